@@ -1,0 +1,48 @@
+"""One exception hierarchy. Errors raised mid-run carry the transcript, so nothing is lost."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from warmloop.transcript import AssistantTurn, Transcript
+
+
+class WarmloopError(Exception):
+    """Base class of every error warmloop raises on purpose."""
+
+
+class ConfigurationError(WarmloopError):
+    """Bad input to an Agent, tool, model or CLI option; the message says what to change."""
+
+
+class RunError(WarmloopError):
+    """A run ended without outputs; `transcript` holds everything that happened."""
+
+    def __init__(self, message: str, transcript: Transcript) -> None:
+        super().__init__(message)
+        self.transcript = transcript
+
+
+class SyntaxBudgetExceeded(RunError):
+    """The model produced too many consecutive unparseable turns."""
+
+
+class ExtractFailed(RunError):
+    """The extract step did not produce valid outputs."""
+
+
+class FormatError(WarmloopError):
+    """A model turn that could not be parsed; carries the raw turn so the loop can keep it."""
+
+    def __init__(self, message: str, turn: AssistantTurn) -> None:
+        super().__init__(message)
+        self.turn = turn
+
+
+class ProviderError(WarmloopError):
+    """A provider request failed for good (auth, invalid request, retries exhausted)."""
+
+
+class WorkspaceError(WarmloopError):
+    """A path outside the workspace, or one that does not exist."""

@@ -1,0 +1,54 @@
+"""What every provider is: a pure `render` to wire form and an I/O `send` that parses the reply."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Protocol, runtime_checkable
+
+from warmloop.cache.guard import Section
+from warmloop.cache.usage import Usage
+from warmloop.tools import ToolSpec
+from warmloop.transcript import AssistantTurn, Transcript
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered request: the payload `send` puts on the wire, and its prefix stream.
+
+    The stream is the payload's prompt in order, cache markers removed and routing keys
+    left out, so that an append-only session makes each stream a prefix of the next.
+    """
+
+    payload: Any
+    sections: tuple[Section, ...]
+    turn_index: int = 0
+
+    @cached_property
+    def stream(self) -> str:
+        return "".join(s.text for s in self.sections)
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """A parsed reply. `format_error` is set when the turn could not be parsed (text protocol)."""
+
+    turn: AssistantTurn
+    usage: Usage
+    format_error: str | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model: renders transcripts for its wire format and sends them."""
+
+    name: str
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the same transcript and tools give the same payload and stream."""
+        ...
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """Send one rendered request; raises ProviderError for failures that are final."""
+        ...

@@ -1,0 +1,147 @@
+"""The Chat Completions wire format (OpenAI and OpenAI-compatible servers), rendered purely.
+
+`ChatRenderer.render` is a pure function of (transcript, tools); it memoises each message's
+wire form by position, so a step's work is proportional to what is new (the transcript is
+append-only between rewrites, and a rewrite bumps its version, which drops the memo).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from warmloop.protocols import react_text
+from warmloop.cache.guard import Section
+from warmloop.providers.base import Rendered
+from warmloop.tools import ToolSpec
+from warmloop.transcript import (
+    AssistantTurn,
+    JsonValue,
+    Message,
+    Notice,
+    Summary,
+    SystemText,
+    ToolResult,
+    Transcript,
+    UserText,
+)
+
+ERROR_PREFIX = "ERROR: "
+DETAILS_KEY = "chat"
+"""`AssistantTurn.provider_details[DETAILS_KEY]` holds extra assistant fields to echo back
+(e.g. DeepSeek's `reasoning_content`)."""
+
+
+def dumps(value: object) -> str:
+    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            },
+        }
+        for t in tools
+    ]
+
+
+def wire_message(message: Message) -> dict[str, JsonValue]:
+    """One transcript message as one Chat Completions message."""
+    if isinstance(message, SystemText):
+        return {"role": "system", "content": message.text}
+    if isinstance(message, UserText):
+        return {"role": "user", "content": message.text}
+    if isinstance(message, AssistantTurn):
+        out: dict[str, JsonValue] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        out.update(message.provider_details.get(DETAILS_KEY, {}))
+        return out
+    if isinstance(message, ToolResult):
+        content = ERROR_PREFIX + message.content if message.is_error else message.content
+        return {"role": "tool", "tool_call_id": message.call_id, "content": content}
+    if isinstance(message, Notice | Summary):
+        return {"role": "user", "content": react_text.piece(message)[1]}
+    raise TypeError(f"unknown message kind: {message!r}")
+
+
+class ChatRenderer:
+    """Renders transcripts to Chat Completions payloads, memoising per message."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        text_protocol: bool = False,
+        params: Mapping[str, JsonValue] | None = None,
+    ) -> None:
+        self.model = model
+        self.text_protocol = text_protocol
+        self.params = dict(params or {})
+        self._key: tuple[str, int] | None = None
+        self._source: list[Message] = []
+        self._wire: list[dict[str, JsonValue]] = []
+        self._text: list[str] = []
+        self._tools: tuple[ToolSpec, ...] | None = None
+        self._tools_wire: list[dict[str, JsonValue]] = []
+        self._tools_text = ""
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        head: dict[str, Any] = {"model": self.model, **self.params}
+        sections = [Section("request", dumps(head))]
+        payload: dict[str, Any] = dict(head)
+        if self.text_protocol:
+            messages = [
+                {"role": role, "content": text}
+                for role, text in react_text.turns(transcript.messages, tools)
+            ]
+            texts = [dumps(m) + "," for m in messages]
+        else:
+            self._sync_tools(tools)
+            if tools:
+                payload["tools"] = self._tools_wire
+                sections.append(Section("tools", self._tools_text))
+            messages, texts = self._messages(transcript)
+        payload["messages"] = messages
+        sections.extend(Section(f"message {i}", t) for i, t in enumerate(texts))
+        return Rendered(payload, tuple(sections), transcript.assistant_turns())
+
+    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
+        key = tuple(tools)
+        if key != self._tools:
+            self._tools = key
+            self._tools_wire = wire_tools(key)
+            self._tools_text = dumps(self._tools_wire)
+
+    def _messages(self, transcript: Transcript) -> tuple[list[Any], list[str]]:
+        key = (transcript.id, transcript.version)
+        messages = transcript.messages
+        done = len(self._source)
+        if (
+            key != self._key
+            or done > len(messages)
+            or (done and messages[done - 1] is not self._source[-1]
+                and messages[done - 1] != self._source[-1])
+        ):
+            self._key, self._source, self._wire, self._text = key, [], [], []
+            done = 0
+        for message in messages[done:]:
+            wire = wire_message(message)
+            self._source.append(message)
+            self._wire.append(wire)
+            self._text.append(dumps(wire) + ",")
+        return list(self._wire), list(self._text)

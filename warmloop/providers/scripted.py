@@ -1,0 +1,118 @@
+"""A scripted model: a queue of replies that records every rendered request.
+
+Shipped in the library so users can test their own agents deterministically:
+
+    model = ScriptedModel([call("search", query="x"), call("submit", answer="42")])
+    run = Agent(model, tools=[search]).run_sync("question")
+    assert model.requests[1].payload["messages"][-1]["role"] == "tool"
+
+It renders in the Chat Completions wire format (native tools) or, with
+`text_protocol=True`, as Thought/Action text that the loop parses, and reports usage as a
+perfect prefix cache would (about four characters a token).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from warmloop.cache.guard import common_prefix_length
+from warmloop.cache.usage import Usage
+from warmloop.errors import ProviderError
+from warmloop.protocols import react_text
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.chat_format import ChatRenderer
+from warmloop.tools import ToolSpec
+from warmloop.transcript import AssistantTurn, ToolCall, Transcript
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply: text and (name, raw JSON arguments) tool calls."""
+
+    text: str = ""
+    calls: tuple[tuple[str, str], ...] = ()
+    reasoning: str = ""
+
+
+def call(name: str, /, **arguments: object) -> Reply:
+    """A reply that calls one tool with keyword arguments."""
+    return Reply(calls=((name, json.dumps(arguments, ensure_ascii=False)),))
+
+
+def raw_call(name: str, arguments: str) -> Reply:
+    """A reply that calls one tool with an exact raw argument string (even invalid JSON)."""
+    return Reply(calls=((name, arguments),))
+
+
+Script = str | Reply | AssistantTurn | Callable[[Rendered], "str | Reply | AssistantTurn"]
+
+
+class ScriptedModel:
+    """A model whose replies are queued in advance; `requests` records what it was sent."""
+
+    def __init__(
+        self,
+        replies: Iterable[Script] = (),
+        *,
+        text_protocol: bool = False,
+        name: str = "scripted",
+    ) -> None:
+        self.name = name
+        self.text_protocol = text_protocol
+        self._queue: list[Script] = list(replies)
+        self._renderer = ChatRenderer(name, text_protocol=text_protocol)
+        self.requests: list[Rendered] = []
+        self.sessions: list[str] = []
+        self._last: dict[str, str] = {}
+
+    def enqueue(self, *replies: Script) -> None:
+        """Queue more replies."""
+        self._queue.extend(replies)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._queue)
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        return self._renderer.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        if not self._queue:
+            raise ProviderError(
+                f"scripted model {self.name!r} has no reply left for request "
+                f"{len(self.requests) + 1}; queue more with enqueue()"
+            )
+        usage = self._usage(rendered, session_id)
+        self.requests.append(rendered)
+        self.sessions.append(session_id)
+        item = self._queue.pop(0)
+        reply = item(rendered) if callable(item) else item
+        if isinstance(reply, AssistantTurn):
+            return ModelResponse(reply, usage)
+        if isinstance(reply, str):
+            if not self.text_protocol:
+                return ModelResponse(AssistantTurn(text=reply), usage)
+            try:
+                return ModelResponse(react_text.parse(reply, rendered.turn_index), usage)
+            except react_text.ParseFailure as exc:
+                return ModelResponse(AssistantTurn(text=reply), usage, format_error=str(exc))
+        calls = tuple(
+            ToolCall(react_text.call_id(rendered.turn_index, i), name, args)
+            for i, (name, args) in enumerate(reply.calls)
+        )
+        return ModelResponse(AssistantTurn(reply.text, reply.reasoning, calls), usage)
+
+    def _usage(self, rendered: Rendered, session_id: str) -> Usage:
+        """Token counts as a perfect prefix cache keyed by session would report them."""
+        stream = rendered.stream
+        previous = self._last.get(session_id, "")
+        self._last[session_id] = stream
+        extends = stream.startswith(previous)
+        reused = len(previous) if extends else common_prefix_length(previous, stream)
+        total = -(-len(stream) // CHARS_PER_TOKEN)
+        cached = min(reused // CHARS_PER_TOKEN, total)
+        return Usage(input_tokens=total - cached, cache_read_tokens=cached, output_tokens=1)
