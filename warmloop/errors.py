@@ -44,5 +44,9 @@ class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 
 
+class RequestFailed(RunError):
+    """A model request failed for good mid-run; the transcript is as it was before it."""
+
+
 class WorkspaceError(WarmloopError):
     """A path outside the workspace, or one that does not exist."""

@@ -11,7 +11,13 @@ from pydantic import BaseModel
 
 from warmloop.cache.guard import PrefixCheck, PrefixGuard
 from warmloop.cache.usage import Usage
-from warmloop.errors import ConfigurationError, ExtractFailed, SyntaxBudgetExceeded
+from warmloop.errors import (
+    ConfigurationError,
+    ExtractFailed,
+    ProviderError,
+    RequestFailed,
+    SyntaxBudgetExceeded,
+)
 from warmloop.outputs import SUBMIT, SUBMITTED, Outputs, OutputSpec
 from warmloop.protocols import react_text
 from warmloop.providers.base import Model
@@ -158,10 +164,11 @@ class _Runner:
         rendered = model.render(self.transcript, self.agent.tool_specs)
         check = self.guard.check(rendered)
         started = time.perf_counter()
-        response = await model.send(rendered, session_id=self.transcript.id)
-        self.requests.append(
-            RequestRecord(response.usage, time.perf_counter() - started, check)
-        )
+        try:
+            response = await model.send(rendered, session_id=self.transcript.id)
+        except ProviderError as exc:
+            raise RequestFailed(str(exc), self.transcript) from exc
+        self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
         self.append(response.turn)
         if response.format_error is None:
             self.syntax_errors = 0

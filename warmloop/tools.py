@@ -102,7 +102,7 @@ class Tool:
                 )
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (hints[param.name], default)
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         parameters = _clean_schema(model.model_json_schema())
@@ -112,9 +112,9 @@ class Tool:
 @overload
 def tool(function: ToolFunction, /) -> Tool: ...
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[
-    [ToolFunction], Tool
-]: ...
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
     /,

@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warmloop.protocols import react_text
 from warmloop.cache.guard import Section
+from warmloop.protocols import react_text
 from warmloop.providers.base import Rendered
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -134,8 +134,11 @@ class ChatRenderer:
         if (
             key != self._key
             or done > len(messages)
-            or (done and messages[done - 1] is not self._source[-1]
-                and messages[done - 1] != self._source[-1])
+            or (
+                done
+                and messages[done - 1] is not self._source[-1]
+                and messages[done - 1] != self._source[-1]
+            )
         ):
             self._key, self._source, self._wire, self._text = key, [], [], []
             done = 0
