@@ -11,7 +11,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -68,6 +68,26 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _argument_hints(function: ToolFunction, tool_name: str) -> dict[str, Any]:
+    """Resolved annotations of the arguments only: a return type that names a local class
+    (unresolvable under `from __future__ import annotations`) must not break the tool."""
+    hints: dict[str, Any] = {}
+    namespace = getattr(function, "__globals__", {})
+    for name, annotation in inspect.get_annotations(function).items():
+        if name == "return":
+            continue
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # what typing.get_type_hints does
+            except NameError as exc:
+                raise ConfigurationError(
+                    f"tool {tool_name!r}: cannot resolve the type of {name!r} ({exc}); "
+                    "define that type at module level"
+                ) from exc
+        hints[name] = annotation
+    return hints
+
+
 @dataclass(frozen=True)
 class Tool:
     """A callable tool: its spec, the argument model that validates calls, and the function."""
@@ -91,7 +111,7 @@ class Tool:
         text = description or inspect.getdoc(function)
         if not text:
             raise ConfigurationError(f"tool {tool_name!r} needs a docstring or a description")
-        hints = get_type_hints(function)
+        hints = _argument_hints(function, tool_name)
         fields: dict[str, Any] = {}
         for param in inspect.signature(function).parameters.values():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -102,9 +122,7 @@ class Tool:
                 )
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (hints[param.name], default)
-        model = create_model(
-            f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
-        )
+        model = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
         parameters = _clean_schema(model.model_json_schema())
         return cls(ToolSpec(tool_name, text, parameters), model, function)
 

@@ -1,0 +1,254 @@
+"""The ReAct runtime: append-only steps, submit, extract, budgets, follow-ups."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from warmloop import (
+    Agent,
+    ConfigurationError,
+    ExtractFailed,
+    RequestFailed,
+    ScriptedModel,
+    SyntaxBudgetExceeded,
+    call,
+    check_pairing,
+    raw_call,
+    tool,
+)
+from warmloop.providers.base import Rendered
+from warmloop.transcript import (
+    AssistantTurn,
+    Message,
+    Notice,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+)
+
+ACTION = 'Thought: look\nAction: {"tool": "lookup", "arguments": {"key": "a"}}'
+SUBMIT_TEXT = 'Thought: done\nAction: {"tool": "submit", "arguments": {"answer": "42"}}'
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look up a key."""
+    return f"value:{key}"
+
+
+def agent(model: ScriptedModel, **kwargs: object) -> Agent:
+    return Agent(model, [lookup], **kwargs)  # type: ignore[arg-type]
+
+
+def kinds(transcript: Transcript) -> list[str]:
+    return [m.kind for m in transcript]
+
+
+def test_a_run_seeds_once_then_appends_one_turn_and_its_results_per_step() -> None:
+    seen: list[Message] = []
+    model = ScriptedModel([call("lookup", key="a"), call("submit", answer="42")])
+    run = agent(model, on_message=seen.append).run_sync("what is a?")
+    assert run.outputs.model_dump() == {"answer": "42"}
+    assert kinds(run.transcript) == [
+        "system", "user", "assistant", "tool_result", "assistant", "tool_result",
+    ]  # fmt: skip
+    assert seen == list(run.transcript)
+    assert run.steps == 2
+    assert len(run.requests) == 2
+    assert run.requests[1].prefix.fraction > 0.5
+    assert run.requests[1].prefix.bust is None
+    # the second request is exactly the first plus what happened since
+    first, second = model.requests
+    assert second.payload["messages"][:2] == first.payload["messages"]
+
+
+def test_pairing_holds_after_every_step() -> None:
+    checked: list[int] = []
+
+    def check(rendered: Rendered) -> str:
+        # each request is rendered from a transcript that pairs up
+        checked.append(len(rendered.payload["messages"]))
+        return 'Thought: x\nAction: {"tool": "lookup", "arguments": {"key": "k"}}'
+
+    model = ScriptedModel([call("lookup", key="a"), call("lookup", key="b")], name="m")
+    model.enqueue(raw_call("lookup", "{bad"), call("submit", answer="ok"))
+    seen: list[Message] = []
+    run = agent(model, on_message=seen.append).run_sync("task")
+    for end in range(len(seen)):
+        if not isinstance(seen[end], AssistantTurn):
+            check_pairing(seen[: end + 1])
+    check_pairing(run.transcript.messages)
+
+
+def test_submit_validation_errors_come_back_and_the_loop_goes_on() -> None:
+    class Answer(BaseModel):
+        answer: str
+        confidence: float
+
+    model = ScriptedModel(
+        [call("submit", answer="x"), call("submit", answer="x", confidence="high")]
+    )
+    model.enqueue(call("submit", answer="x", confidence=0.5))
+    run = agent(model, outputs=Answer).run_sync("task")
+    assert run.outputs == Answer(answer="x", confidence=0.5)
+    results = [m for m in run.transcript if isinstance(m, ToolResult)]
+    assert [r.is_error for r in results] == [True, True, False]
+    assert "confidence: Field required" in results[0].content
+    assert "Expected: submit(answer: string, confidence: number)" in results[0].content
+    assert not run.extracted
+
+
+def test_outputs_as_a_mapping_of_names_to_types() -> None:
+    model = ScriptedModel([call("submit", total=3, items=["a"])])
+    run = agent(model, outputs={"total": int, "items": list[str]}).run_sync("task")
+    assert run.outputs.model_dump() == {"total": 3, "items": ["a"]}
+
+
+def test_calls_after_a_valid_submit_are_answered_but_not_executed() -> None:
+    both = AssistantTurn(
+        tool_calls=(
+            ToolCall("c0", "submit", '{"answer": "x"}'),
+            ToolCall("c1", "lookup", '{"key": "a"}'),
+        )
+    )
+    run = agent(ScriptedModel([both])).run_sync("task")
+    last = run.transcript.messages[-1]
+    assert isinstance(last, ToolResult)
+    assert last.is_error
+    assert "already submitted" in last.content
+    check_pairing(run.transcript.messages)
+
+
+def test_extract_when_the_model_answers_without_a_tool() -> None:
+    model = ScriptedModel(["It is 42.", call("submit", answer="42")])
+    run = agent(model).run_sync("task")
+    assert run.extracted
+    assert run.outputs.model_dump() == {"answer": "42"}
+    extract_prompt = run.transcript.messages[-3]
+    assert isinstance(extract_prompt, UserText)
+    assert "answered without calling a tool" in extract_prompt.text
+    # same terminal shape as a normal submit
+    assert kinds(run.transcript)[-2:] == ["assistant", "tool_result"]
+
+
+def test_extract_when_the_step_budget_runs_out() -> None:
+    model = ScriptedModel([call("lookup", key=str(i)) for i in range(3)])
+    model.enqueue(call("submit", answer="late"))
+    run = agent(model, max_steps=3).run_sync("task")
+    assert run.extracted
+    assert run.outputs.model_dump() == {"answer": "late"}
+    assert run.steps == 4
+    # the step counter lives only in a turn appended late, never in the seed
+    assert any(isinstance(m, Notice) and "One step left" in m.text for m in run.transcript)
+    assert isinstance(run.transcript[0], SystemText)
+    assert "step" not in run.transcript[0].text.lower()
+
+
+def test_the_extract_step_executes_only_submit() -> None:
+    model = ScriptedModel([call("lookup", key="0"), call("lookup", key="again")])
+    with pytest.raises(ExtractFailed) as info:
+        agent(model, max_steps=1).run_sync("task")
+    last = info.value.transcript[-1]
+    assert isinstance(last, ToolResult)
+    assert last.is_error
+    assert "only submit now" in last.content
+    check_pairing(info.value.transcript.messages)
+
+
+def test_a_failed_extract_raises_with_the_whole_transcript() -> None:
+    model = ScriptedModel(["no tools", "still no tools"])
+    with pytest.raises(ExtractFailed) as info:
+        agent(model).run_sync("task")
+    assert kinds(info.value.transcript) == ["system", "user", "assistant", "user", "assistant"]
+    assert "without valid outputs" in str(info.value)
+
+
+def test_repeated_tool_failures_end_in_the_extract_step() -> None:
+    model = ScriptedModel([call("nope") for _ in range(4)])
+    model.enqueue(call("submit", answer="gave up"))
+    run = agent(model, max_tool_retries=3).run_sync("task")
+    assert run.extracted
+    assert run.steps == 5
+
+
+def test_three_consecutive_unparseable_turns_abort() -> None:
+    model = ScriptedModel(["garbage", "more garbage", "Action: {"], text_protocol=True)
+    with pytest.raises(SyntaxBudgetExceeded, match="3 consecutive") as info:
+        agent(model).run_sync("task")
+    transcript = info.value.transcript
+    assert kinds(transcript) == [
+        "system", "user", "assistant", "user", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    assert transcript[2] == AssistantTurn(text="garbage")  # kept byte for byte
+    assert "could not be parsed" in transcript[3].text  # type: ignore[union-attr]
+
+
+def test_a_clean_turn_resets_the_syntax_budget() -> None:
+    model = ScriptedModel(["bad", "bad", ACTION, "bad", "bad", SUBMIT_TEXT], text_protocol=True)
+    run = agent(model).run_sync("task")
+    assert run.outputs.model_dump() == {"answer": "42"}
+    assert run.steps == 6
+
+
+def test_per_run_counters_reset_when_one_agent_runs_twice() -> None:
+    model = ScriptedModel(
+        ["bad", "bad", SUBMIT_TEXT, "bad", "bad", SUBMIT_TEXT], text_protocol=True
+    )
+    reused = agent(model, max_syntax_errors=3)
+    first = reused.run_sync("one")
+    second = reused.run_sync("two")  # would abort if the first run's two errors carried over
+    assert first.outputs == second.outputs
+    assert first.transcript.id != second.transcript.id
+
+
+def test_tool_retry_counter_resets_per_run() -> None:
+    model = ScriptedModel([call("nope"), call("nope"), call("submit", answer="a")])
+    model.enqueue(call("nope"), call("nope"), call("submit", answer="b"))
+    reused = agent(model, max_tool_retries=2)
+    assert not reused.run_sync("one").extracted
+    assert not reused.run_sync("two").extracted
+
+
+def test_a_follow_up_run_appends_to_the_previous_history() -> None:
+    model = ScriptedModel([call("lookup", key="paris"), call("submit", answer="France")])
+    model.enqueue(call("submit", answer="Germany"))
+    first = agent(model).run_sync("Which country is Paris in?")
+    second = agent(model).run_sync("And Berlin?", history=first.transcript)
+    assert second.outputs.model_dump() == {"answer": "Germany"}
+    assert second.transcript.messages[: len(first.transcript)] == first.transcript.messages
+    assert second.transcript[len(first.transcript)] == UserText("And Berlin?")
+    assert len(first.transcript) == 6  # the first run's result is not mutated
+    # same session: the follow-up request extends the last request of the first run
+    assert model.sessions[-1] == model.sessions[0]
+    assert second.requests[0].prefix.fraction == 0.0  # new guard per run...
+    assert model.requests[-1].stream.startswith(model.requests[-2].stream)  # ...yet warm
+
+
+def test_a_provider_failure_keeps_the_transcript_unchanged() -> None:
+    model = ScriptedModel([call("lookup", key="a")])
+    with pytest.raises(RequestFailed, match="no reply left") as info:
+        agent(model).run_sync("task")
+    assert kinds(info.value.transcript) == ["system", "user", "assistant", "tool_result"]
+
+
+def test_bad_configuration_is_refused_clearly() -> None:
+    @tool
+    def submit(answer: str) -> str:
+        """Clashes."""
+        return answer
+
+    with pytest.raises(ConfigurationError, match="reserved"):
+        Agent(ScriptedModel(), [submit])
+    with pytest.raises(ConfigurationError, match="max_steps"):
+        agent(ScriptedModel(), max_steps=0)
+    with pytest.raises(ConfigurationError, match="empty"):
+        agent(ScriptedModel()).run_sync("  ")
+
+
+def test_named_inputs_become_the_task_text() -> None:
+    model = ScriptedModel([call("submit", answer="ok")])
+    run = agent(model).run_sync({"question": "why?", "context": "none"})
+    assert run.transcript[1] == UserText("question: why?\ncontext: none")

@@ -1,0 +1,111 @@
+"""Transcript values, JSON round-trip and the pairing check (I3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scenario import TOOLS
+from warmloop import Agent, ScriptedModel, call
+from warmloop.providers.chat_format import ChatRenderer
+from warmloop.transcript import (
+    AssistantTurn,
+    Notice,
+    PairingError,
+    Summary,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+    check_pairing,
+)
+
+
+def sample() -> Transcript:
+    return Transcript(
+        [
+            SystemText("sys"),
+            UserText("tâche ✓"),
+            AssistantTurn(
+                text="hm",
+                reasoning="think",
+                tool_calls=(ToolCall("c1", "lookup", '{"key":  "a" }'),),
+                provider_details={"anthropic": {"content": [{"type": "thinking", "x": 1.5}]}},
+            ),
+            ToolResult("c1", "lookup", "value", is_error=False),
+            Notice("new tool"),
+            Summary("earlier", 2, 4),
+        ],
+        id="t_fixed",
+    )
+
+
+def test_dump_load_round_trips_exactly() -> None:
+    transcript = sample()
+    loaded = Transcript.load(transcript.dump())
+    assert loaded == transcript
+    assert loaded.dump() == transcript.dump()
+    assert loaded.messages[2].tool_calls[0].arguments == '{"key":  "a" }'  # type: ignore[union-attr]
+
+
+def test_loaded_transcript_renders_byte_identical_requests() -> None:
+    run = Agent(
+        ScriptedModel([call("lookup", key="k"), call("add", a=1, b=2), call("submit", answer="x")]),
+        TOOLS,
+    ).run_sync("task")
+    loaded = Transcript.load(run.transcript.dump())
+    specs = (*[t.spec for t in TOOLS],)
+    original = ChatRenderer("m").render(run.transcript, specs)
+    again = ChatRenderer("m").render(loaded, specs)
+    assert again.payload == original.payload
+    assert again.stream == original.stream
+
+
+def test_load_rejects_foreign_json_with_a_clear_message() -> None:
+    with pytest.raises(ValueError, match="not a warmloop transcript"):
+        Transcript.load('{"messages": []}')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        Transcript.load("{nope")
+
+
+def test_messages_are_frozen_values() -> None:
+    a, b = UserText("x"), UserText("x")
+    assert a == b
+    with pytest.raises(AttributeError):
+        a.text = "y"  # type: ignore[misc]
+
+
+def test_copy_is_independent_and_keeps_the_id() -> None:
+    original = sample()
+    copied = original.copy()
+    copied.append(UserText("more"))
+    assert len(original) == 6
+    assert copied.id == original.id
+
+
+def turn(*ids: str) -> AssistantTurn:
+    return AssistantTurn(tool_calls=tuple(ToolCall(i, "t", "{}") for i in ids))
+
+
+def result(call_id: str) -> ToolResult:
+    return ToolResult(call_id, "t", "ok")
+
+
+def test_pairing_accepts_results_in_order_and_an_open_last_turn() -> None:
+    check_pairing([UserText("q"), turn("a", "b"), result("a"), result("b"), turn("c")])
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ([turn("a"), UserText("x")], "has no result"),
+        ([turn("a", "b"), result("b"), result("a")], "expected the result of 'a'"),
+        ([turn("a"), result("a"), result("a")], "answers no open call"),
+        ([turn("a"), turn("b")], "new assistant turn"),
+        ([turn("a", "a")], "duplicate"),
+        ([turn("a", "b"), result("a")], "has no result"),
+    ],
+)
+def test_pairing_rejects_broken_sequences(messages: list[object], problem: str) -> None:
+    with pytest.raises(PairingError, match=problem):
+        check_pairing(messages)  # type: ignore[arg-type]
