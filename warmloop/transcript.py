@@ -107,22 +107,31 @@ class Transcript:
     def __init__(
         self, messages: Sequence[Message] = (), *, id: str | None = None, version: int = 0
     ) -> None:
-        self._messages: list[Message] = list(messages)
+        self._messages: list[Message] = []
+        self._assistant_turns = 0
+        self.extend(messages)
         self.id = id or new_transcript_id()
         self.version = version
 
     def append(self, message: Message) -> None:
         """Add one message at the end; nothing earlier ever changes."""
         self._messages.append(message)
+        if isinstance(message, AssistantTurn):
+            self._assistant_turns += 1
 
     def extend(self, messages: Sequence[Message]) -> None:
         """Append several messages in order."""
-        self._messages.extend(messages)
+        for message in messages:
+            self.append(message)
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """A snapshot of the messages."""
         return tuple(self._messages)
+
+    def since(self, index: int) -> tuple[Message, ...]:
+        """The messages from `index` on (renderers use it to work only on what is new)."""
+        return tuple(self._messages[index:])
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -139,7 +148,7 @@ class Transcript:
 
     def assistant_turns(self) -> int:
         """How many assistant turns the transcript holds (used for call ids)."""
-        return sum(1 for m in self._messages if isinstance(m, AssistantTurn))
+        return self._assistant_turns
 
     def dump(self) -> str:
         """Deterministic JSON of the whole transcript."""

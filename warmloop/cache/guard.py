@@ -31,6 +31,9 @@ class Prefixed(Protocol):
     @property
     def stream(self) -> str: ...
 
+    @property
+    def length(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class Bust:
@@ -115,10 +118,13 @@ class PrefixGuard:
     def check(self, rendered: Prefixed) -> PrefixCheck:
         """Compare with the previous request, remember this one, and report."""
         previous, self._previous = self._previous, rendered
-        new = rendered.stream
         if previous is None:
-            return PrefixCheck(0, len(new))
-        old = previous.stream
+            return PrefixCheck(0, rendered.length)
+        # Fast path, O(new): the previous sections reappear as the same objects (memoised).
+        count = len(previous.sections)
+        if rendered.sections[:count] == previous.sections:
+            return PrefixCheck(previous.length, rendered.length)
+        new, old = rendered.stream, previous.stream
         if new.startswith(old):
             return PrefixCheck(len(old), len(new))
         position = common_prefix_length(old, new)

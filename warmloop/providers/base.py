@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,10 +24,17 @@ class Rendered:
     payload: Any
     sections: tuple[Section, ...]
     turn_index: int = 0
+    size: int = field(default=-1, compare=False, repr=False)
+    """The stream's length when the renderer tracks it (saves an O(n) join a step)."""
 
     @cached_property
     def stream(self) -> str:
         return "".join(s.text for s in self.sections)
+
+    @cached_property
+    def length(self) -> int:
+        """Length of the stream, without joining it when the renderer knows it."""
+        return self.size if self.size >= 0 else len(self.stream)
 
 
 @dataclass(frozen=True)

@@ -95,56 +95,61 @@ class ChatRenderer:
         self._key: tuple[str, int] | None = None
         self._source: list[Message] = []
         self._wire: list[dict[str, JsonValue]] = []
-        self._text: list[str] = []
+        self._sections: list[Section] = []
+        self._size = 0
         self._tools: tuple[ToolSpec, ...] | None = None
         self._tools_wire: list[dict[str, JsonValue]] = []
-        self._tools_text = ""
+        self._tools_section = Section("tools", "")
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         head: dict[str, Any] = {"model": self.model, **self.params}
-        sections = [Section("request", dumps(head))]
+        request = Section("request", dumps(head))
         payload: dict[str, Any] = dict(head)
         if self.text_protocol:
             messages = [
                 {"role": role, "content": text}
                 for role, text in react_text.turns(transcript.messages, tools)
             ]
-            texts = [dumps(m) + "," for m in messages]
-        else:
-            self._sync_tools(tools)
-            if tools:
-                payload["tools"] = self._tools_wire
-                sections.append(Section("tools", self._tools_text))
-            messages, texts = self._messages(transcript)
-        payload["messages"] = messages
-        sections.extend(Section(f"message {i}", t) for i, t in enumerate(texts))
-        return Rendered(payload, tuple(sections), transcript.assistant_turns())
+            sections = (
+                request,
+                *(Section(f"message {i}", dumps(m) + ",") for i, m in enumerate(messages)),
+            )
+            payload["messages"] = messages
+            return Rendered(payload, sections, transcript.assistant_turns())
+        tools_section = self._sync_tools(tools)
+        if tools:
+            payload["tools"] = self._tools_wire
+        self._sync_messages(transcript)
+        payload["messages"] = list(self._wire)
+        size = len(request.text) + len(tools_section.text) + self._size
+        sections = (
+            (request, tools_section, *self._sections) if tools else (request, *self._sections)
+        )
+        return Rendered(payload, sections, transcript.assistant_turns(), size)
 
-    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
+    def _sync_tools(self, tools: Sequence[ToolSpec]) -> Section:
         key = tuple(tools)
         if key != self._tools:
             self._tools = key
             self._tools_wire = wire_tools(key)
-            self._tools_text = dumps(self._tools_wire)
+            self._tools_section = Section("tools", dumps(self._tools_wire) if key else "")
+        return self._tools_section
 
-    def _messages(self, transcript: Transcript) -> tuple[list[Any], list[str]]:
+    def _sync_messages(self, transcript: Transcript) -> None:
+        """Bring the memo up to date with the transcript, rendering only new messages."""
         key = (transcript.id, transcript.version)
-        messages = transcript.messages
         done = len(self._source)
         if (
             key != self._key
-            or done > len(messages)
-            or (
-                done
-                and messages[done - 1] is not self._source[-1]
-                and messages[done - 1] != self._source[-1]
-            )
+            or done > len(transcript)
+            or (done and transcript[done - 1] != self._source[-1])
         ):
-            self._key, self._source, self._wire, self._text = key, [], [], []
+            self._key, self._source, self._wire, self._sections, self._size = key, [], [], [], 0
             done = 0
-        for message in messages[done:]:
+        for message in transcript.since(done):
             wire = wire_message(message)
+            text = dumps(wire) + ","
             self._source.append(message)
             self._wire.append(wire)
-            self._text.append(dumps(wire) + ",")
-        return list(self._wire), list(self._text)
+            self._sections.append(Section(f"message {len(self._sections)}", text))
+            self._size += len(text)
