@@ -1,0 +1,421 @@
+"""Pricing: the shipped table, lookup rules, and the cost of documented provider usage.
+
+Each provider test parses a usage object shaped as that provider documents it with the
+provider's own SDK type, maps it into `Usage` the way the provider defines its counters,
+and checks the cost against arithmetic written out from the published prices.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import anthropic.types
+import pytest
+from google.genai import types as genai_types
+from hypothesis import given
+from hypothesis import strategies as st
+from openai.types import CompletionUsage
+from openai.types.responses import ResponseUsage
+
+from warmloop.cache.pricing import (
+    Cost,
+    Prices,
+    cost,
+    cost_breakdown,
+    cost_report,
+    parse_table,
+    price_table,
+    prices_for,
+)
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError, WarmloopError
+from warmloop.providers.select import _PROVIDERS
+
+M = 1_000_000
+
+
+def _priced(name: str) -> Prices:
+    prices = prices_for(name)
+    assert prices is not None, f"{name} should be in the price table"
+    return prices
+
+
+# --- the table ---------------------------------------------------------------------------
+
+
+def test_table_loads_and_every_entry_is_sourced_dated_and_non_negative() -> None:
+    table = price_table()
+    assert len(table.models) >= 4
+    for key, prices in table.models.items():
+        assert prices.model == key
+        assert prices.source.startswith("https://"), key
+        assert date(2025, 1, 1) <= prices.as_of <= date.today(), key
+        tiers = [prices.rates] + ([prices.long_context.rates] if prices.long_context else [])
+        for rates in tiers:
+            values = [rates.input, rates.cache_read, rates.cache_write_5m]
+            values += [rates.cache_write_1h, rates.output]
+            assert all(v >= 0 for v in values), key
+
+
+def test_every_entry_is_a_remote_provider_selection_string() -> None:
+    remote = set(_PROVIDERS) - {"local", "openai-compatible"}
+    for key in price_table().models:
+        provider, _, model = key.partition(":")
+        assert provider in remote, key
+        assert model, key
+
+
+def test_the_providers_the_examples_name_are_all_priced() -> None:
+    for name in (
+        "anthropic:claude-sonnet-4-5",
+        "openai:gpt-5",
+        "openai-chat:gpt-5",
+        "gemini:gemini-2.5-flash",
+        "deepseek:deepseek-chat",
+    ):
+        assert prices_for(name) is not None, name
+
+
+def test_anthropic_entries_follow_the_documented_cache_multipliers() -> None:
+    # PROVIDERS.md / Anthropic pricing: write 1.25x (5m), 2x (1h), read 0.1x of base input.
+    anthropic_entries = [p for k, p in price_table().models.items() if k.startswith("anthropic:")]
+    assert anthropic_entries
+    for prices in anthropic_entries:
+        tiers = [prices.rates] + ([prices.long_context.rates] if prices.long_context else [])
+        for rates in tiers:
+            assert rates.cache_write_5m == pytest.approx(1.25 * rates.input), prices.model
+            assert rates.cache_write_1h == pytest.approx(2.0 * rates.input), prices.model
+            assert rates.cache_read == pytest.approx(0.1 * rates.input), prices.model
+
+
+def test_a_cache_read_never_costs_more_than_uncached_input() -> None:
+    for key, prices in price_table().models.items():
+        assert prices.rates.cache_read < prices.rates.input, key
+
+
+# --- lookup ------------------------------------------------------------------------------
+
+
+def test_an_unknown_model_or_a_near_miss_has_no_price() -> None:
+    assert prices_for("anthropic:claude-imaginary-9") is None
+    assert prices_for("nosuchprovider:gpt-5") is None
+    assert prices_for("gpt-5") is None  # no provider: ambiguous, so not guessed
+    assert prices_for("openai:gpt-5-pro") is None  # not priced as its neighbour gpt-5
+
+
+def test_local_engines_are_never_priced() -> None:
+    assert prices_for("local") is None
+    assert prices_for("openai-compatible:http://127.0.0.1:8080/v1") is None
+    assert prices_for("openai-compatible:gpt-5") is None
+    assert prices_for("scripted") is None
+
+
+def test_a_dated_snapshot_resolves_to_its_model() -> None:
+    assert prices_for("anthropic:claude-sonnet-4-5-20250929") == _priced(
+        "anthropic:claude-sonnet-4-5"
+    )
+    assert prices_for("openai:gpt-5-2025-08-07") == _priced("openai:gpt-5")
+    assert prices_for(" Anthropic:Claude-Haiku-4-5-20251001 ") == _priced(
+        "anthropic:claude-haiku-4-5"
+    )
+
+
+def test_chat_completions_and_responses_share_openai_prices() -> None:
+    assert prices_for("openai-chat:gpt-5") == _priced("openai:gpt-5")
+    assert prices_for("openai-chat:gpt-4.1-2025-04-14") == _priced("openai:gpt-4.1")
+
+
+def test_a_model_billed_as_another_resolves_through_its_alias() -> None:
+    # DeepSeek pricing page notes 1-2: legacy V4 names are billed at the deepseek-flash price.
+    assert prices_for("deepseek:deepseek-v4-pro") == _priced("deepseek:deepseek-flash")
+    assert prices_for("deepseek:deepseek-v4-flash") == _priced("deepseek:deepseek-flash")
+
+
+# --- cost of documented usage, per provider ------------------------------------------------
+
+
+def _from_anthropic(usage: anthropic.types.Usage) -> Usage:
+    # Anthropic prompt caching ("Tracking cache performance"): input_tokens is only what
+    # follows the last breakpoint; total input = input + cache_creation + cache_read.
+    one_hour = usage.cache_creation.ephemeral_1h_input_tokens if usage.cache_creation else 0
+    return Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        output_tokens=usage.output_tokens,
+        cache_write_1h_tokens=one_hour,
+    )
+
+
+def test_anthropic_documented_usage_costs_reads_writes_and_output_at_their_rates() -> None:
+    # Shape from the Messages API `usage` object (docs: Prompt caching, Tracking cache
+    # performance): a warm request that read 100K tokens and wrote the newest 248.
+    wire = anthropic.types.Usage.model_validate(
+        {
+            "input_tokens": 50,
+            "cache_read_input_tokens": 100_000,
+            "cache_creation_input_tokens": 248,
+            "output_tokens": 503,
+            "cache_creation": {"ephemeral_5m_input_tokens": 248, "ephemeral_1h_input_tokens": 0},
+        }
+    )
+    breakdown = cost_breakdown(_from_anthropic(wire), _priced("anthropic:claude-sonnet-4-5"))
+    # Sonnet 4.5: input $3, 5m write $3.75, read $0.30, output $15 per MTok.
+    assert breakdown.input == pytest.approx(50 * 3.00 / M)
+    assert breakdown.cache_read == pytest.approx(100_000 * 0.30 / M)
+    assert breakdown.cache_write == pytest.approx(248 * 3.75 / M)
+    assert breakdown.output == pytest.approx(503 * 15.00 / M)
+    assert breakdown.total == pytest.approx(0.038625)
+
+
+def test_anthropic_one_hour_writes_are_billed_at_the_one_hour_rate() -> None:
+    # docs: Prompt caching, 1-hour cache duration: `cache_creation` splits writes by TTL.
+    wire = anthropic.types.Usage.model_validate(
+        {
+            "input_tokens": 10,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 3_000,
+            "output_tokens": 0,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": 1_000,
+                "ephemeral_1h_input_tokens": 2_000,
+            },
+        }
+    )
+    breakdown = cost_breakdown(_from_anthropic(wire), _priced("anthropic:claude-haiku-4-5"))
+    # Haiku 4.5: 5m write $1.25, 1h write $2 per MTok.
+    assert breakdown.cache_write == pytest.approx((1_000 * 1.25 + 2_000 * 2.00) / M)
+
+
+def test_openai_chat_completions_usage_prices_cached_tokens_at_the_cached_rate() -> None:
+    # docs: Prompt caching guide, example `usage`: prompt_tokens includes the cached ones.
+    wire = CompletionUsage.model_validate(
+        {
+            "prompt_tokens": 2006,
+            "completion_tokens": 300,
+            "total_tokens": 2306,
+            "prompt_tokens_details": {"cached_tokens": 1920},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+    )
+    cached = wire.prompt_tokens_details.cached_tokens or 0 if wire.prompt_tokens_details else 0
+    usage = Usage(
+        input_tokens=wire.prompt_tokens - cached,
+        cache_read_tokens=cached,
+        output_tokens=wire.completion_tokens,  # reasoning tokens are inside, billed as output
+    )
+    # GPT-5: input $1.25, cached input $0.125, output $10 per MTok.
+    expected = (86 * 1.25 + 1920 * 0.125 + 300 * 10.00) / M
+    assert cost(usage, _priced("openai-chat:gpt-5")) == pytest.approx(expected)
+
+
+def test_openai_responses_usage_prices_cached_tokens_at_the_cached_rate() -> None:
+    # docs: Responses API reference, `usage` (input_tokens includes input_tokens_details).
+    wire = ResponseUsage.model_validate(
+        {
+            "input_tokens": 12_000,
+            "input_tokens_details": {"cached_tokens": 11_264, "cache_write_tokens": 0},
+            "output_tokens": 900,
+            "output_tokens_details": {"reasoning_tokens": 640},
+            "total_tokens": 12_900,
+        }
+    )
+    cached = wire.input_tokens_details.cached_tokens
+    usage = Usage(
+        input_tokens=wire.input_tokens - cached,
+        cache_read_tokens=cached,
+        output_tokens=wire.output_tokens,
+    )
+    # GPT-5 mini: input $0.25, cached input $0.025, output $2 per MTok.
+    expected = (736 * 0.25 + 11_264 * 0.025 + 900 * 2.00) / M
+    assert cost(usage, _priced("openai:gpt-5-mini")) == pytest.approx(expected)
+
+
+def _from_gemini(meta: genai_types.GenerateContentResponseUsageMetadata) -> Usage:
+    # prompt_token_count includes cached content; thinking tokens are billed as output
+    # (Gemini pricing: "Output price (including thinking tokens)").
+    cached = meta.cached_content_token_count or 0
+    return Usage(
+        input_tokens=(meta.prompt_token_count or 0) - cached,
+        cache_read_tokens=cached,
+        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+    )
+
+
+# Shaped like the usage_metadata printed in the Gemini API context caching guide.
+_GEMINI_WARM = genai_types.GenerateContentResponseUsageMetadata(
+    prompt_token_count=696_219,
+    cached_content_token_count=696_190,
+    candidates_token_count=214,
+    thoughts_token_count=0,
+    total_token_count=696_433,
+)
+
+
+def test_gemini_usage_prices_cached_content_at_the_cached_rate() -> None:
+    usage = _from_gemini(_GEMINI_WARM)
+    # Gemini 2.5 Flash (flat): input $0.30, cached $0.03, output $2.50 per MTok.
+    expected = (29 * 0.30 + 696_190 * 0.03 + 214 * 2.50) / M
+    assert cost(usage, _priced("gemini:gemini-2.5-flash")) == pytest.approx(expected)
+
+
+def test_gemini_thinking_tokens_are_billed_as_output() -> None:
+    meta = genai_types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=1_000, candidates_token_count=100, thoughts_token_count=400
+    )
+    breakdown = cost_breakdown(_from_gemini(meta), _priced("gemini:gemini-2.5-flash"))
+    assert breakdown.output == pytest.approx(500 * 2.50 / M)
+
+
+def test_deepseek_usage_prices_hits_and_misses() -> None:
+    # docs: DeepSeek Context Caching: prompt_cache_hit_tokens + prompt_cache_miss_tokens
+    # = prompt_tokens, returned beside the OpenAI-format usage fields.
+    wire = CompletionUsage.model_validate(
+        {
+            "prompt_tokens": 4_000,
+            "completion_tokens": 250,
+            "total_tokens": 4_250,
+            "prompt_cache_hit_tokens": 3_840,
+            "prompt_cache_miss_tokens": 160,
+        }
+    )
+    extra: dict[str, Any] = wire.model_extra or {}
+    usage = Usage(
+        input_tokens=extra["prompt_cache_miss_tokens"],
+        cache_read_tokens=extra["prompt_cache_hit_tokens"],
+        output_tokens=wire.completion_tokens,
+    )
+    # deepseek-flash, peak: miss $0.30, hit $0.006, output $1.20 per MTok.
+    expected = (160 * 0.30 + 3_840 * 0.006 + 250 * 1.20) / M
+    assert cost(usage, _priced("deepseek:deepseek-flash")) == pytest.approx(expected)
+
+
+# --- long-context tiers --------------------------------------------------------------------
+
+
+def test_a_prompt_over_the_threshold_bills_the_whole_request_at_the_long_context_rates() -> None:
+    prices = _priced("anthropic:claude-sonnet-4-5")
+    at_limit = Usage(input_tokens=1_000, cache_read_tokens=199_000, output_tokens=1_000)
+    over = Usage(input_tokens=1_001, cache_read_tokens=199_000, output_tokens=1_000)
+    assert cost(at_limit, prices) == pytest.approx((1_000 * 3 + 199_000 * 0.3 + 1_000 * 15) / M)
+    assert cost(over, prices) == pytest.approx((1_001 * 6 + 199_000 * 0.6 + 1_000 * 22.5) / M)
+
+
+def test_gemini_pro_switches_tier_on_the_whole_prompt_including_cached_content() -> None:
+    usage = _from_gemini(_GEMINI_WARM)
+    # Gemini 2.5 Pro above 200K prompt tokens: input $2.50, cached $0.25, output $15.
+    expected = (29 * 2.50 + 696_190 * 0.25 + 214 * 15.00) / M
+    assert cost(usage, _priced("gemini:gemini-2.5-pro")) == pytest.approx(expected)
+
+
+# --- properties ----------------------------------------------------------------------------
+
+_tokens = st.integers(min_value=0, max_value=100_000)
+
+
+@given(
+    name=st.sampled_from(sorted(price_table().models)),
+    prompt=_tokens,
+    read_share=st.floats(min_value=0.0, max_value=1.0),
+    output=_tokens,
+)
+def test_a_warm_request_never_costs_more_than_the_same_request_cold(
+    name: str, prompt: int, read_share: float, output: int
+) -> None:
+    prices = _priced(name)
+    read = int(prompt * read_share)
+    warm = Usage(input_tokens=prompt - read, cache_read_tokens=read, output_tokens=output)
+    cold = Usage(input_tokens=prompt, output_tokens=output)
+    assert 0.0 <= cost(warm, prices) <= cost(cold, prices) + 1e-12
+
+
+@given(
+    name=st.sampled_from(sorted(price_table().models)),
+    a=st.tuples(_tokens, _tokens, _tokens, _tokens),
+    b=st.tuples(_tokens, _tokens, _tokens, _tokens),
+)
+def test_a_report_total_is_the_sum_of_its_requests(
+    name: str, a: tuple[int, int, int, int], b: tuple[int, int, int, int]
+) -> None:
+    first, second = Usage(*a), Usage(*b)
+    report = cost_report(name, [first, second])
+    prices = _priced(name)
+    assert report.total == pytest.approx(cost(first, prices) + cost(second, prices))
+    assert report.usage == first + second
+
+
+# --- run reports ---------------------------------------------------------------------------
+
+
+def test_a_cost_report_lists_each_request_and_describes_the_total() -> None:
+    usages = [
+        Usage(input_tokens=2_000, cache_write_tokens=10_000, output_tokens=300),
+        Usage(
+            input_tokens=400, cache_read_tokens=10_000, cache_write_tokens=700, output_tokens=250
+        ),
+    ]
+    report = cost_report("anthropic:claude-sonnet-4-5", usages)
+    assert report.per_request is not None
+    assert len(report.per_request) == 2
+    assert report.per_request[1].cache_read == pytest.approx(10_000 * 0.30 / M)
+    assert report.breakdown == sum(report.per_request, Cost())
+    text = report.describe()
+    assert f"${report.total:.4f} over 2 requests" in text
+    assert "prices as of 2026-" in text
+
+
+def test_an_unpriced_model_reports_unknown_cost_not_zero() -> None:
+    report = cost_report("local", [Usage(input_tokens=500, output_tokens=20)])
+    assert report.total is None
+    assert report.per_request is None
+    assert report.usage.prompt_tokens == 500
+    assert "cost unknown" in report.describe()
+
+
+def test_one_hour_writes_beyond_all_writes_are_rejected() -> None:
+    bad = Usage(cache_write_tokens=10, cache_write_1h_tokens=20)
+    with pytest.raises(WarmloopError, match="one-hour cache writes"):
+        cost(bad, _priced("anthropic:claude-sonnet-4-5"))
+
+
+# --- parsing errors ------------------------------------------------------------------------
+
+_GOOD_ENTRY: dict[str, Any] = dict(
+    input=1.0, cache_read=0.1, cache_write_5m=1.25, cache_write_1h=2.0, output=5.0
+) | {"source": "https://example.com/pricing", "as_of": "2026-11-01"}
+
+
+def _table(entry: dict[str, Any], key: str = "anthropic:x", **extra: Any) -> str:
+    return json.dumps({"models": {key: entry}, **extra})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not valid JSON"),
+        (json.dumps({"entries": {}}), "'models' object"),
+        (_table({**_GOOD_ENTRY, "source": ""}), "'source'"),
+        (_table({k: v for k, v in _GOOD_ENTRY.items() if k != "as_of"}), "'as_of'"),
+        (_table({**_GOOD_ENTRY, "as_of": "Nov 2026"}), "YYYY-MM-DD"),
+        (_table({**_GOOD_ENTRY, "output": -1}), "'output' must be a non-negative number"),
+        (_table({**_GOOD_ENTRY, "cache_read": "0.1"}), "'cache_read'"),
+        (_table(_GOOD_ENTRY, key="local:gemma"), "never priced"),
+        (_table(_GOOD_ENTRY, key="Anthropic:X"), "lower-case"),
+        (_table(_GOOD_ENTRY, aliases={"anthropic:y": "anthropic:z"}), "has no entry"),
+        (
+            _table({**_GOOD_ENTRY, "long_context": {"above_prompt_tokens": 0}}),
+            "above_prompt_tokens",
+        ),
+    ],
+)
+def test_a_malformed_table_is_rejected_with_what_to_fix(text: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        parse_table(text)
+
+
+def test_a_well_formed_table_parses() -> None:
+    table = parse_table(_table(_GOOD_ENTRY, aliases={"anthropic:y": "anthropic:x"}))
+    assert table.lookup("anthropic:y") == table.lookup("anthropic:x")
+    assert table.lookup("anthropic:x-20260101") is not None
