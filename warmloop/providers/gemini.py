@@ -1,0 +1,352 @@
+"""Google Gemini through the official google-genai SDK (`client.aio.models.generate_content`).
+
+`GeminiRenderer.render` is pure and memoises per message. Leading system text becomes the
+`system_instruction`; the tools are one `function_declarations` tool, the same bytes for a
+whole session. Each model turn is echoed from the raw parts Gemini returned (thought
+signatures included); tool results of one step, notices and follow-up user text merge into
+one user turn, so roles alternate and only the newest turn ever grows. Caching is
+implicit: Gemini reports hits in `usage_metadata.cached_content_token_count`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from warmloop.cache.guard import Section
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.protocols import react_text
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.tools import ToolSpec, parse_arguments
+from warmloop.transcript import (
+    AssistantTurn,
+    JsonValue,
+    Message,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+)
+
+DETAILS_KEY = "gemini"
+"""`AssistantTurn.provider_details[DETAILS_KEY]["parts"]` holds the model turn's raw parts."""
+API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+EMPTY_TURN = "(empty response)"
+"""Stands in for a model turn without parts: Gemini rejects a content with no parts."""
+Part = dict[str, JsonValue]
+Content = dict[str, JsonValue]
+
+
+def dumps(value: object) -> str:
+    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def gemini_api_key() -> str:
+    """The key from GEMINI_API_KEY, else GOOGLE_API_KEY; a clear error naming both if neither."""
+    for variable in API_KEY_VARIABLES:
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value
+    raise ConfigurationError(
+        "no API key: set the environment variable GEMINI_API_KEY (or GOOGLE_API_KEY), "
+        "or pass api_key= or client= to GeminiModel"
+    )
+
+
+def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
+    """All tools as one Gemini tool; `parameters_json_schema` takes our JSON schema as is."""
+    declarations = [
+        {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters}
+        for t in tools
+    ]
+    return [{"function_declarations": declarations}]
+
+
+def model_parts(turn: AssistantTurn) -> list[Part]:
+    """The parts of a model turn: Gemini's own raw parts when it wrote the turn, else built."""
+    details = turn.provider_details.get(DETAILS_KEY)
+    raw = details.get("parts") if isinstance(details, dict) else None
+    if isinstance(raw, list) and raw:
+        # Echoed verbatim: thought signatures are only valid next to the parts they came with.
+        return raw
+    parts: list[Part] = []
+    if turn.reasoning:
+        parts.append({"text": turn.reasoning, "thought": True})
+    if turn.text:
+        parts.append({"text": turn.text})
+    for call in turn.tool_calls:
+        try:
+            args: dict[str, Any] = parse_arguments(call.arguments)
+        except ValueError:
+            # Gemini's args must be an object; keep an unparseable string visible to the model.
+            args = {"raw_arguments": call.arguments}
+        parts.append({"functionCall": {"name": call.name, "args": args}})
+    return parts or [{"text": EMPTY_TURN}]
+
+
+def native_call_ids(parts: Sequence[Part]) -> set[str]:
+    """Call ids Gemini itself put on functionCall parts (only these are echoed in responses)."""
+    ids = set()
+    for part in parts:
+        call = part.get("functionCall")
+        if isinstance(call, dict) and isinstance(call.get("id"), str):
+            ids.add(call["id"])
+    return ids
+
+
+def result_part(result: ToolResult, native_ids: set[str]) -> Part:
+    """A tool result as a functionResponse part (`output`, or `error` for failures)."""
+    key = "error" if result.is_error else "output"
+    response: dict[str, JsonValue] = {"name": result.name, "response": {key: result.content}}
+    if result.call_id in native_ids:
+        response = {"id": result.call_id, **response}
+    return {"functionResponse": response}
+
+
+class GeminiRenderer:
+    """Renders transcripts to `generate_content` kwargs, memoising per message."""
+
+    def __init__(self, model: str, *, params: dict[str, JsonValue] | None = None) -> None:
+        self.model = model
+        self.params = dict(params or {})
+        self._head = dumps({"model": model, **self.params})
+        self._tools: tuple[ToolSpec, ...] | None = None
+        self._tools_wire: list[dict[str, JsonValue]] = []
+        self._tools_text = ""
+        self._reset((None, 0))
+
+    def _reset(self, key: tuple[str | None, int]) -> None:
+        self._key = key
+        self._source: list[Message] = []
+        self._system: list[str] = []
+        self._groups: list[Content] = []
+        self._texts: list[str] = []
+        self._native_ids: set[str] = set()
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the same transcript and tools give the same payload and sections."""
+        self._sync(transcript)
+        sections = [Section("request", self._head)]
+        config: dict[str, Any] = dict(self.params)
+        if tools:
+            self._sync_tools(tools)
+            config["tools"] = self._tools_wire
+            sections.append(Section("tools", self._tools_text))
+        if self._system:
+            instruction = {"parts": [{"text": "\n\n".join(self._system)}]}
+            config["system_instruction"] = instruction
+            sections.append(Section("system", dumps(instruction)))
+        sections.extend(Section(f"message {i}", t) for i, t in enumerate(self._texts))
+        payload = {"model": self.model, "contents": list(self._groups), "config": config}
+        return Rendered(payload, tuple(sections), transcript.assistant_turns())
+
+    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
+        key = tuple(tools)
+        if key != self._tools:
+            self._tools = key
+            self._tools_wire = wire_tools(key)
+            self._tools_text = dumps(self._tools_wire)
+
+    def _sync(self, transcript: Transcript) -> None:
+        """Bring the memo up to date; anything but a pure append starts over."""
+        messages = transcript.messages
+        done = len(self._source)
+        if (
+            (transcript.id, transcript.version) != self._key
+            or done > len(messages)
+            or (
+                done
+                and messages[done - 1] is not self._source[-1]
+                and messages[done - 1] != self._source[-1]
+            )
+        ):
+            self._reset((transcript.id, transcript.version))
+            done = 0
+        for message in messages[done:]:
+            self._add(message)
+            self._source.append(message)
+
+    def _add(self, message: Message) -> None:
+        if isinstance(message, SystemText) and not self._groups:
+            self._system.append(message.text)
+        elif isinstance(message, AssistantTurn):
+            parts = model_parts(message)
+            self._native_ids |= native_call_ids(parts)
+            self._push({"role": "model", "parts": parts})
+        elif isinstance(message, ToolResult):
+            self._user_part(result_part(message, self._native_ids))
+        elif isinstance(message, SystemText):
+            # No system role mid-conversation: render it in place, like a notice.
+            self._user_part({"text": f"<system-reminder>{message.text}</system-reminder>"})
+        else:
+            self._user_part({"text": react_text.piece(message)[1]})
+
+    def _user_part(self, part: Part) -> None:
+        """Add a user part, joining the open user turn rather than starting a second one."""
+        if self._groups and self._groups[-1]["role"] == "user":
+            last = self._groups[-1]
+            # A new dict, so payloads of earlier renders keep the turn they were sent with.
+            self._groups[-1] = {"role": "user", "parts": [*last["parts"], part]}
+            self._texts[-1] = dumps(self._groups[-1]) + ","
+        else:
+            self._push({"role": "user", "parts": [part]})
+
+    def _push(self, content: Content) -> None:
+        self._groups.append(content)
+        self._texts.append(dumps(content) + ",")
+
+
+def parse_usage(meta: types.GenerateContentResponseUsageMetadata | None) -> Usage:
+    """Normalise `usage_metadata`.
+
+    `prompt_token_count` includes the cached tokens, so uncached input is prompt - cached;
+    tool-use prompt tokens are input too. Thinking tokens are billed as output, so
+    `output_tokens` = candidates + thoughts. Implicit caching bills no writes.
+    """
+    if meta is None:
+        return Usage()
+    prompt = meta.prompt_token_count or 0
+    cached = meta.cached_content_token_count or 0
+    return Usage(
+        input_tokens=max(prompt - cached, 0) + (meta.tool_use_prompt_token_count or 0),
+        cache_read_tokens=cached,
+        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+    )
+
+
+def parse_turn(response: types.GenerateContentResponse, turn_index: int) -> AssistantTurn:
+    """The first candidate as an assistant turn; its raw parts go to provider_details."""
+    if not response.candidates:
+        feedback = response.prompt_feedback
+        reason = feedback.block_reason if feedback is not None else None
+        raise ProviderError(
+            f"Gemini returned no candidate (block reason: {reason or 'none given'}); "
+            "rephrase the task or check the model's safety settings"
+        )
+    content = response.candidates[0].content
+    parts = list(content.parts or []) if content is not None else []
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for part in parts:
+        if part.function_call is not None:
+            call = part.function_call
+            args = dumps(call.args or {})
+            call_id = call.id or react_text.call_id(turn_index, len(calls))
+            calls.append(ToolCall(call_id, call.name or "", args))
+        elif part.text is not None:
+            (reasoning if part.thought else text).append(part.text)
+    raw = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in parts]
+    return AssistantTurn(
+        text="".join(text),
+        reasoning="".join(reasoning),
+        tool_calls=tuple(calls),
+        provider_details={DETAILS_KEY: {"parts": raw}},
+    )
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Network failures the SDK can surface once its retries are used up."""
+    found: list[type[BaseException]] = [httpx.HTTPError, TimeoutError]
+    with contextlib.suppress(ImportError):  # the SDK switches to aiohttp when installed
+        found.append(importlib.import_module("aiohttp").ClientError)
+    return tuple(found)
+
+
+def describe_api_error(error: genai_errors.APIError, attempts: int) -> str:
+    """What failed and what to do about it, by HTTP status."""
+    what = f"Gemini API error {error.code} {error.status or ''}: {error.message or error}"
+    if error.code in (401, 403):
+        hint = "check GEMINI_API_KEY (or GOOGLE_API_KEY) and that the key may use this model"
+    elif error.code == 404:
+        hint = "check the model name (e.g. gemini:gemini-2.5-flash)"
+    elif error.code == 429:
+        hint = f"rate limit or quota still exceeded after {attempts} attempts; wait or raise it"
+    elif error.code >= 500 or error.code == 408:
+        hint = f"the service kept failing for {attempts} attempts; try again later"
+    else:
+        hint = "the request was rejected; check the model name, tools and API key"
+    return f"{what.strip()} ({hint})"
+
+
+class GeminiModel:
+    """A Gemini model (`gemini:<model>`) called through the official google-genai SDK.
+
+    Retries 408/429/5xx and timeouts with the SDK's exponential backoff (`max_retries`
+    after the first attempt, starting at `retry_delay` seconds); other errors fail at once.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: genai.Client | None = None,
+        max_retries: int = 4,
+        retry_delay: float = 1.0,
+        timeout: float = 600.0,
+        thinking_budget: int | None = None,
+        include_thoughts: bool = True,
+    ) -> None:
+        if not model.strip():
+            raise ConfigurationError("GeminiModel needs a model name, e.g. gemini-2.5-flash")
+        if max_retries < 0 or retry_delay < 0 or timeout <= 0:
+            raise ConfigurationError("max_retries and retry_delay must be >= 0, timeout > 0")
+        if thinking_budget is not None and thinking_budget < -1:
+            raise ConfigurationError("thinking_budget must be -1 (dynamic), 0 (off) or more")
+        self.name = f"gemini:{model}"
+        thinking: dict[str, JsonValue] = {}
+        if include_thoughts:  # thought summaries become AssistantTurn.reasoning
+            thinking["include_thoughts"] = True
+        if thinking_budget is not None:
+            thinking["thinking_budget"] = thinking_budget
+        params: dict[str, JsonValue] = {"thinking_config": thinking} if thinking else {}
+        self._renderer = GeminiRenderer(model, params=params)
+        self.attempts = max_retries + 1
+        # Per request, so the settings also hold for an injected client; the SDK itself
+        # never retries unless retry options are given.
+        self._http_options = types.HttpOptions(
+            timeout=max(1, round(timeout * 1000)),
+            retry_options=types.HttpRetryOptions(
+                attempts=self.attempts, initial_delay=retry_delay, jitter=retry_delay
+            ),
+        )
+        self._client = client or genai.Client(api_key=api_key or gemini_api_key())
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the same transcript and tools give the same payload and stream."""
+        return self._renderer.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """One generate_content call; Gemini has no routing key, so `session_id` is unused."""
+        payload = rendered.payload
+        config = types.GenerateContentConfig(
+            **payload["config"],
+            # Our loop runs the tools: the SDK must never call functions on its own.
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+            http_options=self._http_options,
+        )
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=payload["model"], contents=payload["contents"], config=config
+            )
+        except genai_errors.APIError as exc:
+            raise ProviderError(describe_api_error(exc, self.attempts)) from exc
+        except _transport_errors() as exc:
+            raise ProviderError(
+                f"could not reach the Gemini API after {self.attempts} attempts "
+                f"({type(exc).__name__}: {exc}); check the network or raise timeout"
+            ) from exc
+        turn = parse_turn(response, rendered.turn_index)
+        return ModelResponse(turn, parse_usage(response.usage_metadata))
