@@ -1,0 +1,188 @@
+"""The Anthropic Messages wire format, rendered purely and memoised per message.
+
+Leading system texts become `system` blocks; everything after is `messages` with strict
+user/assistant alternation. Tool results, notices and follow-up texts appended after one
+assistant turn are merged, in order, into one user turn: merging only joins pieces appended
+since the last assistant turn, so every earlier wire turn stays byte-identical (I1).
+Assistant turns that came from Anthropic are echoed from their raw content blocks (thinking
+signatures, redacted thinking and tool_use inputs exactly as received).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from warmloop.cache.guard import Section
+from warmloop.protocols import react_text
+from warmloop.providers.anthropic_cache import place_breakpoints
+from warmloop.providers.base import Rendered
+from warmloop.tools import ToolSpec
+from warmloop.transcript import (
+    AssistantTurn,
+    JsonValue,
+    Message,
+    Notice,
+    Summary,
+    SystemText,
+    ToolResult,
+    Transcript,
+    UserText,
+)
+
+DETAILS_KEY = "anthropic"
+"""`AssistantTurn.provider_details[DETAILS_KEY]["content"]` holds the raw response blocks."""
+EMPTY_TURN = "(no content)"
+"""Stands in for an assistant turn with no blocks: the API rejects empty assistant content."""
+
+Block = dict[str, JsonValue]
+WireMessage = dict[str, Any]
+
+
+def dumps(value: object) -> str:
+    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_block(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+def reminder(text: str) -> str:
+    """Mid-conversation system text: there is no system role inside `messages`."""
+    return f"<system-reminder>{text}</system-reminder>"
+
+
+def wire_tools(tools: Sequence[ToolSpec]) -> list[Block]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+    ]
+
+
+def tool_input(arguments: str) -> dict[str, JsonValue]:
+    """`input` for a tool_use rendered from a turn another provider produced.
+
+    The API requires an object; a raw string that is not one is kept, visibly, under
+    `raw_arguments` so the model sees what it sent (its tool result says what was wrong).
+    """
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        value = None
+    return value if isinstance(value, dict) else {"raw_arguments": arguments}
+
+
+def assistant_blocks(turn: AssistantTurn) -> list[Block]:
+    """An assistant turn's content: the raw response blocks when Anthropic produced it."""
+    details = turn.provider_details.get(DETAILS_KEY)
+    if isinstance(details, Mapping) and isinstance(details.get("content"), list):
+        # Deep copy: the payload must never alias (and let an SDK mutate) transcript data.
+        blocks: list[Block] = copy.deepcopy(details["content"])
+    else:
+        # A turn from another provider: its reasoning has no Anthropic signature, and an
+        # unsigned thinking block is rejected, so only text and tool calls carry over.
+        blocks = [text_block(turn.text)] if turn.text else []
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": tool_input(c.arguments)}
+            for c in turn.tool_calls
+        ]
+    return blocks or [text_block(EMPTY_TURN)]
+
+
+def wire_piece(message: Message) -> tuple[str, list[Block]]:
+    """One transcript message (after the leading system texts) as (role, content blocks)."""
+    if isinstance(message, AssistantTurn):
+        return "assistant", assistant_blocks(message)
+    if isinstance(message, ToolResult):
+        block: Block = {
+            "type": "tool_result",
+            "tool_use_id": message.call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            block["is_error"] = True
+        return "user", [block]
+    if isinstance(message, UserText):
+        return "user", [text_block(message.text)]
+    if isinstance(message, Notice):
+        return "user", [text_block(react_text.piece(message)[1])]
+    if isinstance(message, SystemText | Summary):
+        # Rendered in place, never hoisted into `system` (that would move the whole prefix).
+        text = message.text if isinstance(message, SystemText) else react_text.piece(message)[1]
+        return "user", [text_block(reminder(text))]
+    raise TypeError(f"unknown message kind: {message!r}")
+
+
+class AnthropicRenderer:
+    """Renders transcripts to Messages API payloads, memoising each wire message."""
+
+    def __init__(self, head: Mapping[str, JsonValue], control: Mapping[str, JsonValue]) -> None:
+        self.head = dict(head)
+        self.head_text = dumps(self.head)
+        self.control = dict(control)
+        self._key: tuple[str, int] | None = None
+        self._source: list[Message] = []
+        self._system: list[Block] = []
+        self._system_text = ""
+        self._wire: list[WireMessage] = []
+        self._text: list[str] = []
+        self._tools: tuple[ToolSpec, ...] | None = None
+        self._tools_wire: list[Block] = []
+        self._tools_text = ""
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the payload (breakpoints placed) and its prefix stream (markers left out)."""
+        self._sync_tools(tools)
+        self._sync_messages(transcript)
+        payload: dict[str, Any] = dict(self.head)
+        sections = [Section("request", self.head_text)]
+        if self._tools_wire:
+            payload["tools"] = self._tools_wire
+            sections.append(Section("tools", self._tools_text))
+        if self._system:
+            payload["system"] = list(self._system)
+            sections.append(Section("system", self._system_text))
+        payload["messages"] = list(self._wire)
+        sections.extend(Section(f"message {i}", t) for i, t in enumerate(self._text))
+        marked = place_breakpoints(payload, self.control)
+        return Rendered(marked, tuple(sections), transcript.assistant_turns())
+
+    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
+        key = tuple(tools)
+        if key != self._tools:
+            self._tools = key
+            self._tools_wire = wire_tools(key)
+            self._tools_text = dumps(self._tools_wire)
+
+    def _stale(self, transcript: Transcript) -> bool:
+        """Whether the memo no longer describes a prefix of `transcript`."""
+        messages, done = transcript.messages, len(self._source)
+        if (transcript.id, transcript.version) != self._key or done > len(messages):
+            return True
+        if not done:
+            return False
+        last = messages[done - 1]
+        return last is not self._source[-1] and last != self._source[-1]
+
+    def _sync_messages(self, transcript: Transcript) -> None:
+        if self._stale(transcript):
+            self._key = (transcript.id, transcript.version)
+            self._source, self._system, self._wire, self._text = [], [], [], []
+            self._system_text = ""
+        for message in transcript.messages[len(self._source) :]:
+            self._source.append(message)
+            if isinstance(message, SystemText) and not self._wire:
+                self._system.append(text_block(message.text))
+                self._system_text = dumps(self._system)
+                continue
+            role, blocks = wire_piece(message)
+            if self._wire and self._wire[-1]["role"] == role:
+                # A new dict: payloads already handed out keep the message they were given.
+                merged = {"role": role, "content": [*self._wire[-1]["content"], *blocks]}
+                self._wire[-1], self._text[-1] = merged, dumps(merged) + ","
+            else:
+                wire = {"role": role, "content": blocks}
+                self._wire.append(wire)
+                self._text.append(dumps(wire) + ",")
