@@ -38,6 +38,8 @@ def prefix_invariant(
     marker = request.node.get_closest_marker("moves_cache_prefix")
     if marker is not None and not str(marker.kwargs.get("reason", "")).strip():
         pytest.fail("@pytest.mark.moves_cache_prefix needs reason='why this test moves it'")
+    # Fetched now, so `wire_log` is torn down after this fixture, not before it.
+    wire = request.getfixturevalue("wire_log") if "wire_log" in request.fixturenames else None
     models: list[ScriptedModel] = []
     original = ScriptedModel.__init__
 
@@ -50,7 +52,7 @@ def prefix_invariant(
     if marker is not None:
         return
     problems = _scripted_violations(models)
-    if "wire_log" in request.fixturenames:
-        problems += request.getfixturevalue("wire_log").violations()
+    if wire is not None:
+        problems += wire.violations()
     if problems:
         pytest.fail("cache prefix moved (I1):\n" + "\n".join(problems), pytrace=False)
