@@ -43,7 +43,7 @@ from warmloop import (
     check_pairing,
 )
 from warmloop.cache.usage import Usage
-from warmloop.providers.gemini import DETAILS_KEY, GeminiModel, GeminiRenderer
+from warmloop.providers.gemini import DETAILS_KEY, GeminiModel, GeminiRenderer, dumps
 from warmloop.providers.select import resolve_model
 
 MODEL = "gemini-2.5-flash"
@@ -382,4 +382,8 @@ def test_requests_only_append_and_the_memo_matches_a_fresh_render(
             transcript.append(UserText("Call a tool."))
         streams.append(renderer.render(transcript, ()).stream)
     assert all(b.startswith(a) for a, b in itertools.pairwise(streams))
-    assert GeminiRenderer(MODEL).render(transcript, ()) == renderer.render(transcript, ())
+    rendered = renderer.render(transcript, ())
+    assert GeminiRenderer(MODEL).render(transcript, ()) == rendered
+    # The prefix stream is the payload's conversation, content by content.
+    messages = [s.text for s in rendered.sections if s.label.startswith("message ")]
+    assert messages == [dumps(c) + "," for c in rendered.payload["contents"]]
