@@ -1,0 +1,186 @@
+"""Anthropic Messages API through the official `anthropic` SDK.
+
+`render` is pure (see `anthropic_format` for the wire shape and `anthropic_cache` for the
+breakpoints); `send` calls `AsyncAnthropic.messages.create` and parses the reply into an
+assistant turn whose raw content blocks are kept for the exact echo the API expects
+(thinking signatures), plus a normalised `Usage` with every cache counter.
+
+Faults: the SDK itself retries rate limits (429), overloads (529), other 5xx, 408/409 and
+timeouts with backoff (`max_retries`, `timeout`); what is still failing after that, and
+authentication or invalid-request errors (never retried), become `ProviderError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anthropic
+from anthropic.types import Message as AnthropicMessage
+
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.providers.anthropic_cache import CacheTTL, cache_control
+from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.select import api_key as api_key_from_env
+from warmloop.tools import ToolSpec
+from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
+
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+PREFIX = "anthropic"
+
+
+def parse_usage(usage: anthropic.types.Usage, cache_ttl: str) -> Usage:
+    """Normalise Anthropic usage; total input is the sum of the three input counters.
+
+    The 1h share of the writes comes from `cache_creation.ephemeral_1h_input_tokens`; a reply
+    without that breakdown wrote only at our breakpoints, which all carry the configured TTL.
+    """
+    written = usage.cache_creation_input_tokens or 0
+    split = usage.cache_creation
+    if split is not None:
+        written_1h = split.ephemeral_1h_input_tokens
+    else:
+        written_1h = written if cache_ttl == "1h" else 0
+    return Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        cache_write_tokens=written,
+        output_tokens=usage.output_tokens,
+        cache_write_1h_tokens=written_1h,
+    )
+
+
+def parse_message(message: AnthropicMessage, cache_ttl: str) -> ModelResponse:
+    """The assistant turn (raw blocks kept for the echo) and usage of one reply."""
+    # `to_dict` is the SDK's own request-body form of a response block (fields the API set),
+    # so echoing it is what `Message.to_param()` would send back.
+    blocks = [block.to_dict(mode="json") for block in message.content]
+    texts, thoughts, calls = [], [], []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "thinking":
+            thoughts.append(block.thinking)
+        elif block.type == "tool_use":
+            arguments = json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
+            calls.append(ToolCall(block.id, block.name, arguments))
+    details: dict[str, JsonValue] = {"content": blocks, "stop_reason": message.stop_reason}
+    turn = AssistantTurn(
+        text="".join(texts),
+        reasoning="\n\n".join(thoughts),
+        tool_calls=tuple(calls),
+        provider_details={DETAILS_KEY: details},
+    )
+    return ModelResponse(turn, parse_usage(message.usage, cache_ttl))
+
+
+def _reason(error: anthropic.APIStatusError) -> str:
+    """The API's own error message ("API > Errors > Error shapes"), else the SDK's summary."""
+    body = error.body
+    detail = body.get("error") if isinstance(body, dict) else None
+    if isinstance(detail, dict) and isinstance(detail.get("message"), str):
+        return f"{detail.get('type', 'error')}: {detail['message']}"
+    return error.message
+
+
+def describe_failure(error: Exception, model: str) -> str:
+    """What went wrong with a request, and what to do about it."""
+    if isinstance(error, anthropic.APIStatusError):
+        return _describe_status(error, model)
+    if isinstance(error, anthropic.APITimeoutError):
+        return "Anthropic did not answer in time, even after retries; raise timeout= or retry."
+    if isinstance(error, anthropic.APIConnectionError):
+        return f"could not reach Anthropic ({error.message}); check the network and retry."
+    return f"the Anthropic SDK refused the request: {error}"
+
+
+def _describe_status(error: anthropic.APIStatusError, model: str) -> str:
+    reason = _reason(error)
+    if isinstance(error, anthropic.AuthenticationError):
+        return (
+            f"Anthropic rejected the API key (401): {reason}. "
+            f"Check {API_KEY_VARIABLE} or the api_key you passed."
+        )
+    if isinstance(error, anthropic.PermissionDeniedError):
+        return (
+            f"Anthropic denied access (403): {reason}. Check that this key may use model {model!r}."
+        )
+    if isinstance(error, anthropic.NotFoundError):
+        return f"Anthropic found no such model or endpoint (404): {reason}. Check {model!r}."
+    if isinstance(error, anthropic.RateLimitError | anthropic.InternalServerError):
+        return (
+            f"Anthropic is still failing after the SDK's retries ({error.status_code}): "
+            f"{reason}. Wait and resume, or raise max_retries/timeout."
+        )
+    return (
+        f"Anthropic rejected the request ({error.status_code}): {reason}. "
+        "Fix the request (model, max_tokens, thinking, tools) and retry."
+    )
+
+
+class AnthropicModel:
+    """A Claude model over the Messages API, with cache breakpoints placed for a warm loop."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        max_tokens: int = 4096,
+        cache_ttl: CacheTTL = "5m",
+        thinking: Mapping[str, JsonValue] | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if not model.strip():
+            raise ConfigurationError("AnthropicModel needs a model name, e.g. 'claude-sonnet-4-5'")
+        if max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be >= 1, got {max_tokens}")
+        budget = (thinking or {}).get("budget_tokens")
+        if isinstance(budget, int) and budget >= max_tokens:
+            raise ConfigurationError(
+                f"thinking budget_tokens ({budget}) must be below max_tokens ({max_tokens}); "
+                "raise max_tokens or lower the budget"
+            )
+        self.model = model
+        self.name = f"{PREFIX}:{model}"
+        self.cache_ttl = cache_ttl
+        head: dict[str, JsonValue] = {"model": model, "max_tokens": max_tokens}
+        if thinking is not None:
+            head["thinking"] = dict(thinking)
+        self._renderer = AnthropicRenderer(head, cache_control(cache_ttl))
+        self._client = self._build_client(api_key, client, max_retries, timeout)
+
+    @staticmethod
+    def _build_client(
+        api_key: str | None,
+        client: anthropic.AsyncAnthropic | None,
+        max_retries: int | None,
+        timeout: float | None,
+    ) -> anthropic.AsyncAnthropic:
+        options: dict[str, Any] = {}
+        if max_retries is not None:
+            options["max_retries"] = max_retries
+        if timeout is not None:
+            options["timeout"] = timeout
+        if client is not None:
+            return client.with_options(**options) if options else client
+        key = api_key or api_key_from_env(API_KEY_VARIABLE)
+        return anthropic.AsyncAnthropic(api_key=key, **options)
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the `messages.create` keyword arguments and their prefix stream."""
+        return self._renderer.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """One Messages request. Anthropic routes caches by prefix, so `session_id` is unused."""
+        try:
+            message = await self._client.messages.create(**rendered.payload)
+        except (anthropic.APIError, ValueError) as exc:
+            # ValueError: the SDK refuses non-streaming requests it expects to run > 10 min.
+            raise ProviderError(describe_failure(exc, self.model)) from exc
+        return parse_message(message, self.cache_ttl)
