@@ -1,0 +1,321 @@
+"""The OpenAI Responses API, used statelessly (`store=False`): every request carries it all.
+
+`render` is pure and memoised per message (a step's work is proportional to what is new).
+The first system text becomes `instructions`; every other message becomes `input` items in
+place: notices as `<system-reminder>` developer text (never hoisted into `instructions`),
+assistant turns as the raw output items the API returned (reasoning items with their
+`encrypted_content`, messages, function calls) echoed verbatim, tool results as
+`function_call_output` items. `send` adds `prompt_cache_key` (the session id), calls the
+official SDK and parses the reply; the SDK retries 429/5xx/timeouts itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.responses import Response, ResponseUsage
+
+from warmloop.cache.guard import Section
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.protocols import react_text
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.chat_format import ERROR_PREFIX, dumps
+from warmloop.providers.select import api_key as key_from_env
+from warmloop.tools import ToolSpec
+from warmloop.transcript import (
+    AssistantTurn,
+    JsonValue,
+    Message,
+    Notice,
+    Summary,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+)
+
+DETAILS_KEY = "openai_responses"
+"""`AssistantTurn.provider_details[DETAILS_KEY]` holds the raw output items, echoed verbatim."""
+KEY_VARIABLE = "OPENAI_API_KEY"
+INCLUDE = ("reasoning.encrypted_content",)
+Item = dict[str, JsonValue]
+
+
+def wire_tools(tools: Sequence[ToolSpec]) -> list[Item]:
+    """Function tools in Responses format.
+
+    `strict` is off: strict mode demands every property be required, which optional tool
+    arguments are not; the loop validates arguments itself and reports errors to the model.
+    """
+    return [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters,
+            "strict": False,
+        }
+        for t in tools
+    ]
+
+
+def _text_message(role: str, text: str) -> Item:
+    return {"type": "message", "role": role, "content": text}
+
+
+def assistant_items(turn: AssistantTurn) -> list[Item]:
+    """An assistant turn as input items: its raw output items if it came from this API."""
+    raw = turn.provider_details.get(DETAILS_KEY)
+    if isinstance(raw, list):
+        # A private copy: the payload goes to the SDK, and the transcript must stay as is.
+        return copy.deepcopy(raw)
+    # A turn from another provider: rebuild it (its reasoning has no form this API accepts).
+    items: list[Item] = []
+    if turn.text or not turn.tool_calls:
+        items.append(_text_message("assistant", turn.text))
+    items.extend(
+        {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+        for c in turn.tool_calls
+    )
+    return items
+
+
+def input_items(message: Message) -> list[Item]:
+    """One transcript message as `input` items, in place."""
+    if isinstance(message, SystemText):
+        return [_text_message("developer", message.text)]
+    if isinstance(message, UserText):
+        return [_text_message("user", message.text)]
+    if isinstance(message, AssistantTurn):
+        return assistant_items(message)
+    if isinstance(message, ToolResult):
+        content = ERROR_PREFIX + message.content if message.is_error else message.content
+        return [{"type": "function_call_output", "call_id": message.call_id, "output": content}]
+    if isinstance(message, Notice):
+        # The API has a mid-conversation role for instructions: use it, wrapped, in place.
+        return [_text_message("developer", react_text.piece(message)[1])]
+    if isinstance(message, Summary):
+        return [_text_message("user", react_text.piece(message)[1])]
+    raise TypeError(f"unknown message kind: {message!r}")
+
+
+class ResponsesRenderer:
+    """Renders transcripts to `responses.create` kwargs, memoising each message's items.
+
+    Sections are memoised as objects too, so the guard's identity fast path applies and a
+    step's work is proportional to what is new.
+    """
+
+    def __init__(self, model: str, params: dict[str, JsonValue]) -> None:
+        self.head: dict[str, JsonValue] = {"model": model, **params}
+        self._request = Section("request", dumps(self.head))
+        self._key: tuple[str, int] | None = None
+        self._source: list[Message] = []
+        self._system: tuple[str, Section] | None = None  # `instructions` and its section
+        self._items: list[Item] = []
+        self._sections: list[Section] = []
+        self._size = 0
+        self._tools: tuple[ToolSpec, ...] | None = None
+        self._tools_wire: list[Item] = []
+        self._tools_section = Section("tools", "")
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the same transcript and tools give the same payload and stream."""
+        payload: dict[str, Any] = dict(self.head)
+        head = [self._request]
+        if tools:
+            head.append(self._sync_tools(tools))
+            payload["tools"] = self._tools_wire
+        self._sync_messages(transcript)
+        if self._system is not None:
+            payload["instructions"] = self._system[0]
+            head.append(self._system[1])
+        payload["input"] = list(self._items)
+        size = self._size + sum(len(s.text) for s in head)
+        sections = (*head, *self._sections)
+        return Rendered(payload, sections, transcript.assistant_turns(), size)
+
+    def _sync_tools(self, tools: Sequence[ToolSpec]) -> Section:
+        key = tuple(tools)
+        if key != self._tools:
+            self._tools = key
+            self._tools_wire = wire_tools(key)
+            self._tools_section = Section("tools", dumps(self._tools_wire))
+        return self._tools_section
+
+    def _sync_messages(self, transcript: Transcript) -> None:
+        """Bring the memo up to date; start over after a rewrite or on another transcript."""
+        key = (transcript.id, transcript.version)
+        done = len(self._source)
+        if (
+            key != self._key
+            or done > len(transcript)
+            or (done and transcript[done - 1] != self._source[-1])
+        ):
+            self._key, self._source, self._system = key, [], None
+            self._items, self._sections, self._size = [], [], 0
+            done = 0
+        for message in transcript.since(done):
+            self._source.append(message)
+            if len(self._source) == 1 and isinstance(message, SystemText):
+                # The opening system text is the session's instructions: it never changes,
+                # so it sits in the cached prefix; later system text stays in place.
+                self._system = (message.text, Section("system", dumps(message.text)))
+                continue
+            for item in input_items(message):
+                text = dumps(item) + ","
+                self._items.append(item)
+                self._sections.append(Section(f"message {len(self._sections)}", text))
+                self._size += len(text)
+
+
+def parse_usage(usage: ResponseUsage | None) -> Usage:
+    """Normalise Responses usage: `input_tokens` counts all input, cached and written included.
+
+    Reasoning tokens are part of `output_tokens` (they are billed as output), so nothing is
+    lost by not listing them apart.
+    """
+    if usage is None:
+        return Usage()
+    details = usage.input_tokens_details
+    # Older responses (and models that bill no writes) leave the write count out.
+    cached = getattr(details, "cached_tokens", 0) or 0
+    written = getattr(details, "cache_write_tokens", 0) or 0
+    return Usage(
+        input_tokens=max(usage.input_tokens - cached - written, 0),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        output_tokens=usage.output_tokens,
+    )
+
+
+def parse_turn(response: Response, raw_items: list[Item]) -> AssistantTurn:
+    """The assistant turn of a response; `raw_items` (its `output`, as sent) is kept to echo."""
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for item in response.output:
+        if item.type == "message":
+            for part in item.content:
+                texts.append(part.text if part.type == "output_text" else part.refusal)
+        elif item.type == "reasoning":
+            parts = item.summary or item.content or []
+            reasoning.extend(p.text for p in parts)
+        elif item.type == "function_call":
+            calls.append(ToolCall(item.call_id, item.name, item.arguments))
+    return AssistantTurn(
+        text="\n\n".join(t for t in texts if t),
+        reasoning="\n\n".join(r for r in reasoning if r),
+        tool_calls=tuple(calls),
+        provider_details={DETAILS_KEY: raw_items},
+    )
+
+
+def describe_error(exc: openai.APIError, model: str, retries: int) -> str:
+    """What went wrong with a request, and what to do about it."""
+    if isinstance(exc, openai.AuthenticationError):
+        return (
+            f"OpenAI rejected the API key (HTTP 401: {exc.message}); "
+            f"set a valid key in {KEY_VARIABLE}"
+        )
+    if isinstance(exc, openai.PermissionDeniedError):
+        return (
+            f"OpenAI denied access to model {model!r} (HTTP 403: {exc.message}); "
+            "check that this key's project may use it"
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return (
+            f"OpenAI still rate-limited the request after {retries} retries "
+            f"(HTTP 429: {exc.message}); wait, lower the request rate or raise max_retries"
+        )
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return (
+            f"OpenAI kept failing with HTTP {exc.status_code} after {retries} retries "
+            f"({exc.message}); try again later or raise max_retries"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return (
+            f"OpenAI rejected the request (HTTP {exc.status_code}: {exc.message}); "
+            f"check the model name {model!r} and the options (reasoning, "
+            "prompt_cache_retention) against the models this key can use"
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return (
+            f"the OpenAI request timed out after {retries} retries; "
+            "raise timeout= or try again later"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return f"could not reach OpenAI ({exc.message}); check the network and the base URL"
+    return f"the OpenAI request failed ({type(exc).__name__}: {exc.message})"
+
+
+class OpenAIResponsesModel:
+    """A model behind the OpenAI Responses API (`openai:<model>`), with encrypted reasoning
+    round-tripped and `prompt_cache_key` set to the session id."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: AsyncOpenAI | None = None,
+        prompt_cache_retention: str | None = None,
+        reasoning: dict[str, JsonValue] | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if not model.strip():
+            raise ConfigurationError(
+                "the OpenAI model name is empty; select a model such as openai:gpt-5"
+            )
+        self.model = model
+        self.name = f"openai:{model}"
+        options: dict[str, Any] = {}
+        if max_retries is not None:
+            options["max_retries"] = max_retries
+        if timeout is not None:
+            options["timeout"] = timeout
+        if client is None:
+            client = AsyncOpenAI(api_key=api_key or key_from_env(KEY_VARIABLE), **options)
+        elif options:
+            client = client.with_options(**options)
+        self.client = client
+        params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
+        if reasoning is not None:
+            params["reasoning"] = dict(reasoning)
+        if prompt_cache_retention is not None:
+            params["prompt_cache_retention"] = prompt_cache_retention
+        self._renderer = ResponsesRenderer(model, params)
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """Pure: the same transcript and tools give the same payload and stream."""
+        return self._renderer.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """Send one request; ProviderError once the SDK's retries cannot make it succeed."""
+        # The routing key is the session id: constant for a session, kept out of the stream.
+        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": session_id}
+        # The SDK walks every param through its TypedDict transform, about 3 ms per input
+        # item: a whole session's worth of client CPU on every step. The items are wire
+        # JSON already, so they go into the body untouched.
+        kwargs["extra_body"] = {"input": kwargs.pop("input")}
+        try:
+            raw = await self.client.responses.with_raw_response.create(**kwargs)
+            response = raw.parse()
+        except openai.APIError as exc:
+            raise ProviderError(describe_error(exc, self.model, self.client.max_retries)) from exc
+        if response.error is not None or response.status == "failed":
+            detail = response.error.message if response.error else "no detail given"
+            raise ProviderError(
+                f"OpenAI reported the response as failed ({detail}); try again, or check "
+                f"the request options for model {self.model!r}"
+            )
+        body = json.loads(raw.content)
+        return ModelResponse(parse_turn(response, body["output"]), parse_usage(response.usage))
