@@ -324,6 +324,18 @@ async def test_errors_fail_once_retries_are_spent_or_at_once_when_final(
     assert server.attempts == attempts
 
 
+async def test_a_response_reported_as_failed_is_a_provider_error(wire_log: WireLog) -> None:
+    # Reference "The response object": `status` "failed" with `error` {code, message}.
+    failed = response_body(0, [], None) | {
+        "status": "failed",
+        "error": {"code": "server_error", "message": "The model produced invalid content."},
+    }
+    server = Server(submit_only(), wire_log, failures=[httpx2.Response(200, json=failed)])
+    model = OpenAIResponsesModel(MODEL, client=server.client())
+    with pytest.raises(ProviderError, match="invalid content"):
+        await model.send(model.render(Transcript([UserText("hi")]), []), session_id="s1")
+
+
 async def test_a_bad_key_fails_at_once_and_leaves_the_transcript_as_it_was(
     wire_log: WireLog,
 ) -> None:
