@@ -1,0 +1,167 @@
+"""The `warmloop` command: run an agent over a workspace, show a saved transcript.
+
+Every WarmloopError ends the command with a one-line red message and exit code 1, never a
+traceback; a failed run still saves its transcript when `--save` was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from warmloop.cli_view import (
+    LiveView,
+    bust_lines,
+    one_line,
+    outputs_view,
+    requests_table,
+    totals_line,
+    transcript_view,
+)
+from warmloop.errors import RunError, WarmloopError
+from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, Run
+from warmloop.providers.base import Model
+from warmloop.providers.select import EXAMPLES, resolve_model
+from warmloop.transcript import Transcript
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+
+ERROR_CHARS = 500
+
+
+@dataclass
+class CliContext:
+    """What the commands build on; tests pass one whose factory returns a scripted model."""
+
+    model_factory: Callable[[str], Model] = resolve_model
+
+
+def _stdout() -> Console:
+    # Created per command, not at import: the console must write to the sys.stdout of the
+    # moment (click's test runner swaps it).
+    return Console(highlight=False)
+
+
+def fail(message: str) -> NoReturn:
+    """Print `message` as one red line on stderr and exit with code 1."""
+    Console(stderr=True, highlight=False).print(
+        Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
+    )
+    raise click.exceptions.Exit(1)
+
+
+def save_transcript(transcript: Transcript, path: Path) -> None:
+    """Write the transcript's JSON to `path`; failing to save is an error, not a traceback."""
+    try:
+        path.write_text(transcript.dump(), encoding="utf-8")
+    except OSError as exc:
+        fail(
+            f"could not save the transcript to {path} ({exc.strerror}); "
+            "pass a --save path in a writable directory"
+        )
+
+
+@click.group()
+@click.version_option(package_name="warmloop")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Tool-using LLM agents that keep the provider's prompt cache warm."""
+    ctx.ensure_object(CliContext)
+
+
+@main.command()
+@click.argument("task")
+@click.option(
+    "--model",
+    "model_spec",
+    default="local",
+    show_default=True,
+    metavar="SPEC",
+    help=f"Which model to use, e.g. {EXAMPLES}.",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Directory the agent may read (list_files, read_file, search).",
+)
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=20, show_default=True, help="Step budget."
+)
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the transcript (JSON) here, also when the run fails.",
+)
+@click.pass_obj
+def run(
+    context: CliContext,
+    task: str,
+    model_spec: str,
+    workspace: Path,
+    max_steps: int,
+    save: Path | None,
+) -> None:
+    """Run TASK with read-only tools over a workspace and show each step as it happens."""
+    console = _stdout()
+    console.print(Text(f"model {model_spec}, workspace {workspace}", style="dim"))
+    try:
+        tools = workspace_tools(workspace)
+        model = context.model_factory(model_spec)
+        agent = Agent(
+            model,
+            tools,
+            instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+            max_steps=max_steps,
+            on_message=LiveView(console),
+        )
+        result = agent.run_sync(task)
+    except RunError as exc:
+        if save is not None:
+            save_transcript(exc.transcript, save)
+            console.print(Text(f"transcript saved to {save}", style="dim"))
+        fail(str(exc))
+    except WarmloopError as exc:
+        fail(str(exc))
+    report(console, result)
+    if save is not None:
+        save_transcript(result.transcript, save)
+        console.print(Text(f"transcript saved to {save}", style="dim"))
+
+
+def report(console: Console, result: Run) -> None:
+    """The run's outputs, then per-request cache reuse and the totals."""
+    console.print()
+    console.print(outputs_view(result.outputs, extracted=result.extracted))
+    console.print()
+    console.print(requests_table(result.requests))
+    console.print(totals_line(result.requests), soft_wrap=True)
+    for line in bust_lines(result.requests):
+        console.print(line, soft_wrap=True)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def show(file: Path) -> None:
+    """Pretty-print a transcript saved with `warmloop run --save FILE`."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        fail(f"cannot read {file} ({reason}); pass a file written by warmloop run --save")
+    try:
+        transcript = Transcript.load(text)
+    except (ValueError, KeyError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        fail(
+            f"{file} is not a readable warmloop transcript ({exc}); "
+            "pass a file written by warmloop run --save"
+        )
+    console = _stdout()
+    for part in transcript_view(transcript):
+        console.print(part, soft_wrap=True)
