@@ -567,11 +567,14 @@ def test_openai_and_deepseek_need_their_api_key(monkeypatch: pytest.MonkeyPatch)
     assert model.client.api_key == "sk-ds"
 
 
-def test_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_compatible_server_needs_no_key_and_never_gets_the_openai_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     model = OpenAICompatibleModel("http://127.0.0.1:8000/v1")
     assert model.client.api_key == PLACEHOLDER_KEY
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-local")
     assert OpenAICompatibleModel("http://127.0.0.1:8000/v1").client.api_key == "sk-local"
 
 

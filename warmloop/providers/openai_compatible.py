@@ -33,6 +33,9 @@ from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEEPSEEK_KEY = "DEEPSEEK_API_KEY"
+SERVER_KEY = "OPENAI_COMPATIBLE_API_KEY"
+"""A self-hosted server's key has its own variable: OPENAI_API_KEY must never be sent to
+whatever URL a user names."""
 DEEPSEEK_URL = "https://api.deepseek.com"
 PLACEHOLDER_KEY = "not-needed"
 """Sent to OpenAI-compatible servers when no key is set: the SDK needs one, local servers
@@ -316,7 +319,8 @@ class DeepSeekModel(ChatCompletionsModel):
 
 class OpenAICompatibleModel(ChatCompletionsModel):
     """A self-hosted server (`openai-compatible:<base URL>[#<model>]`): vLLM, SGLang,
-    llama.cpp server, Ollama. The key is OPENAI_API_KEY if set, else a placeholder."""
+    llama.cpp server, Ollama. The key is OPENAI_COMPATIBLE_API_KEY if set, else a
+    placeholder (never OPENAI_API_KEY, which must not leak to another server)."""
 
     def __init__(
         self,
@@ -332,7 +336,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
     ) -> None:
         base_url, model = split_server_spec(base_url_or_name)
         if client is None:
-            key = api_key or os.environ.get(OPENAI_KEY, "").strip() or PLACEHOLDER_KEY
+            key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
         self.base_url = base_url
         super().__init__(
@@ -342,6 +346,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
+            key_variable=SERVER_KEY,
         )
 
 
