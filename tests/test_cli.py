@@ -251,3 +251,25 @@ def test_report_names_a_cache_bust_and_its_cause() -> None:
     assert "request 2: cache bust at character 9 (system): the system prompt changed" in out
     assert f"prefix-stable {100 * checks[1].fraction:.1f}%" in out
     assert checks[1].fraction < 1
+
+
+def test_a_priced_model_gets_a_cost_column_and_a_cost_line() -> None:
+    from warmloop.cache.pricing import cost, prices_for
+
+    model = RecordingModel([call("list_files"), call("submit", answer="done")])
+    model.name = "anthropic:claude-sonnet-4-5"
+    result = invoke(model, "run", TASK, "--workspace", str(EXAMPLE))
+    assert result.exit_code == 0, result.output
+    prices = prices_for(model.name)
+    assert prices is not None
+    rows = table_rows(result.stdout)
+    assert [row[6] for row in rows] == [f"{cost(u, prices):.5f}" for u in model.usages]
+    total = sum(cost(u, prices) for u in model.usages)
+    assert f"${total:.4f} over 2 requests" in result.stdout
+
+
+def test_an_unpriced_model_says_its_cost_is_unknown() -> None:
+    result = invoke(exploring_model(), "run", TASK, "--workspace", str(EXAMPLE))
+    assert result.exit_code == 0, result.output
+    assert all(len(row) == 6 for row in table_rows(result.stdout))
+    assert "cost unknown: no price for 'scripted'" in result.stdout

@@ -252,3 +252,17 @@ def test_named_inputs_become_the_task_text() -> None:
     model = ScriptedModel([call("submit", answer="ok")])
     run = agent(model).run_sync({"question": "why?", "context": "none"})
     assert run.transcript[1] == UserText("question: why?\ncontext: none")
+
+
+def test_a_run_reports_its_cache_hit_rate_and_cost() -> None:
+    from warmloop.cache.pricing import cost, prices_for
+
+    model = ScriptedModel([call("lookup", key="a"), call("submit", answer="x")])
+    model.name = "openai:gpt-5"
+    run = agent(model).run_sync("task")
+    usage = run.usage
+    assert run.cache_hit_rate == usage.cache_read_tokens / usage.prompt_tokens > 0
+    prices = prices_for("openai:gpt-5")
+    assert prices is not None
+    assert run.cost().total == pytest.approx(sum(cost(r.usage, prices) for r in run.requests))
+    assert agent(ScriptedModel([call("submit", answer="x")])).run_sync("t").cost().total is None

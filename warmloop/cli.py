@@ -140,8 +140,12 @@ def report(console: Console, result: Run) -> None:
     console.print()
     console.print(outputs_view(result.outputs, extracted=result.extracted))
     console.print()
-    console.print(requests_table(result.requests))
+    cost = result.cost()
+    per_request = cost.per_request
+    costs = None if per_request is None else [c.total for c in per_request]
+    console.print(requests_table(result.requests, costs))
     console.print(totals_line(result.requests), soft_wrap=True)
+    console.print(Text(cost.describe(), style="dim"), soft_wrap=True)
     for line in bust_lines(result.requests):
         console.print(line, soft_wrap=True)
 

@@ -102,23 +102,30 @@ def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}" if whole else "-"
 
 
-def requests_table(requests: Sequence[RequestRecord]) -> Table:
-    """One row per request: tokens, reuse and how much of the prompt extended the last one."""
+def requests_table(
+    requests: Sequence[RequestRecord], costs: Sequence[float] | None = None
+) -> Table:
+    """One row per request: tokens, reuse (the cache hit rate), how much of the prompt
+    extended the last one, seconds, and the cost in USD when the model is priced."""
     table = Table(title="Requests", title_justify="left")
-    for name in ("#", "prompt tokens", "reused tokens", "reused %", "prefix-stable %", "seconds"):
+    names = ["#", "prompt tokens", "reused tokens", "reused %", "prefix-stable %", "seconds"]
+    for name in names + (["cost $"] if costs is not None else []):
         table.add_column(name, justify="right")
     for number, record in enumerate(requests, start=1):
         usage, check = record.usage, record.prefix
         # The first request has nothing before it to extend: no stability to report.
         stable = "-" if number == 1 else _percent(check.reusable, check.total)
-        table.add_row(
+        row = [
             str(number),
             f"{usage.prompt_tokens:,}",
             f"{usage.cache_read_tokens:,}",
             _percent(usage.cache_read_tokens, usage.prompt_tokens),
             stable,
             f"{record.seconds:.2f}",
-        )
+        ]
+        if costs is not None:
+            row.append(f"{costs[number - 1]:.5f}")
+        table.add_row(*row)
     return table
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from warmloop.cache.guard import PrefixCheck, PrefixGuard
+from warmloop.cache.pricing import CostReport, cost_report
 from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
@@ -56,11 +57,21 @@ class Run:
     requests: list[RequestRecord]
     steps: int
     extracted: bool = False
+    model: str = ""
 
     @property
     def usage(self) -> Usage:
         """Usage summed over every request of the run."""
         return sum((r.usage for r in self.requests), Usage())
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of all input tokens of the run that were served from the cache."""
+        return self.usage.cache_hit_rate
+
+    def cost(self) -> CostReport:
+        """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
+        return cost_report(self.model, (r.usage for r in self.requests))
 
 
 class Agent:
@@ -221,4 +232,5 @@ class _Runner:
 
     def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
         steps = len(self.requests)
-        return Run(outputs, self.transcript, self.requests, steps, extracted)
+        model = self.agent.model.name
+        return Run(outputs, self.transcript, self.requests, steps, extracted, model)
