@@ -19,6 +19,7 @@ from warmloop.cache.guard import Section
 from warmloop.protocols import react_text
 from warmloop.providers.anthropic_cache import place_breakpoints
 from warmloop.providers.base import Rendered
+from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -122,25 +123,21 @@ class AnthropicRenderer:
         self.head = dict(head)
         self.head_text = dumps(self.head)
         self.control = dict(control)
-        self._key: tuple[str, int] | None = None
-        self._source: list[Message] = []
+        self._memo = AppendMemo()
         self._system: list[Block] = []
         self._system_text = ""
         self._wire: list[WireMessage] = []
         self._text: list[str] = []
-        self._tools: tuple[ToolSpec, ...] | None = None
-        self._tools_wire: list[Block] = []
-        self._tools_text = ""
+        self._tools = ToolsMemo(wire_tools, dumps)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the payload (breakpoints placed) and its prefix stream (markers left out)."""
-        self._sync_tools(tools)
         self._sync_messages(transcript)
         payload: dict[str, Any] = dict(self.head)
         sections = [Section("request", self.head_text)]
-        if self._tools_wire:
-            payload["tools"] = self._tools_wire
-            sections.append(Section("tools", self._tools_text))
+        if tools:
+            payload["tools"], tools_section = self._tools.get(tools)
+            sections.append(tools_section)
         if self._system:
             payload["system"] = list(self._system)
             sections.append(Section("system", self._system_text))
@@ -149,30 +146,12 @@ class AnthropicRenderer:
         marked = place_breakpoints(payload, self.control)
         return Rendered(marked, tuple(sections), transcript.assistant_turns())
 
-    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
-        key = tuple(tools)
-        if key != self._tools:
-            self._tools = key
-            self._tools_wire = wire_tools(key)
-            self._tools_text = dumps(self._tools_wire)
-
-    def _stale(self, transcript: Transcript) -> bool:
-        """Whether the memo no longer describes a prefix of `transcript`."""
-        messages, done = transcript.messages, len(self._source)
-        if (transcript.id, transcript.version) != self._key or done > len(messages):
-            return True
-        if not done:
-            return False
-        last = messages[done - 1]
-        return last is not self._source[-1] and last != self._source[-1]
-
     def _sync_messages(self, transcript: Transcript) -> None:
-        if self._stale(transcript):
-            self._key = (transcript.id, transcript.version)
-            self._source, self._system, self._wire, self._text = [], [], [], []
+        start, new = self._memo.sync(transcript)
+        if not start:
+            self._system, self._wire, self._text = [], [], []
             self._system_text = ""
-        for message in transcript.messages[len(self._source) :]:
-            self._source.append(message)
+        for message in new:
             if isinstance(message, SystemText) and not self._wire:
                 self._system.append(text_block(message.text))
                 self._system_text = dumps(self._system)

@@ -14,6 +14,7 @@ from typing import Any
 from warmloop.cache.guard import Section
 from warmloop.protocols import react_text
 from warmloop.providers.base import Rendered
+from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -92,14 +93,11 @@ class ChatRenderer:
         self.model = model
         self.text_protocol = text_protocol
         self.params = dict(params or {})
-        self._key: tuple[str, int] | None = None
-        self._source: list[Message] = []
+        self._memo = AppendMemo()
         self._wire: list[dict[str, JsonValue]] = []
         self._sections: list[Section] = []
         self._size = 0
-        self._tools: tuple[ToolSpec, ...] | None = None
-        self._tools_wire: list[dict[str, JsonValue]] = []
-        self._tools_section = Section("tools", "")
+        self._tools = ToolsMemo(wire_tools, dumps)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         head: dict[str, Any] = {"model": self.model, **self.params}
@@ -116,40 +114,24 @@ class ChatRenderer:
             )
             payload["messages"] = messages
             return Rendered(payload, sections, transcript.assistant_turns())
-        tools_section = self._sync_tools(tools)
+        fixed, size = [request], len(request.text)
         if tools:
-            payload["tools"] = self._tools_wire
+            payload["tools"], tools_section = self._tools.get(tools)
+            fixed.append(tools_section)
+            size += len(tools_section.text)
         self._sync_messages(transcript)
         payload["messages"] = list(self._wire)
-        size = len(request.text) + len(tools_section.text) + self._size
-        sections = (
-            (request, tools_section, *self._sections) if tools else (request, *self._sections)
-        )
-        return Rendered(payload, sections, transcript.assistant_turns(), size)
-
-    def _sync_tools(self, tools: Sequence[ToolSpec]) -> Section:
-        key = tuple(tools)
-        if key != self._tools:
-            self._tools = key
-            self._tools_wire = wire_tools(key)
-            self._tools_section = Section("tools", dumps(self._tools_wire) if key else "")
-        return self._tools_section
+        sections = (*fixed, *self._sections)
+        return Rendered(payload, sections, transcript.assistant_turns(), size + self._size)
 
     def _sync_messages(self, transcript: Transcript) -> None:
         """Bring the memo up to date with the transcript, rendering only new messages."""
-        key = (transcript.id, transcript.version)
-        done = len(self._source)
-        if (
-            key != self._key
-            or done > len(transcript)
-            or (done and transcript[done - 1] != self._source[-1])
-        ):
-            self._key, self._source, self._wire, self._sections, self._size = key, [], [], [], 0
-            done = 0
-        for message in transcript.since(done):
+        start, new = self._memo.sync(transcript)
+        if not start:
+            self._wire, self._sections, self._size = [], [], 0
+        for message in new:
             wire = wire_message(message)
             text = dumps(wire) + ","
-            self._source.append(message)
             self._wire.append(wire)
             self._sections.append(Section(f"message {len(self._sections)}", text))
             self._size += len(text)

@@ -27,6 +27,7 @@ from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
 from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec, parse_arguments
 from warmloop.transcript import (
     AssistantTurn,
@@ -121,14 +122,11 @@ class GeminiRenderer:
         self.model = model
         self.params = dict(params or {})
         self._head = dumps({"model": model, **self.params})
-        self._tools: tuple[ToolSpec, ...] | None = None
-        self._tools_wire: list[dict[str, JsonValue]] = []
-        self._tools_text = ""
-        self._reset((None, 0))
+        self._tools = ToolsMemo(wire_tools, dumps)
+        self._memo = AppendMemo()
+        self._reset()
 
-    def _reset(self, key: tuple[str | None, int]) -> None:
-        self._key = key
-        self._source: list[Message] = []
+    def _reset(self) -> None:
         self._system: list[str] = []
         self._groups: list[Content] = []
         self._texts: list[str] = []
@@ -140,9 +138,8 @@ class GeminiRenderer:
         sections = [Section("request", self._head)]
         config: dict[str, Any] = dict(self.params)
         if tools:
-            self._sync_tools(tools)
-            config["tools"] = self._tools_wire
-            sections.append(Section("tools", self._tools_text))
+            config["tools"], tools_section = self._tools.get(tools)
+            sections.append(tools_section)
         if self._system:
             instruction = {"parts": [{"text": "\n\n".join(self._system)}]}
             config["system_instruction"] = instruction
@@ -151,31 +148,13 @@ class GeminiRenderer:
         payload = {"model": self.model, "contents": list(self._groups), "config": config}
         return Rendered(payload, tuple(sections), transcript.assistant_turns())
 
-    def _sync_tools(self, tools: Sequence[ToolSpec]) -> None:
-        key = tuple(tools)
-        if key != self._tools:
-            self._tools = key
-            self._tools_wire = wire_tools(key)
-            self._tools_text = dumps(self._tools_wire)
-
     def _sync(self, transcript: Transcript) -> None:
         """Bring the memo up to date; anything but a pure append starts over."""
-        messages = transcript.messages
-        done = len(self._source)
-        if (
-            (transcript.id, transcript.version) != self._key
-            or done > len(messages)
-            or (
-                done
-                and messages[done - 1] is not self._source[-1]
-                and messages[done - 1] != self._source[-1]
-            )
-        ):
-            self._reset((transcript.id, transcript.version))
-            done = 0
-        for message in messages[done:]:
+        start, new = self._memo.sync(transcript)
+        if not start:
+            self._reset()
+        for message in new:
             self._add(message)
-            self._source.append(message)
 
     def _add(self, message: Message) -> None:
         if isinstance(message, SystemText) and not self._groups:

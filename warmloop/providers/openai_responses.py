@@ -26,6 +26,7 @@ from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX, dumps
+from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.select import api_key as key_from_env
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -116,23 +117,20 @@ class ResponsesRenderer:
     def __init__(self, model: str, params: dict[str, JsonValue]) -> None:
         self.head: dict[str, JsonValue] = {"model": model, **params}
         self._request = Section("request", dumps(self.head))
-        self._key: tuple[str, int] | None = None
-        self._source: list[Message] = []
+        self._memo = AppendMemo()
         self._system: tuple[str, Section] | None = None  # `instructions` and its section
         self._items: list[Item] = []
         self._sections: list[Section] = []
         self._size = 0
-        self._tools: tuple[ToolSpec, ...] | None = None
-        self._tools_wire: list[Item] = []
-        self._tools_section = Section("tools", "")
+        self._tools = ToolsMemo(wire_tools, dumps)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
         payload: dict[str, Any] = dict(self.head)
         head = [self._request]
         if tools:
-            head.append(self._sync_tools(tools))
-            payload["tools"] = self._tools_wire
+            payload["tools"], tools_section = self._tools.get(tools)
+            head.append(tools_section)
         self._sync_messages(transcript)
         if self._system is not None:
             payload["instructions"] = self._system[0]
@@ -142,29 +140,13 @@ class ResponsesRenderer:
         sections = (*head, *self._sections)
         return Rendered(payload, sections, transcript.assistant_turns(), size)
 
-    def _sync_tools(self, tools: Sequence[ToolSpec]) -> Section:
-        key = tuple(tools)
-        if key != self._tools:
-            self._tools = key
-            self._tools_wire = wire_tools(key)
-            self._tools_section = Section("tools", dumps(self._tools_wire))
-        return self._tools_section
-
     def _sync_messages(self, transcript: Transcript) -> None:
         """Bring the memo up to date; start over after a rewrite or on another transcript."""
-        key = (transcript.id, transcript.version)
-        done = len(self._source)
-        if (
-            key != self._key
-            or done > len(transcript)
-            or (done and transcript[done - 1] != self._source[-1])
-        ):
-            self._key, self._source, self._system = key, [], None
-            self._items, self._sections, self._size = [], [], 0
-            done = 0
-        for message in transcript.since(done):
-            self._source.append(message)
-            if len(self._source) == 1 and isinstance(message, SystemText):
+        start, new = self._memo.sync(transcript)
+        if not start:
+            self._system, self._items, self._sections, self._size = None, [], [], 0
+        for index, message in enumerate(new, start):
+            if index == 0 and isinstance(message, SystemText):
                 # The opening system text is the session's instructions: it never changes,
                 # so it sits in the cached prefix; later system text stays in place.
                 self._system = (message.text, Section("system", dumps(message.text)))
