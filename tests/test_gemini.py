@@ -43,7 +43,8 @@ from warmloop import (
     check_pairing,
 )
 from warmloop.cache.usage import Usage
-from warmloop.providers.gemini import DETAILS_KEY, GeminiModel, GeminiRenderer, dumps
+from warmloop.providers.base import dumps
+from warmloop.providers.gemini import DETAILS_KEY, GeminiModel, GeminiRenderer
 from warmloop.providers.select import resolve_model
 
 MODEL = "gemini-2.5-flash"

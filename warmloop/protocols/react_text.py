@@ -92,6 +92,11 @@ def observation(result: ToolResult) -> str:
     return f"{label}: {result.content}"
 
 
+def reminder(text: str) -> str:
+    """Mid-conversation system text, in place, for wire formats with no system role there."""
+    return f"<system-reminder>{text}</system-reminder>"
+
+
 def piece(message: Message) -> tuple[Role, str]:
     """One transcript message as a (role, text) pair; notices are wrapped in place."""
     if isinstance(message, SystemText):
@@ -103,7 +108,7 @@ def piece(message: Message) -> tuple[Role, str]:
     if isinstance(message, ToolResult):
         return "user", observation(message)
     if isinstance(message, Notice):
-        return "user", f"<system-reminder>{message.text}</system-reminder>"
+        return "user", reminder(message.text)
     if isinstance(message, Summary):
         return "user", f"<summary>{message.text}</summary>"
     raise TypeError(f"unknown message kind: {message!r}")

@@ -18,7 +18,7 @@ from typing import Any
 from warmloop.cache.guard import Section
 from warmloop.protocols import react_text
 from warmloop.providers.anthropic_cache import place_breakpoints
-from warmloop.providers.base import Rendered
+from warmloop.providers.base import Rendered, dumps
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -42,18 +42,8 @@ Block = dict[str, JsonValue]
 WireMessage = dict[str, Any]
 
 
-def dumps(value: object) -> str:
-    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
-
-
-def reminder(text: str) -> str:
-    """Mid-conversation system text: there is no system role inside `messages`."""
-    return f"<system-reminder>{text}</system-reminder>"
 
 
 def wire_tools(tools: Sequence[ToolSpec]) -> list[Block]:
@@ -112,7 +102,7 @@ def wire_piece(message: Message) -> tuple[str, list[Block]]:
     if isinstance(message, SystemText | Summary):
         # Rendered in place, never hoisted into `system` (that would move the whole prefix).
         text = message.text if isinstance(message, SystemText) else react_text.piece(message)[1]
-        return "user", [text_block(reminder(text))]
+        return "user", [text_block(react_text.reminder(text))]
     raise TypeError(f"unknown message kind: {message!r}")
 
 

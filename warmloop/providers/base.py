@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,6 +12,11 @@ from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, Transcript
+
+
+def dumps(value: object) -> str:
+    """Deterministic compact wire JSON for every renderer (key order kept, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,12 @@ append-only between rewrites, and a rewrite bumps its version, which drops the m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from warmloop.cache.guard import Section
 from warmloop.protocols import react_text
-from warmloop.providers.base import Rendered
+from warmloop.providers.base import Rendered, dumps
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -32,11 +31,6 @@ ERROR_PREFIX = "ERROR: "
 DETAILS_KEY = "chat"
 """`AssistantTurn.provider_details[DETAILS_KEY]` holds extra assistant fields to echo back
 (e.g. DeepSeek's `reasoning_content`)."""
-
-
-def dumps(value: object) -> str:
-    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +25,7 @@ from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import ModelResponse, Rendered, dumps
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec, parse_arguments
 from warmloop.transcript import (
@@ -46,11 +45,6 @@ EMPTY_TURN = "(empty response)"
 """Stands in for a model turn without parts: Gemini rejects a content with no parts."""
 Part = dict[str, JsonValue]
 Content = dict[str, JsonValue]
-
-
-def dumps(value: object) -> str:
-    """Deterministic compact JSON (insertion-ordered keys, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def gemini_api_key() -> str:
@@ -167,7 +161,7 @@ class GeminiRenderer:
             self._user_part(result_part(message, self._native_ids))
         elif isinstance(message, SystemText):
             # No system role mid-conversation: render it in place, like a notice.
-            self._user_part({"text": f"<system-reminder>{message.text}</system-reminder>"})
+            self._user_part({"text": react_text.reminder(message.text)})
         else:
             self._user_part({"text": react_text.piece(message)[1]})
 

@@ -24,8 +24,8 @@ from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered
-from warmloop.providers.chat_format import ERROR_PREFIX, dumps
+from warmloop.providers.base import ModelResponse, Rendered, dumps
+from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.select import api_key as key_from_env
 from warmloop.tools import ToolSpec
