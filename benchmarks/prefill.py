@@ -89,7 +89,7 @@ def requests() -> list[Transcript]:
     transcript = Transcript([SystemText(DEFAULT_INSTRUCTIONS), UserText(TASK)], id="t_bench")
     out = []
     for index, (thought, name, arguments) in enumerate(SCRIPT):
-        out.append(transcript.copy())
+        out.append(transcript.fork())
         text = f'Thought: {thought}\nAction: {{"tool": "{name}", "arguments": {arguments}}}'
         turn = react_text.parse(text, index)
         transcript.append(turn)

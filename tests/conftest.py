@@ -1,9 +1,14 @@
 """Suite-wide fixtures. The autouse `prefix_invariant` fixture enforces I1 on every test.
 
-Every ScriptedModel created during a test, and every body recorded in `wire_log`, is checked
-after the test: per session, each request must extend the previous one. A test that must
-move the prefix says so with `@pytest.mark.moves_cache_prefix(reason="...")`; a bare marker
-is an error.
+After each test it checks, unless the test is marked
+`@pytest.mark.moves_cache_prefix(reason="...")` (a bare marker is an error):
+- every ScriptedModel created during the test: per conversation branch, each request's
+  payload extends the previous one, and a branch's first request extends its parent
+  branch's last request (a follow-up); streams are derived here from the payloads with
+  an implementation independent of the runtime's (`tests.wire`);
+- every Agent created during the test: its run-time guard saw no bust, including the
+  cross-session check that every fresh session opens with the same bytes;
+- every body a provider test recorded in `wire_log`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.wire import WireLog
+from tests.wire import WireLog, wire_stream
+from warmloop.loop import Agent
 from warmloop.providers.scripted import ScriptedModel
 
 
@@ -23,12 +29,34 @@ def wire_log() -> WireLog:
     return WireLog()
 
 
-def _scripted_violations(models: list[ScriptedModel]) -> list[str]:
+def scripted_violations(models: list[ScriptedModel]) -> list[str]:
+    """I1 over each scripted model's payloads, per branch, follow-ups included."""
     log = WireLog()
     for n, model in enumerate(models):
-        for rendered, session in zip(model.requests, model.sessions, strict=True):
-            log.record(f"scripted#{n}/{session}", rendered.stream)
+        last: dict[str, str] = {}  # branch id -> stream of its latest request so far
+        for rendered, (branch, parent) in zip(model.requests, model.branches, strict=True):
+            stream = wire_stream(rendered.payload, "messages")
+            key = f"scripted#{n}/{branch}"
+            if branch not in last and parent in last:
+                log.record(key, last[parent])  # the follow-up must extend its parent
+            log.record(key, stream)
+            last[branch] = stream
     return log.violations()
+
+
+def agent_violations(agents: list[Agent]) -> list[str]:
+    """Busts the agents' own run-time guards reported (cross-session openings included)."""
+    return [f"agent #{n}: {bust}" for n, agent in enumerate(agents) for bust in agent.busts]
+
+
+def _track(monkeypatch: pytest.MonkeyPatch, cls: type[Any], found: list[Any]) -> None:
+    original = cls.__init__
+
+    def tracking_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        found.append(self)
+
+    monkeypatch.setattr(cls, "__init__", tracking_init)
 
 
 @pytest.fixture(autouse=True)
@@ -41,17 +69,13 @@ def prefix_invariant(
     # Fetched now, so `wire_log` is torn down after this fixture, not before it.
     wire = request.getfixturevalue("wire_log") if "wire_log" in request.fixturenames else None
     models: list[ScriptedModel] = []
-    original = ScriptedModel.__init__
-
-    def tracking_init(self: ScriptedModel, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        models.append(self)
-
-    monkeypatch.setattr(ScriptedModel, "__init__", tracking_init)
+    agents: list[Agent] = []
+    _track(monkeypatch, ScriptedModel, models)
+    _track(monkeypatch, Agent, agents)
     yield
     if marker is not None:
         return
-    problems = _scripted_violations(models)
+    problems = scripted_violations(models) + agent_violations(agents)
     if wire is not None:
         problems += wire.violations()
     if problems:

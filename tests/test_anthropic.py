@@ -27,7 +27,6 @@ from warmloop import (
     ConfigurationError,
     Notice,
     RequestFailed,
-    Summary,
     SystemText,
     Toolbox,
     ToolCall,
@@ -256,7 +255,7 @@ async def test_follow_up_task_merges_into_the_result_turn(wire_log: WireLog) -> 
     agent = Agent(server.model(), tools=TOOLS)
     first = await agent.run("first task")
     second = await agent.run("a follow-up question", history=first.transcript)
-    assert second.transcript.id == first.transcript.id
+    assert second.transcript.conversation == first.transcript.conversation  # same routing key
     merged = server.bodies[2]["messages"][-1]["content"]
     assert [b["type"] for b in merged] == ["tool_result", "text"]
     assert merged[0]["content"] == "Submitted."
@@ -378,30 +377,35 @@ def test_turns_from_other_providers_and_mid_run_system_text_render_in_place() ->
     transcript = Transcript(
         [
             SystemText("Be brief."),
+            UserText("early"),
+            AssistantTurn(text="hm"),
             UserText("task"),
             AssistantTurn(
                 text="ok", reasoning="unsigned", tool_calls=(ToolCall("call_1_0", "add", "{bad"),)
             ),
             ToolResult("call_1_0", "add", "not JSON", is_error=True),
             SystemText("late rule"),
-            Summary("earlier work", 1, 3),
             AssistantTurn(),
             UserText("go on"),
         ]
     )
+    transcript.fold(1, 3, "earlier work")
     payload = offline_model().render(transcript, []).payload
     assert payload["system"] == [
         {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
     ]
     assert "tools" not in payload
-    assistant, results, empty, last = payload["messages"][1:]
+    opening, assistant, results, empty, last = payload["messages"]
+    assert opening["content"] == [
+        {"type": "text", "text": "<conversation-summary>earlier work</conversation-summary>"},
+        {"type": "text", "text": "task"},
+    ]
     assert assistant["content"] == [
         {"type": "text", "text": "ok"},
         {"type": "tool_use", "id": "call_1_0", "name": "add", "input": {"raw_arguments": "{bad"}},
     ]
     texts = [b.get("text") for b in results["content"]]
-    assert texts == [None, "<system-reminder>late rule</system-reminder>", texts[2]]
-    assert texts[2].startswith("<system-reminder><summary>earlier work")
+    assert texts == [None, "<system-reminder>late rule</system-reminder>"]
     assert empty["content"] == [{"type": "text", "text": EMPTY_TURN}]
     assert strip_markers(last) == strip_markers(
         {"role": "user", "content": [{"type": "text", "text": "go on"}]}

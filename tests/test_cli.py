@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
 
-from warmloop.cache.guard import PrefixGuard, Section
+from warmloop.cache.guard import PrefixGuard
 from warmloop.cache.usage import Usage
+from warmloop.cache.wire import ANTHROPIC, canonical_stream
 from warmloop.cli import CliContext, main, report
 from warmloop.loop import RequestRecord, Run
 from warmloop.outputs import Outputs
@@ -86,7 +87,7 @@ def test_run_shows_steps_outputs_and_request_table() -> None:
     assert "answer  A200, B300 and D500 [red]are low[/red]" in out
 
     guard = PrefixGuard()
-    stable = [guard.check(r).fraction for r in model.requests]
+    stable = [guard.check(r.wire).fraction for r in model.requests]
     expected = [
         [
             str(n),
@@ -203,7 +204,7 @@ def test_show_prints_every_message(tmp_path: Path) -> None:
     result = invoke(None, "show", str(saved))
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.startswith(f"transcript {transcript.id}, version 0, {len(transcript)} messages\n")
+    assert out.startswith(f"transcript {transcript.id}, revision 0, {len(transcript)} messages\n")
     for index, message in enumerate(transcript):
         assert f"[{index}] " in out, message
     assert "[1] user\n    Which items need reordering?" in out
@@ -236,9 +237,11 @@ def test_show_refuses_what_is_not_a_transcript(
 
 def test_report_names_a_cache_bust_and_its_cause() -> None:
     guard = PrefixGuard()
-    first = Rendered(None, (Section("system", "You are an agent."), Section("message 1", "hi")))
-    second = Rendered(None, (Section("system", "You are a helper."), Section("message 1", "hi")))
-    checks = [guard.check(first), guard.check(second)]
+    payloads = [
+        {"system": system, "messages": [{"role": "user", "content": "hi"}]}
+        for system in ("You are an agent.", "You are a helper.")
+    ]
+    checks = [guard.check(canonical_stream(p, ANTHROPIC)) for p in payloads]
     run = Run(
         outputs=Outputs().model(answer="x"),
         transcript=Transcript(),
@@ -248,7 +251,9 @@ def test_report_names_a_cache_bust_and_its_cause() -> None:
     buffer = io.StringIO()
     report(Console(file=buffer, width=200), run)
     out = buffer.getvalue()
-    assert "request 2: cache bust at character 9 (system): the system prompt changed" in out
+    bust = checks[1].bust
+    assert bust is not None
+    assert f"request 2: cache bust at character {bust.position} (system): the system" in out
     assert f"prefix-stable {100 * checks[1].fraction:.1f}%" in out
     assert checks[1].fraction < 1
 

@@ -386,5 +386,4 @@ def test_requests_only_append_and_the_memo_matches_a_fresh_render(
     rendered = renderer.render(transcript, ())
     assert GeminiRenderer(MODEL).render(transcript, ()) == rendered
     # The prefix stream is the payload's conversation, content by content.
-    messages = [s.text for s in rendered.sections if s.label.startswith("message ")]
-    assert messages == [dumps(c) + "," for c in rendered.payload["contents"]]
+    assert list(rendered.wire.items) == [dumps(c) + "," for c in rendered.payload["contents"]]

@@ -19,6 +19,7 @@ from tests.scenario import TOOLS
 from tests.wire import WireLog
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.cache.guard import PrefixGuard
+from warmloop.cache.wire import CHAT, canonical_stream
 from warmloop.errors import ConfigurationError
 from warmloop.outputs import SUBMIT, Outputs
 from warmloop.protocols import react_text
@@ -57,7 +58,7 @@ def step_text(thought: str, name: str, arguments: dict[str, Any]) -> str:
 def session(results: Sequence[tuple[str, str, bool]]) -> list[Transcript]:
     """Transcript snapshots, one per request, of an append-only text-protocol session."""
     transcript = Transcript([SystemText(SYSTEM), UserText(TASK)], id="t_local")
-    snapshots = [transcript.copy()]
+    snapshots = [transcript.fork()]
     for index, (key, content, failed) in enumerate(results):
         text = step_text("look it up", "lookup", {"key": key})
         turn = react_text.parse(text, index)
@@ -65,7 +66,7 @@ def session(results: Sequence[tuple[str, str, bool]]) -> list[Transcript]:
         transcript.append(ToolResult(turn.tool_calls[0].id, "lookup", content, is_error=failed))
         if index % 3 == 2:
             transcript.append(Notice(f"step {index} noted"))
-        snapshots.append(transcript.copy())
+        snapshots.append(transcript.fork())
     return snapshots
 
 
@@ -102,9 +103,9 @@ def test_render_is_deterministic_and_survives_a_dump_load_round_trip(
     transcript = session(results)[-1]
     first = render_gemma(transcript, SPECS)
     again = render_gemma(Transcript.load(transcript.dump()), SPECS)
-    assert (again.payload, again.sections, again.turn_index) == (
+    assert (again.payload, again.stream, again.turn_index) == (
         first.payload,
-        first.sections,
+        first.stream,
         first.turn_index,
     )
 
@@ -116,24 +117,25 @@ def test_sections_cover_the_stream_with_one_label_per_turn(
     rendered = render_gemma(session(results)[-1], SPECS)
     prompt = rendered.payload
     assert isinstance(prompt, GemmaPrompt)
-    labels = [s.label for s in rendered.sections]
+    wire = rendered.wire
+    labels = [label for label, _ in wire.head] + [wire.label(i) for i in range(len(wire.items))]
     assert labels == ["system", *(f"message {i}" for i in range(len(prompt.turns) + 1))]
-    assert "".join(s.text for s in rendered.sections) == rendered.stream
-    assert rendered.sections[0].text.endswith(f"{SYSTEM}\n\n{react_text.teach(SPECS)}\n\n")
+    assert "".join(text for _, text in wire.head) + "".join(wire.items) == rendered.stream
+    assert wire.head[0][1].endswith(f"{SYSTEM}\n\n{react_text.teach(SPECS)}\n\n")
 
 
 def test_the_guard_names_the_turn_where_a_prompt_stopped_extending() -> None:
     first, second = session([("k1", "v1", False), ("k2", "v2", False)])[1:]
     guard = PrefixGuard()
-    guard.check(render_gemma(first, SPECS))
+    guard.check(render_gemma(first, SPECS).wire)
     edited = Transcript([SystemText(SYSTEM + " Today is Monday."), *second.messages[1:]])
-    bust = guard.check(render_gemma(edited, SPECS)).bust
+    bust = guard.check(render_gemma(edited, SPECS).wire).bust
     assert bust is not None
     assert bust.section == "system"
-    guard.reset()
-    guard.check(render_gemma(first, SPECS))
+    guard = PrefixGuard()
+    guard.check(render_gemma(first, SPECS).wire)
     rewritten = Transcript([*second.messages[:3], ToolResult("call_0_0", "lookup", "v1!")])
-    bust = guard.check(render_gemma(rewritten, SPECS)).bust
+    bust = guard.check(render_gemma(rewritten, SPECS).wire).bust
     assert bust is not None
     assert bust.section == "message 2"
 
@@ -161,12 +163,12 @@ def test_the_grammar_allows_only_submit_when_the_newest_message_asks_for_it() ->
     run = agent.run_sync(TASK)
     messages = run.transcript.messages
     asked = [
-        render_gemma(Transcript(messages[:i]), agent.tool_specs).payload.submit_only
+        render_gemma(Transcript(messages[:i]), agent.tool_specs).payload.only_tool
         for i, m in enumerate(messages)
         if isinstance(m, AssistantTurn)
     ]
     # Step 1 is free; step 2 follows the last-step notice; step 3 is the extract step.
-    assert asked == [False, True, True]
+    assert asked == ["", SUBMIT, SUBMIT]
     assert isinstance(messages[-2], AssistantTurn)
     assert run.extracted
 
@@ -204,7 +206,7 @@ def test_local_model_builds_one_grammar_per_tool_set_without_loading_the_engine(
 async def test_local_model_rejects_bad_settings_and_foreign_payloads() -> None:
     with pytest.raises(ConfigurationError, match="max_tokens"):
         LocalModel(n_ctx=1024, max_tokens=2048)
-    foreign = Rendered({"messages": []}, ())
+    foreign = Rendered({"messages": []}, lambda payload: canonical_stream(payload, CHAT))
     with pytest.raises(ConfigurationError, match=r"what LocalModel\.render returned"):
         await LocalModel().send(foreign, session_id="s")
 
@@ -312,10 +314,14 @@ def grammar_accepts(vocab: Any, grammar: str, text: str) -> bool:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    key=st.text(max_size=20),
+    # Encodable text only (codec="utf-8"): a lone surrogate cannot reach a prompt, since a
+    # transcript makes all its text encodable, and the tokenizer needs bytes.
+    key=st.text(st.characters(codec="utf-8"), max_size=20),
     a=st.integers(-(10**15), 10**15),
     b=st.integers(-(10**15), 10**15),
-    thought=st.text(st.characters(min_codepoint=32, exclude_characters=":"), min_size=1),
+    thought=st.text(
+        st.characters(codec="utf-8", min_codepoint=32, exclude_characters=":"), min_size=1
+    ),
 )
 def test_grammar_accepts_any_valid_step_and_it_parses_to_that_call(
     vocab: Any, key: str, a: int, b: int, thought: str

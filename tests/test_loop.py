@@ -193,23 +193,27 @@ def test_a_clean_turn_resets_the_syntax_budget() -> None:
     assert run.steps == 6
 
 
-def test_per_run_counters_reset_when_one_agent_runs_twice() -> None:
-    model = ScriptedModel(
-        ["bad", "bad", SUBMIT_TEXT, "bad", "bad", SUBMIT_TEXT], text_protocol=True
-    )
+def test_the_syntax_budget_resets_when_one_agent_runs_again_after_aborting() -> None:
+    model = ScriptedModel(["bad", "bad", "bad"], text_protocol=True)
+    model.enqueue("bad", "bad", SUBMIT_TEXT)
     reused = agent(model, max_syntax_errors=3)
-    first = reused.run_sync("one")
-    second = reused.run_sync("two")  # would abort if the first run's two errors carried over
-    assert first.outputs == second.outputs
-    assert first.transcript.id != second.transcript.id
+    with pytest.raises(SyntaxBudgetExceeded):
+        reused.run_sync("one")  # ends with its counter at 3
+    second = reused.run_sync("two")  # would abort on its first bad turn if 3 carried over
+    assert second.outputs.model_dump() == {"answer": "42"}
+    assert second.steps == 3
 
 
-def test_tool_retry_counter_resets_per_run() -> None:
-    model = ScriptedModel([call("nope"), call("nope"), call("submit", answer="a")])
+def test_the_tool_retry_budget_resets_when_one_agent_runs_again() -> None:
+    model = ScriptedModel([call("nope") for _ in range(3)])  # 3 > 2: the extract step
+    model.enqueue(call("nope"))  # ...fails too, so run 1 ends on 4 failed steps
     model.enqueue(call("nope"), call("nope"), call("submit", answer="b"))
     reused = agent(model, max_tool_retries=2)
-    assert not reused.run_sync("one").extracted
-    assert not reused.run_sync("two").extracted
+    with pytest.raises(ExtractFailed):
+        reused.run_sync("one")
+    second = reused.run_sync("two")  # two failed steps are within a fresh budget of 2
+    assert not second.extracted
+    assert second.outputs.model_dump() == {"answer": "b"}
 
 
 def test_a_follow_up_run_appends_to_the_previous_history() -> None:
@@ -221,10 +225,15 @@ def test_a_follow_up_run_appends_to_the_previous_history() -> None:
     assert second.transcript.messages[: len(first.transcript)] == first.transcript.messages
     assert second.transcript[len(first.transcript)] == UserText("And Berlin?")
     assert len(first.transcript) == 6  # the first run's result is not mutated
-    # same session: the follow-up request extends the last request of the first run
-    assert model.sessions[-1] == model.sessions[0]
-    assert second.requests[0].prefix.fraction == 0.0  # new guard per run...
-    assert model.requests[-1].stream.startswith(model.requests[-2].stream)  # ...yet warm
+    # a new branch of the same conversation: its own id, the same routing key
+    assert second.transcript.id != first.transcript.id
+    assert second.transcript.meta.parent == first.transcript.id
+    assert model.sessions[-1] == model.sessions[0] == first.transcript.conversation
+    # the conversation's guard carries over: the follow-up's first request is checked
+    assert second.requests[0].prefix.bust is None
+    assert second.requests[0].prefix.reusable == model.requests[-2].length
+    assert model.requests[-1].stream.startswith(model.requests[-2].stream)
+    assert second.start == len(first.transcript)
 
 
 def test_a_provider_failure_keeps_the_transcript_unchanged() -> None:
@@ -266,3 +275,22 @@ def test_a_run_reports_its_cache_hit_rate_and_cost() -> None:
     assert prices is not None
     assert run.cost().total == pytest.approx(sum(cost(r.usage, prices) for r in run.requests))
     assert agent(ScriptedModel([call("submit", answer="x")])).run_sync("t").cost().total is None
+
+
+def test_the_trajectory_is_derived_from_this_runs_transcript() -> None:
+    from warmloop.providers.scripted import Reply
+
+    looked = Reply(reasoning="check a", calls=(("lookup", '{"key": "a"}'),))
+    model = ScriptedModel([looked, call("submit", answer="x"), call("nope")])
+    model.enqueue(call("submit", answer="y"))
+    first = agent(model).run_sync("task")
+    assert [(s.step, s.thought, s.tool, s.arguments, s.observation) for s in first.trajectory] == [
+        (1, "check a", "lookup", '{"key": "a"}', "value:a"),
+        (2, "", "submit", '{"answer": "x"}', "Submitted."),
+    ]
+    second = agent(model).run_sync("again", history=first.transcript)
+    steps = second.trajectory  # only the follow-up's own calls, numbered from its start
+    assert [(s.step, s.tool, s.is_error) for s in steps] == [
+        (1, "nope", True),
+        (2, "submit", False),
+    ]

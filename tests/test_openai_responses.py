@@ -52,7 +52,7 @@ from warmloop.providers.openai_responses import (
     parse_usage,
 )
 from warmloop.providers.select import resolve_model
-from warmloop.transcript import Message, Summary
+from warmloop.transcript import Message
 
 MODEL = "gpt-5"
 
@@ -417,7 +417,6 @@ texts = st.text(max_size=12)
 messages: st.SearchStrategy[Message] = st.one_of(
     texts.map(UserText),
     texts.map(Notice),
-    texts.map(lambda t: Summary(t, 0, 1)),
     texts.map(SystemText),
     st.builds(
         lambda text, args: AssistantTurn(

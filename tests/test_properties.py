@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from warmloop import Agent, RunError, ScriptedModel, check_pairing, tool
 from warmloop.cache.guard import PrefixGuard
+from warmloop.cache.wire import WireStream
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.scripted import Reply
 from warmloop.transcript import Message, Transcript
@@ -107,12 +108,12 @@ def test_random_text_protocol_sessions_keep_prefix_and_pairing(
 def test_memoised_rendering_equals_a_fresh_render(replies: list[Reply]) -> None:
     model = ScriptedModel(replies)
     seen = run_session(model, follow_up=False)
-    transcript = Transcript(seen)
     specs = (echo.spec, fail.spec)
     memo = ChatRenderer("m")
-    for end in range(1, len(seen) + 1):
-        partial = Transcript(seen[:end], id=transcript.id)
-        assert memo.render(partial, specs) == ChatRenderer("m").render(partial, specs)
+    transcript = Transcript()
+    for message in seen:  # one growing transcript, so the memo is reused at every step
+        transcript.append(message)
+        assert memo.render(transcript, specs) == ChatRenderer("m").render(transcript, specs)
     # and a load of the dump renders the same bytes (I4)
     again = Transcript.load(transcript.dump())
     assert ChatRenderer("m").render(again, specs).stream == memo.render(transcript, specs).stream
@@ -123,17 +124,14 @@ def test_memoised_rendering_equals_a_fresh_render(replies: list[Reply]) -> None:
 def test_guard_reports_the_first_differing_position(
     prefix: str, tail: str, edit: int, char: str
 ) -> None:
-    from warmloop.cache.guard import Section
-    from warmloop.providers.base import Rendered
-
-    def rendered(body: str) -> Rendered:
-        return Rendered(None, (Section("message 0", body),))
+    def stream(body: str) -> WireStream:
+        return WireStream((("message 0", body),), (), ())
 
     old = prefix + tail
     new = old[:edit] + char + old[edit + 1 :]
     guard = PrefixGuard()
-    guard.check(rendered(old))
-    check = guard.check(rendered(new))
+    guard.check(stream(old))
+    check = guard.check(stream(new))
     if new.startswith(old):
         assert check.bust is None
         assert check.reusable == len(old)

@@ -4,18 +4,23 @@ from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
     ExtractFailed,
+    PairingError,
     ProviderError,
     RequestFailed,
+    RunAborted,
     RunError,
     SyntaxBudgetExceeded,
+    TranscriptError,
     WarmloopError,
     WorkspaceError,
 )
 from warmloop.loop import Agent, RequestRecord, Run
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.tools import Tool, Toolbox, ToolSpec, tool
+from warmloop.trajectory import TrajectoryStep
 from warmloop.transcript import (
     AssistantTurn,
+    Meta,
     Notice,
     Summary,
     SystemText,
@@ -31,12 +36,15 @@ __all__ = [
     "AssistantTurn",
     "ConfigurationError",
     "ExtractFailed",
+    "Meta",
     "Notice",
+    "PairingError",
     "ProviderError",
     "Reply",
     "RequestFailed",
     "RequestRecord",
     "Run",
+    "RunAborted",
     "RunError",
     "ScriptedModel",
     "Summary",
@@ -47,7 +55,9 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolbox",
+    "TrajectoryStep",
     "Transcript",
+    "TranscriptError",
     "Usage",
     "UserText",
     "WarmloopError",

@@ -6,6 +6,7 @@ traceback; a failed run still saves its transcript when `--save` was given.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from warmloop.cli_view import (
     totals_line,
     transcript_view,
 )
-from warmloop.errors import RunError, WarmloopError
+from warmloop.errors import RunError, TranscriptError, WarmloopError
 from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, Run
 from warmloop.providers.base import Model
 from warmloop.providers.select import EXAMPLES, resolve_model
@@ -32,6 +33,8 @@ from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 ERROR_CHARS = 500
+INTERRUPTED_EXIT = 130
+"""The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
 
 
 @dataclass
@@ -56,10 +59,18 @@ def fail(message: str) -> NoReturn:
 
 
 def save_transcript(transcript: Transcript, path: Path) -> None:
-    """Write the transcript's JSON to `path`; failing to save is an error, not a traceback."""
+    """Write the transcript's JSON to `path` atomically (a temporary file in the same
+    directory, then a rename), so an existing file is never left half written; failing to
+    save is an error, not a traceback."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.write_text(transcript.dump(), encoding="utf-8")
+        with temp.open("w", encoding="utf-8") as out:
+            out.write(transcript.dump())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
     except OSError as exc:
+        temp.unlink(missing_ok=True)
         fail(
             f"could not save the transcript to {path} ({exc.strerror}); "
             "pass a --save path in a writable directory"
@@ -122,6 +133,12 @@ def run(
             on_message=LiveView(console),
         )
         result = agent.run_sync(task)
+    except KeyboardInterrupt as exc:
+        transcript = getattr(exc, "transcript", None)
+        if save is not None and isinstance(transcript, Transcript):
+            save_transcript(transcript, save)
+            console.print(Text(f"interrupted; transcript saved to {save}", style="dim"))
+        raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     except RunError as exc:
         if save is not None:
             save_transcript(exc.transcript, save)
@@ -161,7 +178,7 @@ def show(file: Path) -> None:
         fail(f"cannot read {file} ({reason}); pass a file written by warmloop run --save")
     try:
         transcript = Transcript.load(text)
-    except (ValueError, KeyError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+    except TranscriptError as exc:
         fail(
             f"{file} is not a readable warmloop transcript ({exc}); "
             "pass a file written by warmloop run --save"

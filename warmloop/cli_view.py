@@ -192,7 +192,7 @@ def transcript_view(transcript: Transcript) -> Iterator[Text]:
     so the output can be piped and searched.
     """
     yield Text(
-        f"transcript {transcript.id}, version {transcript.version}, {len(transcript)} messages",
+        f"transcript {transcript.id}, revision {transcript.revision}, {len(transcript)} messages",
         style="bold",
     )
     for index, message in enumerate(transcript):

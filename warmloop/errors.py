@@ -32,6 +32,11 @@ class ExtractFailed(RunError):
     """The extract step did not produce valid outputs."""
 
 
+class RunAborted(RunError):
+    """An unexpected exception ended the run (from a renderer, a provider, a tool or a
+    callback); the original is `__cause__`, and `transcript` holds every complete step."""
+
+
 class FormatError(WarmloopError):
     """A model turn that could not be parsed; carries the raw turn so the loop can keep it."""
 
@@ -50,3 +55,11 @@ class RequestFailed(RunError):
 
 class WorkspaceError(WarmloopError):
     """A path outside the workspace, or one that does not exist."""
+
+
+class TranscriptError(WarmloopError):
+    """A transcript that cannot be loaded or changed as asked; the message names the fault."""
+
+
+class PairingError(TranscriptError):
+    """Tool calls and results that do not pair up one-to-one, in order (I3)."""

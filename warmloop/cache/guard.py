@@ -1,38 +1,23 @@
-"""The prefix guard: compares each rendered request with the previous one of its session.
+"""The prefix guard: compares each request's wire stream with the previous one of its
+conversation.
 
-An append-only session makes every request's prefix stream start with the previous one
-(I1). When it does not, the guard reports a cache bust: where the streams first differ,
-in which section, and the likely cause.
+An append-only conversation makes every request's stream start with the previous one (I1).
+When it does not, the guard reports a cache bust: where the streams first differ, in which
+section, and the likely cause. Streams come from the payload actually sent
+(`cache.wire`), so nothing the renderer does can hide from the guard. One guard serves a
+conversation across runs (forks carry it on); a rewrite is a maintenance point, whose moved
+prefix is measured but not reported as a bust.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any
 
+from warmloop.cache.wire import WireStream
 
-@dataclass(frozen=True)
-class Section:
-    """One labelled piece of a request's prefix stream.
-
-    Labels: `request` (parameters), `tools`, `system`, `message <i>` (wire message index).
-    """
-
-    label: str
-    text: str
-
-
-class Prefixed(Protocol):
-    """Anything with a prefix stream and its sections (a provider's rendered request)."""
-
-    @property
-    def sections(self) -> tuple[Section, ...]: ...
-
-    @property
-    def stream(self) -> str: ...
-
-    @property
-    def length(self) -> int: ...
+EXCERPT = 40
 
 
 @dataclass(frozen=True)
@@ -54,15 +39,17 @@ class Bust:
 
 @dataclass(frozen=True)
 class PrefixCheck:
-    """How much of a request is a reusable prefix of the previous one."""
+    """How much of a request is a reusable prefix of the previous one. `maintenance`
+    marks a request after a rewrite, where the prefix moved on purpose."""
 
     reusable: int
     total: int
     bust: Bust | None = None
+    maintenance: bool = False
 
     @property
     def fraction(self) -> float:
-        """Reusable share of this request's prefix stream (1.0 for a perfect extension)."""
+        """Reusable share of this request's stream (1.0 for a perfect extension)."""
         return self.reusable / self.total if self.total else 1.0
 
 
@@ -78,65 +65,119 @@ def common_prefix_length(a: str, b: str) -> int:
     return lo
 
 
-def _section_at(sections: tuple[Section, ...], position: int) -> str:
-    offset = 0
-    for section in sections:
-        offset += len(section.text)
-        if position < offset:
-            return section.label
-    return sections[-1].label if sections else "request"
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text.rstrip(","))
+    except ValueError:
+        return None
 
 
-def likely_cause(section: str, before: str, after: str, shrank: bool) -> str:
-    """A best guess at why a prefix moved, from where it moved and what changed there."""
-    if shrank:
-        return "the request is shorter than the last one: history was trimmed or rebuilt"
+def _tool_names(value: Any) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    names = []
+    for tool in value:
+        found = tool.get("name") if isinstance(tool, dict) else None
+        if found is None and isinstance(tool, dict):
+            inner = tool.get("function") or tool.get("function_declarations")
+            found = inner.get("name") if isinstance(inner, dict) else json.dumps(inner)
+        names.append(str(found))
+    return names
+
+
+def likely_cause(section: str, old_piece: str, new_piece: str, before: str, after: str) -> str:
+    """A best guess at why a prefix moved, from the section and what changed there."""
+    old_value, new_value = _json(old_piece), _json(new_piece)
+    if old_value is not None and old_value == new_value:
+        return f"key order changed in {section}: same content, different bytes"
     if section == "tools":
-        return "tool definitions changed (added, removed, reordered or re-described)"
+        old_names, new_names = _tool_names(old_value), _tool_names(new_value)
+        if old_names is not None and new_names is not None:
+            if sorted(old_names) == sorted(new_names) and old_names != new_names:
+                return "tools reordered (same tools, another order)"
+            if set(old_names) != set(new_names):
+                return "tools added or removed"
+        return "a tool's definition changed (description or schema)"
     if section == "request":
         return "request parameters changed (model, tool choice or another setting)"
     digits = any(c.isdigit() for c in before[:8]) and any(c.isdigit() for c in after[:8])
     if digits:
         return f"a number changed in {section}: a counter, timestamp or id in the prompt?"
-    if section == "system" or section == "message 0":
+    if section == "system":
         return "the system prompt changed between requests"
-    return f"{section} was re-rendered differently: history is not append-only"
+    return f"{section} was replaced or re-rendered: history is not append-only"
+
+
+def compare(previous: WireStream, current: WireStream, context: int = EXCERPT) -> PrefixCheck:
+    """How much of `current` extends `previous`, with the bust when it does not."""
+    # Fast paths: the items were proven unchanged when the payload was derived (O(1)), or
+    # they are the very same string objects (a C-level identity scan).
+    if previous.head == current.head and (
+        current.extends_items_of(previous) or previous.items == current.items[: len(previous.items)]
+    ):
+        return PrefixCheck(previous.length, current.length)
+    old, new = previous.text, current.text
+    if new.startswith(old):
+        return PrefixCheck(len(old), len(new))
+    position = common_prefix_length(old, new)
+    before = old[position : position + context]
+    after = new[position : position + context]
+    if position == len(new):
+        section = current.piece_at(max(position - 1, 0))[0]
+        cause = "the request is shorter than the last one: history was trimmed or rebuilt"
+    else:
+        section, _, new_piece = current.piece_at(position)
+        old_piece = previous.piece_at(position)[2]
+        cause = likely_cause(section, old_piece, new_piece, before, after)
+    return PrefixCheck(position, len(new), Bust(position, section, cause, before, after))
 
 
 class PrefixGuard:
-    """Tracks one session's previous request and checks each new one against it."""
+    """One conversation's guard: remembers the last request and checks the next one."""
 
-    def __init__(self, context: int = 40) -> None:
-        self.context = context
-        self._previous: Prefixed | None = None
+    def __init__(self) -> None:
+        self._previous: WireStream | None = None
+        self._revision = 0
         self.busts: list[Bust] = []
 
-    def reset(self) -> None:
-        """Forget the previous request (after a maintenance point moves the prefix on purpose)."""
-        self._previous = None
+    def copy(self) -> PrefixGuard:
+        """A guard for a fork: it starts where this one is, with no busts of its own."""
+        twin = PrefixGuard()
+        twin._previous, twin._revision = self._previous, self._revision
+        return twin
 
-    def check(self, rendered: Prefixed) -> PrefixCheck:
-        """Compare with the previous request, remember this one, and report."""
-        previous, self._previous = self._previous, rendered
+    def check(self, stream: WireStream, *, revision: int = 0) -> PrefixCheck:
+        """Compare with the previous request and remember this one. A changed `revision`
+        means the conversation was rewritten (a maintenance point): measured, no bust."""
+        previous, self._previous = self._previous, stream
+        rewritten, self._revision = revision != self._revision, revision
         if previous is None:
-            return PrefixCheck(0, rendered.length)
-        # Fast path, O(new): the previous sections reappear as the same objects (memoised).
-        count = len(previous.sections)
-        if rendered.sections[:count] == previous.sections:
-            return PrefixCheck(previous.length, rendered.length)
-        new, old = rendered.stream, previous.stream
-        if new.startswith(old):
-            return PrefixCheck(len(old), len(new))
-        position = common_prefix_length(old, new)
-        section = _section_at(rendered.sections, position)
-        before = old[position : position + self.context]
-        after = new[position : position + self.context]
-        bust = Bust(
-            position,
-            section,
-            likely_cause(section, before, after, shrank=position == len(new)),
-            before,
-            after,
-        )
-        self.busts.append(bust)
-        return PrefixCheck(position, len(new), bust)
+            return PrefixCheck(0, stream.length)
+        check = compare(previous, stream)
+        if rewritten:
+            return PrefixCheck(check.reusable, check.total, maintenance=True)
+        if check.bust is not None:
+            self.busts.append(check.bust)
+        return check
+
+
+def opening_bust(reference: WireStream, current: WireStream) -> Bust | None:
+    """The bust when `current` opens (parameters, tools, system prompt) differently from
+    `reference`, an earlier fresh session of the same agent; None when they match."""
+    if reference.opening == current.opening:
+        return None
+    old = "".join(text for _, text in reference.opening)
+    new = "".join(text for _, text in current.opening)
+    position = common_prefix_length(old, new)
+    section, _, new_piece = current.piece_at(min(position, max(len(new) - 1, 0)))
+    old_piece = reference.piece_at(min(position, max(len(old) - 1, 0)))[2]
+    before = old[position : position + EXCERPT]
+    after = new[position : position + EXCERPT]
+    cause = likely_cause(section, old_piece, new_piece, before, after)
+    return Bust(
+        position,
+        section,
+        f"this session opens differently from the agent's earlier sessions: {cause}",
+        before,
+        after,
+    )

@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Literal
 
+from warmloop.protocols.inline import inline_text
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -92,14 +93,10 @@ def observation(result: ToolResult) -> str:
     return f"{label}: {result.content}"
 
 
-def reminder(text: str) -> str:
-    """Mid-conversation system text, in place, for wire formats with no system role there."""
-    return f"<system-reminder>{text}</system-reminder>"
-
-
-def piece(message: Message) -> tuple[Role, str]:
-    """One transcript message as a (role, text) pair; notices are wrapped in place."""
-    if isinstance(message, SystemText):
+def piece(message: Message, *, opening: bool = False) -> tuple[Role, str]:
+    """One transcript message as a (role, text) pair. The opening system text keeps the
+    system role; notices, summaries and later system text are user text, in place."""
+    if isinstance(message, SystemText) and opening:
         return "system", message.text
     if isinstance(message, UserText):
         return "user", message.text
@@ -107,24 +104,22 @@ def piece(message: Message) -> tuple[Role, str]:
         return "assistant", message.text
     if isinstance(message, ToolResult):
         return "user", observation(message)
-    if isinstance(message, Notice):
-        return "user", reminder(message.text)
-    if isinstance(message, Summary):
-        return "user", f"<summary>{message.text}</summary>"
+    if isinstance(message, Notice | Summary | SystemText):
+        return "user", inline_text(message)
     raise TypeError(f"unknown message kind: {message!r}")
 
 
 def turns(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[tuple[Role, str]]:
-    """The transcript as alternating chat turns for a text-protocol model.
+    """The visible messages as alternating chat turns for a text-protocol model.
 
-    The first system text carries the protocol and the tools; consecutive same-role pieces
-    (tool results and notices of one step) merge into one turn, joined by a blank line.
-    Merging only ever joins pieces of one step, so earlier turns never change (I1).
+    The opening system text carries the protocol and the tools; consecutive same-role
+    pieces (tool results and notices of one step) merge into one turn, joined by a blank
+    line. Merging only ever joins pieces of one step, so earlier turns never change (I1).
     """
     out: list[tuple[Role, str]] = []
     taught = False
-    for message in messages:
-        role, text = piece(message)
+    for index, message in enumerate(messages):
+        role, text = piece(message, opening=index == 0)
         if role == "system" and not taught:
             text = f"{text}\n\n{teach(tools)}"
             taught = True

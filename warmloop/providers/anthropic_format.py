@@ -15,10 +15,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warmloop.cache.guard import Section
-from warmloop.protocols import react_text
+from warmloop.cache.wire import ANTHROPIC, Canonicalizer
+from warmloop.protocols.inline import inline_text
 from warmloop.providers.anthropic_cache import place_breakpoints
-from warmloop.providers.base import Rendered, dumps
+from warmloop.providers.base import Rendered
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -97,12 +97,9 @@ def wire_piece(message: Message) -> tuple[str, list[Block]]:
         return "user", [block]
     if isinstance(message, UserText):
         return "user", [text_block(message.text)]
-    if isinstance(message, Notice):
-        return "user", [text_block(react_text.piece(message)[1])]
-    if isinstance(message, SystemText | Summary):
+    if isinstance(message, Notice | SystemText | Summary):
         # Rendered in place, never hoisted into `system` (that would move the whole prefix).
-        text = message.text if isinstance(message, SystemText) else react_text.piece(message)[1]
-        return "user", [text_block(react_text.reminder(text))]
+        return "user", [text_block(inline_text(message))]
     raise TypeError(f"unknown message kind: {message!r}")
 
 
@@ -111,47 +108,37 @@ class AnthropicRenderer:
 
     def __init__(self, head: Mapping[str, JsonValue], control: Mapping[str, JsonValue]) -> None:
         self.head = dict(head)
-        self.head_text = dumps(self.head)
         self.control = dict(control)
         self._memo = AppendMemo()
         self._system: list[Block] = []
-        self._system_text = ""
         self._wire: list[WireMessage] = []
-        self._text: list[str] = []
-        self._tools = ToolsMemo(wire_tools, dumps)
+        self._tools = ToolsMemo(wire_tools)
+        self._canon = Canonicalizer(ANTHROPIC)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        """Pure: the payload (breakpoints placed) and its prefix stream (markers left out)."""
+        """Pure: the payload with its breakpoints placed (the stream leaves them out)."""
         self._sync_messages(transcript)
         payload: dict[str, Any] = dict(self.head)
-        sections = [Section("request", self.head_text)]
         if tools:
-            payload["tools"], tools_section = self._tools.get(tools)
-            sections.append(tools_section)
+            payload["tools"] = self._tools.get(tools)
         if self._system:
             payload["system"] = list(self._system)
-            sections.append(Section("system", self._system_text))
         payload["messages"] = list(self._wire)
-        sections.extend(Section(f"message {i}", t) for i, t in enumerate(self._text))
         marked = place_breakpoints(payload, self.control)
-        return Rendered(marked, tuple(sections), transcript.assistant_turns())
+        return Rendered(marked, self._canon.stream, transcript.assistant_turns())
 
     def _sync_messages(self, transcript: Transcript) -> None:
         start, new = self._memo.sync(transcript)
         if not start:
-            self._system, self._wire, self._text = [], [], []
-            self._system_text = ""
+            self._system, self._wire = [], []
         for message in new:
             if isinstance(message, SystemText) and not self._wire:
-                self._system.append(text_block(message.text))
-                self._system_text = dumps(self._system)
+                # A new list: payloads already handed out keep the system they were sent.
+                self._system = [*self._system, text_block(message.text)]
                 continue
             role, blocks = wire_piece(message)
             if self._wire and self._wire[-1]["role"] == role:
                 # A new dict: payloads already handed out keep the message they were given.
-                merged = {"role": role, "content": [*self._wire[-1]["content"], *blocks]}
-                self._wire[-1], self._text[-1] = merged, dumps(merged) + ","
+                self._wire[-1] = {"role": role, "content": [*self._wire[-1]["content"], *blocks]}
             else:
-                wire = {"role": role, "content": blocks}
-                self._wire.append(wire)
-                self._text.append(dumps(wire) + ",")
+                self._wire.append({"role": role, "content": blocks})

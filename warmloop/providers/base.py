@@ -2,45 +2,60 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
+from warmloop.cache.wire import WireStream
+from warmloop.cache.wire import dumps as dumps
+from warmloop.protocols import react_text
 from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, Transcript
+from warmloop.transcript import AssistantTurn, JsonValue, Transcript
 
 
-def dumps(value: object) -> str:
-    """Deterministic compact wire JSON for every renderer (key order kept, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+@dataclass(frozen=True, eq=False)
+class Rendered:
+    """A rendered request: the payload `send` puts on the wire, and how to derive its
+    canonical stream from that payload (`wire`, computed on first use)."""
+
+    payload: Any
+    derive: Callable[[Any], WireStream] = field(repr=False)
+    turn_index: int = 0
+
+    @cached_property
+    def wire(self) -> WireStream:
+        """The payload's canonical stream: what the prefix guard compares."""
+        return self.derive(self.payload)
+
+    @property
+    def stream(self) -> str:
+        """The canonical stream as one string."""
+        return self.wire.text
+
+    @property
+    def length(self) -> int:
+        """Length of the stream, without joining it."""
+        return self.wire.length
+
+    def __eq__(self, other: object) -> bool:
+        """Same payload, same stream, same turn: renders that cannot be told apart."""
+        if not isinstance(other, Rendered):
+            return NotImplemented
+        mine = (self.payload, self.turn_index, self.stream)
+        return mine == (other.payload, other.turn_index, other.stream)
+
+    __hash__ = None  # type: ignore[assignment]  # holds a mutable payload
 
 
 @dataclass(frozen=True)
-class Rendered:
-    """A rendered request: the payload `send` puts on the wire, and its prefix stream.
+class FormatProblem:
+    """A model turn the protocol could not parse: what was wrong, and the user turn that
+    tells the model how to write it (the protocol's words, never the loop's)."""
 
-    The stream is the payload's prompt in order, cache markers removed and routing keys
-    left out, so that an append-only session makes each stream a prefix of the next.
-    """
-
-    payload: Any
-    sections: tuple[Section, ...]
-    turn_index: int = 0
-    size: int = field(default=-1, compare=False, repr=False)
-    """The stream's length when the renderer tracks it (saves an O(n) join a step)."""
-
-    @cached_property
-    def stream(self) -> str:
-        return "".join(s.text for s in self.sections)
-
-    @cached_property
-    def length(self) -> int:
-        """Length of the stream, without joining it when the renderer knows it."""
-        return self.size if self.size >= 0 else len(self.stream)
+    detail: str
+    correction: str
 
 
 @dataclass(frozen=True)
@@ -49,7 +64,21 @@ class ModelResponse:
 
     turn: AssistantTurn
     usage: Usage
-    format_error: str | None = None
+    format_error: FormatProblem | None = None
+
+
+def text_protocol_reply(
+    text: str, turn_index: int, usage: Usage, details: dict[str, JsonValue] | None = None
+) -> ModelResponse:
+    """A text-protocol reply: the parsed turn, or the raw text kept as the turn with the
+    protocol's own correction when it does not parse (the loop appends it)."""
+    try:
+        turn = react_text.parse(text, turn_index)
+    except react_text.ParseFailure as exc:
+        problem = FormatProblem(str(exc), react_text.correction(str(exc)))
+        raw = AssistantTurn(text=text, provider_details=details or {})
+        return ModelResponse(raw, usage, problem)
+    return ModelResponse(replace(turn, provider_details=details or {}), usage)
 
 
 @runtime_checkable
@@ -63,5 +92,6 @@ class Model(Protocol):
         ...
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
-        """Send one rendered request; raises ProviderError for failures that are final."""
+        """Send one rendered request; raises ProviderError for failures that are final.
+        `session_id` is the conversation's routing key (`prompt_cache_key`)."""
         ...

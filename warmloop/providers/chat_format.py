@@ -2,7 +2,7 @@
 
 `ChatRenderer.render` is a pure function of (transcript, tools); it memoises each message's
 wire form by position, so a step's work is proportional to what is new (the transcript is
-append-only between rewrites, and a rewrite bumps its version, which drops the memo).
+append-only between rewrites, and a rewrite bumps its revision, which drops the memo).
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warmloop.cache.guard import Section
+from warmloop.cache.wire import CHAT, Canonicalizer
 from warmloop.protocols import react_text
-from warmloop.providers.base import Rendered, dumps
+from warmloop.protocols.inline import inline_text
+from warmloop.providers.base import Rendered
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -47,9 +48,10 @@ def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
     ]
 
 
-def wire_message(message: Message) -> dict[str, JsonValue]:
-    """One transcript message as one Chat Completions message."""
-    if isinstance(message, SystemText):
+def wire_message(message: Message, *, opening: bool = False) -> dict[str, JsonValue]:
+    """One transcript message as one Chat Completions message (the opening system text
+    as the system message; later system text, notices and summaries as user text)."""
+    if isinstance(message, SystemText) and opening:
         return {"role": "system", "content": message.text}
     if isinstance(message, UserText):
         return {"role": "user", "content": message.text}
@@ -69,8 +71,8 @@ def wire_message(message: Message) -> dict[str, JsonValue]:
     if isinstance(message, ToolResult):
         content = ERROR_PREFIX + message.content if message.is_error else message.content
         return {"role": "tool", "tool_call_id": message.call_id, "content": content}
-    if isinstance(message, Notice | Summary):
-        return {"role": "user", "content": react_text.piece(message)[1]}
+    if isinstance(message, Notice | Summary | SystemText):
+        return {"role": "user", "content": inline_text(message)}
     raise TypeError(f"unknown message kind: {message!r}")
 
 
@@ -89,43 +91,22 @@ class ChatRenderer:
         self.params = dict(params or {})
         self._memo = AppendMemo()
         self._wire: list[dict[str, JsonValue]] = []
-        self._sections: list[Section] = []
-        self._size = 0
-        self._tools = ToolsMemo(wire_tools, dumps)
+        self._tools = ToolsMemo(wire_tools)
+        self._canon = Canonicalizer(CHAT)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        head: dict[str, Any] = {"model": self.model, **self.params}
-        request = Section("request", dumps(head))
-        payload: dict[str, Any] = dict(head)
+        payload: dict[str, Any] = {"model": self.model, **self.params}
         if self.text_protocol:
-            messages = [
+            payload["messages"] = [
                 {"role": role, "content": text}
-                for role, text in react_text.turns(transcript.messages, tools)
+                for role, text in react_text.turns(transcript.visible_messages(), tools)
             ]
-            sections = (
-                request,
-                *(Section(f"message {i}", dumps(m) + ",") for i, m in enumerate(messages)),
-            )
-            payload["messages"] = messages
-            return Rendered(payload, sections, transcript.assistant_turns())
-        fixed, size = [request], len(request.text)
+            return Rendered(payload, self._canon.stream, transcript.assistant_turns())
         if tools:
-            payload["tools"], tools_section = self._tools.get(tools)
-            fixed.append(tools_section)
-            size += len(tools_section.text)
-        self._sync_messages(transcript)
-        payload["messages"] = list(self._wire)
-        sections = (*fixed, *self._sections)
-        return Rendered(payload, sections, transcript.assistant_turns(), size + self._size)
-
-    def _sync_messages(self, transcript: Transcript) -> None:
-        """Bring the memo up to date with the transcript, rendering only new messages."""
+            payload["tools"] = self._tools.get(tools)
         start, new = self._memo.sync(transcript)
         if not start:
-            self._wire, self._sections, self._size = [], [], 0
-        for message in new:
-            wire = wire_message(message)
-            text = dumps(wire) + ","
-            self._wire.append(wire)
-            self._sections.append(Section(f"message {len(self._sections)}", text))
-            self._size += len(text)
+            self._wire = []
+        self._wire.extend(wire_message(m, opening=not self._wire) for m in new)
+        payload["messages"] = list(self._wire)
+        return Rendered(payload, self._canon.stream, transcript.assistant_turns())

@@ -21,10 +21,11 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
+from warmloop.cache.wire import GEMINI_SDK, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
+from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered, dumps
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.tools import ToolSpec, parse_arguments
@@ -32,6 +33,8 @@ from warmloop.transcript import (
     AssistantTurn,
     JsonValue,
     Message,
+    Notice,
+    Summary,
     SystemText,
     ToolCall,
     ToolResult,
@@ -115,32 +118,27 @@ class GeminiRenderer:
     def __init__(self, model: str, *, params: dict[str, JsonValue] | None = None) -> None:
         self.model = model
         self.params = dict(params or {})
-        self._head = dumps({"model": model, **self.params})
-        self._tools = ToolsMemo(wire_tools, dumps)
+        self._tools = ToolsMemo(wire_tools)
         self._memo = AppendMemo()
+        self._canon = Canonicalizer(GEMINI_SDK)
         self._reset()
 
     def _reset(self) -> None:
         self._system: list[str] = []
+        self._instruction: dict[str, JsonValue] | None = None
         self._groups: list[Content] = []
-        self._texts: list[str] = []
         self._native_ids: set[str] = set()
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        """Pure: the same transcript and tools give the same payload and sections."""
+        """Pure: the same transcript and tools give the same payload and stream."""
         self._sync(transcript)
-        sections = [Section("request", self._head)]
         config: dict[str, Any] = dict(self.params)
         if tools:
-            config["tools"], tools_section = self._tools.get(tools)
-            sections.append(tools_section)
-        if self._system:
-            instruction = {"parts": [{"text": "\n\n".join(self._system)}]}
-            config["system_instruction"] = instruction
-            sections.append(Section("system", dumps(instruction)))
-        sections.extend(Section(f"message {i}", t) for i, t in enumerate(self._texts))
+            config["tools"] = self._tools.get(tools)
+        if self._instruction is not None:
+            config["system_instruction"] = self._instruction
         payload = {"model": self.model, "contents": list(self._groups), "config": config}
-        return Rendered(payload, tuple(sections), transcript.assistant_turns())
+        return Rendered(payload, self._canon.stream, transcript.assistant_turns())
 
     def _sync(self, transcript: Transcript) -> None:
         """Bring the memo up to date; anything but a pure append starts over."""
@@ -153,17 +151,19 @@ class GeminiRenderer:
     def _add(self, message: Message) -> None:
         if isinstance(message, SystemText) and not self._groups:
             self._system.append(message.text)
+            # One object while the system text holds, so its serialisation is reused.
+            self._instruction = {"parts": [{"text": "\n\n".join(self._system)}]}
         elif isinstance(message, AssistantTurn):
             parts = model_parts(message)
             self._native_ids |= native_call_ids(parts)
-            self._push({"role": "model", "parts": parts})
+            self._groups.append({"role": "model", "parts": parts})
         elif isinstance(message, ToolResult):
             self._user_part(result_part(message, self._native_ids))
-        elif isinstance(message, SystemText):
-            # No system role mid-conversation: render it in place, like a notice.
-            self._user_part({"text": react_text.reminder(message.text)})
+        elif isinstance(message, Notice | Summary | SystemText):
+            # No system role mid-conversation: rendered in place, never hoisted.
+            self._user_part({"text": inline_text(message)})
         else:
-            self._user_part({"text": react_text.piece(message)[1]})
+            self._user_part({"text": message.text})
 
     def _user_part(self, part: Part) -> None:
         """Add a user part, joining the open user turn rather than starting a second one."""
@@ -171,13 +171,8 @@ class GeminiRenderer:
             last = self._groups[-1]
             # A new dict, so payloads of earlier renders keep the turn they were sent with.
             self._groups[-1] = {"role": "user", "parts": [*last["parts"], part]}
-            self._texts[-1] = dumps(self._groups[-1]) + ","
         else:
-            self._push({"role": "user", "parts": [part]})
-
-    def _push(self, content: Content) -> None:
-        self._groups.append(content)
-        self._texts.append(dumps(content) + ",")
+            self._groups.append({"role": "user", "parts": [part]})
 
 
 def parse_usage(meta: types.GenerateContentResponseUsageMetadata | None) -> Usage:

@@ -14,17 +14,16 @@ import asyncio
 import importlib
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
+from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.outputs import SUBMIT
 from warmloop.protocols import react_text
 from warmloop.protocols.grammar import action_grammar, tools_key
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.gemma import gemma_path
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, Notice, Transcript, UserText
@@ -51,12 +50,19 @@ class GemmaTurn:
 
 @dataclass(frozen=True)
 class GemmaPrompt:
-    """A rendered local request: the turns before the open model turn, and the tools
-    (`submit_only` narrows the grammar to `submit` when the prompt asks for just that)."""
+    """A rendered local request: the turns before the open model turn, the tools, and
+    `only_tool`, the one tool the newest message allows (the grammar narrows to it)."""
 
     turns: tuple[GemmaTurn, ...]
     tools: tuple[ToolSpec, ...]
-    submit_only: bool = False
+    only_tool: str = ""
+    system: str | None = None
+    """The opening system text merged into turn 0 (its own section of the stream)."""
+
+    def allowed_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools the grammar offers for this step."""
+        narrowed = tuple(t for t in self.tools if t.name == self.only_tool)
+        return narrowed or self.tools
 
 
 def generated_tokens(turn: AssistantTurn) -> tuple[int, ...] | None:
@@ -89,46 +95,50 @@ def header(role: GemmaRole) -> str:
     return f"{START}{role}\n"
 
 
-def sections(turns: Sequence[GemmaTurn], system: str | None) -> tuple[Section, ...]:
-    """The template text labelled per turn (`message <i>`); the system text merged into
-    turn 0 is its own `system` section, so the guard can name a changed system prompt."""
-    out = []
-    for index, turn in enumerate(turns):
+def prompt_stream(prompt: GemmaPrompt) -> WireStream:
+    """The template text of `prompt` as a canonical stream: one piece per turn (`message
+    <i>`), the open model turn last; the system text merged into turn 0 is its own `system`
+    section, so the guard can name a changed system prompt. This is the text that is
+    tokenised, so the stream is the local wire."""
+    head: list[tuple[str, str]] = []
+    pieces: list[str] = []
+    for index, turn in enumerate(prompt.turns):
         whole = f"{header(turn.role)}{turn.text}{END}\n"
         if index == 0:
             whole = BOS + whole
+            system = prompt.system
             if system is not None and turn.text.startswith(system) and turn.text != system:
                 cut = len(BOS) + len(header(turn.role)) + len(system) + len("\n\n")
-                out.append(Section("system", whole[:cut]))
+                head.append(("system", whole[:cut]))
                 whole = whole[cut:]
-        out.append(Section(f"message {index}", whole))
-    opening = header("model") if turns else BOS + header("model")
-    out.append(Section(f"message {len(turns)}", opening))
-    return tuple(out)
+        pieces.append(whole)
+    pieces.append(header("model") if prompt.turns else BOS + header("model"))
+    ends, total = [], 0
+    for piece in pieces:
+        total += len(piece)
+        ends.append(total)
+    return WireStream(tuple(head), tuple(pieces), tuple(ends))
 
 
-def asks_for_submit(transcript: Transcript, tools: Sequence[ToolSpec]) -> bool:
-    """Whether the newest message says only `submit` may come next (the extract step's
-    request or the last-step notice); the grammar then allows only `submit`."""
-    if not len(transcript) or not any(t.name == SUBMIT for t in tools):
-        return False
+def only_tool(transcript: Transcript, tools: Sequence[ToolSpec]) -> str:
+    """The tool the newest message allows alone (the loop's extract request and last-step
+    notice say so in data), when the agent has it; "" for any tool."""
+    if not len(transcript):
+        return ""
     last = transcript[-1]
-    if isinstance(last, UserText):
-        return f"Call {SUBMIT} now" in last.text
-    return isinstance(last, Notice) and f"call {SUBMIT} next" in last.text
+    wanted = last.only_tool if isinstance(last, UserText | Notice) else ""
+    return wanted if any(t.name == wanted for t in tools) else ""
 
 
 def render_gemma(transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
     """Pure: the Gemma chat-template prompt for `transcript`, ending with the open model turn."""
-    pieces = react_text.turns(transcript.messages, tools)
+    visible = transcript.visible_messages()
+    pieces = react_text.turns(visible, tools)
     system = pieces[0][1] if pieces and pieces[0][0] == "system" else None
-    echoes = [generated_tokens(m) for m in transcript if isinstance(m, AssistantTurn)]
+    echoes = [generated_tokens(m) for m in visible if isinstance(m, AssistantTurn)]
     turns = gemma_turns(pieces, echoes)
-    return Rendered(
-        GemmaPrompt(tuple(turns), tuple(tools), asks_for_submit(transcript, tools)),
-        sections(turns, system),
-        transcript.assistant_turns(),
-    )
+    prompt = GemmaPrompt(tuple(turns), tuple(tools), only_tool(transcript, tools), system)
+    return Rendered(prompt, prompt_stream, transcript.assistant_turns())
 
 
 def common_token_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -225,13 +235,8 @@ class LocalModel:
         # Re-tokenising generated text does not always give the generated ids back (the
         # grammar can steer the sampler to a non-canonical split), so the ids travel with
         # the turn and the next prompt holds exactly what the KV cache holds.
-        details = {DETAILS_KEY: {"tokens": generated}}
-        try:
-            turn = react_text.parse(text, rendered.turn_index)
-        except react_text.ParseFailure as exc:
-            raw = AssistantTurn(text=text, provider_details=details)
-            return ModelResponse(raw, usage, format_error=str(exc))
-        return ModelResponse(replace(turn, provider_details=details), usage)
+        details: dict[str, Any] = {DETAILS_KEY: {"tokens": generated}}
+        return text_protocol_reply(text, rendered.turn_index, usage, details)
 
     def complete(self, prompt: GemmaPrompt) -> tuple[str, list[int], Usage]:
         """Blocking: one step for `prompt`: its raw text, generated token ids and usage."""
@@ -244,8 +249,7 @@ class LocalModel:
                     "use LocalModel(n_ctx=...) with a larger context or a shorter task"
                 )
             reused = self._keep_prefix(tokens)
-            tools = tuple(t for t in prompt.tools if t.name == SUBMIT or not prompt.submit_only)
-            generated = list(self._generate(tokens[reused:], tools))
+            generated = list(self._generate(tokens[reused:], prompt.allowed_tools()))
             text = self.engine().detokenize(generated).decode("utf-8", errors="replace")
             usage = Usage(len(tokens) - reused, reused, output_tokens=len(generated))
             return text, generated, usage

@@ -10,7 +10,6 @@ SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderEr
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import os
 from collections.abc import Mapping, Sequence
@@ -25,7 +24,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import DETAILS_KEY, ChatRenderer
 from warmloop.providers.select import api_key as require_key
 from warmloop.tools import ToolSpec
@@ -154,12 +153,7 @@ def parse_completion(
     text = message.content or ""
     details = _details(message)
     echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
-    try:
-        turn = react_text.parse(text, turn_index)
-    except react_text.ParseFailure as exc:
-        failed = AssistantTurn(text=text, provider_details=echo)
-        return ModelResponse(failed, usage, format_error=str(exc))
-    return ModelResponse(dataclasses.replace(turn, provider_details=echo), usage)
+    return text_protocol_reply(text, turn_index, usage, echo)
 
 
 def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> ProviderError:

@@ -20,11 +20,11 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.responses import Response, ResponseUsage
 
-from warmloop.cache.guard import Section
 from warmloop.cache.usage import Usage
+from warmloop.cache.wire import RESPONSES, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered, dumps
+from warmloop.protocols.inline import inline_text
+from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.select import api_key as key_from_env
@@ -90,8 +90,6 @@ def assistant_items(turn: AssistantTurn) -> list[Item]:
 
 def input_items(message: Message) -> list[Item]:
     """One transcript message as `input` items, in place."""
-    if isinstance(message, SystemText):
-        return [_text_message("developer", message.text)]
     if isinstance(message, UserText):
         return [_text_message("user", message.text)]
     if isinstance(message, AssistantTurn):
@@ -99,63 +97,48 @@ def input_items(message: Message) -> list[Item]:
     if isinstance(message, ToolResult):
         content = ERROR_PREFIX + message.content if message.is_error else message.content
         return [{"type": "function_call_output", "call_id": message.call_id, "output": content}]
-    if isinstance(message, Notice):
+    if isinstance(message, Notice | SystemText):
         # The API has a mid-conversation role for instructions: use it, wrapped, in place.
-        return [_text_message("developer", react_text.piece(message)[1])]
+        return [_text_message("developer", inline_text(message))]
     if isinstance(message, Summary):
-        return [_text_message("user", react_text.piece(message)[1])]
+        return [_text_message("user", inline_text(message))]
     raise TypeError(f"unknown message kind: {message!r}")
 
 
 class ResponsesRenderer:
-    """Renders transcripts to `responses.create` kwargs, memoising each message's items.
-
-    Sections are memoised as objects too, so the guard's identity fast path applies and a
-    step's work is proportional to what is new.
-    """
+    """Renders transcripts to `responses.create` kwargs, memoising each message's items."""
 
     def __init__(self, model: str, params: dict[str, JsonValue]) -> None:
         self.head: dict[str, JsonValue] = {"model": model, **params}
-        self._request = Section("request", dumps(self.head))
         self._memo = AppendMemo()
-        self._system: tuple[str, Section] | None = None  # `instructions` and its section
+        self._instructions: str | None = None
         self._items: list[Item] = []
-        self._sections: list[Section] = []
-        self._size = 0
-        self._tools = ToolsMemo(wire_tools, dumps)
+        self._tools = ToolsMemo(wire_tools)
+        self._canon = Canonicalizer(RESPONSES)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
         payload: dict[str, Any] = dict(self.head)
-        head = [self._request]
         if tools:
-            payload["tools"], tools_section = self._tools.get(tools)
-            head.append(tools_section)
+            payload["tools"] = self._tools.get(tools)
         self._sync_messages(transcript)
-        if self._system is not None:
-            payload["instructions"] = self._system[0]
-            head.append(self._system[1])
+        if self._instructions is not None:
+            payload["instructions"] = self._instructions
         payload["input"] = list(self._items)
-        size = self._size + sum(len(s.text) for s in head)
-        sections = (*head, *self._sections)
-        return Rendered(payload, sections, transcript.assistant_turns(), size)
+        return Rendered(payload, self._canon.stream, transcript.assistant_turns())
 
     def _sync_messages(self, transcript: Transcript) -> None:
         """Bring the memo up to date; start over after a rewrite or on another transcript."""
         start, new = self._memo.sync(transcript)
         if not start:
-            self._system, self._items, self._sections, self._size = None, [], [], 0
-        for index, message in enumerate(new, start):
-            if index == 0 and isinstance(message, SystemText):
+            self._instructions, self._items = None, []
+        for message in new:
+            if isinstance(message, SystemText) and self._instructions is None and not self._items:
                 # The opening system text is the session's instructions: it never changes,
                 # so it sits in the cached prefix; later system text stays in place.
-                self._system = (message.text, Section("system", dumps(message.text)))
+                self._instructions = message.text
                 continue
-            for item in input_items(message):
-                text = dumps(item) + ","
-                self._items.append(item)
-                self._sections.append(Section(f"message {len(self._sections)}", text))
-                self._size += len(text)
+            self._items.extend(input_items(message))
 
 
 def parse_usage(usage: ResponseUsage | None) -> Usage:

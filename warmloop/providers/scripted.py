@@ -6,6 +6,9 @@ Shipped in the library so users can test their own agents deterministically:
     run = Agent(model, tools=[search]).run_sync("question")
     assert model.requests[1].payload["messages"][-1]["role"] == "tool"
 
+`requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
+`branches[k]` the (transcript id, parent id) it was rendered from.
+
 It renders in the Chat Completions wire format (native tools) or, with
 `text_protocol=True`, as Thought/Action text that the loop parses, and reports usage as a
 perfect prefix cache would (about four characters a token).
@@ -21,12 +24,13 @@ from warmloop.cache.guard import common_prefix_length
 from warmloop.cache.usage import Usage
 from warmloop.errors import ProviderError
 from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, ToolCall, Transcript
 
 CHARS_PER_TOKEN = 4
+MAX_UNSENT = 64
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class ScriptedModel:
         self._renderer = ChatRenderer(name, text_protocol=text_protocol)
         self.requests: list[Rendered] = []
         self.sessions: list[str] = []
+        self.branches: list[tuple[str, str]] = []
+        self._rendered_from: dict[int, tuple[Rendered, tuple[str, str]]] = {}
         self._last: dict[str, str] = {}
 
     def enqueue(self, *replies: Script) -> None:
@@ -78,7 +84,12 @@ class ScriptedModel:
         return len(self._queue)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        return self._renderer.render(transcript, tools)
+        rendered = self._renderer.render(transcript, tools)
+        branch = (transcript.id, transcript.meta.parent)
+        self._rendered_from[id(rendered)] = (rendered, branch)
+        if len(self._rendered_from) > MAX_UNSENT:  # rendered but never sent: forget the oldest
+            del self._rendered_from[next(iter(self._rendered_from))]
+        return rendered
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         if not self._queue:
@@ -89,6 +100,8 @@ class ScriptedModel:
         usage = self._usage(rendered, session_id)
         self.requests.append(rendered)
         self.sessions.append(session_id)
+        found = self._rendered_from.pop(id(rendered), None)
+        self.branches.append(found[1] if found is not None and found[0] is rendered else ("", ""))
         item = self._queue.pop(0)
         reply = item(rendered) if callable(item) else item
         if isinstance(reply, AssistantTurn):
@@ -96,10 +109,7 @@ class ScriptedModel:
         if isinstance(reply, str):
             if not self.text_protocol:
                 return ModelResponse(AssistantTurn(text=reply), usage)
-            try:
-                return ModelResponse(react_text.parse(reply, rendered.turn_index), usage)
-            except react_text.ParseFailure as exc:
-                return ModelResponse(AssistantTurn(text=reply), usage, format_error=str(exc))
+            return text_protocol_reply(reply, rendered.turn_index, usage)
         calls = tuple(
             ToolCall(react_text.call_id(rendered.turn_index, i), name, args)
             for i, (name, args) in enumerate(reply.calls)

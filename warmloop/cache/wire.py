@@ -1,0 +1,246 @@
+"""The canonical wire stream of a request: what the prefix guard and the audit compare.
+
+A request's stream is derived from the payload that is actually sent, never built beside
+it: the request parameters (sorted, routing keys removed), then the tools, the system
+prompt and each conversation item exactly as serialised on the wire, with cache markers
+removed at every depth. An append-only session makes each stream a prefix of the next.
+Which keys hold the conversation, the tools and the system prompt is a `WireLayout`, one
+per wire format. Section labels (`request`, `tools`, `system`, `message <i>`) come from
+that structure.
+
+A `Canonicalizer` remembers the items it serialised last time by identity (renderers hand
+out the same wire objects for unchanged messages and never mutate them), so a step costs
+work only for what is new.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+CACHE_MARKERS = frozenset({"cache_control"})
+ROUTING_KEYS = frozenset({"prompt_cache_key", "user", "safety_identifier", "metadata"})
+
+
+@dataclass(frozen=True)
+class WireLayout:
+    """Where a wire format keeps its parts: key paths into the request body.
+
+    `system_roles`: leading conversation items with one of these roles are the system
+    prompt (Chat Completions puts it in `messages`).
+    """
+
+    name: str
+    conversation: tuple[str, ...]
+    tools: tuple[str, ...] | None = None
+    system: tuple[str, ...] | None = None
+    system_roles: frozenset[str] = frozenset()
+    markers: frozenset[str] = CACHE_MARKERS
+    routing: frozenset[str] = ROUTING_KEYS
+
+
+ANTHROPIC = WireLayout("anthropic", ("messages",), ("tools",), ("system",))
+CHAT = WireLayout(
+    "openai-chat", ("messages",), ("tools",), system_roles=frozenset({"system", "developer"})
+)
+RESPONSES = WireLayout("openai-responses", ("input",), ("tools",), ("instructions",))
+GEMINI_SDK = WireLayout(
+    "gemini", ("contents",), ("config", "tools"), ("config", "system_instruction")
+)
+"""The keyword arguments warmloop hands to google-genai's `generate_content`."""
+GEMINI_HTTP = WireLayout("gemini-http", ("contents",), ("tools",), ("systemInstruction",))
+"""The REST body of `models.generateContent`."""
+
+
+def dumps(value: object, *, sort_keys: bool = False) -> str:
+    """Compact wire JSON: key order kept (unless sorted), UTF-8 kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+
+
+def strip_keys(value: Any, keys: frozenset[str]) -> Any:
+    """`value` with `keys` removed at every depth (the original is never changed)."""
+    if isinstance(value, dict):
+        return {k: strip_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list | tuple):
+        return [strip_keys(v, keys) for v in value]
+    return value
+
+
+def _get(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = payload
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _without(payload: Mapping[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
+    """A copy of `payload` without the values at `paths` (containers copied on the way)."""
+    out = dict(payload)
+    for path in paths:
+        node = out
+        for key in path[:-1]:
+            child = node.get(key)
+            if not isinstance(child, Mapping):
+                break
+            node[key] = node = dict(child)
+        else:
+            node.pop(path[-1], None)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class WireStream:
+    """A request's canonical stream as labelled pieces: `head` pieces (request, tools,
+    system), then one piece per conversation item (`items`, each ending with a comma)."""
+
+    head: tuple[tuple[str, str], ...]
+    items: tuple[str, ...]
+    item_ends: tuple[int, ...] = field(repr=False)
+    """Cumulative end offsets of `items` within the items part."""
+    system_items: int = 0
+    """How many leading items are the system prompt (labelled `system`)."""
+    lineage: tuple[object, int, int] | None = field(default=None, repr=False)
+    """(canonicalizer, this derivation's number, items kept from the derivation before):
+    lets the guard see in O(1) that the conversation items of the previous derivation
+    were all found again, unchanged objects, in this payload."""
+
+    def extends_items_of(self, previous: WireStream) -> bool:
+        """Whether this stream's items start with all of `previous`'s items, as proven by
+        identity checks on the payload when it was derived (no text comparison needed)."""
+        mine, theirs = self.lineage, previous.lineage
+        return (
+            mine is not None
+            and theirs is not None
+            and mine[0] is theirs[0]
+            and mine[1] == theirs[1] + 1
+            and mine[2] == len(previous.items)
+        )
+
+    @cached_property
+    def head_length(self) -> int:
+        return sum(len(text) for _, text in self.head)
+
+    @property
+    def length(self) -> int:
+        """Characters in the whole stream (no join needed)."""
+        return self.head_length + (self.item_ends[-1] if self.item_ends else 0)
+
+    @cached_property
+    def text(self) -> str:
+        """The whole stream as one string."""
+        return "".join(text for _, text in self.head) + "".join(self.items)
+
+    @property
+    def opening(self) -> tuple[tuple[str, str], ...]:
+        """What every session of one agent sends first: parameters, tools, system prompt."""
+        system = tuple(("system", text) for text in self.items[: self.system_items])
+        return self.head + system
+
+    def label(self, index: int) -> str:
+        """The section of item `index`."""
+        return "system" if index < self.system_items else f"message {index}"
+
+    def piece_at(self, position: int) -> tuple[str, int, str]:
+        """The section holding character `position`: its label, start and text (the last
+        piece when `position` is at or past the end)."""
+        offset = 0
+        for number, (label, text) in enumerate(self.head):
+            if position < offset + len(text) or (number == len(self.head) - 1 and not self.items):
+                return label, offset, text
+            offset += len(text)
+        if not self.items:
+            return "request", 0, ""
+        index = min(bisect_right(self.item_ends, position - offset), len(self.items) - 1)
+        start = offset + (self.item_ends[index - 1] if index else 0)
+        return self.label(index), start, self.items[index]
+
+
+class Canonicalizer:
+    """Derives `WireStream`s from payloads of one layout, re-serialising only what is new."""
+
+    def __init__(self, layout: WireLayout) -> None:
+        self.layout = layout
+        self._items: list[object] = []
+        self._texts: list[str] = []
+        self._ends: list[int] = []
+        self._small: dict[int, tuple[object, str]] = {}
+        self._derived = 0
+
+    def stream(self, payload: Mapping[str, Any]) -> WireStream:
+        """The canonical stream of `payload`."""
+        layout = self.layout
+        parts = [p for p in (layout.conversation, layout.tools, layout.system) if p]
+        head_value = strip_keys(_without(payload, parts), layout.markers)
+        for key in layout.routing:
+            head_value.pop(key, None)
+        head: list[tuple[str, str]] = [("request", dumps(head_value, sort_keys=True))]
+        small: dict[int, tuple[object, str]] = {}
+        for label, path in (("tools", layout.tools), ("system", layout.system)):
+            value = _get(payload, path) if path else None
+            if value is not None:
+                head.append((label, self._value_text(value, small)))
+        self._small = small
+        items = _get(payload, layout.conversation) or []
+        kept = self._sync(items)
+        self._derived += 1
+        system_items = 0
+        if layout.system_roles:
+            for item in items:
+                if not (isinstance(item, Mapping) and item.get("role") in layout.system_roles):
+                    break
+                system_items += 1
+        return WireStream(
+            tuple(head),
+            tuple(self._texts),
+            tuple(self._ends),
+            system_items,
+            (self, self._derived, kept),
+        )
+
+    def _one(self, value: object, small: dict[int, tuple[object, str]]) -> str:
+        found = self._small.get(id(value))
+        text = (
+            found[1]
+            if found is not None and found[0] is value
+            else dumps(strip_keys(value, self.layout.markers))
+        )
+        small[id(value)] = (value, text)
+        return text
+
+    def _value_text(self, value: object, small: dict[int, tuple[object, str]]) -> str:
+        """Tools or system as wire JSON; a list element by element, so a copied list whose
+        elements are unchanged costs no serialisation."""
+        if isinstance(value, list):
+            return "[" + ",".join(self._one(v, small) for v in value) + "]"
+        return self._one(value, small)
+
+    def _sync(self, items: Sequence[object]) -> int:
+        """Keep the serialised items that are still the same objects; serialise the rest.
+        Returns how many were kept."""
+        known = self._items
+        keep = min(len(known), len(items))
+        # map stops at the shorter sequence: every known item is checked, none is copied.
+        if keep and not all(map(operator.is_, items, known)):
+            keep = next(i for i in range(keep) if items[i] is not known[i])
+        del self._items[keep:], self._texts[keep:], self._ends[keep:]
+        end = self._ends[-1] if self._ends else 0
+        markers = self.layout.markers
+        for item in items[keep:]:
+            text = dumps(strip_keys(item, markers)) + ","
+            end += len(text)
+            self._items.append(item)
+            self._texts.append(text)
+            self._ends.append(end)
+        return keep
+
+
+def canonical_stream(payload: Mapping[str, Any], layout: WireLayout) -> WireStream:
+    """The canonical stream of one payload (no memory between calls)."""
+    return Canonicalizer(layout).stream(payload)
