@@ -284,16 +284,19 @@ class CacheSimulator:
                 self._refresh(ids[read_blocks - 1])
         read = profile.cacheable(ends[read_blocks - 1]) if read_blocks else 0
         retention = profile.retention
-        cuts = {len(ids)}
-        if profile.max_breakpoints is not None:
-            # One write goes to the implicit breakpoint at the end; the latest explicit
-            # ones take the rest.
-            marked = [i + 1 for i, b in enumerate(blocks) if b.breakpoint is not None]
-            cuts.update(marked[len(marked) - (profile.max_breakpoints - 1) :])
-        if profile.persists_common_prefix and common > read_blocks:
-            cuts.add(common)
-        for cut in cuts:
-            self._write(ids[cut - 1], retention)
+        if profile.matching == "whole_entry":
+            cuts = {len(ids)}
+            if profile.max_breakpoints is not None:
+                # One write goes to the implicit breakpoint at the end; the latest
+                # explicit ones take the rest.
+                marked = [i + 1 for i, b in enumerate(blocks) if b.breakpoint is not None]
+                cuts.update(marked[len(marked) - (profile.max_breakpoints - 1) :])
+            if profile.persists_common_prefix and common > read_blocks:
+                cuts.add(common)
+            for cut in cuts:
+                self._write(ids[cut - 1], retention)
+        # Every node of the prompt is on a live entry now (common-prefix reads, and the
+        # common-prefix detection of whole-entry providers).
         expires = self._now + retention.seconds
         for node in ids:
             self._paths[node] = max(self._paths.get(node, -math.inf), expires)
