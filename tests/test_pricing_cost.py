@@ -100,6 +100,20 @@ def test_anthropic_one_hour_writes_are_billed_at_the_one_hour_rate() -> None:
     assert breakdown.cache_write == pytest.approx((1_000 * 1.25 + 2_000 * 2.00) / M)
 
 
+def test_fable_5_1_cache_hits_cost_a_quarter_of_the_usual_tenth() -> None:
+    # Anthropic pricing page, footnote 1: Fable 5.1 cache hits $0.25 against $10 input.
+    usage = Usage(cache_read_tokens=1_000_000)
+    assert cost(usage, _priced("anthropic:claude-fable-5-1")) == pytest.approx(0.25)
+
+
+def test_haiku_5_5_bills_a_prompt_over_100k_tokens_at_the_higher_band() -> None:
+    prices = _priced("anthropic:claude-haiku-5-5")
+    at_limit = Usage(input_tokens=10_000, cache_read_tokens=90_000, output_tokens=1_000)
+    over = Usage(input_tokens=10_001, cache_read_tokens=90_000, output_tokens=1_000)
+    assert cost(at_limit, prices) == pytest.approx((10_000 * 0.1 + 90_000 * 0.01 + 1_000 * 0.5) / M)
+    assert cost(over, prices) == pytest.approx((10_001 * 0.5 + 90_000 * 0.05 + 1_000 * 2.5) / M)
+
+
 # --- OpenAI ----------------------------------------------------------------------------------
 
 
@@ -155,9 +169,39 @@ def test_openai_reasoning_tokens_are_billed_as_output() -> None:
     assert breakdown.total == pytest.approx((736 * 0.25 + 11_264 * 0.025 + 900 * 2.00) / M)
 
 
+def test_openai_gpt_6_cache_writes_are_billed_at_the_30_minute_write_rate() -> None:
+    # docs: Prompt caching guide: from GPT-5.6 writes are reported in cache_write_tokens and
+    # cost 1.25x input; the SDK's cache_write_tokens_details splits them by retention.
+    wire = ResponseUsage.model_validate(
+        {
+            "input_tokens": 40_000,
+            "input_tokens_details": {
+                "cached_tokens": 30_000,
+                "cache_write_tokens": 9_000,
+                "cache_write_tokens_details": {"ttl_30m_tokens": 9_000, "ttl_12h_tokens": 0},
+            },
+            "output_tokens": 500,
+            "output_tokens_details": {"reasoning_tokens": 200},
+            "total_tokens": 40_500,
+        }
+    )
+    breakdown = cost_breakdown(_from_responses(wire), _priced("openai:gpt-6-sol"))
+    # GPT-6 Sol: input $2, cached $0.20, cache writes $2.50, output $10 per MTok.
+    assert breakdown.cache_write == pytest.approx(9_000 * 2.50 / M)
+    assert breakdown.total == pytest.approx(
+        (1_000 * 2.00 + 30_000 * 0.20 + 9_000 * 2.50 + 500 * 10.00) / M
+    )
+
+
 def test_older_openai_models_bill_cache_writes_as_plain_input() -> None:
     usage = Usage(input_tokens=100, cache_write_tokens=1_000)
     assert cost(usage, _priced("openai:gpt-5.5")) == pytest.approx(1_100 * 5.00 / M)
+
+
+def test_a_one_hour_write_on_a_model_that_sells_no_one_hour_tier_is_an_error() -> None:
+    usage = Usage(cache_write_tokens=10, cache_write_1h_tokens=10)
+    with pytest.raises(WarmloopError, match="no cache write rate for retention '1h'"):
+        cost(usage, _priced("openai:gpt-6-sol"))
 
 
 # --- Gemini and DeepSeek ---------------------------------------------------------------------
@@ -189,6 +233,15 @@ def test_gemini_usage_prices_cached_content_at_the_cached_rate() -> None:
     # Gemini 2.5 Flash (flat): input $0.30, cached $0.03, output $2.50 per MTok.
     expected = (29 * 0.30 + 696_190 * 0.03 + 214 * 2.50) / M
     assert cost(usage, _priced("gemini:gemini-2.5-flash")) == pytest.approx(expected)
+
+
+def test_gemini_thinking_tokens_are_billed_as_output() -> None:
+    meta = genai_types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=1_000, candidates_token_count=100, thoughts_token_count=400
+    )
+    breakdown = cost_breakdown(_from_gemini(meta), _priced("gemini:gemini-3-flash-preview"))
+    # Gemini 3 Flash Preview: output $3 per MTok, thinking included.
+    assert breakdown.output == pytest.approx(500 * 3.00 / M)
 
 
 def test_deepseek_usage_prices_hits_and_misses() -> None:
