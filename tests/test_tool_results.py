@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pydantic import AfterValidator
 
 from warmloop import ConfigurationError, Toolbox, tool
+from warmloop.tool_run import encodable
 from warmloop.tools import cap_text, default_result_cap
 from warmloop.transcript import ToolCall, ToolResult, Transcript
 
@@ -103,6 +104,19 @@ def test_one_capped_result_never_overflows_the_window(text: str, window: int) ->
     shown, cut_from = cap_text(text, default_result_cap(window))
     assert len(shown.encode("utf-8")) <= window
     assert (cut_from is None) == (shown == text)
+
+
+broken_text = st.text(st.characters(codec=None, categories=["Cs", "L", "N", "P", "Zs"]))
+
+
+@given(text=broken_text)
+def test_encodable_text_always_encodes_and_keeps_what_was_valid(text: str) -> None:
+    fixed = encodable(text)
+    fixed.encode("utf-8")
+    assert encodable(fixed) == fixed
+    assert len(fixed) <= len(text)
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        assert fixed == text
 
 
 class Unprintable:

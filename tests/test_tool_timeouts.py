@@ -93,6 +93,13 @@ def test_a_timeout_must_be_a_positive_number(bad: Any) -> None:
     with pytest.raises(ConfigurationError, match="timeout"):
         tool(timeout=bad)(lambda: "x")
 
+    def quick() -> str:
+        """Returns at once."""
+        return "x"
+
+    with pytest.raises(ConfigurationError, match="timeout"):
+        Tool.from_function(quick, timeout=bad)
+
 
 async def test_sync_tools_run_in_daemon_threads_so_a_hung_one_never_blocks_exit() -> None:
     @tool

@@ -8,9 +8,11 @@ as a `ToolResult` the model can act on. `Toolbox.run` also says what happened on
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -67,6 +69,9 @@ class Tool:
     function: ToolFunction = field(repr=False)
     timeout: float | None = None
 
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout, f"tool {self.spec.name!r}")
+
     @property
     def name(self) -> str:
         return self.spec.name
@@ -84,8 +89,7 @@ class Tool:
         description from the docstring (Google, NumPy or Sphinx style)."""
         tool_name = name or str(getattr(function, "__name__", ""))
         spec, model = function_spec(function, tool_name, description)
-        check_timeout(timeout, f"tool {tool_name!r}")
-        return cls(spec, model, function, None if timeout is None else float(timeout))
+        return cls(spec, model, function, timeout)
 
 
 @overload
@@ -168,12 +172,14 @@ class StuckCall:
     call: ToolCall
     timeout: float
     since: float  # time.time() when it was given up on
-    worker: Any = field(repr=False)  # threading.Thread | asyncio.Task
+    worker: threading.Thread | asyncio.Task[Any] = field(repr=False)
 
     @property
     def running(self) -> bool:
-        alive = getattr(self.worker, "is_alive", None)
-        return bool(alive()) if alive is not None else not self.worker.done()
+        """Whether the worker is still running."""
+        if isinstance(self.worker, threading.Thread):
+            return self.worker.is_alive()
+        return not self.worker.done()
 
 
 class Toolbox:
@@ -291,7 +297,12 @@ class Toolbox:
             )
         return self._result(call, text, is_error=False)
 
-    def _timed_out(self, call: ToolCall, limit: float | None, worker: object) -> Execution:
+    def _timed_out(
+        self,
+        call: ToolCall,
+        limit: float | None,
+        worker: threading.Thread | asyncio.Task[Any] | None,
+    ) -> Execution:
         seconds = f"{limit:g}" if limit is not None else "?"
         text = (
             f"{call.name} timed out after {seconds} s and was stopped. Try a smaller request "
