@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -110,6 +112,33 @@ async def test_sync_tools_run_in_daemon_threads_so_a_hung_one_never_blocks_exit(
     assert (await Toolbox([where]).execute(ToolCall("c1", "where", "{}"))).content == (
         "daemon=True"
     )
+
+
+HUNG_PROGRAM = """
+import asyncio, threading
+from warmloop import Toolbox, tool
+from warmloop.transcript import ToolCall
+
+@tool(timeout=0.1)
+def hang() -> str:
+    \"\"\"Hangs for good.\"\"\"
+    threading.Event().wait()
+    return "never"
+
+toolbox = Toolbox([hang])
+result = asyncio.run(toolbox.execute(ToolCall("c1", "hang", "{}")))
+print(result.is_error, [s.call.name for s in toolbox.stuck])
+"""
+
+
+def test_a_program_whose_tool_hangs_for_good_still_exits() -> None:
+    """asyncio's default executor would join the hung thread at `asyncio.run` exit."""
+    done = subprocess.run(
+        [sys.executable, "-c", HUNG_PROGRAM], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True ['hang']"
+    assert "still running after its 0.1 s timeout" in done.stderr
 
 
 async def test_a_hung_async_tool_is_cancelled() -> None:
