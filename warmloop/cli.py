@@ -26,9 +26,10 @@ from warmloop.cli_view import (
     transcript_view,
 )
 from warmloop.errors import RunError, TranscriptError, WarmloopError
-from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, Run
+from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.providers.base import Model
 from warmloop.providers.select import EXAMPLES, resolve_model
+from warmloop.run import Run
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 

@@ -14,8 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from warmloop.loop import RequestRecord
 from warmloop.protocols import react_text
+from warmloop.run import RequestRecord
 from warmloop.transcript import (
     AssistantTurn,
     Message,
