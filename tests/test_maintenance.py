@@ -59,7 +59,9 @@ def re_reader(rendered: Rendered) -> Reply:
 
 def test_pruning_at_the_trigger_and_reading_the_data_again_behind_a_placeholder() -> None:
     model = ScriptedModel([re_reader] * 8, context_window=3_000)
-    run = Agent(model, [read], maintenance=POLICY, max_steps=8).run_sync("Read every file.")
+    run = Agent(model, [read], maintenance=POLICY, max_steps=8, max_result_chars=None).run_sync(
+        "Read every file."
+    )
     assert run.outputs.model_dump() == {"answer": FILES["a"][:50]}
     prunes = [e for e in run.maintenance if e.kind == "prune"]
     assert prunes
@@ -90,7 +92,9 @@ def test_a_fold_replaces_what_pruning_cannot_and_its_request_reads_the_cache() -
         return await original_send(rendered, session_id=session_id)
 
     model.send = send  # type: ignore[method-assign]
-    run = Agent(model, [keep], maintenance=KEEPING, max_steps=8).run_sync("Keep every file.")
+    run = Agent(model, [keep], maintenance=KEEPING, max_steps=8, max_result_chars=None).run_sync(
+        "Keep every file."
+    )
     folds = [e for e in run.maintenance if e.kind == "fold"]
     assert folds
     summary_request = queue[0]
@@ -124,7 +128,9 @@ def test_automatic_folding_pauses_after_two_folds_that_do_not_help() -> None:
         return await original_send(rendered, session_id=session_id)
 
     model.send = send  # type: ignore[method-assign]
-    run = Agent(model, [keep], maintenance=KEEPING, max_steps=8).run_sync("Keep every file.")
+    run = Agent(model, [keep], maintenance=KEEPING, max_steps=8, max_result_chars=None).run_sync(
+        "Keep every file."
+    )
     assert asked == 2
     assert [e.kind for e in run.maintenance] == ["fold", "fold"]
     assert all(e.tokens_after >= 0.8 * 3_000 for e in run.maintenance)

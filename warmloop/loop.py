@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -35,7 +36,8 @@ from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.outputs import SUBMIT, SUBMITTED, Outputs, OutputSpec
 from warmloop.providers.base import Model, Rendered
 from warmloop.run import RequestRecord, Run
-from warmloop.tools import Tool, Toolbox, ToolFunction, ToolSpec
+from warmloop.tool_run import default_result_cap
+from warmloop.tools import Execution, Tool, Toolbox, ToolFunction, ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
     Message,
@@ -86,7 +88,7 @@ class Agent:
         max_steps: int = 20,
         max_syntax_errors: int = 3,
         max_tool_retries: int = 3,
-        max_result_chars: int | None = None,
+        max_result_chars: int | Literal["window"] | None = "window",
         on_message: Callable[[Message], None] | None = None,
         maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
@@ -97,6 +99,10 @@ class Agent:
         if not isinstance(model, Model):
             raise ConfigurationError(f"model must be a warmloop Model, got {model!r}")
         self.model = model
+        self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
+        # By default one result can never overflow the window: a share of it (tools.py).
+        if max_result_chars == "window":
+            max_result_chars = default_result_cap(context_window(self))
         self.toolbox = Toolbox(tools, max_result_chars=max_result_chars)
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
@@ -107,7 +113,6 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
-        self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
         self.busts: list[Bust] = []
         self.opening: WireStream | None = None
         """The first request of this agent's first fresh session: later fresh sessions
@@ -195,6 +200,7 @@ class _Runner:
     failed_steps: int = 0
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.history is not None:
@@ -355,7 +361,9 @@ class _Runner:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
             else:
-                result = await self.agent.toolbox.execute(call)
+                execution = await self.agent.toolbox.run(call)
+                self.executions.append(execution)
+                result = execution.result
             failed = failed and result.is_error
             self.append(result)
         self.failed_steps = self.failed_steps + 1 if failed else 0
@@ -387,4 +395,6 @@ class _Runner:
             model,
             self.start,
             self.maintenance,
+            self.executions,
+            list(self.agent.toolbox.stuck),
         )

@@ -10,6 +10,7 @@ from warmloop.cache.guard import PrefixCheck
 from warmloop.cache.pricing import CostReport, cost_report
 from warmloop.cache.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.tools import Execution, StuckCall
 from warmloop.trajectory import TrajectoryStep, trajectory
 from warmloop.transcript import Transcript
 
@@ -37,6 +38,15 @@ class Run:
     start: int = 0
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
     """Every rewrite of the conversation during the run (prunes and folds)."""
+    executions: list[Execution] = field(default_factory=list)
+    """Every tool call executed, with what happened on the way (cut, timed out, stuck)."""
+    stuck: list[StuckCall] = field(default_factory=list)
+    """Timed-out calls whose worker was still running when the run ended."""
+
+    @property
+    def truncated(self) -> list[Execution]:
+        """The calls whose result was cut to `max_result_chars`."""
+        return [e for e in self.executions if e.truncated_from is not None]
 
     def usages(self) -> list[Usage]:
         """Every request's usage: the steps', then the folds' own summary requests."""

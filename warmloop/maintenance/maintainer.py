@@ -102,6 +102,7 @@ class Maintainer:
         self.profile = profile
         self.policy = policy
         self.window = window or profile.context_window
+        self.prune_policy = policy.prune.for_window(self.window)
         self.persist = persist
         self.counter = TokenCounter(model.name)
         self.sizer = PromptSizer(self.counter)
@@ -113,7 +114,7 @@ class Maintainer:
         return self.counter.estimate(len(text))
 
     def plan(self, transcript: Transcript) -> PrunePlan:
-        return plan_prune(transcript, self.policy.prune, self.tokens)
+        return plan_prune(transcript, self.prune_policy, self.tokens)
 
     def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> None:
         """A request was answered: calibrate, and count the read cost of what a prune
@@ -159,7 +160,7 @@ class Maintainer:
             events.append(event)
             estimate = event.tokens_after
         over = estimate >= self.policy.trigger * self.window
-        if (decision.action == "fold" or over or forced) and self._may_fold():
+        if (decision.action == "fold" or over) and self._may_fold():
             folded = await self._fold(transcript, decision.reason or "trigger", estimate)
             if folded is not None:
                 transcript, event = folded

@@ -12,22 +12,30 @@ returns edits that `Transcript.replace_content` applies (and archives, through a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from warmloop.transcript import AssistantTurn, Message, ToolCall, ToolResult, Transcript
 
 PLACEHOLDER_MARK = "[pruned: "
+DEFAULT_TAIL_TOKENS = 20_000
 MAX_SHOWN_ARGUMENTS = 200
 
 
 @dataclass(frozen=True)
 class PrunePolicy:
-    """What may be pruned. Sizes are in tokens, as the caller's counter measures them."""
+    """What may be pruned. Sizes are in tokens, as the caller's counter measures them;
+    `tail_tokens=None` protects a quarter of the context window (`for_window`)."""
 
-    tail_tokens: int = 20_000
+    tail_tokens: int | None = None
     tail_messages: int = 6
     min_tokens: int = 500
     exclude_tools: frozenset[str] = frozenset()
+
+    def for_window(self, window: int) -> PrunePolicy:
+        """This policy with its tail size settled for a context window of `window`."""
+        if self.tail_tokens is not None:
+            return self
+        return replace(self, tail_tokens=min(DEFAULT_TAIL_TOKENS, window // 4))
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,8 @@ def tail_start(
     `tail_tokens` and at least `tail_messages` messages, and never starts on a tool result
     (its assistant turn comes with it, so pairing is never split)."""
     start, size = len(visible), 0
-    while start > 0 and (size < policy.tail_tokens or len(visible) - start < policy.tail_messages):
+    budget = policy.tail_tokens if policy.tail_tokens is not None else DEFAULT_TAIL_TOKENS
+    while start > 0 and (size < budget or len(visible) - start < policy.tail_messages):
         start -= 1
         size += tokens(text_of(visible[start][1]))
     while start > 0 and isinstance(visible[start][1], ToolResult):
