@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from warmloop.transcript import AssistantTurn, Message, ToolCall, ToolResult, Transcript
 
 PLACEHOLDER_MARK = "[pruned: "
-DEFAULT_TAIL_TOKENS = 20_000
+DEFAULT_TAIL_TOKENS = 12_000
 MAX_SHOWN_ARGUMENTS = 200
 
 

