@@ -2,7 +2,8 @@
 
 Every path a model names is resolved (following symlinks) and refused unless it stays
 inside the workspace root (I5). Output is sorted and uses paths relative to the root, never
-the absolute root, so the same files give byte-identical tool results on any machine (I4).
+the absolute root, so the same files give byte-identical tool results on any machine (I4);
+names that could be misread are printed JSON-quoted (`names`) and accepted back that way.
 Every tool is bounded: only regular files are read, at most MAX_FILE_BYTES each (`files`);
 a walk reads at most MAX_WALK_ENTRIES directory entries; search runs on RE2, in linear time
 (`pattern`), over at most MAX_SEARCH_FILES files and MAX_SEARCH_BYTES bytes. A refusal is a
@@ -22,6 +23,7 @@ from typing import Concatenate, ParamSpec
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools import Tool
 from warmloop.workspace.files import Walk, kind, read_regular, reason
+from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.pattern import compile_pattern
 
 MAX_LISTED_FILES = 500
@@ -109,8 +111,11 @@ class Workspace:
         return repr(shorten(path, MAX_ECHO_CHARS))
 
     def resolve(self, path: str) -> Path:
-        """The real path `path` names inside the workspace; WorkspaceError if it escapes."""
-        name = path
+        """The real path `path` names inside the workspace; WorkspaceError if it escapes.
+
+        `path` may be a name exactly as list_files shows it, JSON-quoted ones included.
+        """
+        name = parse_name(path)
         shown = self.echo(name)
         hint = "copy the path exactly as list_files shows it"
         if "\0" in name:
@@ -146,9 +151,9 @@ class Workspace:
         return resolved
 
     def relative(self, path: Path) -> str:
-        """`path` (inside the root) as the model sees it: relative, with forward slashes."""
+        """`path` (inside the root) as the model sees it: relative, `/`-separated, escaped."""
         rel = path.relative_to(self.root).as_posix()
-        return "." if rel in ("", ".") else rel
+        return "." if rel in ("", ".") else show_name(rel)
 
     def walk(self, top: Path) -> Walk:
         """Regular files under `top`, sorted, within MAX_WALK_ENTRIES directory entries."""
