@@ -73,6 +73,7 @@ CASES: dict[str, Case] = {
     "repetition-over-1000": refused("a{1001}", "repeats more than 1000 times"),
     "program-too-large": refused(r"\pL{1000}\pL{1000}\pL{1000}", "too large to compile"),
     "unbalanced-group": refused("needle(", "invalid regular expression 'needle('"),
+    "long-invalid-pattern-is-cut": refused("(" * 999, "invalid regular expression '((((("),
     "reversed-range": refused("[z-a]", "invalid regular expression '[z-a]'"),
     "pattern-too-long": refused("x" * (MAX_PATTERN_CHARS + 1), f"more than {MAX_PATTERN_CHARS}"),
     "lone-surrogate-pattern": refused("a\ud800", "lone surrogate"),

@@ -287,8 +287,7 @@ def workspace_tools(root: Path) -> list[Tool]:
         return workspace.read_file(path, start_line, end_line)
 
     def search(pattern: str, path: str = ".") -> str:
-        """Search files under a path for a regex (RE2: Python syntax without look-around or
-        backreferences); each match is `path:line: text`."""
+        """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
     return [Tool.from_function(f) for f in (list_files, read_file, search)]

@@ -28,6 +28,7 @@ from typing import Protocol
 import re2  # type: ignore[import-untyped]
 
 MAX_PATTERN_CHARS = 1_000
+_SHOWN_CHARS = 120
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _UP_TO = re.compile(r"\{,(\d+)\}")  # Python's `{,n}`: RE2 reads it as literal text
 _BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
@@ -128,6 +129,11 @@ def to_re2(pattern: str, *, whole_text: bool = False) -> str:
     return "".join(out)
 
 
+def _cut(text: str) -> str:
+    """`text` short enough for an error message (RE2's quote the whole pattern)."""
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
 def _explain(message: str, shown: str) -> str:
     for reported, feature, instead in _UNSUPPORTED:
         if message.startswith(reported):
@@ -153,7 +159,7 @@ def _unsupported(feature: str, instead: str, shown: str) -> str:
 
 def compile_pattern(pattern: str) -> LinePattern:
     """`pattern` compiled with RE2; ValueError with a clear reason if it cannot be."""
-    shown = repr(pattern)  # repr escapes lone surrogates and control characters
+    shown = repr(_cut(pattern))  # repr escapes lone surrogates and control characters
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ValueError(
             f"the pattern is {len(pattern)} characters, more than {MAX_PATTERN_CHARS}; "
@@ -172,11 +178,14 @@ def compile_pattern(pattern: str) -> LinePattern:
         reason = exc.args[0] if exc.args else ""
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", errors="replace")
-        raise ValueError(_explain(str(reason), shown)) from None
+        raise ValueError(_explain(_cut(str(reason)), shown)) from None
     whole: _Compiled | None = None
     if not _MULTILINE_OFF.search(pattern):
         try:
             whole = re2.compile("(?m)" + to_re2(pattern, whole_text=True), options)
         except re2.error:
             whole = None  # e.g. too large once rewritten: lines are still searched exactly
+    # re2.compile caches 128 patterns of up to 8 MiB each; searches do not reuse them, so
+    # keep none beyond this one (which lives as long as the LinePattern).
+    re2.purge()
     return LinePattern(line, whole)
