@@ -65,6 +65,15 @@ class SqlStore(ABC):
         """One transaction; its cursor takes `?` placeholders. Database errors leave it
         rolled back and surface as SessionError."""
 
+    @abstractmethod
+    def raw(self, sql: str, params: Any = ()) -> list[Any]:
+        """Run one statement outside the contract, in its own transaction (for tests and
+        repairs; the SQL is the backend's own)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the store's connections."""
+
     def acquire(self, session_id: str, *, seconds: float | None = None) -> Lease:
         validate_session_id(session_id)
         now, token, holder = self.clock(), new_token(), holder_name()
