@@ -33,9 +33,13 @@ class Warmth:
         idle = f"idle {duration(self.idle_seconds)}"
         if self.cold_after is None:
             return f"{idle}; cache state unknown for this model"
-        limit = "never" if math.isinf(self.cold_after) else f"after {duration(self.cold_after)}"
+        limit = (
+            "it never expires"
+            if math.isinf(self.cold_after)
+            else f"cold after {duration(self.cold_after)}"
+        )
         state = "warm" if self.warm else "cold"
-        return f"{idle}; cache expected {state} (cold {limit})"
+        return f"{idle}; cache expected {state} ({limit})"
 
 
 def cold_after(model: str, cache_ttl: str = "") -> float | None:
