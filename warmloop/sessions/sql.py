@@ -24,7 +24,7 @@ from warmloop.sessions.session import (
     validate_session_id,
 )
 from warmloop.transcript import Meta, Rewrite, Transcript, check_pairing
-from warmloop.transcript_file import dumps_message, message_from_json
+from warmloop.transcript_file import dumps_message, message_from_json, messages_from_json
 
 _INFO = (
     "s.id, s.transcript_id, s.conversation, s.revision, s.length, s.created_at, s.updated_at,"
@@ -298,7 +298,7 @@ class SqlStore(ABC):
             return StoredSession(info, None)
         try:
             transcript = Transcript(
-                [message_from_json(r[1]) for r in rows],
+                messages_from_json([r[1] for r in rows]),
                 id=info.transcript_id,
                 conversation=info.conversation,
                 revision=info.revision,
