@@ -126,16 +126,23 @@ def _rewrite(store: AckingStore, rng: random.Random) -> None:
         transcript = stored.transcript
         if transcript is None or transcript.pending_calls():
             return
-        after = Transcript(transcript.messages, id=transcript.id,
-                           conversation=transcript.conversation, revision=transcript.revision,
-                           meta=transcript.meta)  # fmt: skip
+        after = Transcript(
+            transcript.messages,
+            id=transcript.id,
+            conversation=transcript.conversation,
+            revision=transcript.revision,
+            meta=transcript.meta,
+        )
         results = [i for i, m in enumerate(after) if isinstance(m, ToolResult)]
         if rng.random() < 0.5 and results:
             index = rng.choice(results)
             change = after.replace_content({index: f"[pruned at revision {after.revision + 1}]"})
         else:
-            bounds = [i for i in range(1, len(after) + 1)
-                      if i == len(after) or not isinstance(after[i], ToolResult)]  # fmt: skip
+            bounds = [
+                i
+                for i in range(1, len(after) + 1)
+                if i == len(after) or not isinstance(after[i], ToolResult)
+            ]
             start, end = sorted(rng.sample(bounds, 2)) if len(bounds) > 1 else (1, 1)
             try:
                 change = after.fold(start, end, f"summary of {start}-{end} at {after.revision}")

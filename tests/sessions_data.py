@@ -19,17 +19,28 @@ from warmloop.transcript import (
 def step(k: int, content: str = "") -> list[Message]:
     """Step `k`: an assistant turn with two calls and their results."""
     calls = tuple(ToolCall(f"call_{k}_{i}", "lookup", f'{{"key":"{k}.{i}"}}') for i in range(2))
-    turn = AssistantTurn(text=f"step {k}", reasoning=f"why {k}", tool_calls=calls,
-                         provider_details={"signature": f"sig{k}=="})  # fmt: skip
-    results = [ToolResult(c.id, c.name, content or f"value {k}.{i} " + "x" * 40) for i, c in
-               enumerate(calls)]  # fmt: skip
+    turn = AssistantTurn(
+        text=f"step {k}",
+        reasoning=f"why {k}",
+        tool_calls=calls,
+        provider_details={"signature": f"sig{k}=="},
+    )
+    results = [
+        ToolResult(c.id, c.name, content or f"value {k}.{i} " + "x" * 40)
+        for i, c in enumerate(calls)
+    ]
     return [turn, *results]
 
 
 def seeded(task: str = "Find the values.", *, model: str = "scripted") -> Transcript:
     """System text and a task, with meta as a run sets it."""
-    meta = Meta(created_at=1000.0, updated_at=1001.0, last_request_at=1000.5, model=model,
-                tools_fingerprint="f" * 16)  # fmt: skip
+    meta = Meta(
+        created_at=1000.0,
+        updated_at=1001.0,
+        last_request_at=1000.5,
+        model=model,
+        tools_fingerprint="f" * 16,
+    )
     return Transcript([SystemText("You are careful."), UserText(task)], meta=meta)
 
 

@@ -34,8 +34,9 @@ def read_log(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def kill_at(process: multiprocessing.process.BaseProcess, log: Path, phase: str | None,
-            rng: random.Random) -> str:  # fmt: skip
+def kill_at(
+    process: multiprocessing.process.BaseProcess, log: Path, phase: str | None, rng: random.Random
+) -> str:
     """SIGKILL the worker shortly after it enters `phase` (or at a random moment); returns
     the last phase it had announced."""
     seen = len(read_log(log))

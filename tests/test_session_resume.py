@@ -58,10 +58,12 @@ def anthropic_model(wire: Wire) -> Model:
 
 def chat_model(wire: Wire) -> Model:
     """Replies as "Chat > The chat completion object" documents them."""
-    wire.reply = lambda k: completion(message_for(SCRIPT[k], k, reasoning=False),
-                                      openai_usage(100, 0, 5))  # fmt: skip
-    client = AsyncOpenAI(api_key="sk-test", base_url="https://api.test/v1",
-                         http_client=wire.client(), max_retries=0)  # fmt: skip
+    wire.reply = lambda k: completion(
+        message_for(SCRIPT[k], k, reasoning=False), openai_usage(100, 0, 5)
+    )
+    client = AsyncOpenAI(
+        api_key="sk-test", base_url="https://api.test/v1", http_client=wire.client(), max_retries=0
+    )
     return OpenAIChatModel("gpt-5", client=client)
 
 
@@ -164,6 +166,7 @@ async def test_a_failed_request_leaves_the_session_at_its_last_complete_step(
     assert stored.transcript is not None
     assert stored.transcript.messages == failed.value.transcript.messages
     assert stored.transcript[-1].kind == "tool_result"
+    assert stored.info.lease_holder == ""  # released although the run failed
     model.enqueue(call("submit", answer="later"))
     run = await Agent(model, TOOLS).run("Try again.", session="s", store=store)
     assert run.outputs.model_dump() == {"answer": "later"}
@@ -195,3 +198,25 @@ async def test_a_stored_transcript_survives_the_json_round_trip(store: SqlStore)
     assert stored.transcript is not None
     assert stored.transcript.dump() == run.transcript.dump()
     assert json.loads(stored.transcript.dump())["id"] == run.transcript.id
+
+
+def test_ctrl_c_during_a_tool_stores_the_closed_step_and_frees_the_session(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def stop() -> str:
+        """Stands for a user pressing Ctrl-C while a tool runs."""
+        raise KeyboardInterrupt
+
+    model = ScriptedModel([call("stop")])
+    with pytest.raises(KeyboardInterrupt):
+        Agent(model, [stop]).run_sync("Go.", session="s", store=tmp_path / "s.db")
+    store = SQLiteStore(tmp_path / "s.db")
+    found = store.load("s")
+    store.close()
+    assert found is not None
+    assert found.transcript is not None
+    assert found.transcript[-1].kind == "tool_result"
+    assert found.transcript[-1].is_error  # type: ignore[union-attr]
+    check_pairing(found.transcript.messages)
+    assert found.info.lease_holder == ""  # released on the way out

@@ -51,8 +51,12 @@ def test_replace_content_archives_the_originals_with_their_revision(store: SqlSt
     ]
     [point] = store.rewrites("demo")
     assert (point.revision, point.kind, point.start, point.end, point.replaced) == (
-        1, "replace", 3, 7, 2,
-    )  # fmt: skip
+        1,
+        "replace",
+        3,
+        7,
+        2,
+    )
     assert lease.revision == 1
 
 

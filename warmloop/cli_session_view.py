@@ -44,20 +44,31 @@ def sessions_table(
 ) -> Table:
     """One row per session: id, model, steps, tokens, cost, idle time, cache state."""
     table = Table(title=f"Sessions in {location}", title_justify="left")
-    for name, justify in [("id", "left"), ("model", "left"), ("steps", "right"),
-                          ("tokens", "right"), ("cost $", "right"), ("idle", "right"),
-                          ("cache", "left"), ("in use", "left")]:  # fmt: skip
+    for name, justify in [
+        ("id", "left"),
+        ("model", "left"),
+        ("steps", "right"),
+        ("tokens", "right"),
+        ("cost $", "right"),
+        ("idle", "right"),
+        ("cache", "left"),
+        ("in use", "left"),
+    ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for info, cost in rows:
         state = warmth(info, now)
         cache = {True: "warm", False: "cold", None: "unknown"}[state.warm]
         idle = "-" if state.idle_seconds is None else duration(state.idle_seconds)
         table.add_row(
-            Text(info.id), Text(info.meta.model or "-"), str(info.requests),
+            Text(info.id),
+            Text(info.meta.model or "-"),
+            str(info.requests),
             f"{info.usage.prompt_tokens + info.usage.output_tokens:,}",
-            "-" if cost is None else f"{cost:.4f}", idle, cache,
+            "-" if cost is None else f"{cost:.4f}",
+            idle,
+            cache,
             "yes" if info.lease_holder else "",
-        )  # fmt: skip
+        )
     return table
 
 
@@ -81,8 +92,9 @@ def _rewrite_note(point: RewritePoint) -> Text:
         what = (
             f"replaced the content of {point.replaced} message(s) in {point.start}-{point.end - 1}"
         )
-    return Text(f"── rewrite, revision {point.revision}: {what} (originals archived)",
-                style="bold magenta")  # fmt: skip
+    return Text(
+        f"── rewrite, revision {point.revision}: {what} (originals archived)", style="bold magenta"
+    )
 
 
 def session_view(

@@ -94,9 +94,15 @@ def resume(
         fail(f"session {name!r} has no step stored yet; pass --model to run it")
     spec = model_spec or resumable_spec(stored.info.meta.model)
     ctx.invoke(
-        run, task=task, model_spec=spec, workspace=workspace, max_steps=max_steps,
-        save=save, session=name, store=store,
-    )  # fmt: skip
+        run,
+        task=task,
+        model_spec=spec,
+        workspace=workspace,
+        max_steps=max_steps,
+        save=save,
+        session=name,
+        store=store,
+    )
 
 
 @main.command()

@@ -44,9 +44,19 @@ def _info(row: Sequence[Any], now: float) -> SessionInfo:
     usage = Usage(*(int(v) for v in row[17:22]))
     live = row[15] is not None and row[14] is not None and row[14] > now
     return SessionInfo(
-        row[0], row[1], row[2], int(row[3]), int(row[4]), meta, row[11], row[12],
-        int(row[16]), usage, row[13] if live else "", row[14] if live else None,
-    )  # fmt: skip
+        row[0],
+        row[1],
+        row[2],
+        int(row[3]),
+        int(row[4]),
+        meta,
+        row[11],
+        row[12],
+        int(row[16]),
+        usage,
+        row[13] if live else "",
+        row[14] if live else None,
+    )
 
 
 class SqlStore(ABC):
@@ -153,12 +163,23 @@ class SqlStore(ABC):
             " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?"
             " WHERE id = ?",
             (
-                transcript.id, transcript.conversation, transcript.revision, len(transcript),
-                meta.created_at, meta.updated_at or self.clock(), meta.last_request_at,
-                meta.model, meta.tools_fingerprint, meta.parent, provider_of(meta.model),
-                cache_ttl, cache_ttl, expires, lease.session_id,
+                transcript.id,
+                transcript.conversation,
+                transcript.revision,
+                len(transcript),
+                meta.created_at,
+                meta.updated_at or self.clock(),
+                meta.last_request_at,
+                meta.model,
+                meta.tools_fingerprint,
+                meta.parent,
+                provider_of(meta.model),
+                cache_ttl,
+                cache_ttl,
+                expires,
+                lease.session_id,
             ),
-        )  # fmt: skip
+        )
 
     def append(
         self,
@@ -347,10 +368,17 @@ class SqlStore(ABC):
 def _request_row(lease: Lease, seq: int, request: StoredRequest) -> tuple[Any, ...]:
     usage = request.usage
     return (
-        lease.session_id, seq, request.position, request.sent_at, request.seconds,
-        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-        usage.cache_write_1h_tokens, usage.output_tokens,
-    )  # fmt: skip
+        lease.session_id,
+        seq,
+        request.position,
+        request.sent_at,
+        request.seconds,
+        usage.input_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.cache_write_1h_tokens,
+        usage.output_tokens,
+    )
 
 
 def _check_pairing(transcript: Transcript) -> None:
