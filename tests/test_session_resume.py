@@ -216,7 +216,8 @@ def test_ctrl_c_during_a_tool_stores_the_closed_step_and_frees_the_session(
     store.close()
     assert found is not None
     assert found.transcript is not None
-    assert found.transcript[-1].kind == "tool_result"
-    assert found.transcript[-1].is_error  # type: ignore[union-attr]
+    last = found.transcript[-1]
+    assert isinstance(last, ToolResult)
+    assert last.is_error
     check_pairing(found.transcript.messages)
     assert found.info.lease_holder == ""  # released on the way out
