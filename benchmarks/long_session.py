@@ -28,7 +28,6 @@ from pathlib import Path
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
 from warmloop import Agent, call, tool
 from warmloop.cache.simulate import Block, SimRequest, simulate
-from warmloop.maintenance.maintainer import scratch_copy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import plan_prune
 from warmloop.providers.base import Rendered
@@ -41,6 +40,7 @@ from warmloop.transcript import (
     ToolResult,
     Transcript,
     UserText,
+    scratch_copy,
 )
 
 RESULT_TOKENS = 6_000

@@ -22,14 +22,13 @@ from warmloop.cache.pricing import Prices, prices_for
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.cache.simulate import Block, SimOutcome, SimRequest, simulate
 from warmloop.cache.wire import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
-from warmloop.maintenance.maintainer import scratch_copy
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Script, ScriptedModel
 from warmloop.tools import ToolSpec
-from warmloop.transcript import Transcript
+from warmloop.transcript import Transcript, scratch_copy
 
 CHARS_PER_TOKEN = 4
 

@@ -9,4 +9,10 @@ python3 -m venv .venv
 .venv/bin/ruff check warmloop tests benchmarks
 .venv/bin/ruff format --check warmloop tests benchmarks
 .venv/bin/mypy
+# A PostgreSQL server for the session store tests (they skip, saying why, if it cannot start).
+if url="$(bash scripts/postgres.sh)"; then
+  export WARMLOOP_TEST_POSTGRES="$url"
+else
+  echo "warning: PostgreSQL could not be started; the PostgreSQL session tests will skip" >&2
+fi
 .venv/bin/pytest "$@"

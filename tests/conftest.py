@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.stores import make_store, postgres_database, store, store_spec  # noqa: F401
 from tests.wire import WireLog, wire_stream
 from warmloop.loop import Agent
 from warmloop.providers.scripted import ScriptedModel

@@ -7,6 +7,7 @@ traceback; a failed run still saves its transcript when `--save` was given.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from warmloop.cli_session_view import resume_line
 from warmloop.cli_view import (
     LiveView,
     bust_lines,
@@ -32,6 +34,7 @@ from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.providers.base import Model
 from warmloop.providers.select import EXAMPLES, resolve_model
 from warmloop.run import Run
+from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
@@ -113,6 +116,18 @@ def main(ctx: click.Context) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the transcript (JSON) here, also when the run fails.",
 )
+@click.option(
+    "--session",
+    metavar="NAME",
+    help="Store the run as session NAME step by step, or continue NAME if it exists.",
+)
+@click.option(
+    "--store",
+    metavar="PATH|URL",
+    envvar=STORE_VARIABLE,
+    help="Session store: a SQLite file or a postgresql:// URL "
+    "[default: sessions.db in the user data directory].",
+)
 @click.pass_obj
 def run(
     context: CliContext,
@@ -121,6 +136,8 @@ def run(
     workspace: Path,
     max_steps: int,
     save: Path | None,
+    session: str | None = None,
+    store: str | None = None,
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
     console = _stdout()
@@ -136,7 +153,11 @@ def run(
             on_message=LiveView(console),
             on_maintenance=lambda event: console.print(maintenance_line(event), soft_wrap=True),
         )
-        result = agent.run_sync(task)
+        opened = open_store(store) if session is not None else None
+        if opened is not None and session is not None:
+            click.get_current_context().call_on_close(opened.close)
+            console.print(resume_line(session, opened.info(session), time.time()))
+        result = agent.run_sync(task, session=session, store=opened)
     except KeyboardInterrupt as exc:
         transcript = getattr(exc, "transcript", None)
         if save is not None and isinstance(transcript, Transcript):
@@ -154,6 +175,8 @@ def run(
     if save is not None:
         save_transcript(result.transcript, save)
         console.print(Text(f"transcript saved to {save}", style="dim"))
+    if opened is not None:
+        console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
 
 
 def report(console: Console, result: Run) -> None:
@@ -192,3 +215,7 @@ def show(file: Path) -> None:
     console = _stdout()
     for part in transcript_view(transcript):
         console.print(part, soft_wrap=True)
+
+
+# The session commands (resume, sessions, export, and `show NAME`) register themselves on `main`.
+from warmloop import cli_sessions  # noqa: E402, F401

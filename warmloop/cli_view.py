@@ -7,7 +7,7 @@ markup, so a `[red]` in a file is shown as written.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from pydantic import BaseModel
 from rich.console import Console, Group
@@ -215,8 +215,11 @@ def _indent(text: Text, prefix: str = "    ") -> Text:
     return Text("\n").join(Text(prefix) + line for line in text.split("\n"))
 
 
-def transcript_view(transcript: Transcript) -> Iterator[Text]:
-    """A saved transcript in full: a header, then every message with its index and role.
+def transcript_view(
+    transcript: Transcript, notes: Mapping[int, Sequence[Text]] | None = None
+) -> Iterator[Text]:
+    """A saved transcript in full: a header, then every message with its index and role,
+    followed by any `notes` for that index (a stored session's usage and rewrites).
 
     Print each part with `soft_wrap=True`: lines stay as written (no padding, no re-wrap),
     so the output can be piped and searched.
@@ -230,3 +233,4 @@ def transcript_view(transcript: Transcript) -> Iterator[Text]:
         yield _heading(index, message)
         for part in _block(message):
             yield _indent(part)
+        yield from (notes or {}).get(index, ())

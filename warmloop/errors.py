@@ -75,3 +75,13 @@ class TranscriptError(WarmloopError):
 
 class PairingError(TranscriptError):
     """Tool calls and results that do not pair up one-to-one, in order (I3)."""
+
+
+class SessionError(WarmloopError):
+    """A session store that cannot do what was asked (unreachable, a schema newer than this
+    warmloop, a damaged row, a write that no longer holds the lease); nothing was changed."""
+
+
+class SessionBusy(SessionError):
+    """Another process or worker holds this session's lease: only one may append at a time.
+    Retry once it has finished, or after its lease expires if it was killed."""

@@ -13,7 +13,9 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from os import PathLike
 from typing import Literal
 
 from pydantic import BaseModel
@@ -36,6 +38,9 @@ from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.outputs import SUBMIT, SUBMITTED, Outputs, OutputSpec
 from warmloop.providers.base import Model, Rendered
 from warmloop.run import RequestRecord, Run
+from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.resume import open_session
+from warmloop.sessions.store import SessionStore
 from warmloop.tool_run import default_result_cap
 from warmloop.tools import Execution, Tool, Toolbox, ToolFunction, ToolSpec
 from warmloop.transcript import (
@@ -123,6 +128,7 @@ class Agent:
         task: str | Mapping[str, object],
         history: Transcript | None,
         conversation_id: str | None,
+        hook: SessionRecorder | None = None,
     ) -> _Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -130,7 +136,32 @@ class Agent:
             )
         if conversation_id is not None:
             validate_id(conversation_id)
-        return _Runner(self, task_text(task), history, conversation_id)
+        return _Runner(self, task_text(task), history, conversation_id, hook)
+
+    def _session(
+        self,
+        session: str | None,
+        store: SessionStore | str | PathLike[str] | None,
+        history: Transcript | None,
+        conversation_id: str | None,
+    ) -> AbstractContextManager[SessionRecorder | None]:
+        """The stored session's recorder, holding its lease, or nothing without `session`."""
+        if session is None:
+            if store is not None:
+                raise ConfigurationError("store= names where sessions live; pass session= too")
+            return nullcontext()
+        if history is not None:
+            raise ConfigurationError(
+                "a session continues its own stored conversation: pass session= or history=, "
+                "not both"
+            )
+        ttl = getattr(self.model, "cache_ttl", "")
+        return open_session(
+            session,
+            store,
+            conversation_id=conversation_id,
+            cache_ttl=ttl if isinstance(ttl, str) else "",
+        )
 
     async def run(
         self,
@@ -138,10 +169,16 @@ class Agent:
         *,
         history: Transcript | None = None,
         conversation_id: str | None = None,
+        session: str | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
     ) -> Run:
         """Run one task; with `history`, continue that conversation on a new branch.
-        `conversation_id` names the conversation: it is the provider's routing key."""
-        return await self._runner(task, history, conversation_id).run()
+        `conversation_id` names the conversation: it is the provider's routing key.
+        With `session`, create or continue that stored session in place (in `store`, by
+        default the SQLite file in the user's data directory), persisting each step;
+        SessionBusy if another process holds it."""
+        with self._session(session, store, history, conversation_id) as hook:
+            return await self._runner(task, history, conversation_id, hook).run()
 
     def run_sync(
         self,
@@ -149,6 +186,8 @@ class Agent:
         *,
         history: Transcript | None = None,
         conversation_id: str | None = None,
+        session: str | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
     ) -> Run:
         """`run` for code that is not async."""
         try:
@@ -157,12 +196,13 @@ class Agent:
             pass
         else:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
-        runner = self._runner(task, history, conversation_id)
-        try:
-            return asyncio.run(runner.run())
-        except KeyboardInterrupt as exc:
-            runner.interrupted(exc)
-            raise
+        with self._session(session, store, history, conversation_id) as hook:
+            runner = self._runner(task, history, conversation_id, hook)
+            try:
+                return asyncio.run(runner.run())
+            except KeyboardInterrupt as exc:
+                runner.interrupted(exc)
+                raise
 
 
 def context_window(agent: Agent) -> int:
@@ -192,6 +232,8 @@ class _Runner:
     task: str
     history: Transcript | None
     conversation_id: str | None
+    hook: SessionRecorder | None = None
+    """A stored session's persistence hook, called after each complete unit is appended."""
     transcript: Transcript = field(init=False)
     requests: list[RequestRecord] = field(default_factory=list)
     start: int = 0
@@ -203,7 +245,9 @@ class _Runner:
     executions: list[Execution] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.history is not None:
+        if self.hook is not None:
+            self.transcript = self.hook.transcript  # a stored session continues in place
+        elif self.history is not None:
             self.transcript = self.history.fork()
         else:
             self.transcript = Transcript(meta=Meta(created_at=time.time()))
@@ -220,6 +264,7 @@ class _Runner:
                 agent.profile,
                 agent.maintenance,
                 window=context_window(agent),
+                persist=self.hook.stored if self.hook is not None else None,
             )
 
     def append(self, message: Message) -> None:
@@ -227,9 +272,22 @@ class _Runner:
         if self.agent.on_message is not None:
             self.agent.on_message(message)
 
+    def persisted(self, *, best_effort: bool = False) -> None:
+        """Hand what is new to the session hook (one transaction). On the way out of a
+        failed run (`best_effort`) a store failure is dropped: the stored session stays at
+        its last complete step, and resuming closes the step."""
+        if self.hook is None:
+            return
+        try:
+            self.hook.appended(self.transcript, self.requests)
+        except Exception:
+            if not best_effort:
+                raise
+
     def interrupted(self, exc: BaseException) -> None:
         """Close the step in progress and attach the transcript to `exc`."""
         self.transcript.answer_pending(INTERRUPTED)
+        self.persisted(best_effort=True)
         exc.transcript = self.transcript  # type: ignore[attr-defined]
 
     async def run(self) -> Run:
@@ -239,6 +297,7 @@ class _Runner:
             raise
         except Exception as exc:
             self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
+            self.persisted(best_effort=True)
             raise RunAborted(
                 f"the run stopped on an unexpected {type(exc).__name__}: {exc}", self.transcript
             ) from exc
@@ -273,9 +332,10 @@ class _Runner:
         transcript, agent = self.transcript, self.agent
         assert transcript.guard is not None
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
-        if self.history is None and not self.requests and agent.opening is None:
+        fresh = self.history is None and self.start == 0 and not self.requests
+        if fresh and agent.opening is None:
             agent.opening = rendered.wire  # the agent's first session: nothing to reuse yet
-        elif self.history is None and not self.requests and agent.opening is not None:
+        elif fresh and agent.opening is not None:
             bust = opening_bust(agent.opening, rendered.wire)
             shared = 0 if bust else sum(len(text) for _, text in rendered.wire.opening)
             check = PrefixCheck(bust.position if bust else shared, rendered.length, bust)
@@ -330,6 +390,7 @@ class _Runner:
             tools_fingerprint=self.agent.fingerprint,
         )
         self.append(response.turn)
+        self.persisted()  # the turn is stored before any of its tools runs
         problem = response.format_error
         if problem is None:
             self.syntax_errors = 0
@@ -366,6 +427,7 @@ class _Runner:
                 result = execution.result
             failed = failed and result.is_error
             self.append(result)
+        self.persisted()
         self.failed_steps = self.failed_steps + 1 if failed else 0
         return submitted
 

@@ -1,156 +1,70 @@
 """The transcript: a conversation's canonical state, as an append-only list of frozen parts.
 
-Every part is a kind-tagged frozen dataclass; parts are values (content equality). A
-`Transcript` only grows, except through two explicit rewrites (`replace_content`, `fold`)
+A `Transcript` only grows, except through two explicit rewrites (`replace_content`, `fold`)
 that bump its revision and return what they replaced, for the archive. `fork` starts a new
-branch with a new id, so no two branches ever share an identity (I6). The file format and
-its validation live in `transcript_file`.
+branch with a new id, so no two branches ever share an identity (I6). The parts themselves
+live in `parts`, the file format and its validation in `transcript_file`.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
-import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
-
-from pydantic import Field
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from warmloop.errors import ConfigurationError, PairingError, TranscriptError
+from warmloop.parts import (
+    ID_PATTERN as ID_PATTERN,
+)
+from warmloop.parts import (
+    REPLACEABLE as REPLACEABLE,
+)
+from warmloop.parts import (
+    AssistantTurn as AssistantTurn,
+)
+from warmloop.parts import (
+    JsonValue as JsonValue,
+)
+from warmloop.parts import (
+    Message as Message,
+)
+from warmloop.parts import (
+    Meta as Meta,
+)
+from warmloop.parts import (
+    Notice as Notice,
+)
+from warmloop.parts import (
+    Rewrite as Rewrite,
+)
+from warmloop.parts import (
+    Summary as Summary,
+)
+from warmloop.parts import (
+    SystemText as SystemText,
+)
+from warmloop.parts import (
+    ToolCall as ToolCall,
+)
+from warmloop.parts import (
+    ToolResult as ToolResult,
+)
+from warmloop.parts import (
+    UserText as UserText,
+)
+from warmloop.parts import (
+    encodable as encodable,
+)
+from warmloop.parts import (
+    new_transcript_id as new_transcript_id,
+)
+from warmloop.parts import (
+    validate_id as validate_id,
+)
 
 if TYPE_CHECKING:
     from warmloop.cache.guard import PrefixGuard
-
-JsonValue: TypeAlias = Any
-"""A JSON-serialisable value (kept loose: providers echo arbitrary shapes back)."""
-
-ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""Conversation and session ids: a short safe alphabet, never a path."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-@dataclass(frozen=True)
-class SystemText:
-    """Instructions at the start of the conversation."""
-
-    text: str
-    kind: Literal["system"] = "system"
-
-
-@dataclass(frozen=True)
-class UserText:
-    """A user turn: the task, a follow-up question, a correction or an extract request.
-
-    `only_tool` names the one tool the loop accepts next (the extract request sets it),
-    so a provider can constrain decoding without reading the text.
-    """
-
-    text: str
-    only_tool: str = ""
-    kind: Literal["user"] = "user"
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call; `arguments` is the model's raw JSON string, kept byte-for-byte."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class AssistantTurn:
-    """One model turn: text, reasoning, tool calls, and provider data to echo back exactly."""
-
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    provider_details: dict[str, JsonValue] = field(default_factory=dict)
-    kind: Literal["assistant"] = "assistant"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """The result of one tool call (`is_error` marks a failure the model should see)."""
-
-    call_id: str
-    name: str
-    content: str
-    is_error: bool = False
-    kind: Literal["tool_result"] = "tool_result"
-
-
-@dataclass(frozen=True)
-class Notice:
-    """Mid-conversation system text (a newly discovered tool, the last-step warning),
-    rendered in place; `only_tool` as on `UserText`."""
-
-    text: str
-    only_tool: str = ""
-    kind: Literal["notice"] = "notice"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """A fold's summary of the messages `[start, end)`; it stands at index `end`, right
-    after the span it covers, and renderers show it in the span's place."""
-
-    text: str
-    start: int
-    end: int
-    kind: Literal["summary"] = "summary"
-
-
-Message: TypeAlias = Annotated[
-    SystemText | UserText | AssistantTurn | ToolResult | Notice | Summary,
-    Field(discriminator="kind"),
-]
-REPLACEABLE = (ToolResult, UserText, Notice)
-"""Kinds whose content a rewrite may replace; assistant turns and system text never change."""
-
-
-@dataclass(frozen=True)
-class Meta:
-    """What a conversation knows about itself besides its messages (never rendered).
-
-    Times are Unix seconds. `last_request_at` is when the last model request was sent
-    (maintenance decides from it whether the provider's cache is still warm).
-    """
-
-    created_at: float | None = None
-    updated_at: float | None = None
-    last_request_at: float | None = None
-    model: str = ""
-    tools_fingerprint: str = ""
-    parent: str = ""
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """What one rewrite did: the revision it created and the originals it replaced
-    (`(index, message)`, for the archive); `folded` is a fold's `(start, end)` span."""
-
-    revision: int
-    replaced: tuple[tuple[int, Message], ...] = ()
-    folded: tuple[int, int] | None = None
-
-
-def new_transcript_id() -> str:
-    """A fresh random transcript id (used as the cache routing key, never in a prompt)."""
-    return "t_" + secrets.token_hex(8)
-
-
-def validate_id(value: object, what: str = "conversation id") -> str:
-    """`value` if it is a safe id (letters, digits, `_`, `-`; 1 to 64 characters)."""
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ConfigurationError(
-            f"{what} {value!r} is not allowed: use 1 to 64 letters, digits, '_' or '-'"
-        )
-    return value
-
 
 _serials = itertools.count()
 
@@ -367,6 +281,21 @@ class Transcript:
         return load(text)
 
 
+def scratch_copy(transcript: Transcript) -> Transcript:
+    """The same conversation (id, revision, meta, messages, guard) as a separate object, to
+    apply a rewrite to before it is stored; the original stays as it was if storing fails.
+    Renderer memos key on the object, so the two never share rendered bytes."""
+    copy = Transcript(
+        transcript.messages,
+        id=transcript.id,
+        conversation=transcript.conversation,
+        revision=transcript.revision,
+        meta=transcript.meta,
+    )
+    copy.guard = transcript.guard
+    return copy
+
+
 def _add_span(spans: list[tuple[int, int]], summary: Summary, at: int) -> list[tuple[int, int]]:
     """The top-level hidden spans once `summary` (standing at index `at`) covers its span:
     earlier spans inside it merge into it; a partial overlap is refused."""
@@ -386,33 +315,6 @@ def _add_span(spans: list[tuple[int, int]], summary: Summary, at: int) -> list[t
             )
         kept.append((s, e))
     return sorted([*kept, (start, end)])
-
-
-def encodable(value: Any) -> Any:
-    """`value` with every lone surrogate in its text replaced by U+FFFD (the same object
-    when there is none). Text enters a transcript only through this, so a transcript always
-    encodes as UTF-8 (file names that are not UTF-8, `\\ud800` in model output)."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
-    if isinstance(value, tuple | list):
-        items = [encodable(v) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return type(value)(items)
-    if isinstance(value, dict):
-        pairs = [(encodable(k), encodable(v)) for k, v in value.items()]
-        if all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True)):
-            return value
-        return dict(pairs)
-    if hasattr(value, "__dataclass_fields__"):
-        changed = {}
-        for item in fields(value):
-            old = getattr(value, item.name)
-            new = encodable(old)
-            if new is not old:
-                changed[item.name] = new
-        return replace(value, **changed) if changed else value
-    return value
 
 
 def check_pairing(messages: Sequence[Message]) -> None:

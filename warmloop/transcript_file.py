@@ -11,6 +11,7 @@ pairing or a bad fold span.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
@@ -63,6 +64,19 @@ def message_from_json(data: str | bytes) -> Message:
         raise TranscriptError(f"not a valid transcript message: {exc}") from exc
     except ValidationError as exc:
         raise TranscriptError(f"not a valid transcript message: {_describe(exc)}") from exc
+
+
+def messages_from_json(bodies: Sequence[str]) -> list[Message]:
+    """Many messages from their `dumps_message` texts, strictly validated in one pass (a
+    stored session loads this way; `Transcript` makes their text encodable as it takes
+    them). The count is checked, so no body can pass for two."""
+    try:
+        messages = _MESSAGES.validate_json("[" + ",".join(bodies) + "]")
+    except ValidationError as exc:
+        raise TranscriptError(f"not valid transcript messages: {_describe(exc)}") from exc
+    if len(messages) != len(bodies):
+        raise TranscriptError(f"{len(bodies)} message texts held {len(messages)} messages")
+    return messages
 
 
 def dumps_message(message: Message) -> str:

@@ -28,7 +28,7 @@ from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
 from warmloop.maintenance.size import PromptSizer, TokenCounter
 from warmloop.providers.base import Model, Rendered
 from warmloop.tools import ToolSpec
-from warmloop.transcript import Rewrite, Transcript
+from warmloop.transcript import Rewrite, Transcript, scratch_copy
 
 Persist = Callable[[Transcript, Rewrite], None]
 
@@ -67,21 +67,6 @@ class MaintenanceEvent:
             f"tokens; predicted cost {self.predicted_cost:,.0f}, saving "
             f"{self.predicted_saving:,.0f} (base-input tokens)"
         )
-
-
-def scratch_copy(transcript: Transcript) -> Transcript:
-    """The same conversation (id, revision, meta, messages) as a separate object, to apply
-    a rewrite to before it is stored. Renderer memos key on the object, so it never shares
-    rendered bytes with the original."""
-    copy = Transcript(
-        transcript.messages,
-        id=transcript.id,
-        conversation=transcript.conversation,
-        revision=transcript.revision,
-        meta=transcript.meta,
-    )
-    copy.guard = transcript.guard
-    return copy
 
 
 class Maintainer:

@@ -1,0 +1,77 @@
+"""The lease a worker holds while it appends to a session.
+
+A lease is a random token with an expiry, stored on the session row. Every write checks the
+token (a fencing compare-and-swap together with the stored length and revision), so a
+worker whose lease lapsed and was taken over can never write again; the expiry lets a
+session left by a killed worker be taken over. A holder on this host whose process is gone
+(checked by pid and process start time) is stale at once, so a local crash needs no wait.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+LEASE_SECONDS = 120.0
+"""How long a lease lives after its last write; every stored step renews it."""
+
+_PROC = Path("/proc")
+
+
+@dataclass
+class Lease:
+    """A held lease and what the holder knows is stored (`length` messages at `revision`,
+    `requests` request records). The store updates it after each committed write."""
+
+    session_id: str
+    token: str
+    holder: str
+    expires_at: float
+    length: int
+    revision: int
+    requests: int
+
+
+def new_token() -> str:
+    """A fresh random lease token."""
+    return secrets.token_hex(16)
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks, or None when it is gone or a zombie."""
+    try:
+        stat = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
+
+
+def holder_name() -> str:
+    """Who is asking: `host:pid:start` (the start time tells a reused pid apart)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or ''}"
+
+
+def holder_gone(holder: str) -> bool:
+    """True when `holder` ran on this host and its process no longer runs; a holder on
+    another host is never judged gone here (only its lease's expiry frees the session)."""
+    parts = holder.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    pid, start = int(parts[1]), parts[2]
+    if _PROC.is_dir():
+        now = _start_time(pid)
+        return now is None or (bool(start) and now != start)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -1,0 +1,46 @@
+"""Where sessions are stored: `open_store(None)` is the SQLite file in the user's data
+directory, a path is a SQLite file, and a `postgresql://` URL is a PostgreSQL store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from warmloop.errors import SessionError
+from warmloop.sessions.sqlite import SQLiteStore
+from warmloop.sessions.store import SessionStore
+
+STORE_VARIABLE = "WARMLOOP_STORE"
+"""Environment variable naming the store when none is passed."""
+FILE_NAME = "sessions.db"
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+def default_store_path() -> Path:
+    """`sessions.db` in the user's data directory (XDG on Linux, via platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("warmloop", appauthor=False)) / FILE_NAME
+
+
+def open_store(spec: str | os.PathLike[str] | None = None) -> SessionStore:
+    """The store `spec` names: None (then $WARMLOOP_STORE, then the default file), a
+    SQLite file path, or a PostgreSQL URL."""
+    if spec is None:
+        spec = os.environ.get(STORE_VARIABLE) or None
+    if spec is None:
+        path = default_store_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SessionError(
+                f"cannot create the session directory {path.parent} ({exc.strerror}); "
+                "pass --store PATH"
+            ) from exc
+        return SQLiteStore(path)
+    text = os.fspath(spec)
+    if text.startswith(_POSTGRES):
+        from warmloop.sessions.postgres import PostgresStore
+
+        return PostgresStore(text)
+    return SQLiteStore(Path(text).expanduser())

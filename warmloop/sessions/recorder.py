@@ -1,0 +1,73 @@
+"""The loop's persistence hook: after the loop appends a complete unit (an assistant turn as
+soon as it arrives, a step's tool results once they are all in) it calls `appended`, which
+stores what is new in one transaction. Rewrites go through `rewrite`, which stores them
+with their archive rows before the loop adopts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from warmloop.sessions.lease import Lease
+from warmloop.sessions.records import StoredRequest
+from warmloop.sessions.store import SessionStore
+from warmloop.transcript import AssistantTurn, Rewrite, Transcript, scratch_copy
+
+if TYPE_CHECKING:
+    from warmloop.run import RequestRecord
+
+
+class SessionRecorder:
+    """Persists one run of a stored session; `transcript` is the session's conversation,
+    which the run continues in place (same id, no fork)."""
+
+    def __init__(
+        self, store: SessionStore, lease: Lease, transcript: Transcript, *, cache_ttl: str = ""
+    ) -> None:
+        self.store = store
+        self.lease = lease
+        self.transcript = transcript
+        self.cache_ttl = cache_ttl
+        self._requests = 0  # how many of the run's request records are stored
+
+    def appended(self, transcript: Transcript, requests: Sequence[RequestRecord]) -> None:
+        """Store the messages and request records that are new since the last call."""
+        new = requests[self._requests :]
+        start = self.lease.length
+        if len(transcript) == start and not new:
+            return
+        # Each request produced one assistant turn, appended right after it was received.
+        turns = [
+            i for i in range(start, len(transcript)) if isinstance(transcript[i], AssistantTurn)
+        ]
+        sent_at = transcript.meta.last_request_at or 0.0
+        stored = [
+            StoredRequest(
+                turns[n] if n < len(turns) else len(transcript) - 1, sent_at, r.seconds, r.usage
+            )
+            for n, r in enumerate(new)
+        ]
+        self.store.append(self.lease, transcript, stored, cache_ttl=self.cache_ttl)
+        self._requests = len(requests)
+        self.transcript = transcript
+
+    def rewrite(
+        self, transcript: Transcript, change: Callable[[Transcript], Rewrite]
+    ) -> Transcript:
+        """Apply `change` (`replace_content` or `fold`) to a scratch copy, store it with its
+        archive rows in one transaction, and return the copy for the loop to adopt. If
+        anything fails, `transcript` and the stored session are unchanged."""
+        scratch = scratch_copy(transcript)
+        done = change(scratch)
+        if not done.replaced and done.folded is None:
+            return transcript
+        self.stored(scratch, done)
+        return scratch
+
+    def stored(self, scratch: Transcript, rewrite: Rewrite) -> None:
+        """Store a rewrite already applied to a scratch copy (with its archive rows, one
+        transaction); the copy becomes the session's transcript. Raises, changing nothing,
+        if the store fails."""
+        self.store.rewrite(self.lease, scratch, rewrite)
+        self.transcript = scratch

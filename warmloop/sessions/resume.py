@@ -1,0 +1,74 @@
+"""Opening a stored session for a run: take its lease, load its transcript (or start one),
+close a step a crash cut short, and hand the loop its persistence hook."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from warmloop.errors import ConfigurationError, SessionError
+from warmloop.sessions.lease import Lease
+from warmloop.sessions.locate import open_store
+from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.session import validate_session_id
+from warmloop.sessions.store import SessionStore
+from warmloop.transcript import Meta, Transcript
+
+INTERRUPTED_BY_STOP = (
+    "Not executed: the process stopped before this call finished; the session was resumed."
+)
+
+
+@contextmanager
+def open_session(
+    session_id: str,
+    store: SessionStore | str | os.PathLike[str] | None = None,
+    *,
+    conversation_id: str | None = None,
+    cache_ttl: str = "",
+) -> Iterator[SessionRecorder]:
+    """The recorder of session `session_id` in `store` (a store, a spec for `open_store`,
+    or None for the default), holding its lease until the block ends.
+
+    Raises SessionBusy at once if another holder has it. A call whose result was never
+    stored (the process stopped during the tool) gets an "interrupted" error result,
+    stored before the block starts, so pairing holds.
+    """
+    validate_session_id(session_id)
+    owned = not isinstance(store, SessionStore)
+    opened = open_store(store) if not isinstance(store, SessionStore) else store
+    try:
+        lease = opened.acquire(session_id)
+        try:
+            yield _recorder(opened, lease, session_id, conversation_id, cache_ttl)
+        finally:
+            # If releasing fails the lease expires by itself; the run's outcome matters more.
+            with suppress(SessionError):
+                opened.release(lease)
+    finally:
+        if owned:
+            opened.close()
+
+
+def _recorder(
+    store: SessionStore,
+    lease: Lease,
+    session_id: str,
+    conversation_id: str | None,
+    cache_ttl: str,
+) -> SessionRecorder:
+    stored = store.load(session_id)
+    transcript = stored.transcript if stored is not None else None
+    if transcript is None:
+        transcript = Transcript(conversation=conversation_id, meta=Meta(created_at=time.time()))
+    elif conversation_id is not None and conversation_id != transcript.conversation:
+        raise ConfigurationError(
+            f"session {session_id!r} continues conversation {transcript.conversation!r}; "
+            f"conversation_id {conversation_id!r} cannot change it"
+        )
+    recorder = SessionRecorder(store, lease, transcript, cache_ttl=cache_ttl)
+    if transcript.answer_pending(INTERRUPTED_BY_STOP):
+        recorder.appended(transcript, ())
+    return recorder

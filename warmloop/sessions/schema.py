@@ -1,0 +1,115 @@
+"""The session schema, one version at a time, and how a store is brought up to date.
+
+One DDL serves SQLite and PostgreSQL (both read TEXT, BIGINT and DOUBLE PRECISION). The
+version lives in `warmloop_schema`; `migrate` applies each missing step in one transaction
+and refuses a database written by a newer warmloop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from warmloop.errors import SessionError
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the stores use (sqlite3 and psycopg both have it)."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+    def executemany(self, sql: Any, params: Any, /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+V1 = (
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        transcript_id TEXT NOT NULL DEFAULT '',
+        conversation TEXT NOT NULL DEFAULT '',
+        revision BIGINT NOT NULL DEFAULT 0,
+        length BIGINT NOT NULL DEFAULT 0,
+        created_at DOUBLE PRECISION,
+        updated_at DOUBLE PRECISION,
+        last_request_at DOUBLE PRECISION,
+        model TEXT NOT NULL DEFAULT '',
+        tools_fingerprint TEXT NOT NULL DEFAULT '',
+        parent TEXT NOT NULL DEFAULT '',
+        provider TEXT NOT NULL DEFAULT '',
+        cache_ttl TEXT NOT NULL DEFAULT '',
+        lease_token TEXT,
+        lease_holder TEXT NOT NULL DEFAULT '',
+        lease_expires DOUBLE PRECISION
+    )""",
+    """CREATE TABLE messages (
+        session TEXT NOT NULL REFERENCES sessions (id),
+        position BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session, position)
+    )""",
+    """CREATE TABLE archive (
+        session TEXT NOT NULL REFERENCES sessions (id),
+        revision BIGINT NOT NULL,
+        position BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        archived_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (session, revision, position)
+    )""",
+    """CREATE TABLE rewrites (
+        session TEXT NOT NULL REFERENCES sessions (id),
+        revision BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        span_start BIGINT NOT NULL,
+        span_end BIGINT NOT NULL,
+        replaced BIGINT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        length BIGINT NOT NULL,
+        PRIMARY KEY (session, revision)
+    )""",
+    """CREATE TABLE requests (
+        session TEXT NOT NULL REFERENCES sessions (id),
+        seq BIGINT NOT NULL,
+        position BIGINT NOT NULL,
+        sent_at DOUBLE PRECISION NOT NULL,
+        seconds DOUBLE PRECISION NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        cache_read_tokens BIGINT NOT NULL,
+        cache_write_tokens BIGINT NOT NULL,
+        cache_write_1h_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        PRIMARY KEY (session, seq)
+    )""",
+)
+
+MIGRATIONS: tuple[Sequence[str], ...] = (V1,)
+"""Step k brings the schema from version k to k + 1; append new steps, never edit one."""
+
+
+def current_version(cursor: Cursor) -> int:
+    """The stored schema version (0 for an empty database)."""
+    cursor.execute("CREATE TABLE IF NOT EXISTS warmloop_schema (version BIGINT NOT NULL)")
+    cursor.execute("SELECT version FROM warmloop_schema")
+    row = cursor.fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def migrate(cursor: Cursor, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
+    """Apply every missing step inside the caller's transaction; returns the new version.
+    A database newer than `migrations` is a SessionError (upgrade warmloop)."""
+    version = current_version(cursor)
+    if version > len(migrations):
+        raise SessionError(
+            f"the session store has schema version {version}, newer than this warmloop "
+            f"knows ({len(migrations)}); upgrade warmloop to use it"
+        )
+    for step in migrations[version:]:
+        for statement in step:
+            cursor.execute(statement)
+    if version == 0:
+        cursor.execute("INSERT INTO warmloop_schema (version) VALUES (?)", (len(migrations),))
+    elif version < len(migrations):
+        cursor.execute("UPDATE warmloop_schema SET version = ?", (len(migrations),))
+    return len(migrations)
