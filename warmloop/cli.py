@@ -186,3 +186,6 @@ def show(file: Path) -> None:
     console = _stdout()
     for part in transcript_view(transcript):
         console.print(part, soft_wrap=True)
+
+
+from warmloop import cli_audit  # noqa: E402, F401  (registers record and audit on main)
