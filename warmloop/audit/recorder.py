@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from warmloop.audit.formats import format_from_path
 from warmloop.audit.log import LogWriter
@@ -78,13 +78,13 @@ class Recorder:
         *,
         port: int = 0,
         clock: Callable[[], float] = time.time,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         self.upstream = check_upstream(upstream)
         self.clock = clock
         self.writer = LogWriter(out)
-        self.client = httpx.Client(
-            timeout=httpx.Timeout(600.0, connect=30.0), transport=transport, trust_env=False
+        self.client = httpx2.Client(
+            timeout=httpx2.Timeout(600.0, connect=30.0), transport=transport, trust_env=False
         )
         handler = type("Handler", (_Handler,), {"recorder": self})
         try:
@@ -120,6 +120,12 @@ class Recorder:
         self.server.server_close()
         self.client.close()
         self.writer.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def record(self, entry: dict[str, Any]) -> None:
         """Append one request's line to the log."""
@@ -166,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status = response.status_code
                 content_type = response.headers.get("content-type", "")
                 encoding = response.headers.get("content-encoding", "")
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             message = json.dumps({"error": {"message": f"warmloop record: upstream: {exc}"}})
             self._reply(502, message.encode())
             return
@@ -194,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             }
         )
 
-    def _relay(self, response: httpx.Response) -> bytes:
+    def _relay(self, response: httpx2.Response) -> bytes:
         """Send the upstream's status, headers and raw body as it arrives; returns the body
         bytes kept for reading usage."""
         self.send_response_only(response.status_code, response.reason_phrase)
@@ -234,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def _raw(response: httpx.Response) -> Iterator[bytes]:
+def _raw(response: httpx2.Response) -> Iterator[bytes]:
     for chunk in response.iter_raw():
         if chunk:
             yield chunk
