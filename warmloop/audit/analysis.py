@@ -20,7 +20,7 @@ from warmloop.audit.formats import model_name
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
 from warmloop.cache.guard import compare
 from warmloop.cache.profiles import CacheProfile
-from warmloop.cache.simulate import CacheSimulator, SimRequest
+from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError
 
@@ -113,15 +113,17 @@ def _simulate_own(
     conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
 ) -> list[Usage]:
     simulator = CacheSimulator(profile)
-    usages, before = [], None
+    usages: list[Usage] = []
+    before: Pieces | None = None
+    blocks: tuple[Block, ...] = ()
     for entry, tokens, at in zip(
         conversation.entries, sizes, request_times(conversation.entries), strict=True
     ):
         found = pieces(entry)
+        common = before.common(found) if before else 0
         if conversation.wire.name != "anthropic":
-            common = before.common(found) if before else 0
             found = Pieces(found.texts, ideal_marks(len(found.texts), common, profile.ttl))
-        blocks = sized(found.texts, tokens, found.marks)
+        blocks = sized(found.texts, tokens, found.marks, blocks, common)
         try:
             usages.append(simulator.request(SimRequest(at, blocks)))
         except ConfigurationError:  # a request the API would have refused: nothing cached

@@ -93,17 +93,37 @@ def pieces(entry: Entry) -> Pieces:
     return Pieces(texts, (None,) * len(texts))
 
 
-def sized(texts: Sequence[str], tokens: int, marks: Sequence[str | None]) -> tuple[Block, ...]:
-    """Blocks whose tokens add up to `tokens`, in proportion to each text's length."""
-    total = sum(len(text) for text in texts) or 1
-    blocks, seen, previous_end = [], 0, 0
-    for text, mark in zip(texts, marks, strict=True):
-        seen += len(text)
+def sized(
+    texts: Sequence[str],
+    tokens: int,
+    marks: Sequence[str | None],
+    previous: Sequence[Block] = (),
+    common: int = 0,
+) -> tuple[Block, ...]:
+    """Blocks whose tokens add up to `tokens`: the `common` leading blocks shared with the
+    previous request keep their token counts from `previous` (the same text is the same
+    tokens), the rest share what is left in proportion to each text's length."""
+    kept = [block.tokens for block in previous[:common]]
+    if sum(kept) > tokens:  # the shared prefix cannot outweigh the whole request
+        kept = []
+    counts = kept + _spread([len(text) for text in texts[len(kept) :]], tokens - sum(kept))
+    return tuple(
+        Block(count, hashlib.sha256(text.encode("utf-8")).hexdigest(), mark)
+        for text, count, mark in zip(texts, counts, marks, strict=True)
+    )
+
+
+def _spread(lengths: Sequence[int], tokens: int) -> list[int]:
+    total = sum(lengths) or 1
+    counts, seen, previous_end = [], 0, 0
+    for length in lengths:
+        seen += length
         end = round(seen * tokens / total)
-        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        blocks.append(Block(end - previous_end, key, mark))
+        counts.append(end - previous_end)
         previous_end = end
-    return tuple(blocks)
+    if counts:
+        counts[-1] += tokens - previous_end  # an empty tail still gets every token
+    return counts
 
 
 def ideal_marks(count: int, common: int, ttl: str) -> tuple[str | None, ...]:

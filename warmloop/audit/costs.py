@@ -13,7 +13,7 @@ to the whole gap between the two.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
 from warmloop.audit.blocks import Pieces, ideal_marks, pieces, sized
@@ -32,6 +32,7 @@ DEFAULT_PROVIDERS = (
 )
 """The providers every audit prices a log under, besides the model the log used."""
 UNEXPLAINED = "unexplained"
+CACHE_MARKER = "cache-marker"
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,13 @@ def _replay(simulator: CacheSimulator, request: SimRequest, fallback: SimRequest
 
 def _logged_requests(
     conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
-) -> list[tuple[SimRequest, SimRequest]]:
+) -> list[tuple[SimRequest, SimRequest, bool]]:
+    """Per request: as sent, the same with a careful client's markers, and whether the
+    request as sent had no explicit marker where it needed one."""
     keep_marks = conversation.wire.name == "anthropic"
-    out: list[tuple[SimRequest, SimRequest]] = []
+    out: list[tuple[SimRequest, SimRequest, bool]] = []
     before: Pieces | None = None
+    blocks: tuple[Block, ...] = ()
     for entry, tokens, at in zip(
         conversation.entries, sizes, request_times(conversation.entries), strict=True
     ):
@@ -77,10 +81,15 @@ def _logged_requests(
         common = before.common(found) if before else 0
         ideal = ideal_marks(len(found.texts), common, profile.ttl)
         marks = found.marks if keep_marks else ideal
+        blocks = sized(found.texts, tokens, marks, blocks, common)
+        unmarked = profile.mode == "explicit" and all(mark is None for mark in marks)
         out.append(
             (
-                SimRequest(at, sized(found.texts, tokens, marks)),
-                SimRequest(at, sized(found.texts, tokens, ideal)),
+                SimRequest(at, blocks),
+                SimRequest(
+                    at, tuple(replace(b, breakpoint=m) for b, m in zip(blocks, ideal, strict=True))
+                ),
+                unmarked,
             )
         )
         before = found
@@ -129,13 +138,14 @@ def provider_cost(
     lost: dict[str, float] = {}
     perfect_requests = _perfect_requests(request_times(conversation.entries), sizes, profile)
     requests = _logged_requests(conversation, sizes, profile)
-    for finding, (request, fallback), ideal in zip(
+    for finding, (request, fallback, unmarked), ideal in zip(
         findings, requests, perfect_requests, strict=True
     ):
         actual = input_dollars(_replay(logged, request, fallback), prices)
         best = input_dollars(perfect.request(ideal), prices)
         pairs.append((actual, best))
-        cause = finding.cause_kind or UNEXPLAINED
+        # A request with no explicit marker under explicit rules caches nothing at all.
+        cause = finding.cause_kind or (CACHE_MARKER if unmarked else UNEXPLAINED)
         lost[cause] = lost.get(cause, 0.0) + actual - best
     significant = {k: v for k, v in lost.items() if abs(v) >= 1e-9}
     return ProviderCost(
