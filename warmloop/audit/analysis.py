@@ -190,8 +190,9 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
             before = entries[k - 1]
             idle = times[k] - times[k - 1] if entry.record.at is not None else None
             check = compare(before.stream, entry.stream, context=EXCERPT)
-            reusable = round(check.reusable * tokens / max(entry.stream.length, 1))
             limit = min(sizes[k - 1], tokens)
+            # Each request's tokens per character differ a little: never past the limit.
+            reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
             bust = check.bust
             if bust is not None:
                 lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]

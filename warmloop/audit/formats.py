@@ -93,8 +93,9 @@ def format_from_path(path: str) -> WireFormat | None:
 
 
 def _looks_anthropic(body: Mapping[str, Any]) -> bool:
-    if "system" in body:
-        return True
+    """Anthropic's shape: a top-level system, Anthropic-only content blocks, else a Claude
+    model; any Chat-only trait (a system, developer or tool role, tool_calls) rules it out."""
+    anthropic_blocks = "system" in body
     for message in body.get("messages") or ():
         if not isinstance(message, dict):
             continue
@@ -104,8 +105,9 @@ def _looks_anthropic(body: Mapping[str, Any]) -> bool:
         if isinstance(content, list) and any(
             isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS for block in content
         ):
-            return True
-    return False
+            anthropic_blocks = True
+    model = body.get("model")
+    return anthropic_blocks or (isinstance(model, str) and "claude" in model.lower())
 
 
 def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:

@@ -89,8 +89,9 @@ def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
 def costs_table(conversation: ConversationReport) -> Table:
     """Input dollars per provider, as logged and with a perfect prefix, and the gap by cause."""
     table = Table(title_justify="left")
-    for name in ("provider", "as logged $", "perfect prefix $", "lost $"):
-        table.add_column(name, justify="right" if name != "provider" else "left")
+    table.add_column("provider", no_wrap=True)
+    for name in ("as logged $", "perfect prefix $", "lost $"):
+        table.add_column(name, justify="right")
     table.add_column("lost per cause")
     for cost in conversation.costs:
         causes = ", ".join(
