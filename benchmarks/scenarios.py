@@ -159,8 +159,8 @@ def discovery_120_tools() -> Scenario:
 
 
 PENDING: dict[str, str] = {
-    "200-step session past the compaction trigger": "needs maintenance (prune/fold planner)",
-    "session resumed after 2 hours idle": "needs sessions (resume with the cold-cache rewrite)",
-    "120-tool discovery session": "needs the toolbox (catalog search and call_tool gateway)",
+    "200-step session past the compaction trigger": "needs maintenance: the prune/fold planner",
+    "session resumed after 2 hours idle": "needs sessions: resume with the cold-cache rewrite",
+    "120-tool discovery session": "needs the toolbox: catalog search and the call_tool gateway",
 }
 """Scenarios the issue asks for that wait on other work, with what each one needs."""

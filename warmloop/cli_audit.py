@@ -6,6 +6,7 @@ Registered on the `main` group of `warmloop.cli` by importing this module.
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import click
@@ -51,12 +52,19 @@ def record(upstream: str, port: int, out: Path) -> None:
         Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
         soft_wrap=True,
     )
+    # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         recorder.serve_forever()
     except KeyboardInterrupt:
-        pass
+        console.print(Text(f"stopped; requests are in {out}", style="dim"))
     finally:
+        signal.signal(signal.SIGTERM, previous)
         recorder.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @main.command()
