@@ -12,18 +12,23 @@ import argparse
 from pathlib import Path
 
 from benchmarks.baselines import POLICIES
-from benchmarks.measure import LoopResult, measure
+from benchmarks.measure import PROVIDERS, LoopResult, measure
 from benchmarks.report import markdown, plot
 from benchmarks.scenarios import SCENARIOS
 
 
 def run_all() -> list[LoopResult]:
-    """Every loop on every scenario that can run today."""
+    """Every loop on every scenario that can run today, once per provider: warmloop with
+    its planner on that provider's rules, the baselines over the plain session record."""
     results = []
     for name, build in SCENARIOS.items():
-        scenario = build()
+        ours = {spec: list(build(spec, True).requests) for spec in PROVIDERS}
+        results.append(measure(name, "warmloop", ours))
+        events = {spec: build(spec, False) for spec in PROVIDERS}
         for loop, policy in POLICIES.items():
-            results.append(measure(name, loop, policy(scenario)))
+            if loop != "warmloop":
+                sent = {spec: policy(scenario) for spec, scenario in events.items()}
+                results.append(measure(name, loop, sent))
     return results
 
 

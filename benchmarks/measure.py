@@ -10,7 +10,7 @@ exactly the previous request (the `local` profile): what a loop could reuse at a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
@@ -70,12 +70,13 @@ def sim_requests(requests: Sequence[Request], profile: CacheProfile) -> list[Sim
     return out
 
 
-def measure(scenario: str, loop: str, requests: Sequence[Request]) -> LoopResult:
-    """The loop's requests, reuse against the limit, and dollars under every provider."""
-    engine = simulate(sim_requests(requests, profile_for(ENGINE)), profile_for(ENGINE))
-    sizes = [outcome.usage.prompt_tokens for outcome in engine]
-    limit = sum(min(a, b) for a, b in pairwise(sizes))
-    cached = sum(outcome.usage.cache_read_tokens for outcome in engine[1:])
+def measure(scenario: str, loop: str, requests: Mapping[str, Sequence[Request]]) -> LoopResult:
+    """Each provider's requests priced under its rules; size and reuse from the first
+    provider's (warmloop's planner may send different requests per provider: reuse is the
+    lowest of them)."""
+    reference = requests[PROVIDERS[0]]
+    reuse = [_reuse(sent) for sent in requests.values()]
+    cached, limit = min(reuse, key=lambda pair: pair[0] / pair[1] if pair[1] else 1.0)
     dollars: dict[str, float] = {}
     cumulative: dict[str, list[float]] = {}
     for spec in PROVIDERS:
@@ -83,8 +84,22 @@ def measure(scenario: str, loop: str, requests: Sequence[Request]) -> LoopResult
         if prices is None:
             continue
         profile = profile_for(spec)
-        outcomes = simulate(sim_requests(requests, profile), profile)
+        outcomes = simulate(sim_requests(requests[spec], profile), profile)
         per_request = [cost_breakdown(o.usage, prices).total for o in outcomes]
         cumulative[spec] = list(accumulate(per_request))
         dollars[spec] = cumulative[spec][-1] if per_request else 0.0
-    return LoopResult(scenario, loop, len(requests), sum(sizes), cached, limit, dollars, cumulative)
+    size = sum(tokens for tokens in _sizes(reference))
+    return LoopResult(scenario, loop, len(reference), size, cached, limit, dollars, cumulative)
+
+
+def _sizes(requests: Sequence[Request]) -> list[int]:
+    engine = simulate(sim_requests(requests, profile_for(ENGINE)), profile_for(ENGINE))
+    return [outcome.usage.prompt_tokens for outcome in engine]
+
+
+def _reuse(requests: Sequence[Request]) -> tuple[int, int]:
+    """(tokens reused from the previous request, what the previous requests allowed)."""
+    engine = simulate(sim_requests(requests, profile_for(ENGINE)), profile_for(ENGINE))
+    sizes = [outcome.usage.prompt_tokens for outcome in engine]
+    limit = sum(min(a, b) for a, b in pairwise(sizes))
+    return sum(outcome.usage.cache_read_tokens for outcome in engine[1:]), limit

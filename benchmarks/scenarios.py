@@ -1,8 +1,12 @@
 """Benchmark scenarios: scripted agent sessions with realistic tool outputs.
 
 Each scenario runs warmloop's `Agent` on the `ScriptedModel` (Chat Completions wire format)
-and returns the requests it sent, timestamped. The baselines (`baselines.py`) replay the
-same sessions with their own prompt policies, so every loop sees the same events.
+named after a provider's model (`model`, a selection string), so the Agent sizes its tool
+results by that model's window and its maintenance planner decides with that provider's
+cache rules, as it would live, and returns the requests it sent, timestamped. Built with
+`maintained=False`, maintenance is off and the requests are the plain record of the
+session, which the baselines (`baselines.py`) replay with their own prompt policies, so
+every loop sees the same events.
 
 Scenarios that need parts of warmloop still being built are extension points at the end
 of this file, listed in `PENDING` with what each one needs.
@@ -17,6 +21,7 @@ from typing import Any
 
 from benchmarks.tool_outputs import MODULES, TOOLS
 from warmloop import Agent, ScriptedModel
+from warmloop.loop import DEFAULT_MAINTENANCE
 from warmloop.providers.scripted import Reply
 from warmloop.transcript import Transcript
 
@@ -71,62 +76,75 @@ def _explore(step: int) -> Call:
     return ("run_tests", {"target": "tests/test_totals.py"})
 
 
+DEFAULT_MODEL = "anthropic:claude-sonnet-4-6"
+
+
 def _run(
     model: ScriptedModel,
     replies: Sequence[Reply],
     task: str,
     history: Transcript | None = None,
+    *,
+    maintained: bool,
 ) -> Transcript:
     model.enqueue(*replies)
-    agent = Agent(model, TOOLS, max_steps=len(replies) + 2)
+    maintenance = DEFAULT_MAINTENANCE if maintained else None
+    agent = Agent(model, TOOLS, max_steps=len(replies) + 2, maintenance=maintenance)
     return agent.run_sync(task, history=history).transcript
 
 
-def _timed(model: ScriptedModel, gaps: dict[int, float] | None = None) -> tuple[Request, ...]:
+def _timed(scripted: ScriptedModel, gaps: dict[int, float] | None = None) -> tuple[Request, ...]:
     at, out = 0.0, []
-    for k, rendered in enumerate(model.requests):
+    for k, rendered in enumerate(scripted.requests):
         at += (gaps or {}).get(k, STEP_SECONDS) if k else 0.0
         out.append(Request(at, rendered.payload))
     return tuple(out)
 
 
-def session_40_steps() -> Scenario:
+def session_40_steps(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
     """A 40-request tool-heavy session: 39 tool steps over the repository, then submit."""
-    model = ScriptedModel(name="bench")
+    scripted = ScriptedModel(name=model)
     replies = [_reply(_explore(k)) for k in range(39)]
     replies.append(_reply(("submit", {"answer": "totals.py rounds half-up; use half-even."})))
-    _run(model, replies, "Find why order totals are off by a cent and say where to fix it.")
+    _run(
+        scripted,
+        replies,
+        "Find why order totals are off by a cent and say where to fix it.",
+        maintained=maintained,
+    )
     return Scenario(
-        "40-step session", "39 tool calls then submit, one call per step", _timed(model)
+        "40-step session", "39 tool calls then submit, one call per step", _timed(scripted)
     )
 
 
-def follow_up() -> Scenario:
+def follow_up(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
     """A 12-step run, then a follow-up question over its transcript (8 more steps)."""
-    model = ScriptedModel(name="bench")
+    scripted = ScriptedModel(name=model)
     first = [_reply(_explore(k)) for k in range(11)]
     first.append(_reply(("submit", {"answer": "The rounding is in billing/totals.py."})))
-    transcript = _run(model, first, "Where are order totals rounded?")
-    boundary = len(model.requests)
+    transcript = _run(scripted, first, "Where are order totals rounded?", maintained=maintained)
+    boundary = len(scripted.requests)
     second = [_reply(_explore(k + 20)) for k in range(7)]
     second.append(_reply(("submit", {"answer": "Tax is rounded per line in billing/tax.py."})))
-    _run(model, second, "And where is tax rounded?", history=transcript)
-    requests = _timed(model, {boundary: FOLLOW_UP_GAP})
+    _run(scripted, second, "And where is tax rounded?", history=transcript, maintained=maintained)
+    requests = _timed(scripted, {boundary: FOLLOW_UP_GAP})
     return Scenario("follow-up", "12 steps, a follow-up question, 8 steps", requests)
 
 
-def parallel_15() -> Scenario:
+def parallel_15(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
     """A session whose 7th step reads 15 files in parallel (one turn, 15 results)."""
-    model = ScriptedModel(name="bench")
+    scripted = ScriptedModel(name=model)
     replies = [_reply(_explore(k)) for k in range(6)]
     replies.append(_reply(*(("read_file", {"path": MODULES[k % len(MODULES)]}) for k in range(15))))
     replies += [_reply(_explore(k + 7)) for k in range(5)]
     replies.append(_reply(("submit", {"answer": "All 15 modules read; the bug is in totals."})))
-    _run(model, replies, "Read the billing code and find the rounding bug.")
-    return Scenario("15-call parallel step", "6 steps, one 15-call step, 5 steps", _timed(model))
+    _run(
+        scripted, replies, "Read the billing code and find the rounding bug.", maintained=maintained
+    )
+    return Scenario("15-call parallel step", "6 steps, one 15-call step, 5 steps", _timed(scripted))
 
 
-SCENARIOS: dict[str, Callable[[], Scenario]] = {
+SCENARIOS: dict[str, Callable[[str, bool], Scenario]] = {
     "40-step session": session_40_steps,
     "follow-up": follow_up,
     "15-call parallel step": parallel_15,
@@ -136,22 +154,24 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
 # -- Extension points: scenarios that need work still in flight ----------------------------
 
 
-def session_200_steps_past_compaction() -> Scenario:
+def session_200_steps_past_compaction(
+    model: str = DEFAULT_MODEL, maintained: bool = True
+) -> Scenario:
     """EXTENSION POINT (maintenance): 200 steps whose prompt crosses the compaction trigger,
-    so warmloop prunes (and folds if pruning is not enough) at the trigger. Needs the
-    maintenance planner in the loop; until then the numbers would only show an
-    append-only loop running past its window."""
+    so warmloop prunes (and folds if pruning is not enough) at the trigger. Maintenance
+    has landed and `benchmarks.long_session` measures it against the offline optimum;
+    this table needs that session scripted here with the same tools."""
     raise NotImplementedError(PENDING["200-step session past the compaction trigger"])
 
 
-def session_resumed_after_2h() -> Scenario:
+def session_resumed_after_2h(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
     """EXTENSION POINT (sessions): a 20-step session, 2 hours idle, then resumed for 10
-    more steps; warmloop prunes on resume because the cache is cold anyway. Needs
-    `Session` resume with the idle-time rewrite."""
+    more steps; warmloop prunes on resume because the cache is cold anyway
+    (`benchmarks.cold_resume` prices that prune). Needs `Session` resume."""
     raise NotImplementedError(PENDING["session resumed after 2 hours idle"])
 
 
-def discovery_120_tools() -> Scenario:
+def discovery_120_tools(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
     """EXTENSION POINT (toolbox): a session over a 120-tool catalog where tools are found by
     search and called through the stable gateway, against sending every schema every
     request. Needs the toolbox (catalog search, `call_tool`, append-only announcements)."""
@@ -159,8 +179,8 @@ def discovery_120_tools() -> Scenario:
 
 
 PENDING: dict[str, str] = {
-    "200-step session past the compaction trigger": "needs maintenance: the prune/fold planner",
-    "session resumed after 2 hours idle": "needs sessions: resume with the cold-cache rewrite",
+    "200-step session past the compaction trigger": "run by benchmarks.long_session",
+    "session resumed after 2 hours idle": "benchmarks.cold_resume; needs sessions to resume",
     "120-tool discovery session": "needs the toolbox: catalog search and the call_tool gateway",
 }
 """Scenarios the issue asks for that wait on other work, with what each one needs."""

@@ -30,17 +30,19 @@ def wire_log() -> WireLog:
 
 
 def scripted_violations(models: list[ScriptedModel]) -> list[str]:
-    """I1 over each scripted model's payloads, per branch, follow-ups included."""
+    """I1 over each scripted model's payloads, per branch and revision (a rewrite is a
+    maintenance point that starts over), follow-ups included."""
     log = WireLog()
     for n, model in enumerate(models):
-        last: dict[str, str] = {}  # branch id -> stream of its latest request so far
-        for rendered, (branch, parent) in zip(model.requests, model.branches, strict=True):
+        last: dict[str, tuple[int, str]] = {}  # branch -> (revision, latest stream so far)
+        for rendered, branch in zip(model.requests, model.branches, strict=True):
+            tid, parent, revision = branch
             stream = wire_stream(rendered.payload, "messages")
-            key = f"scripted#{n}/{branch}"
-            if branch not in last and parent in last:
-                log.record(key, last[parent])  # the follow-up must extend its parent
+            key = f"scripted#{n}/{tid}@{revision}"
+            if tid not in last and parent in last and last[parent][0] == revision:
+                log.record(key, last[parent][1])  # the follow-up must extend its parent
             log.record(key, stream)
-            last[branch] = stream
+            last[tid] = (revision, stream)
     return log.violations()
 
 

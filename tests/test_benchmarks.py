@@ -3,6 +3,7 @@ baselines pay for what they rebuild, and the table and plot are produced."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,12 @@ def test_the_plot_is_a_png(results: list[LoopResult], tmp_path: Path) -> None:
 
 
 def test_extension_points_say_what_they_wait_for() -> None:
-    for build in (session_200_steps_past_compaction, session_resumed_after_2h, discovery_120_tools):
-        with pytest.raises(NotImplementedError, match="needs"):
+    points = {
+        "200-step session past the compaction trigger": session_200_steps_past_compaction,
+        "session resumed after 2 hours idle": session_resumed_after_2h,
+        "120-tool discovery session": discovery_120_tools,
+    }
+    assert set(points) == set(PENDING)
+    for name, build in points.items():
+        with pytest.raises(NotImplementedError, match=re.escape(PENDING[name])):
             build()

@@ -46,7 +46,7 @@ async def test_two_concurrent_follow_ups_from_one_history_never_mix_on_the_wire(
         other = "Italy" if asked[0] == QUESTIONS[0] else "Germany"
         assert other not in "".join(texts)
     # the two requests of each branch were interleaved on one model
-    assert [b for b, _ in model.branches[2:]] == [
+    assert [b for b, _, _ in model.branches[2:]] == [
         berlin.transcript.id,
         rome.transcript.id,
         berlin.transcript.id,

@@ -14,10 +14,10 @@ from warmloop.cache.guard import PrefixGuard
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import ANTHROPIC, canonical_stream
 from warmloop.cli import CliContext, main, report
-from warmloop.loop import RequestRecord, Run
 from warmloop.outputs import Outputs
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.scripted import Script, ScriptedModel, call
+from warmloop.run import RequestRecord, Run
 from warmloop.transcript import AssistantTurn, ToolResult, Transcript, UserText
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "workspace"

@@ -60,10 +60,10 @@ def test_multipliers_agree_with_the_price_table_wherever_both_know_the_model() -
         rates = prices.rates
         assert rates.cache_read == pytest.approx(rates.input * profile.read_multiplier), key
         if not profile.writes_billed:
-            assert rates.cache_write_5m == pytest.approx(rates.input), key
+            assert rates.cache_write() == pytest.approx(rates.input), key
             continue
         for retention in profile.retentions:
-            billed = rates.cache_write_1h if retention.long_rate else rates.cache_write_5m
+            billed = rates.cache_write(retention.name)
             assert billed == pytest.approx(rates.input * retention.write_multiplier), key
     assert checked >= 10
 

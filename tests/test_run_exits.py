@@ -29,7 +29,7 @@ from warmloop import (
     tool,
 )
 from warmloop.providers.base import Rendered
-from warmloop.tools import Toolbox
+from warmloop.tools import Execution, Toolbox
 from warmloop.transcript import AssistantTurn, Message, ToolResult
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "workspace"
@@ -72,10 +72,10 @@ def failing_send(model: ScriptedModel) -> Agent:
 def failing_toolbox(model: ScriptedModel) -> Agent:
     agent = Agent(model, [lookup])
 
-    async def execute(self: Toolbox, call: Any) -> ToolResult:
+    async def run(self: Toolbox, call: Any) -> Execution:
         raise Boom("tool")
 
-    agent.toolbox.execute = execute.__get__(agent.toolbox)  # type: ignore[method-assign]
+    agent.toolbox.run = run.__get__(agent.toolbox)  # type: ignore[method-assign]
     return agent
 
 

@@ -219,7 +219,7 @@ def test_gpt_5_6_bills_writes_and_matches_only_whole_entries() -> None:
     r1, r2 = req(0, b(3000, "A"), b(500, "B")), req(60, b(3000, "A"), b(500, "C"))
     assert usages(GPT56, r1, r2) == [u(write=3500), u(write=3500)]
     marked = req(0, b(3000, "A", "30m"), b(500, "B"))
-    rates = Rates(input=2.5, cache_read=0.25, cache_write_5m=3.125, cache_write_1h=6.25, output=15)
+    rates = Rates(2.5, 0.25, 15, (("30m", 3.125), ("12h", 6.25)))
     prices = Prices("openai:gpt-5.6-terra", rates, "test", date(2026, 11, 22))
     outcome = simulate([marked, r2], GPT56, prices)[1]
     assert outcome.usage == u(read=3000, write=500)

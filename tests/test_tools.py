@@ -70,6 +70,9 @@ def test_tool_needs_docstring_and_type_hints() -> None:
 def test_duplicate_tool_names_are_refused() -> None:
     with pytest.raises(ConfigurationError, match="unique"):
         Toolbox([read, read])
+    toolbox = Toolbox([read])
+    with pytest.raises(ConfigurationError, match="two tools are named 'read'"):
+        toolbox.add(Tool.from_function(explode.function, name="read"))
 
 
 async def test_a_good_call_returns_the_value() -> None:
@@ -104,14 +107,6 @@ async def test_a_tool_that_raises_becomes_a_tool_error() -> None:
     content, is_error = await run(box(), "boom", '{"reason": "disk on fire"}')
     assert is_error
     assert content == "boom failed: RuntimeError: disk on fire"
-
-
-async def test_oversized_results_are_truncated_with_a_marker() -> None:
-    content, is_error = await run(box(max_result_chars=100), "big", '{"n": 250}')
-    assert not is_error
-    assert content.startswith("x" * 100 + "\n[truncated: showing 100 of 250 characters")
-    content, _ = await run(box(max_result_chars=100), "big", '{"n": 100}')
-    assert content == "x" * 100
 
 
 async def test_structured_results_are_json() -> None:

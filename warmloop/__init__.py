@@ -14,8 +14,9 @@ from warmloop.errors import (
     WarmloopError,
     WorkspaceError,
 )
-from warmloop.loop import Agent, RequestRecord, Run
+from warmloop.loop import Agent
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
+from warmloop.run import RequestRecord, Run
 from warmloop.tools import Tool, Toolbox, ToolSpec, tool
 from warmloop.trajectory import TrajectoryStep
 from warmloop.transcript import (

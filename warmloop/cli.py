@@ -19,6 +19,8 @@ from rich.text import Text
 from warmloop.cli_view import (
     LiveView,
     bust_lines,
+    maintenance_line,
+    notes,
     one_line,
     outputs_view,
     requests_table,
@@ -26,9 +28,10 @@ from warmloop.cli_view import (
     transcript_view,
 )
 from warmloop.errors import RunError, TranscriptError, WarmloopError
-from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, Run
+from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.providers.base import Model
 from warmloop.providers.select import EXAMPLES, resolve_model
+from warmloop.run import Run
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
@@ -131,6 +134,7 @@ def run(
             instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
             max_steps=max_steps,
             on_message=LiveView(console),
+            on_maintenance=lambda event: console.print(maintenance_line(event), soft_wrap=True),
         )
         result = agent.run_sync(task)
     except KeyboardInterrupt as exc:
@@ -164,6 +168,8 @@ def report(console: Console, result: Run) -> None:
     console.print(totals_line(result.requests), soft_wrap=True)
     console.print(Text(cost.describe(), style="dim"), soft_wrap=True)
     for line in bust_lines(result.requests):
+        console.print(line, soft_wrap=True)
+    for line in notes(result):
         console.print(line, soft_wrap=True)
 
 

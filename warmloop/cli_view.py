@@ -14,8 +14,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from warmloop.loop import RequestRecord
+from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.protocols import react_text
+from warmloop.run import RequestRecord, Run
 from warmloop.transcript import (
     AssistantTurn,
     Message,
@@ -150,6 +151,35 @@ def bust_lines(requests: Sequence[RequestRecord]) -> list[Text]:
         for number, record in enumerate(requests, start=1)
         if record.prefix.bust is not None
     ]
+
+
+def maintenance_line(event: MaintenanceEvent) -> Text:
+    """One line for a rewrite of the conversation, as it happens."""
+    return Text(f"maintenance: {event.describe()}", style="yellow")
+
+
+def notes(run: Run) -> list[Text]:
+    """What the user should know beyond the table: rewrites, cut results, stuck tools."""
+    lines = [maintenance_line(event) for event in run.maintenance]
+    for execution in run.truncated:
+        result = execution.result
+        lines.append(
+            Text(
+                f"{result.name} ({result.call_id}): result cut from "
+                f"{execution.truncated_from:,} to {len(result.content):,} characters "
+                "(max_result_chars)",
+                style="yellow",
+            )
+        )
+    for stuck in run.stuck:
+        lines.append(
+            Text(
+                f"{stuck.call.name} ({stuck.call.id}) timed out after {stuck.timeout:g} s "
+                "and is still running in the background",
+                style="yellow",
+            )
+        )
+    return lines
 
 
 def _block(message: Message) -> Iterator[Text]:

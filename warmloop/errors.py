@@ -49,6 +49,18 @@ class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 
 
+class ContextWindowExceeded(ProviderError):
+    """The prompt is longer than the model's context window. The loop treats it as a forced
+    maintenance point (prune, then fold) and retries once before giving up."""
+
+    def __init__(
+        self, message: str, *, prompt_tokens: int | None = None, window: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.window = window
+
+
 class RequestFailed(RunError):
     """A model request failed for good mid-run; the transcript is as it was before it."""
 

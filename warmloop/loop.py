@@ -14,15 +14,16 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from pydantic import BaseModel
 
 from warmloop.cache.guard import Bust, PrefixCheck, PrefixGuard, opening_bust
-from warmloop.cache.pricing import CostReport, cost_report
-from warmloop.cache.usage import Usage
+from warmloop.cache.profiles import profile_for_model
 from warmloop.cache.wire import WireStream
 from warmloop.errors import (
     ConfigurationError,
+    ContextWindowExceeded,
     ExtractFailed,
     ProviderError,
     RequestFailed,
@@ -30,10 +31,13 @@ from warmloop.errors import (
     RunError,
     SyntaxBudgetExceeded,
 )
+from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.outputs import SUBMIT, SUBMITTED, Outputs, OutputSpec
 from warmloop.providers.base import Model, Rendered
-from warmloop.tools import Tool, Toolbox, ToolFunction, ToolSpec
-from warmloop.trajectory import TrajectoryStep, trajectory
+from warmloop.run import RequestRecord, Run
+from warmloop.tool_run import default_result_cap
+from warmloop.tools import Execution, Tool, Toolbox, ToolFunction, ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
     Message,
@@ -51,48 +55,7 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One model request: its usage, wall-clock seconds and prefix check."""
-
-    usage: Usage
-    seconds: float
-    prefix: PrefixCheck
-
-
-@dataclass
-class Run:
-    """A finished run: validated outputs, the full transcript, and per-request records.
-    `start` is where this run's messages begin in the transcript (after any history)."""
-
-    outputs: BaseModel
-    transcript: Transcript
-    requests: list[RequestRecord]
-    steps: int
-    extracted: bool = False
-    model: str = ""
-    start: int = 0
-
-    @property
-    def usage(self) -> Usage:
-        """Usage summed over every request of the run."""
-        return sum((r.usage for r in self.requests), Usage())
-
-    @property
-    def cache_hit_rate(self) -> float:
-        """Share of all input tokens of the run that were served from the cache."""
-        return self.usage.cache_hit_rate
-
-    def cost(self) -> CostReport:
-        """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
-        return cost_report(self.model, (r.usage for r in self.requests))
-
-    @property
-    def trajectory(self) -> list[TrajectoryStep]:
-        """This run's tool calls, derived from the transcript (never stored)."""
-        return trajectory(self.transcript.messages[self.start :])
+DEFAULT_MAINTENANCE = MaintenancePolicy()
 
 
 def tools_fingerprint(specs: Iterable[ToolSpec]) -> str:
@@ -125,8 +88,10 @@ class Agent:
         max_steps: int = 20,
         max_syntax_errors: int = 3,
         max_tool_retries: int = 3,
-        max_result_chars: int | None = None,
+        max_result_chars: int | Literal["window"] | None = "window",
         on_message: Callable[[Message], None] | None = None,
+        maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
+        on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -134,6 +99,10 @@ class Agent:
         if not isinstance(model, Model):
             raise ConfigurationError(f"model must be a warmloop Model, got {model!r}")
         self.model = model
+        self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
+        # By default one result can never overflow the window: a share of it (tools.py).
+        if max_result_chars == "window":
+            max_result_chars = default_result_cap(context_window(self))
         self.toolbox = Toolbox(tools, max_result_chars=max_result_chars)
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
@@ -142,6 +111,8 @@ class Agent:
         self.fingerprint = tools_fingerprint(self.tool_specs)
         self.instructions = instructions
         self.on_message = on_message
+        self.maintenance = maintenance
+        self.on_maintenance = on_maintenance
         self.busts: list[Bust] = []
         self.opening: WireStream | None = None
         """The first request of this agent's first fresh session: later fresh sessions
@@ -194,6 +165,12 @@ class Agent:
             raise
 
 
+def context_window(agent: Agent) -> int:
+    """The model's own window when it says (a local engine's n_ctx), else the profile's."""
+    window = getattr(agent.model, "context_window", None)
+    return window if isinstance(window, int) and window > 0 else agent.profile.context_window
+
+
 def task_text(task: str | Mapping[str, object]) -> str:
     """A task string as is; named inputs as `name: value` lines."""
     if isinstance(task, str):
@@ -218,8 +195,12 @@ class _Runner:
     transcript: Transcript = field(init=False)
     requests: list[RequestRecord] = field(default_factory=list)
     start: int = 0
+    step: int = 0
     syntax_errors: int = 0
     failed_steps: int = 0
+    maintainer: Maintainer | None = None
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.history is not None:
@@ -231,6 +212,15 @@ class _Runner:
         if self.transcript.guard is None:
             self.transcript.guard = PrefixGuard()
         self.start = len(self.transcript)
+        agent = self.agent
+        if agent.maintenance is not None:
+            self.maintainer = Maintainer(
+                agent.model,
+                agent.tool_specs,
+                agent.profile,
+                agent.maintenance,
+                window=context_window(agent),
+            )
 
     def append(self, message: Message) -> None:
         self.transcript.append(message)
@@ -262,6 +252,7 @@ class _Runner:
             self.append(SystemText(agent.instructions))
         self.append(UserText(self.task))
         for step in range(1, agent.max_steps + 1):
+            self.step = step
             turn = await self.query()
             if turn is None:
                 continue
@@ -292,17 +283,45 @@ class _Runner:
             agent.busts.append(check.bust)
         return check
 
+    async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
+        """Let the planner rewrite the conversation before this request; the request to
+        send (rendered again when the conversation changed)."""
+        if self.maintainer is None:
+            return rendered
+        remaining = self.agent.max_steps - self.step + 2  # this step, the rest, extract
+        transcript, events = await self.maintainer.maintain(
+            self.transcript, rendered, remaining=remaining, forced=forced
+        )
+        if not events:
+            return rendered
+        self.transcript = transcript
+        for event in events:
+            self.maintenance.append(event)
+            if self.agent.on_maintenance is not None:
+                self.agent.on_maintenance(event)
+        return self.agent.model.render(self.transcript, self.agent.tool_specs)
+
     async def query(self) -> AssistantTurn | None:
         """One request; appends the assistant turn. None if it did not parse."""
         model = self.agent.model
-        rendered = model.render(self.transcript, self.agent.tool_specs)
+        rendered = await self.maintain(model.render(self.transcript, self.agent.tool_specs))
         check = self.check(rendered)
         sent_at, started = time.time(), time.perf_counter()
         try:
-            response = await model.send(rendered, session_id=self.transcript.conversation)
+            try:
+                response = await model.send(rendered, session_id=self.transcript.conversation)
+            except ContextWindowExceeded:
+                if self.maintainer is None:
+                    raise
+                # A forced maintenance point, then one retry.
+                rendered = await self.maintain(rendered, forced=True)
+                check = self.check(rendered)
+                response = await model.send(rendered, session_id=self.transcript.conversation)
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        if self.maintainer is not None:
+            self.maintainer.observed(self.transcript, rendered, response.usage)
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),
@@ -342,7 +361,9 @@ class _Runner:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
             else:
-                result = await self.agent.toolbox.execute(call)
+                execution = await self.agent.toolbox.run(call)
+                self.executions.append(execution)
+                result = execution.result
             failed = failed and result.is_error
             self.append(result)
         self.failed_steps = self.failed_steps + 1 if failed else 0
@@ -365,4 +386,15 @@ class _Runner:
     def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
         steps = len(self.requests)
         model = self.agent.model.name
-        return Run(outputs, self.transcript, self.requests, steps, extracted, model, self.start)
+        return Run(
+            outputs,
+            self.transcript,
+            self.requests,
+            steps,
+            extracted,
+            model,
+            self.start,
+            self.maintenance,
+            self.executions,
+            list(self.agent.toolbox.stuck),
+        )

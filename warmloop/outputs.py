@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel
 
 from warmloop.errors import ConfigurationError
-from warmloop.tools import ToolSpec, _clean_schema, describe_validation_error, parse_arguments
+from warmloop.tool_run import encodable
+from warmloop.tool_schema import ToolSpec, model_schema, typed_model
+from warmloop.tools import describe_invalid, parse_arguments
 from warmloop.transcript import ToolCall, ToolResult
 
 SUBMIT = "submit"
@@ -17,7 +19,11 @@ OutputSpec = type[BaseModel] | Mapping[str, Any] | None
 
 
 class Outputs:
-    """The declared output fields of an agent (default: `answer: str`)."""
+    """The declared output fields of an agent (default: `answer: str`).
+
+    A mapping of name -> type, or a pydantic model; every field must reach `submit`, so
+    names pydantic would drop (`_x`, `model_config`) are refused.
+    """
 
     def __init__(self, spec: OutputSpec = None) -> None:
         if spec is None:
@@ -28,9 +34,7 @@ class Outputs:
             if not spec:
                 raise ConfigurationError("outputs must declare at least one field")
             fields = {name: (kind, ...) for name, kind in spec.items()}
-            self.model = create_model(  # type: ignore[call-overload]
-                "Outputs", __config__=ConfigDict(extra="forbid"), **fields
-            )
+            self.model = typed_model("Outputs", fields, "outputs")
         else:
             raise ConfigurationError(
                 f"outputs must be a pydantic model or a mapping of name -> type, got {spec!r}"
@@ -38,7 +42,7 @@ class Outputs:
         self.spec = ToolSpec(
             SUBMIT,
             "Finish the task: call this once with the final outputs as arguments.",
-            _clean_schema(self.model.model_json_schema()),
+            model_schema(self.model, "outputs"),
         )
 
     @property
@@ -49,14 +53,14 @@ class Outputs:
         """The validated outputs, or a tool error naming what is wrong and what is expected."""
         try:
             return self.model.model_validate(parse_arguments(call.arguments))
-        except ValueError as exc:
-            detail = (
-                describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            )
+        except Exception as exc:  # validators may raise anything; the model must hear why
             return ToolResult(
                 call.id,
                 call.name,
-                f"submit was rejected:\n{detail}\nExpected: {self.spec.compact()}",
+                encodable(
+                    f"submit was rejected:\n{describe_invalid(exc)}\n"
+                    f"Expected: {self.spec.compact()}"
+                ),
                 is_error=True,
             )
 

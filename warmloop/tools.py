@@ -1,100 +1,76 @@
-"""Tools from typed Python functions, their full and compact renderings, and a Toolbox.
+"""Tools from typed Python functions, and a Toolbox that executes calls into ToolResults.
 
-Execution never raises into the loop: bad arguments, unknown tools, exceptions inside a
-tool and oversized results all come back as a `ToolResult` the model can act on.
+Execution never raises into the loop for anything a tool or the model did: bad arguments,
+unknown tools, exceptions, hangs, unprintable values and oversized results all come back
+as a `ToolResult` the model can act on. `Toolbox.run` also says what happened on the way
+(a cut, a timeout), so the caller can record it without reading the transcript.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import logging
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 
 from warmloop.errors import ConfigurationError
-from warmloop.transcript import JsonValue, ToolCall, ToolResult
+from warmloop.tool_run import (
+    DEFAULT_TOOL_TIMEOUT,
+    cap_text,
+    check_result_cap,
+    check_timeout,
+    default_result_cap,
+    describe_exception,
+    encodable,
+    encodable_json,
+    invoke,
+    stringify,
+)
+from warmloop.tool_schema import ToolSpec, clean_schema, function_spec, schema_type
+from warmloop.transcript import ToolCall, ToolResult
+
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "Execution",
+    "StuckCall",
+    "Tool",
+    "ToolFunction",
+    "ToolSpec",
+    "Toolbox",
+    "cap_text",
+    "clean_schema",
+    "default_result_cap",
+    "describe_validation_error",
+    "parse_arguments",
+    "schema_type",
+    "stringify",
+    "tool",
+]
+
+logger = logging.getLogger(__name__)
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
-DEFAULT_MAX_RESULT_CHARS = 20_000
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What a model is told about a tool: name, description and JSON-schema parameters."""
-
-    name: str
-    description: str
-    parameters: dict[str, JsonValue]
-
-    def full(self) -> dict[str, JsonValue]:
-        """The full rendering, shown the first time a model sees the tool."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
-
-    def compact(self) -> str:
-        """The compact rendering: name, argument names and types (`?` marks optional)."""
-        props: Mapping[str, Any] = self.parameters.get("properties", {})
-        required = set(self.parameters.get("required", []))
-        args = [
-            f"{name}{'' if name in required else '?'}: {schema_type(schema)}"
-            for name, schema in props.items()
-        ]
-        return f"{self.name}({', '.join(args)})"
-
-
-def schema_type(schema: Mapping[str, Any]) -> str:
-    """A short type name for a JSON schema fragment (`string`, `array[integer]`, `a | b`)."""
-    if "anyOf" in schema:
-        return " | ".join(schema_type(s) for s in schema["anyOf"])
-    if "enum" in schema:
-        return " | ".join(json.dumps(v) for v in schema["enum"])
-    kind = schema.get("type", "any")
-    if kind == "array" and "items" in schema:
-        return f"array[{schema_type(schema['items'])}]"
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
-    return str(kind)
-
-
-def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's auto-generated titles: noise on the wire, and they carry no meaning."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
-    return schema
-
-
-def _argument_hints(function: ToolFunction, tool_name: str) -> dict[str, Any]:
-    """Resolved annotations of the arguments only: a return type that names a local class
-    (unresolvable under `from __future__ import annotations`) must not break the tool."""
-    hints: dict[str, Any] = {}
-    namespace = getattr(function, "__globals__", {})
-    for name, annotation in inspect.get_annotations(function).items():
-        if name == "return":
-            continue
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, namespace)  # what typing.get_type_hints does
-            except NameError as exc:
-                raise ConfigurationError(
-                    f"tool {tool_name!r}: cannot resolve the type of {name!r} ({exc}); "
-                    "define that type at module level"
-                ) from exc
-        hints[name] = annotation
-    return hints
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A callable tool: its spec, the argument model that validates calls, and the function."""
+    """A callable tool: its spec, the argument model that validates calls, the function,
+    and its own time limit in seconds (None: the toolbox's; math.inf: none)."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
     function: ToolFunction = field(repr=False)
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout, f"tool {self.spec.name!r}")
 
     @property
     def name(self) -> str:
@@ -102,36 +78,25 @@ class Tool:
 
     @classmethod
     def from_function(
-        cls, function: ToolFunction, *, name: str | None = None, description: str | None = None
+        cls,
+        function: ToolFunction,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout: float | None = None,
     ) -> Tool:
-        """Derive the argument schema from type hints and the description from the docstring."""
-        tool_name = name or function.__name__
-        if not tool_name.isidentifier():
-            raise ConfigurationError(f"tool name {tool_name!r} must be a Python identifier")
-        text = description or inspect.getdoc(function)
-        if not text:
-            raise ConfigurationError(f"tool {tool_name!r} needs a docstring or a description")
-        hints = _argument_hints(function, tool_name)
-        fields: dict[str, Any] = {}
-        for param in inspect.signature(function).parameters.values():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise ConfigurationError(f"tool {tool_name!r}: *args/**kwargs are not supported")
-            if param.name not in hints:
-                raise ConfigurationError(
-                    f"tool {tool_name!r}: argument {param.name!r} needs a type hint"
-                )
-            default = ... if param.default is param.empty else param.default
-            fields[param.name] = (hints[param.name], default)
-        model = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
-        parameters = _clean_schema(model.model_json_schema())
-        return cls(ToolSpec(tool_name, text, parameters), model, function)
+        """The schema from the type hints; the description and each argument's
+        description from the docstring (Google, NumPy or Sphinx style)."""
+        tool_name = name or str(getattr(function, "__name__", ""))
+        spec, model = function_spec(function, tool_name, description)
+        return cls(spec, model, function, timeout)
 
 
 @overload
 def tool(function: ToolFunction, /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -139,32 +104,13 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool | Callable[[ToolFunction], Tool]:
-    """Decorator: `@tool` or `@tool(name=..., description=...)` turns a function into a Tool."""
+    """Decorator: `@tool` or `@tool(name=..., description=..., timeout=...)`."""
     if function is not None:
         return Tool.from_function(function)
-    return lambda f: Tool.from_function(f, name=name, description=description)
-
-
-def stringify(value: object) -> str:
-    """A tool's return value as the text the model sees."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    if value is None:
-        return "(no output)"
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def truncate(text: str, limit: int) -> str:
-    """Cut `text` to `limit` characters with a marker that says what was dropped."""
-    if len(text) <= limit:
-        return text
-    return (
-        text[:limit] + f"\n[truncated: showing {limit} of {len(text)} characters; "
-        "ask for a smaller part]"
-    )
+    check_timeout(timeout, "tool")
+    return lambda f: Tool.from_function(f, name=name, description=description, timeout=timeout)
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -176,27 +122,95 @@ def describe_validation_error(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Decode a tool call's raw argument string into an object; ValueError says why not."""
+def describe_invalid(exc: Exception) -> str:
+    """Why arguments were refused: pydantic's per-field account, or the exception itself
+    (a validator that raised something other than ValueError)."""
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc)
+    if isinstance(exc, ValueError):
+        return describe_exception(exc).removeprefix("ValueError: ")
+    return f"- a validator failed: {describe_exception(exc)}"
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any]:
+    """Decode a tool call's raw argument string into an object (missing or null: `{}`),
+    every string made encodable; ValueError says why not."""
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = json.loads(raw) if raw is not None and raw.strip() else {}
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from exc
+    except RecursionError as exc:
+        raise ValueError("arguments are nested too deeply") from exc
+    if value is None:
+        value = {}
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+    decoded: dict[str, Any] = encodable_json(value)
+    return decoded
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One executed call: the result the model sees, and what happened on the way.
+
+    `truncated_from` is the result's full length in characters when it was cut to
+    `max_result_chars` (None: not cut); `timed_out` marks a call stopped by its time limit,
+    and `stuck` one whose worker could not be stopped and is still running.
+    """
+
+    result: ToolResult
+    truncated_from: int | None = None
+    timed_out: bool = False
+    stuck: bool = False
+
+
+@dataclass(frozen=True)
+class StuckCall:
+    """A timed-out call whose worker (a thread, or a task that ignored cancellation) is
+    still running; it holds whatever the tool holds until it returns."""
+
+    call: ToolCall
+    timeout: float
+    since: float  # time.time() when it was given up on
+    worker: threading.Thread | asyncio.Task[Any] = field(repr=False)
+
+    @property
+    def running(self) -> bool:
+        """Whether the worker is still running."""
+        if isinstance(self.worker, threading.Thread):
+            return self.worker.is_alive()
+        return not self.worker.done()
 
 
 class Toolbox:
-    """An ordered set of tools with unique names; executes calls into ToolResults."""
+    """An ordered set of tools with unique names; executes calls into ToolResults.
+
+    `max_result_chars`: None (the default) never cuts; an int caps every result, errors
+    included, notice included. `timeout`: seconds any tool without its own may run (None:
+    no limit).
+    """
 
     def __init__(
-        self, tools: Iterable[Tool | ToolFunction] = (), *, max_result_chars: int | None = None
+        self,
+        tools: Iterable[Tool | ToolFunction] = (),
+        *,
+        max_result_chars: int | None = None,
+        timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
-        self.max_result_chars = max_result_chars or DEFAULT_MAX_RESULT_CHARS
+        self.max_result_chars = max_result_chars
+        self.timeout = check_timeout(timeout, "the toolbox")
         self._tools: dict[str, Tool] = {}
+        self._stuck: list[StuckCall] = []
         for item in tools:
             self.add(item if isinstance(item, Tool) else Tool.from_function(item))
+
+    @property
+    def max_result_chars(self) -> int | None:
+        return self._max_result_chars
+
+    @max_result_chars.setter
+    def max_result_chars(self, value: int | None) -> None:
+        self._max_result_chars = check_result_cap(value)
 
     def add(self, item: Tool) -> None:
         """Add a tool; a duplicate name is a configuration error."""
@@ -217,39 +231,95 @@ class Toolbox:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
+    @property
+    def stuck(self) -> tuple[StuckCall, ...]:
+        """Timed-out calls whose worker is still running (finished ones drop out)."""
+        self._stuck = [s for s in self._stuck if s.running]
+        return tuple(self._stuck)
+
     def error(self, call: ToolCall, message: str) -> ToolResult:
-        return ToolResult(call.id, call.name, message, is_error=True)
+        """An error result for `call`, made encodable and capped like every result."""
+        return self._result(call, message, is_error=True).result
+
+    def _result(self, call: ToolCall, text: str, *, is_error: bool) -> Execution:
+        shown, cut_from = cap_text(encodable(text), self.max_result_chars)
+        return Execution(ToolResult(call.id, call.name, shown, is_error), cut_from)
 
     def validate(self, call: ToolCall) -> tuple[Tool, BaseModel] | ToolResult:
         """The tool and its validated arguments, or the error result to send back."""
+        checked = self._check(call)
+        return checked.result if isinstance(checked, Execution) else checked
+
+    def _check(self, call: ToolCall) -> tuple[Tool, BaseModel] | Execution:
         found = self._tools.get(call.name)
         if found is None:
             known = ", ".join(self._tools) or "(none)"
-            return self.error(call, f"Unknown tool {call.name!r}. Available tools: {known}.")
+            text = f"Unknown tool {call.name!r}. Available tools: {known}."
+            return self._result(call, text, is_error=True)
         try:
             args = found.args_model.model_validate(parse_arguments(call.arguments))
-        except ValueError as exc:  # ValidationError is a ValueError
-            detail = (
-                describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            )
-            return self.error(
+        except Exception as exc:  # validators may raise anything; the model must hear why
+            return self._result(
                 call,
-                f"Invalid arguments for {call.name}:\n{detail}\nExpected: {found.spec.compact()}",
+                f"Invalid arguments for {call.name}:\n{describe_invalid(exc)}\n"
+                f"Expected: {found.spec.compact()}",
+                is_error=True,
             )
         return found, args
 
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run one call. Never raises for anything the tool or the model did."""
-        checked = self.validate(call)
-        if isinstance(checked, ToolResult):
+        return (await self.run(call)).result
+
+    async def run(self, call: ToolCall) -> Execution:
+        """Run one call and say what happened: cut, timed out, left running."""
+        checked = self._check(call)
+        if isinstance(checked, Execution):
             return checked
         found, args = checked
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        limit = self.timeout if found.timeout is None else found.timeout
+        limit = None if limit is None or math.isinf(limit) else limit
+        outcome = await invoke(found.function, kwargs, limit, call.name)
+        if outcome.timed_out:
+            return self._timed_out(call, limit, outcome.left_running)
+        if outcome.error is not None:
+            text = f"{call.name} failed: {describe_exception(outcome.error)}"
+            return self._result(call, text, is_error=True)
         try:
-            if inspect.iscoroutinefunction(found.function):
-                value = await found.function(**kwargs)
-            else:
-                value = await asyncio.to_thread(found.function, **kwargs)
-        except Exception as exc:  # a tool's failure is the model's information
-            return self.error(call, f"{call.name} failed: {type(exc).__name__}: {exc}")
-        return ToolResult(call.id, call.name, truncate(stringify(value), self.max_result_chars))
+            text = stringify(outcome.value)
+        except Exception as exc:  # tuple keys, cycles, a __str__ that raises, ...
+            return self._result(
+                call,
+                f"{call.name} returned a value that cannot be shown as text: "
+                f"{describe_exception(exc)}",
+                is_error=True,
+            )
+        return self._result(call, text, is_error=False)
+
+    def _timed_out(
+        self,
+        call: ToolCall,
+        limit: float | None,
+        worker: threading.Thread | asyncio.Task[Any] | None,
+    ) -> Execution:
+        seconds = f"{limit:g}" if limit is not None else "?"
+        text = (
+            f"{call.name} timed out after {seconds} s and was stopped. Try a smaller request "
+            "or another way."
+        )
+        if worker is not None:
+            self._stuck.append(StuckCall(call, limit or 0.0, time.time(), worker))
+            logger.warning(
+                "tool %r (call %s) is still running after its %s s timeout and cannot be "
+                "stopped; it is reported in Toolbox.stuck",
+                call.name,
+                call.id,
+                seconds,
+            )
+            text = (
+                f"{call.name} timed out after {seconds} s and is still running in the "
+                "background; its result will not arrive. Try a smaller request or another way."
+            )
+        execution = self._result(call, text, is_error=True)
+        return Execution(execution.result, execution.truncated_from, True, worker is not None)

@@ -186,6 +186,17 @@ def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfil
     return replace(profile, ttl=profile.retention_for(cache_ttl).name)
 
 
+def profile_for_model(name: str, cache_ttl: object = None) -> CacheProfile:
+    """The profile for a model object's `name` and the cache TTL it says it uses; a model
+    no profile knows is treated as a self-hosted engine (no price, the previous request
+    kept)."""
+    ttl = cache_ttl if isinstance(cache_ttl, str) else None
+    try:
+        return profile_for(name, cache_ttl=ttl)
+    except ConfigurationError:
+        return profile_for("openai-compatible:custom")
+
+
 @cache
 def profile_table() -> ProfileTable:
     """The table shipped with warmloop, read and validated once per process."""

@@ -24,6 +24,7 @@ from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.overflow import context_overflow
 from warmloop.providers.select import api_key as api_key_from_env
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
@@ -182,5 +183,9 @@ class AnthropicModel:
             message = await self._client.messages.create(**rendered.payload)
         except (anthropic.APIError, ValueError) as exc:
             # ValueError: the SDK refuses non-streaming requests it expects to run > 10 min.
+            if isinstance(exc, anthropic.APIStatusError):
+                found = context_overflow(self.name, exc.message, exc.body)
+                if found is not None:
+                    raise found from exc
             raise ProviderError(describe_failure(exc, self.model)) from exc
         return parse_message(message, self.cache_ttl)

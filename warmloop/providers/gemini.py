@@ -28,6 +28,7 @@ from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered, dumps
 from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.overflow import context_overflow
 from warmloop.tools import ToolSpec, parse_arguments
 from warmloop.transcript import (
     AssistantTurn,
@@ -310,6 +311,9 @@ class GeminiModel:
                 model=payload["model"], contents=payload["contents"], config=config
             )
         except genai_errors.APIError as exc:
+            found = context_overflow(self.name, str(exc.message or exc), exc.details)
+            if found is not None:
+                raise found from exc
             raise ProviderError(describe_api_error(exc, self.attempts)) from exc
         except _transport_errors() as exc:
             raise ProviderError(

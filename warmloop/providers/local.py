@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import WireStream
-from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.protocols import react_text
 from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
@@ -222,6 +222,11 @@ class LocalModel:
         # llama.cpp blocks and holds one KV state: calls run one at a time, from any loop.
         self._lock = threading.Lock()
 
+    @property
+    def context_window(self) -> int:
+        """Prompt tokens that fit: the context less room for the longest step generated."""
+        return self.n_ctx - self.max_tokens
+
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: see `render_gemma`."""
         return render_gemma(transcript, tools)
@@ -242,11 +247,13 @@ class LocalModel:
         """Blocking: one step for `prompt`: its raw text, generated token ids and usage."""
         with self._lock:
             tokens = prompt_tokens(self.engine(), prompt)
-            if len(tokens) + self.max_tokens > self.n_ctx:
-                raise ProviderError(
+            if len(tokens) > self.context_window:
+                raise ContextWindowExceeded(
                     f"the prompt has {len(tokens)} tokens and up to {self.max_tokens} more "
                     f"may be generated, but the local context holds {self.n_ctx}; "
-                    "use LocalModel(n_ctx=...) with a larger context or a shorter task"
+                    "use LocalModel(n_ctx=...) with a larger context or a shorter task",
+                    prompt_tokens=len(tokens),
+                    window=self.context_window,
                 )
             reused = self._keep_prefix(tokens)
             generated = list(self._generate(tokens[reused:], prompt.allowed_tools()))

@@ -26,6 +26,7 @@ from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import DETAILS_KEY, ChatRenderer
+from warmloop.providers.overflow import context_overflow
 from warmloop.providers.select import api_key as require_key
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
@@ -157,7 +158,12 @@ def parse_completion(
 
 
 def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> ProviderError:
-    """A final SDK failure as a ProviderError saying what went wrong and what to do."""
+    """A final SDK failure as a ProviderError saying what went wrong and what to do (a
+    prompt over the context window as ContextWindowExceeded)."""
+    if isinstance(exc, openai.APIStatusError):
+        found = context_overflow(name, exc.message, exc.body)
+        if found is not None:
+            return found
     if isinstance(exc, openai.APITimeoutError):
         return ProviderError(
             f"{name}: no reply within the timeout, retries included; raise timeout= or "

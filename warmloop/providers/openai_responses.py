@@ -27,6 +27,7 @@ from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.overflow import context_overflow
 from warmloop.providers.select import api_key as key_from_env
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -275,6 +276,10 @@ class OpenAIResponsesModel:
             raw = await self.client.responses.with_raw_response.create(**kwargs)
             response = raw.parse()
         except openai.APIError as exc:
+            if isinstance(exc, openai.APIStatusError):
+                found = context_overflow(self.name, exc.message, exc.body)
+                if found is not None:
+                    raise found from exc
             raise ProviderError(describe_error(exc, self.model, self.client.max_retries)) from exc
         if response.error is not None or response.status == "failed":
             detail = response.error.message if response.error else "no detail given"

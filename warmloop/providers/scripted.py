@@ -7,7 +7,8 @@ Shipped in the library so users can test their own agents deterministically:
     assert model.requests[1].payload["messages"][-1]["role"] == "tool"
 
 `requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
-`branches[k]` the (transcript id, parent id) it was rendered from.
+`branches[k]` the (transcript id, parent id, revision) it was rendered from. A small
+`context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 
 It renders in the Chat Completions wire format (native tools) or, with
 `text_protocol=True`, as Thought/Action text that the loop parses, and reports usage as a
@@ -64,15 +65,17 @@ class ScriptedModel:
         *,
         text_protocol: bool = False,
         name: str = "scripted",
+        context_window: int | None = None,
     ) -> None:
         self.name = name
+        self.context_window = context_window
         self.text_protocol = text_protocol
         self._queue: list[Script] = list(replies)
         self._renderer = ChatRenderer(name, text_protocol=text_protocol)
         self.requests: list[Rendered] = []
         self.sessions: list[str] = []
-        self.branches: list[tuple[str, str]] = []
-        self._rendered_from: dict[int, tuple[Rendered, tuple[str, str]]] = {}
+        self.branches: list[tuple[str, str, int]] = []
+        self._rendered_from: dict[int, tuple[Rendered, tuple[str, str, int]]] = {}
         self._last: dict[str, str] = {}
 
     def enqueue(self, *replies: Script) -> None:
@@ -85,7 +88,7 @@ class ScriptedModel:
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         rendered = self._renderer.render(transcript, tools)
-        branch = (transcript.id, transcript.meta.parent)
+        branch = (transcript.id, transcript.meta.parent, transcript.revision)
         self._rendered_from[id(rendered)] = (rendered, branch)
         if len(self._rendered_from) > MAX_UNSENT:  # rendered but never sent: forget the oldest
             del self._rendered_from[next(iter(self._rendered_from))]
@@ -101,7 +104,9 @@ class ScriptedModel:
         self.requests.append(rendered)
         self.sessions.append(session_id)
         found = self._rendered_from.pop(id(rendered), None)
-        self.branches.append(found[1] if found is not None and found[0] is rendered else ("", ""))
+        self.branches.append(
+            found[1] if found is not None and found[0] is rendered else ("", "", 0)
+        )
         item = self._queue.pop(0)
         reply = item(rendered) if callable(item) else item
         if isinstance(reply, AssistantTurn):

@@ -1,4 +1,4 @@
-"""Pricing: the shipped table, lookup rules, and the cost of documented provider usage.
+"""The cost of documented provider usage under the shipped prices, and run reports.
 
 Each provider test parses a usage object shaped as that provider documents it with the
 provider's own SDK type, maps it into `Usage` the way the provider defines its counters,
@@ -7,8 +7,6 @@ and checks the cost against arithmetic written out from the published prices.
 
 from __future__ import annotations
 
-import json
-from datetime import date
 from typing import Any
 
 import anthropic.types
@@ -20,20 +18,24 @@ from openai.types import CompletionUsage
 from openai.types.responses import ResponseUsage
 
 from warmloop.cache.pricing import (
+    PRICES_ENV,
     Cost,
     Prices,
     cost,
     cost_breakdown,
     cost_report,
-    parse_table,
-    price_table,
     prices_for,
+    shipped_table,
 )
 from warmloop.cache.usage import Usage
-from warmloop.errors import ConfigurationError, WarmloopError
-from warmloop.providers.select import _PROVIDERS
+from warmloop.errors import WarmloopError
 
 M = 1_000_000
+
+
+@pytest.fixture(autouse=True)
+def _no_user_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PRICES_ENV, raising=False)
 
 
 def _priced(name: str) -> Prices:
@@ -42,98 +44,7 @@ def _priced(name: str) -> Prices:
     return prices
 
 
-# --- the table ---------------------------------------------------------------------------
-
-
-def test_table_loads_and_every_entry_is_sourced_dated_and_non_negative() -> None:
-    table = price_table()
-    assert len(table.models) >= 4
-    for key, prices in table.models.items():
-        assert prices.model == key
-        assert prices.source.startswith("https://"), key
-        assert date(2025, 1, 1) <= prices.as_of <= date.today(), key
-        tiers = [prices.rates] + ([prices.long_context.rates] if prices.long_context else [])
-        for rates in tiers:
-            values = [rates.input, rates.cache_read, rates.cache_write_5m]
-            values += [rates.cache_write_1h, rates.output]
-            assert all(v >= 0 for v in values), key
-
-
-def test_every_entry_is_a_remote_provider_selection_string() -> None:
-    remote = set(_PROVIDERS) - {"local", "openai-compatible"}
-    for key in price_table().models:
-        provider, _, model = key.partition(":")
-        assert provider in remote, key
-        assert model, key
-
-
-def test_the_providers_the_examples_name_are_all_priced() -> None:
-    for name in (
-        "anthropic:claude-sonnet-4-5",
-        "openai:gpt-5",
-        "openai-chat:gpt-5",
-        "gemini:gemini-2.5-flash",
-        "deepseek:deepseek-chat",
-    ):
-        assert prices_for(name) is not None, name
-
-
-def test_anthropic_entries_follow_the_documented_cache_multipliers() -> None:
-    # PROVIDERS.md / Anthropic pricing: write 1.25x (5m), 2x (1h), read 0.1x of base input.
-    anthropic_entries = [p for k, p in price_table().models.items() if k.startswith("anthropic:")]
-    assert anthropic_entries
-    for prices in anthropic_entries:
-        tiers = [prices.rates] + ([prices.long_context.rates] if prices.long_context else [])
-        for rates in tiers:
-            assert rates.cache_write_5m == pytest.approx(1.25 * rates.input), prices.model
-            assert rates.cache_write_1h == pytest.approx(2.0 * rates.input), prices.model
-            assert rates.cache_read == pytest.approx(0.1 * rates.input), prices.model
-
-
-def test_a_cache_read_never_costs_more_than_uncached_input() -> None:
-    for key, prices in price_table().models.items():
-        assert prices.rates.cache_read < prices.rates.input, key
-
-
-# --- lookup ------------------------------------------------------------------------------
-
-
-def test_an_unknown_model_or_a_near_miss_has_no_price() -> None:
-    assert prices_for("anthropic:claude-imaginary-9") is None
-    assert prices_for("nosuchprovider:gpt-5") is None
-    assert prices_for("gpt-5") is None  # no provider: ambiguous, so not guessed
-    assert prices_for("openai:gpt-5-pro") is None  # not priced as its neighbour gpt-5
-
-
-def test_local_engines_are_never_priced() -> None:
-    assert prices_for("local") is None
-    assert prices_for("openai-compatible:http://127.0.0.1:8080/v1") is None
-    assert prices_for("openai-compatible:gpt-5") is None
-    assert prices_for("scripted") is None
-
-
-def test_a_dated_snapshot_resolves_to_its_model() -> None:
-    assert prices_for("anthropic:claude-sonnet-4-5-20250929") == _priced(
-        "anthropic:claude-sonnet-4-5"
-    )
-    assert prices_for("openai:gpt-5-2025-08-07") == _priced("openai:gpt-5")
-    assert prices_for(" Anthropic:Claude-Haiku-4-5-20251001 ") == _priced(
-        "anthropic:claude-haiku-4-5"
-    )
-
-
-def test_chat_completions_and_responses_share_openai_prices() -> None:
-    assert prices_for("openai-chat:gpt-5") == _priced("openai:gpt-5")
-    assert prices_for("openai-chat:gpt-4.1-2025-04-14") == _priced("openai:gpt-4.1")
-
-
-def test_a_model_billed_as_another_resolves_through_its_alias() -> None:
-    # DeepSeek pricing page notes 1-2: legacy V4 names are billed at the deepseek-flash price.
-    assert prices_for("deepseek:deepseek-v4-pro") == _priced("deepseek:deepseek-flash")
-    assert prices_for("deepseek:deepseek-v4-flash") == _priced("deepseek:deepseek-flash")
-
-
-# --- cost of documented usage, per provider ------------------------------------------------
+# --- Anthropic -------------------------------------------------------------------------------
 
 
 def _from_anthropic(usage: anthropic.types.Usage) -> Usage:
@@ -189,6 +100,23 @@ def test_anthropic_one_hour_writes_are_billed_at_the_one_hour_rate() -> None:
     assert breakdown.cache_write == pytest.approx((1_000 * 1.25 + 2_000 * 2.00) / M)
 
 
+def test_fable_5_1_cache_hits_cost_a_quarter_of_the_usual_tenth() -> None:
+    # Anthropic pricing page, footnote 1: Fable 5.1 cache hits $0.25 against $10 input.
+    usage = Usage(cache_read_tokens=1_000_000)
+    assert cost(usage, _priced("anthropic:claude-fable-5-1")) == pytest.approx(0.25)
+
+
+def test_haiku_5_5_bills_a_prompt_over_100k_tokens_at_the_higher_band() -> None:
+    prices = _priced("anthropic:claude-haiku-5-5")
+    at_limit = Usage(input_tokens=10_000, cache_read_tokens=90_000, output_tokens=1_000)
+    over = Usage(input_tokens=10_001, cache_read_tokens=90_000, output_tokens=1_000)
+    assert cost(at_limit, prices) == pytest.approx((10_000 * 0.1 + 90_000 * 0.01 + 1_000 * 0.5) / M)
+    assert cost(over, prices) == pytest.approx((10_001 * 0.5 + 90_000 * 0.05 + 1_000 * 2.5) / M)
+
+
+# --- OpenAI ----------------------------------------------------------------------------------
+
+
 def test_openai_chat_completions_usage_prices_cached_tokens_at_the_cached_rate() -> None:
     # docs: Prompt caching guide, example `usage`: prompt_tokens includes the cached ones.
     wire = CompletionUsage.model_validate(
@@ -204,15 +132,28 @@ def test_openai_chat_completions_usage_prices_cached_tokens_at_the_cached_rate()
     usage = Usage(
         input_tokens=wire.prompt_tokens - cached,
         cache_read_tokens=cached,
-        output_tokens=wire.completion_tokens,  # reasoning tokens are inside, billed as output
+        output_tokens=wire.completion_tokens,
     )
     # GPT-5: input $1.25, cached input $0.125, output $10 per MTok.
     expected = (86 * 1.25 + 1920 * 0.125 + 300 * 10.00) / M
     assert cost(usage, _priced("openai-chat:gpt-5")) == pytest.approx(expected)
 
 
-def test_openai_responses_usage_prices_cached_tokens_at_the_cached_rate() -> None:
-    # docs: Responses API reference, `usage` (input_tokens includes input_tokens_details).
+def _from_responses(wire: ResponseUsage) -> Usage:
+    # Responses API `usage`: input_tokens includes cached_tokens and cache_write_tokens;
+    # output_tokens includes reasoning_tokens (billed as output).
+    details = wire.input_tokens_details
+    return Usage(
+        input_tokens=wire.input_tokens - details.cached_tokens - details.cache_write_tokens,
+        cache_read_tokens=details.cached_tokens,
+        cache_write_tokens=details.cache_write_tokens,
+        output_tokens=wire.output_tokens,
+    )
+
+
+def test_openai_reasoning_tokens_are_billed_as_output() -> None:
+    # docs: Responses API reference, `usage` (output_tokens_details.reasoning_tokens is a
+    # part of output_tokens).
     wire = ResponseUsage.model_validate(
         {
             "input_tokens": 12_000,
@@ -222,15 +163,48 @@ def test_openai_responses_usage_prices_cached_tokens_at_the_cached_rate() -> Non
             "total_tokens": 12_900,
         }
     )
-    cached = wire.input_tokens_details.cached_tokens
-    usage = Usage(
-        input_tokens=wire.input_tokens - cached,
-        cache_read_tokens=cached,
-        output_tokens=wire.output_tokens,
-    )
+    breakdown = cost_breakdown(_from_responses(wire), _priced("openai:gpt-5-mini"))
     # GPT-5 mini: input $0.25, cached input $0.025, output $2 per MTok.
-    expected = (736 * 0.25 + 11_264 * 0.025 + 900 * 2.00) / M
-    assert cost(usage, _priced("openai:gpt-5-mini")) == pytest.approx(expected)
+    assert breakdown.output == pytest.approx(900 * 2.00 / M)
+    assert breakdown.total == pytest.approx((736 * 0.25 + 11_264 * 0.025 + 900 * 2.00) / M)
+
+
+def test_openai_gpt_6_cache_writes_are_billed_at_the_30_minute_write_rate() -> None:
+    # docs: Prompt caching guide: from GPT-5.6 writes are reported in cache_write_tokens and
+    # cost 1.25x input; the SDK's cache_write_tokens_details splits them by retention.
+    wire = ResponseUsage.model_validate(
+        {
+            "input_tokens": 40_000,
+            "input_tokens_details": {
+                "cached_tokens": 30_000,
+                "cache_write_tokens": 9_000,
+                "cache_write_tokens_details": {"ttl_30m_tokens": 9_000, "ttl_12h_tokens": 0},
+            },
+            "output_tokens": 500,
+            "output_tokens_details": {"reasoning_tokens": 200},
+            "total_tokens": 40_500,
+        }
+    )
+    breakdown = cost_breakdown(_from_responses(wire), _priced("openai:gpt-6-sol"))
+    # GPT-6 Sol: input $2, cached $0.20, cache writes $2.50, output $10 per MTok.
+    assert breakdown.cache_write == pytest.approx(9_000 * 2.50 / M)
+    assert breakdown.total == pytest.approx(
+        (1_000 * 2.00 + 30_000 * 0.20 + 9_000 * 2.50 + 500 * 10.00) / M
+    )
+
+
+def test_older_openai_models_bill_cache_writes_as_plain_input() -> None:
+    usage = Usage(input_tokens=100, cache_write_tokens=1_000)
+    assert cost(usage, _priced("openai:gpt-5.5")) == pytest.approx(1_100 * 5.00 / M)
+
+
+def test_a_one_hour_write_on_a_model_that_sells_no_one_hour_tier_is_an_error() -> None:
+    usage = Usage(cache_write_tokens=10, cache_write_1h_tokens=10)
+    with pytest.raises(WarmloopError, match="no cache write rate for retention '1h'"):
+        cost(usage, _priced("openai:gpt-6-sol"))
+
+
+# --- Gemini and DeepSeek ---------------------------------------------------------------------
 
 
 def _from_gemini(meta: genai_types.GenerateContentResponseUsageMetadata) -> Usage:
@@ -265,8 +239,9 @@ def test_gemini_thinking_tokens_are_billed_as_output() -> None:
     meta = genai_types.GenerateContentResponseUsageMetadata(
         prompt_token_count=1_000, candidates_token_count=100, thoughts_token_count=400
     )
-    breakdown = cost_breakdown(_from_gemini(meta), _priced("gemini:gemini-2.5-flash"))
-    assert breakdown.output == pytest.approx(500 * 2.50 / M)
+    breakdown = cost_breakdown(_from_gemini(meta), _priced("gemini:gemini-3-flash-preview"))
+    # Gemini 3 Flash Preview: output $3 per MTok, thinking included.
+    assert breakdown.output == pytest.approx(500 * 3.00 / M)
 
 
 def test_deepseek_usage_prices_hits_and_misses() -> None:
@@ -292,7 +267,7 @@ def test_deepseek_usage_prices_hits_and_misses() -> None:
     assert cost(usage, _priced("deepseek:deepseek-flash")) == pytest.approx(expected)
 
 
-# --- long-context tiers --------------------------------------------------------------------
+# --- long-context tiers ----------------------------------------------------------------------
 
 
 def test_a_prompt_over_the_threshold_bills_the_whole_request_at_the_long_context_rates() -> None:
@@ -310,13 +285,13 @@ def test_gemini_pro_switches_tier_on_the_whole_prompt_including_cached_content()
     assert cost(usage, _priced("gemini:gemini-2.5-pro")) == pytest.approx(expected)
 
 
-# --- properties ----------------------------------------------------------------------------
+# --- properties ------------------------------------------------------------------------------
 
 _tokens = st.integers(min_value=0, max_value=100_000)
 
 
 @given(
-    name=st.sampled_from(sorted(price_table().models)),
+    name=st.sampled_from(sorted(shipped_table().models)),
     prompt=_tokens,
     read_share=st.floats(min_value=0.0, max_value=1.0),
     output=_tokens,
@@ -332,7 +307,7 @@ def test_a_warm_request_never_costs_more_than_the_same_request_cold(
 
 
 @given(
-    name=st.sampled_from(sorted(price_table().models)),
+    name=st.sampled_from(sorted(shipped_table().models)),
     a=st.tuples(_tokens, _tokens, _tokens, _tokens),
     b=st.tuples(_tokens, _tokens, _tokens, _tokens),
 )
@@ -346,7 +321,7 @@ def test_a_report_total_is_the_sum_of_its_requests(
     assert report.usage == first + second
 
 
-# --- run reports ---------------------------------------------------------------------------
+# --- run reports -----------------------------------------------------------------------------
 
 
 def test_a_cost_report_lists_each_request_and_describes_the_total() -> None:
@@ -364,58 +339,32 @@ def test_a_cost_report_lists_each_request_and_describes_the_total() -> None:
     text = report.describe()
     assert f"${report.total:.4f} over 2 requests" in text
     assert "prices as of 2026-" in text
+    assert " from " not in text  # shipped prices name no file
 
 
-def test_an_unpriced_model_reports_unknown_cost_not_zero() -> None:
-    report = cost_report("local", [Usage(input_tokens=500, output_tokens=20)])
+@pytest.mark.parametrize("engine", ["local", "openai-compatible:http://127.0.0.1:8080/v1"])
+def test_a_local_engine_reports_unknown_cost_and_says_it_is_never_priced(engine: str) -> None:
+    report = cost_report(engine, [Usage(input_tokens=500, output_tokens=20)])
     assert report.total is None
     assert report.per_request is None
     assert report.usage.prompt_tokens == 500
-    assert "cost unknown" in report.describe()
+    text = report.describe()
+    assert text.startswith(f"cost unknown: no price for {engine!r}")
+    assert "never prices" in text
+    assert PRICES_ENV not in text  # a price file would not help
+
+
+def test_an_unknown_api_model_reports_unknown_cost_and_how_to_add_a_price() -> None:
+    report = cost_report("openai:gpt-9-imaginary", [Usage(input_tokens=500)])
+    assert report.total is None
+    text = report.describe()
+    assert text.startswith("cost unknown: no price for 'openai:gpt-9-imaginary' in the price")
+    assert f"{PRICES_ENV}=" in text
+    assert "prices.json" in text
+    assert "never prices" not in text
 
 
 def test_one_hour_writes_beyond_all_writes_are_rejected() -> None:
     bad = Usage(cache_write_tokens=10, cache_write_1h_tokens=20)
     with pytest.raises(WarmloopError, match="one-hour cache writes"):
         cost(bad, _priced("anthropic:claude-sonnet-4-5"))
-
-
-# --- parsing errors ------------------------------------------------------------------------
-
-_GOOD_ENTRY: dict[str, Any] = dict(
-    input=1.0, cache_read=0.1, cache_write_5m=1.25, cache_write_1h=2.0, output=5.0
-) | {"source": "https://example.com/pricing", "as_of": "2026-11-01"}
-
-
-def _table(entry: dict[str, Any], key: str = "anthropic:x", **extra: Any) -> str:
-    return json.dumps({"models": {key: entry}, **extra})
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("{", "not valid JSON"),
-        (json.dumps({"entries": {}}), "'models' object"),
-        (_table({**_GOOD_ENTRY, "source": ""}), "'source'"),
-        (_table({k: v for k, v in _GOOD_ENTRY.items() if k != "as_of"}), "'as_of'"),
-        (_table({**_GOOD_ENTRY, "as_of": "Nov 2026"}), "YYYY-MM-DD"),
-        (_table({**_GOOD_ENTRY, "output": -1}), "'output' must be a non-negative number"),
-        (_table({**_GOOD_ENTRY, "cache_read": "0.1"}), "'cache_read'"),
-        (_table(_GOOD_ENTRY, key="local:gemma"), "never priced"),
-        (_table(_GOOD_ENTRY, key="Anthropic:X"), "lower-case"),
-        (_table(_GOOD_ENTRY, aliases={"anthropic:y": "anthropic:z"}), "has no entry"),
-        (
-            _table({**_GOOD_ENTRY, "long_context": {"above_prompt_tokens": 0}}),
-            "above_prompt_tokens",
-        ),
-    ],
-)
-def test_a_malformed_table_is_rejected_with_what_to_fix(text: str, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message):
-        parse_table(text)
-
-
-def test_a_well_formed_table_parses() -> None:
-    table = parse_table(_table(_GOOD_ENTRY, aliases={"anthropic:y": "anthropic:x"}))
-    assert table.lookup("anthropic:y") == table.lookup("anthropic:x")
-    assert table.lookup("anthropic:x-20260101") is not None

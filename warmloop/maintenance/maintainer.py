@@ -1,0 +1,218 @@
+"""Maintenance at run time: measure each request, ask the planner before the next one, and
+carry out its decision (prune, then fold if still over the trigger).
+
+Every rewrite is applied to a scratch copy of the transcript, stored (`persist`: a session
+store writes the rewrite and archives the originals in one transaction), and only then
+adopted, so a failure leaves the conversation as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from warmloop.cache.profiles import CacheProfile
+from warmloop.cache.usage import Usage
+from warmloop.errors import ProviderError
+from warmloop.maintenance.fold import fold_span, summarise
+from warmloop.maintenance.planner import (
+    Decision,
+    MaintenancePolicy,
+    Reason,
+    Situation,
+    decide,
+)
+from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
+from warmloop.maintenance.size import PromptSizer, TokenCounter
+from warmloop.providers.base import Model, Rendered
+from warmloop.tools import ToolSpec
+from warmloop.transcript import Rewrite, Transcript
+
+Persist = Callable[[Transcript, Rewrite], None]
+
+
+@dataclass(frozen=True)
+class MaintenanceEvent:
+    """One rewrite: what it was, why, how many messages it touched, the prompt size before
+    and after (estimated tokens), the planner's prediction in base-input tokens, and the
+    fold's own request usage."""
+
+    kind: Literal["prune", "fold"]
+    reason: Reason
+    revision: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    predicted_cost: float = 0.0
+    predicted_saving: float = 0.0
+    usage: Usage | None = None
+
+    def describe(self) -> str:
+        """One line for people."""
+        what = (
+            f"pruned {self.messages} tool results"
+            if self.kind == "prune"
+            else f"folded {self.messages} messages into a summary"
+        )
+        why = {
+            "trigger": "the prompt reached the compaction trigger",
+            "cold": "the cache had gone cold",
+            "pays": "the saving over the remaining steps exceeds the cost",
+            "overflow": "the provider rejected the prompt as too long",
+        }.get(self.reason, self.reason)
+        return (
+            f"{what} ({why}): about {self.tokens_before:,} -> {self.tokens_after:,} prompt "
+            f"tokens; predicted cost {self.predicted_cost:,.0f}, saving "
+            f"{self.predicted_saving:,.0f} (base-input tokens)"
+        )
+
+
+def scratch_copy(transcript: Transcript) -> Transcript:
+    """The same conversation (id, revision, meta, messages) as a separate object, to apply
+    a rewrite to before it is stored. Renderer memos key on the object, so it never shares
+    rendered bytes with the original."""
+    copy = Transcript(
+        transcript.messages,
+        id=transcript.id,
+        conversation=transcript.conversation,
+        revision=transcript.revision,
+        meta=transcript.meta,
+    )
+    copy.guard = transcript.guard
+    return copy
+
+
+class Maintainer:
+    """One run's maintenance: sizes, the excess paid on prunable content, fold pauses."""
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Sequence[ToolSpec],
+        profile: CacheProfile,
+        policy: MaintenancePolicy,
+        *,
+        window: int | None = None,
+        persist: Persist | None = None,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.profile = profile
+        self.policy = policy
+        self.window = window or profile.context_window
+        self.prune_policy = policy.prune.for_window(self.window)
+        self.persist = persist
+        self.counter = TokenCounter(model.name)
+        self.sizer = PromptSizer(self.counter)
+        self.excess = 0.0
+        self.futile_folds = 0
+
+    def tokens(self, text: str) -> int:
+        """A cheap per-message estimate (the calibrated ratio), for planning."""
+        return self.counter.estimate(len(text))
+
+    def plan(self, transcript: Transcript) -> PrunePlan:
+        return plan_prune(transcript, self.prune_policy, self.tokens)
+
+    def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> None:
+        """A request was answered: calibrate, and count the read cost of what a prune
+        would have removed from it."""
+        self.sizer.observed(rendered.stream, usage.prompt_tokens)
+        self.excess += self.profile.read_multiplier * self.plan(transcript).dropped_tokens
+
+    def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
+        """Tokens from the first changed message to the end, once the prune is applied."""
+        if plan.first is None:
+            return 0
+        after = sum(self.tokens(text_of(m)) for i, m in transcript.visible(plan.first))
+        return max(after - plan.dropped_tokens, 0)
+
+    async def maintain(
+        self,
+        transcript: Transcript,
+        rendered: Rendered,
+        *,
+        remaining: int,
+        forced: bool = False,
+    ) -> tuple[Transcript, list[MaintenanceEvent]]:
+        """The transcript to send next (rewritten or not) and what was done to it."""
+        estimate = self.sizer.estimate(rendered.stream)
+        last = transcript.meta.last_request_at
+        idle = time.time() - last if last is not None else None
+        plan = self.plan(transcript)
+        situation = Situation(
+            estimate,
+            self.window,
+            idle,
+            remaining,
+            plan.dropped_tokens,
+            self.rewrite_tokens(transcript, plan),
+            self.excess,
+        )
+        decision = decide(situation, self.profile, self.policy)
+        if forced:
+            decision = Decision("prune" if plan else "fold", "overflow")
+        events: list[MaintenanceEvent] = []
+        if decision.action == "prune":
+            transcript, event = self._prune(transcript, plan, decision, estimate)
+            events.append(event)
+            estimate = event.tokens_after
+        over = estimate >= self.policy.trigger * self.window
+        if (decision.action == "fold" or over) and self._may_fold():
+            folded = await self._fold(transcript, decision.reason or "trigger", estimate)
+            if folded is not None:
+                transcript, event = folded
+                events.append(event)
+        if events:
+            self.excess = 0.0
+        return transcript, events
+
+    def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
+        if self.persist is not None:
+            self.persist(scratch, rewrite)  # raises: nothing was rewritten anywhere
+        return scratch
+
+    def _prune(
+        self, transcript: Transcript, plan: PrunePlan, decision: Decision, estimate: int
+    ) -> tuple[Transcript, MaintenanceEvent]:
+        scratch = scratch_copy(transcript)
+        rewrite = scratch.replace_content(plan.edits)
+        after = max(estimate - plan.dropped_tokens, 0)
+        event = MaintenanceEvent(
+            "prune",
+            decision.reason,
+            rewrite.revision,
+            len(plan.edits),
+            estimate,
+            after,
+            decision.predicted_cost,
+            decision.predicted_saving,
+        )
+        return self._adopt(scratch, rewrite), event
+
+    def _may_fold(self) -> bool:
+        return self.policy.fold and self.futile_folds < self.policy.max_futile_folds
+
+    async def _fold(
+        self, transcript: Transcript, reason: Reason, estimate: int
+    ) -> tuple[Transcript, MaintenanceEvent] | None:
+        span = fold_span(transcript, self.plan(transcript).tail_start)
+        if span is None:
+            return None
+        try:
+            folded = await summarise(self.model, transcript, self.tools)
+        except ProviderError:
+            self.futile_folds += 1
+            return None
+        scratch = scratch_copy(transcript)
+        rewrite = scratch.fold(*span, folded.text)
+        after = self.sizer.estimate(self.model.render(scratch, self.tools).stream)
+        futile = after >= self.policy.trigger * self.window
+        self.futile_folds = self.futile_folds + 1 if futile else 0
+        covered = span[1] - span[0]
+        event = MaintenanceEvent(
+            "fold", reason, rewrite.revision, covered, estimate, after, usage=folded.usage
+        )
+        return self._adopt(scratch, rewrite), event

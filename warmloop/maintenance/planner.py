@@ -1,0 +1,99 @@
+"""The planner: before each request, whether to rewrite the conversation, and how.
+
+Pure: it sees only what a live agent knows (the next prompt's estimated size, the context
+window, the idle time, the step budget left, the prune on offer and the cache's prices)
+and decides from the cost model:
+
+- over the compaction trigger (default 0.8 of the window), a hard ceiling: prune; the
+  caller folds when pruning alone does not clear it;
+- idle past `cold_after`: the provider's cache is gone, so a prune costs nothing extra and
+  shrinks the full-price request: prune;
+- warm: a prune rewrites everything after the first changed message, paying the write (or
+  uncached) price instead of the read price for it once; it saves reading the dropped
+  tokens on every later request. Prune when the read cost already paid on prunable
+  content since the last rewrite has reached that one-off cost (the rent-or-buy rule that
+  batches prunes at the economic order size) and the saving over the requests left
+  still exceeds it. Otherwise a warm session is left alone.
+
+Costs are in base-input tokens (multiples of the uncached input price).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from warmloop.cache.profiles import CacheProfile
+from warmloop.maintenance.prune import PrunePolicy
+
+Action = Literal["none", "prune", "fold"]
+Reason = Literal["", "trigger", "cold", "pays", "overflow"]
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy:
+    """When and how the conversation may be rewritten."""
+
+    trigger: float = 0.8
+    prune: PrunePolicy = field(default_factory=PrunePolicy)
+    fold: bool = True
+    max_futile_folds: int = 2
+    """Automatic folding pauses after this many folds in a row that left the prompt over
+    the trigger."""
+    cold_after: float | None = None
+    """Override the profile's idle time after which the cache is gone (seconds)."""
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the planner knows before a request."""
+
+    prompt_tokens: int
+    window: int
+    idle: float | None
+    remaining: int
+    dropped_tokens: int
+    rewrite_tokens: int
+    """Tokens from the first message a prune changes to the end, after the prune: the part
+    the next request must write (or send uncached) again."""
+    excess: float
+    """Read cost (base-input tokens) paid since the last rewrite on content a prune would
+    have removed."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do now, why, and the planner's prediction in base-input tokens."""
+
+    action: Action
+    reason: Reason = ""
+    predicted_cost: float = 0.0
+    predicted_saving: float = 0.0
+
+
+def rewrite_price(profile: CacheProfile) -> float:
+    """The price of a token the next request must send again after a rewrite: a cache
+    write where writes are billed, else uncached input."""
+    return profile.retention.write_multiplier if profile.writes_billed else 1.0
+
+
+def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolicy) -> Decision:
+    """Prune, fold or leave alone, from the cost model (see the module docstring)."""
+    s = situation
+    read = profile.read_multiplier
+    saving = read * s.dropped_tokens * s.remaining
+    over = s.prompt_tokens >= policy.trigger * s.window
+    cold_after = policy.cold_after if policy.cold_after is not None else profile.cold_after
+    if s.idle is not None and s.idle > cold_after:
+        # The next request misses whole anyway: rewriting adds nothing to it.
+        if s.dropped_tokens > 0:
+            return Decision("prune", "cold", 0.0, saving)
+        return Decision("fold", "trigger") if over and policy.fold else Decision("none")
+    cost = (rewrite_price(profile) - read) * s.rewrite_tokens
+    if over:
+        if s.dropped_tokens > 0:
+            return Decision("prune", "trigger", cost, saving)
+        return Decision("fold", "trigger") if policy.fold else Decision("none")
+    if s.dropped_tokens > 0 and s.excess >= cost and saving > cost:
+        return Decision("prune", "pays", cost, saving)
+    return Decision("none")

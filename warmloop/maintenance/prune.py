@@ -1,0 +1,116 @@
+"""Prune: replace the content of old, large tool results with a one-line placeholder.
+
+Pure and deterministic. A result is pruned only when it lies before the protected tail
+(the newest `tail_tokens`, at least `tail_messages` messages, never starting on a tool
+result), is at least `min_tokens` long, is not an error, is not from an excluded tool and
+is not a placeholder already, so a second pass plans nothing (idempotent). The placeholder
+names the tool, its arguments and the size dropped, and says that calling the tool again
+returns the data. Assistant turns, tool calls and ids are never touched: `plan_prune`
+returns edits that `Transcript.replace_content` applies (and archives, through a store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from warmloop.transcript import AssistantTurn, Message, ToolCall, ToolResult, Transcript
+
+PLACEHOLDER_MARK = "[pruned: "
+DEFAULT_TAIL_TOKENS = 12_000
+MAX_SHOWN_ARGUMENTS = 200
+
+
+@dataclass(frozen=True)
+class PrunePolicy:
+    """What may be pruned. Sizes are in tokens, as the caller's counter measures them;
+    `tail_tokens=None` protects a quarter of the context window (`for_window`)."""
+
+    tail_tokens: int | None = None
+    tail_messages: int = 6
+    min_tokens: int = 500
+    exclude_tools: frozenset[str] = frozenset()
+
+    def for_window(self, window: int) -> PrunePolicy:
+        """This policy with its tail size settled for a context window of `window`."""
+        if self.tail_tokens is not None:
+            return self
+        return replace(self, tail_tokens=min(DEFAULT_TAIL_TOKENS, window // 4))
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    """The edits a prune would make, what they drop, and where the prompt first changes."""
+
+    edits: dict[int, str] = field(default_factory=dict)
+    dropped_tokens: int = 0
+    first: int | None = None
+    tail_start: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.edits)
+
+
+def text_of(message: Message) -> str:
+    """The text a message contributes to a prompt (its size is what pruning saves)."""
+    if isinstance(message, ToolResult):
+        return message.content
+    if isinstance(message, AssistantTurn):
+        return message.text + message.reasoning + "".join(c.arguments for c in message.tool_calls)
+    return message.text
+
+
+def tail_start(
+    visible: Sequence[tuple[int, Message]], policy: PrunePolicy, tokens: Callable[[str], int]
+) -> int:
+    """Position (in `visible`) where the protected tail starts: it holds the newest
+    `tail_tokens` and at least `tail_messages` messages, and never starts on a tool result
+    (its assistant turn comes with it, so pairing is never split)."""
+    start, size = len(visible), 0
+    budget = policy.tail_tokens if policy.tail_tokens is not None else DEFAULT_TAIL_TOKENS
+    while start > 0 and (size < budget or len(visible) - start < policy.tail_messages):
+        start -= 1
+        size += tokens(text_of(visible[start][1]))
+    while start > 0 and isinstance(visible[start][1], ToolResult):
+        start -= 1
+    return start
+
+
+def placeholder(call: ToolCall | None, result: ToolResult) -> str:
+    """The one line that stands in for a pruned result."""
+    arguments = " ".join((call.arguments if call else "").split())
+    if len(arguments) > MAX_SHOWN_ARGUMENTS:
+        arguments = arguments[: MAX_SHOWN_ARGUMENTS - 1] + "…"
+    return (
+        f"{PLACEHOLDER_MARK}{result.name}({arguments}) returned {len(result.content):,} "
+        f"characters, dropped to save context; call {result.name} again with the same "
+        "arguments to get them]"
+    )
+
+
+def plan_prune(
+    transcript: Transcript, policy: PrunePolicy, tokens: Callable[[str], int]
+) -> PrunePlan:
+    """The prune of every eligible result before the protected tail (nothing when none)."""
+    visible = list(transcript.visible())
+    cut = tail_start(visible, policy, tokens)
+    calls: dict[str, ToolCall] = {}
+    edits: dict[int, str] = {}
+    dropped = 0
+    for index, message in visible[:cut]:
+        if isinstance(message, AssistantTurn):
+            calls.update((c.id, c) for c in message.tool_calls)
+        elif (
+            isinstance(message, ToolResult)
+            and not message.is_error
+            and message.name not in policy.exclude_tools
+            and not message.content.startswith(PLACEHOLDER_MARK)
+        ):
+            size = tokens(message.content)
+            if size >= policy.min_tokens:
+                text = placeholder(calls.get(message.call_id), message)
+                edits[index] = text
+                dropped += size - tokens(text)
+    first = min(edits) if edits else None
+    boundary = visible[cut][0] if cut < len(visible) else len(transcript)
+    return PrunePlan(edits, dropped, first, boundary)

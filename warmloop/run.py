@@ -1,0 +1,73 @@
+"""What a run returns: validated outputs, the transcript, and a record per request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from warmloop.cache.guard import PrefixCheck
+from warmloop.cache.pricing import CostReport, cost_report
+from warmloop.cache.usage import Usage
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.tools import Execution, StuckCall
+from warmloop.trajectory import TrajectoryStep, trajectory
+from warmloop.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One model request: its usage, wall-clock seconds and prefix check."""
+
+    usage: Usage
+    seconds: float
+    prefix: PrefixCheck
+
+
+@dataclass
+class Run:
+    """A finished run: validated outputs, the full transcript, and per-request records.
+    `start` is where this run's messages begin in the transcript (after any history)."""
+
+    outputs: BaseModel
+    transcript: Transcript
+    requests: list[RequestRecord]
+    steps: int
+    extracted: bool = False
+    model: str = ""
+    start: int = 0
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    """Every rewrite of the conversation during the run (prunes and folds)."""
+    executions: list[Execution] = field(default_factory=list)
+    """Every tool call executed, with what happened on the way (cut, timed out, stuck)."""
+    stuck: list[StuckCall] = field(default_factory=list)
+    """Timed-out calls whose worker was still running when the run ended."""
+
+    @property
+    def truncated(self) -> list[Execution]:
+        """The calls whose result was cut to `max_result_chars`."""
+        return [e for e in self.executions if e.truncated_from is not None]
+
+    def usages(self) -> list[Usage]:
+        """Every request's usage: the steps', then the folds' own summary requests."""
+        folds = [e.usage for e in self.maintenance if e.usage is not None]
+        return [r.usage for r in self.requests] + folds
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over every request of the run, folds' summary requests included."""
+        return sum(self.usages(), Usage())
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of all input tokens of the run that were served from the cache."""
+        return self.usage.cache_hit_rate
+
+    def cost(self) -> CostReport:
+        """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
+        return cost_report(self.model, self.usages())
+
+    @property
+    def trajectory(self) -> list[TrajectoryStep]:
+        """This run's tool calls, derived from the transcript (never stored)."""
+        return trajectory(self.transcript.messages[self.start :])
