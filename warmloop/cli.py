@@ -217,5 +217,6 @@ def show(file: Path) -> None:
         console.print(part, soft_wrap=True)
 
 
-# The session commands (resume, sessions, export, and `show NAME`) register themselves on `main`.
-from warmloop import cli_sessions  # noqa: E402, F401
+# Command modules register themselves on `main`: sessions (resume, sessions, export and
+# `show NAME`), audit (record and audit).
+from warmloop import cli_audit, cli_sessions  # noqa: E402, F401

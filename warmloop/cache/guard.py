@@ -11,10 +11,11 @@ prefix is measured but not reported as a bust.
 
 from __future__ import annotations
 
-import json
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from warmloop.cache.causes import Cause, classify
 from warmloop.cache.wire import WireStream
 
 EXCERPT = 40
@@ -29,6 +30,8 @@ class Bust:
     cause: str
     before: str
     after: str
+    kind: str = "history-rewritten"
+    """The cause's stable kind (see `Cause`), for grouping busts."""
 
     def __str__(self) -> str:
         return (
@@ -65,47 +68,35 @@ def common_prefix_length(a: str, b: str) -> int:
     return lo
 
 
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text.rstrip(","))
-    except ValueError:
-        return None
-
-
-def _tool_names(value: Any) -> list[str] | None:
-    if not isinstance(value, list):
-        return None
-    names = []
-    for tool in value:
-        found = tool.get("name") if isinstance(tool, dict) else None
-        if found is None and isinstance(tool, dict):
-            inner = tool.get("function") or tool.get("function_declarations")
-            found = inner.get("name") if isinstance(inner, dict) else json.dumps(inner)
-        names.append(str(found))
-    return names
-
-
-def likely_cause(section: str, old_piece: str, new_piece: str, before: str, after: str) -> str:
+def likely_cause(
+    section: str,
+    old_piece: str,
+    new_piece: str,
+    before: str,
+    after: str,
+    *,
+    offset: int | None = None,
+    old_items: Sequence[str] = (),
+    new_items: Sequence[str] = (),
+) -> str:
     """A best guess at why a prefix moved, from the section and what changed there."""
-    old_value, new_value = _json(old_piece), _json(new_piece)
-    if old_value is not None and old_value == new_value:
-        return f"key order changed in {section}: same content, different bytes"
-    if section == "tools":
-        old_names, new_names = _tool_names(old_value), _tool_names(new_value)
-        if old_names is not None and new_names is not None:
-            if sorted(old_names) == sorted(new_names) and old_names != new_names:
-                return "tools reordered (same tools, another order)"
-            if set(old_names) != set(new_names):
-                return "tools added or removed"
-        return "a tool's definition changed (description or schema)"
-    if section == "request":
-        return "request parameters changed (model, tool choice or another setting)"
-    digits = any(c.isdigit() for c in before[:8]) and any(c.isdigit() for c in after[:8])
-    if digits:
-        return f"a number changed in {section}: a counter, timestamp or id in the prompt?"
-    if section == "system":
-        return "the system prompt changed between requests"
-    return f"{section} was replaced or re-rendered: history is not append-only"
+    return classify(
+        section,
+        old_piece,
+        new_piece,
+        before,
+        after,
+        offset=offset,
+        old_items=old_items,
+        new_items=new_items,
+    ).text
+
+
+def _item_index(stream: WireStream, position: int) -> int | None:
+    offset = position - stream.head_length
+    if offset < 0 or not stream.items:
+        return None
+    return min(bisect_right(stream.item_ends, offset), len(stream.items) - 1)
 
 
 def compare(previous: WireStream, current: WireStream, context: int = EXCERPT) -> PrefixCheck:
@@ -124,12 +115,26 @@ def compare(previous: WireStream, current: WireStream, context: int = EXCERPT) -
     after = new[position : position + context]
     if position == len(new):
         section = current.piece_at(max(position - 1, 0))[0]
-        cause = "the request is shorter than the last one: history was trimmed or rebuilt"
+        cause = Cause(
+            "history-trimmed",
+            "the request is shorter than the last one: history was trimmed or rebuilt",
+        )
     else:
-        section, _, new_piece = current.piece_at(position)
+        section, start, new_piece = current.piece_at(position)
         old_piece = previous.piece_at(position)[2]
-        cause = likely_cause(section, old_piece, new_piece, before, after)
-    return PrefixCheck(position, len(new), Bust(position, section, cause, before, after))
+        index = _item_index(current, position)
+        cause = classify(
+            section,
+            old_piece,
+            new_piece,
+            before,
+            after,
+            offset=position - start,
+            old_items=previous.items[index:] if index is not None else (),
+            new_items=current.items[index:] if index is not None else (),
+        )
+    bust = Bust(position, section, cause.text, before, after, cause.kind)
+    return PrefixCheck(position, len(new), bust)
 
 
 class PrefixGuard:
@@ -169,15 +174,16 @@ def opening_bust(reference: WireStream, current: WireStream) -> Bust | None:
     old = "".join(text for _, text in reference.opening)
     new = "".join(text for _, text in current.opening)
     position = common_prefix_length(old, new)
-    section, _, new_piece = current.piece_at(min(position, max(len(new) - 1, 0)))
+    section, start, new_piece = current.piece_at(min(position, max(len(new) - 1, 0)))
     old_piece = reference.piece_at(min(position, max(len(old) - 1, 0)))[2]
     before = old[position : position + EXCERPT]
     after = new[position : position + EXCERPT]
-    cause = likely_cause(section, old_piece, new_piece, before, after)
+    cause = classify(section, old_piece, new_piece, before, after, offset=position - start)
     return Bust(
         position,
         section,
-        f"this session opens differently from the agent's earlier sessions: {cause}",
+        f"this session opens differently from the agent's earlier sessions: {cause.text}",
         before,
         after,
+        cause.kind,
     )

@@ -1,0 +1,232 @@
+"""Per request of one conversation: tokens, the reusable prefix, the first divergence and why.
+
+A request that does not extend the previous one gets the guard's divergence and its
+classified cause (`cache.causes`). A request that does extend it but read less from the
+cache than it could (by more than the provider's rounding) gets the cause from the cache
+rules instead: below the minimum cacheable length, idle past the TTL, or (explicit
+breakpoints) no marker, a marker moved, or past the lookback. Cache reads, writes and
+misses are the logged usage when the log has it, else the simulator's under the model's
+own profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from warmloop.audit.blocks import Pieces, estimate_tokens, ideal_marks, pieces, sized
+from warmloop.audit.conversations import Conversation, Entry
+from warmloop.audit.formats import model_name
+from warmloop.audit.responses import describe_diagnostics, normalise_usage
+from warmloop.cache.guard import compare
+from warmloop.cache.profiles import CacheProfile
+from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError
+
+CONTEXT = 80
+EXCERPT = 240
+TOLERANCE = 0.05
+"""A read this much below the reusable prefix (or one rounding increment) is not a miss."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a request stopped extending the previous one, with text from both sides."""
+
+    section: str
+    position: int
+    context: str
+    """The shared text just before the divergence."""
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One request of a conversation as the audit sees it (`number` from 1)."""
+
+    number: int
+    line: int
+    at: float | None
+    model: str
+    prompt_tokens: int
+    estimated: bool
+    """True when no usage was logged: tokens are estimated and reads simulated."""
+    cached: int
+    written: int
+    uncached: int
+    limit: int
+    """What the cache could serve at most: the previous request's tokens (or this one's)."""
+    reusable: int
+    """Tokens of the prefix shared with the previous request."""
+    idle_seconds: float | None
+    divergence: Divergence | None
+    cause_kind: str | None
+    cause: str | None
+    diagnostics: str | None
+
+
+def request_times(entries: Sequence[Entry]) -> list[float]:
+    """Each request's time, one second after the previous where the log has none."""
+    times: list[float] = []
+    for entry in entries:
+        at = entry.record.at
+        previous = times[-1] if times else 0.0
+        times.append(at if at is not None and at >= previous else previous + 1.0)
+    return times
+
+
+def prompt_tokens(entry: Entry) -> tuple[int, Usage | None]:
+    """The request's prompt tokens (logged usage, else estimated) and its logged usage."""
+    raw = entry.record.usage
+    usage = normalise_usage(raw) if raw else None
+    if usage is not None and usage.prompt_tokens > 0:
+        return usage.prompt_tokens, usage
+    return estimate_tokens(entry.stream.length), None
+
+
+def marker_cause(previous: Pieces, current: Pieces, lookback: int) -> str | None:
+    """Why explicit breakpoints could not read the previous request's write, or None."""
+    marks = [i for i, mark in enumerate(current.marks) if mark is not None]
+    if not marks:
+        return "no cache marker on this request: nothing is read or written (add cache_control)"
+    common = previous.common(current)
+    writes = [w for w, mark in enumerate(previous.marks) if mark is not None and w < common]
+    if not writes:
+        return (
+            "cache marker moved: the previous request wrote no entry inside the prefix this "
+            "request shares with it"
+        )
+    if any(0 <= b - w < lookback for b in marks for w in writes):
+        return None
+    gap = min(b - max(writes) for b in marks if b > max(writes)) if max(marks) > max(writes) else 0
+    if gap >= lookback:
+        return (
+            f"cache marker past the {lookback}-block lookback: the nearest marker is {gap} "
+            "blocks after the previous write (add a marker near the previous request's end)"
+        )
+    return "cache marker moved before the previous write: the entry it wrote is never read"
+
+
+def _simulate_own(
+    conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
+) -> list[Usage]:
+    simulator = CacheSimulator(profile)
+    usages: list[Usage] = []
+    before: Pieces | None = None
+    blocks: tuple[Block, ...] = ()
+    for entry, tokens, at in zip(
+        conversation.entries, sizes, request_times(conversation.entries), strict=True
+    ):
+        found = pieces(entry)
+        common = before.common(found) if before else 0
+        if conversation.wire.name != "anthropic":
+            found = Pieces(found.texts, ideal_marks(len(found.texts), common, profile.ttl))
+        blocks = sized(found.texts, tokens, found.marks, blocks, common)
+        try:
+            usages.append(simulator.request(SimRequest(at, blocks)))
+        except ConfigurationError:  # a request the API would have refused: nothing cached
+            usages.append(Usage(input_tokens=tokens))
+        before = found
+    return usages
+
+
+def _miss_cause(
+    profile: CacheProfile,
+    reusable: int,
+    cached: int,
+    idle: float | None,
+    previous: Pieces,
+    current: Pieces,
+    anthropic: bool,
+) -> tuple[str, str] | None:
+    shortfall = reusable - cached
+    if shortfall <= max(profile.increment_tokens, TOLERANCE * reusable):
+        return None
+    if reusable < profile.min_cacheable_tokens:
+        return (
+            "below-minimum",
+            f"below the minimum cacheable length: {reusable:,} reusable tokens, "
+            f"{profile.entry} caches from {profile.min_cacheable_tokens:,}",
+        )
+    if idle is not None and idle > profile.ttl_seconds:
+        return (
+            "idle",
+            f"idle {idle / 60:.1f} min since the previous request, past the "
+            f"{profile.ttl_seconds / 60:g} min cache TTL ({profile.ttl})",
+        )
+    if anthropic and profile.mode == "explicit" and profile.lookback_blocks:
+        found = marker_cause(previous, current, profile.lookback_blocks)
+        if found is not None:
+            return "cache-marker", found
+    return (
+        "unexplained",
+        "the prefix matched but was not read from the cache (evicted, routed to another "
+        "machine, or still being written)",
+    )
+
+
+def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
+    """The findings of every request of a conversation, under its model's own profile."""
+    entries = conversation.entries
+    sized_usage = [prompt_tokens(entry) for entry in entries]
+    sizes = [tokens for tokens, _ in sized_usage]
+    simulated = (
+        _simulate_own(conversation, sizes, profile)
+        if any(usage is None for _, usage in sized_usage)
+        else []
+    )
+    times = request_times(entries)
+    anthropic = conversation.wire.name == "anthropic"
+    findings: list[Finding] = []
+    previous_pieces: Pieces | None = None
+    for k, entry in enumerate(entries):
+        tokens, usage = sized_usage[k]
+        usage = usage or simulated[k]
+        current = pieces(entry)
+        divergence, cause, reusable, limit, idle = None, None, 0, 0, None
+        if k:
+            before = entries[k - 1]
+            idle = times[k] - times[k - 1] if entry.record.at is not None else None
+            check = compare(before.stream, entry.stream, context=EXCERPT)
+            limit = min(sizes[k - 1], tokens)
+            # Each request's tokens per character differ a little: never past the limit.
+            reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
+            bust = check.bust
+            if bust is not None:
+                lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
+                divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
+                cause = (bust.kind, bust.cause)
+            elif previous_pieces is not None:
+                cause = _miss_cause(
+                    profile,
+                    reusable,
+                    usage.cache_read_tokens,
+                    idle,
+                    previous_pieces,
+                    current,
+                    anthropic,
+                )
+        findings.append(
+            Finding(
+                number=k + 1,
+                line=entry.record.line,
+                at=entry.record.at,
+                model=model_name(entry.record.body, entry.record.path),
+                prompt_tokens=tokens,
+                estimated=sized_usage[k][1] is None,
+                cached=usage.cache_read_tokens,
+                written=usage.cache_write_tokens,
+                uncached=usage.input_tokens,
+                limit=limit,
+                reusable=reusable,
+                idle_seconds=idle,
+                divergence=divergence,
+                cause_kind=cause[0] if cause else None,
+                cause=cause[1] if cause else None,
+                diagnostics=describe_diagnostics(entry.record.diagnostics),
+            )
+        )
+        previous_pieces = current
+    return findings

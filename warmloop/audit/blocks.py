@@ -1,0 +1,137 @@
+"""A logged request as simulator blocks: canonical pieces, their tokens and cache markers.
+
+For the Anthropic format a block is what Anthropic counts for its 20-block lookback: each
+tool, each system block and each content block of each message, with the `cache_control`
+markers the client really sent (a top-level `cache_control` marks the last block). For the
+other formats a block is one head section (request parameters, tools, system) or one
+conversation item. Token counts are spread over the blocks in proportion to their text and
+add up to the request's prompt tokens (logged, or estimated).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from warmloop.audit.conversations import Entry
+from warmloop.cache.simulate import Block
+from warmloop.cache.wire import CACHE_MARKERS, dumps, strip_keys
+
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(chars: int) -> int:
+    """Tokens of `chars` characters of prompt text, when no usage was logged (about four
+    characters a token for English and JSON)."""
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A request's blocks before sizing: canonical text and the explicit marker's TTL."""
+
+    texts: tuple[str, ...]
+    marks: tuple[str | None, ...]
+
+    def common(self, other: Pieces) -> int:
+        """How many leading blocks the two requests share."""
+        count = 0
+        for a, b in zip(self.texts, other.texts, strict=False):
+            if a != b:
+                break
+            count += 1
+        return count
+
+
+def _mark(value: object) -> str | None:
+    if not isinstance(value, Mapping):
+        return None
+    control = value.get("cache_control")
+    if not isinstance(control, Mapping):
+        return None
+    ttl = control.get("ttl")
+    return ttl if isinstance(ttl, str) else "5m"
+
+
+def _text(value: object) -> str:
+    return dumps(strip_keys(value, CACHE_MARKERS))
+
+
+def _anthropic(body: Mapping[str, Any], head: str) -> Pieces:
+    texts: list[str] = [head]
+    marks: list[str | None] = [None]
+    tools = body.get("tools")
+    for tool in tools if isinstance(tools, list) else ():
+        texts.append("tool|" + _text(tool))
+        marks.append(_mark(tool))
+    system = body.get("system")
+    for block in system if isinstance(system, list) else ([system] if system else []):
+        texts.append("system|" + _text(block))
+        marks.append(_mark(block))
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else ():
+        role = message.get("role") if isinstance(message, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else message
+        blocks = content if isinstance(content, list) else [content]
+        for number, block in enumerate(blocks):
+            # The message boundary is part of the key: [A][B] is not [A, B] on the wire.
+            texts.append(f"{role}|{number}|" + _text(block))
+            marks.append(_mark(block))
+    if _mark(body) is not None and len(texts) > 1:
+        marks[-1] = _mark(body)
+    return Pieces(tuple(texts), tuple(marks))
+
+
+def pieces(entry: Entry) -> Pieces:
+    """The blocks of one logged request."""
+    stream = entry.stream
+    if entry.wire.name == "anthropic":
+        return _anthropic(entry.record.body, stream.head[0][1])
+    texts = tuple(f"{label}|{text}" for label, text in stream.head) + stream.items
+    return Pieces(texts, (None,) * len(texts))
+
+
+def sized(
+    texts: Sequence[str],
+    tokens: int,
+    marks: Sequence[str | None],
+    previous: Sequence[Block] = (),
+    common: int = 0,
+) -> tuple[Block, ...]:
+    """Blocks whose tokens add up to `tokens`: the `common` leading blocks shared with the
+    previous request keep their token counts from `previous` (the same text is the same
+    tokens), the rest share what is left in proportion to each text's length."""
+    kept = [block.tokens for block in previous[:common]]
+    if sum(kept) > tokens:  # the shared prefix cannot outweigh the whole request
+        kept = []
+    counts = kept + _spread([len(text) for text in texts[len(kept) :]], tokens - sum(kept))
+    return tuple(
+        Block(count, hashlib.sha256(text.encode("utf-8")).hexdigest(), mark)
+        for text, count, mark in zip(texts, counts, marks, strict=True)
+    )
+
+
+def _spread(lengths: Sequence[int], tokens: int) -> list[int]:
+    total = sum(lengths) or 1
+    counts, seen, previous_end = [], 0, 0
+    for length in lengths:
+        seen += length
+        end = round(seen * tokens / total)
+        counts.append(end - previous_end)
+        previous_end = end
+    if counts:
+        counts[-1] += tokens - previous_end  # an empty tail still gets every token
+    return counts
+
+
+def ideal_marks(count: int, common: int, ttl: str) -> tuple[str | None, ...]:
+    """Where a careful client puts explicit markers: on the last block, and on the last
+    block shared with the previous request (so a read never depends on the lookback)."""
+    marks: list[str | None] = [None] * count
+    if count:
+        marks[-1] = ttl
+    if 0 < common < count:
+        marks[common - 1] = ttl
+    return tuple(marks)

@@ -1,0 +1,163 @@
+"""What a conversation's input costs under each provider's cache rules, against a perfect prefix.
+
+Each conversation is replayed through its own simulated cache (`cache.simulate`) under a
+provider's profile and priced with its dated table (`cache.pricing`), twice:
+- as logged: the blocks each request really sent, at the times it sent them; explicit
+  markers where the log has them (Anthropic), else where a careful client puts them;
+- perfect: each request is the previous one plus its new tokens and finds the cache warm
+  (idle gaps shortened below the TTL), with the same prompt sizes.
+The difference per request is charged to that request's cause, so the dollars lost add up
+to the whole gap between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from warmloop.audit.analysis import Finding, request_times
+from warmloop.audit.blocks import Pieces, ideal_marks, pieces, sized
+from warmloop.audit.conversations import Conversation
+from warmloop.cache.pricing import Prices, cost_breakdown, prices_for
+from warmloop.cache.profiles import CacheProfile, profile_for
+from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError
+
+DEFAULT_PROVIDERS = (
+    "anthropic:claude-sonnet-4-6",
+    "openai:gpt-5",
+    "gemini:gemini-2.5-flash",
+    "deepseek:deepseek-flash",
+)
+"""The providers every audit prices a log under, besides the model the log used."""
+UNEXPLAINED = "unexplained"
+CACHE_MARKER = "cache-marker"
+
+
+@dataclass(frozen=True)
+class ProviderCost:
+    """A conversation's input dollars under one provider: as logged, perfect, and the gap
+    charged to each cause (`per_request` pairs are as-logged and perfect dollars)."""
+
+    provider: str
+    actual: float
+    perfect: float
+    lost_by_cause: dict[str, float]
+    per_request: tuple[tuple[float, float], ...]
+
+    @property
+    def lost(self) -> float:
+        """Dollars above the perfect prefix."""
+        return self.actual - self.perfect
+
+
+def input_dollars(usage: Usage, prices: Prices) -> float:
+    """A request's input cost: uncached input, cache reads and cache writes."""
+    cost = cost_breakdown(usage, prices)
+    return cost.input + cost.cache_read + cost.cache_write
+
+
+def _replay(simulator: CacheSimulator, request: SimRequest, fallback: SimRequest) -> Usage:
+    try:
+        return simulator.request(request)
+    except ConfigurationError:  # markers the API would refuse: price a careful client's
+        return simulator.request(fallback)
+
+
+def _logged_requests(
+    conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
+) -> list[tuple[SimRequest, SimRequest, bool]]:
+    """Per request: as sent, the same with a careful client's markers, and whether the
+    request as sent had no explicit marker where it needed one."""
+    keep_marks = conversation.wire.name == "anthropic"
+    out: list[tuple[SimRequest, SimRequest, bool]] = []
+    before: Pieces | None = None
+    blocks: tuple[Block, ...] = ()
+    for entry, tokens, at in zip(
+        conversation.entries, sizes, request_times(conversation.entries), strict=True
+    ):
+        found = pieces(entry)
+        common = before.common(found) if before else 0
+        ideal = ideal_marks(len(found.texts), common, profile.ttl)
+        marks = found.marks if keep_marks else ideal
+        blocks = sized(found.texts, tokens, marks, blocks, common)
+        unmarked = profile.mode == "explicit" and all(mark is None for mark in marks)
+        out.append(
+            (
+                SimRequest(at, blocks),
+                SimRequest(
+                    at, tuple(replace(b, breakpoint=m) for b, m in zip(blocks, ideal, strict=True))
+                ),
+                unmarked,
+            )
+        )
+        before = found
+    return out
+
+
+def _perfect_requests(
+    times: Sequence[float], sizes: Sequence[int], profile: CacheProfile
+) -> list[SimRequest]:
+    out: list[SimRequest] = []
+    blocks: list[Block] = []
+    warm = min(profile.ttl_seconds / 2, 60.0)
+    at = times[0] if times else 0.0
+    for k, tokens in enumerate(sizes):
+        if k:
+            at += min(times[k] - times[k - 1], warm)
+        kept, used = [], 0
+        for block in blocks:
+            if used + block.tokens > tokens:
+                break
+            kept.append(block)
+            used += block.tokens
+        ends_previous = len(kept) - 1
+        if tokens > used:
+            kept.append(Block(tokens - used, f"new {k}"))
+        marks = {len(kept) - 1, ends_previous} if ends_previous >= 0 else {len(kept) - 1}
+        blocks = [
+            Block(b.tokens, b.key, profile.ttl if i in marks else None) for i, b in enumerate(kept)
+        ]
+        out.append(SimRequest(at, tuple(blocks)))
+    return out
+
+
+def provider_cost(
+    conversation: Conversation, findings: Sequence[Finding], spec: str
+) -> ProviderCost | None:
+    """The conversation under `spec`'s rules and prices (None when it has no price)."""
+    prices = prices_for(spec)
+    if prices is None:
+        return None
+    profile = profile_for(spec)
+    sizes = [finding.prompt_tokens for finding in findings]
+    logged = CacheSimulator(profile)
+    perfect = CacheSimulator(profile)
+    pairs: list[tuple[float, float]] = []
+    lost: dict[str, float] = {}
+    perfect_requests = _perfect_requests(request_times(conversation.entries), sizes, profile)
+    requests = _logged_requests(conversation, sizes, profile)
+    for finding, (request, fallback, unmarked), ideal in zip(
+        findings, requests, perfect_requests, strict=True
+    ):
+        actual = input_dollars(_replay(logged, request, fallback), prices)
+        best = input_dollars(perfect.request(ideal), prices)
+        pairs.append((actual, best))
+        # A request with no explicit marker under explicit rules caches nothing at all.
+        cause = finding.cause_kind or (CACHE_MARKER if unmarked else UNEXPLAINED)
+        lost[cause] = lost.get(cause, 0.0) + actual - best
+    significant = {k: v for k, v in lost.items() if abs(v) >= 1e-9}
+    return ProviderCost(
+        spec,
+        sum(a for a, _ in pairs),
+        sum(b for _, b in pairs),
+        dict(sorted(significant.items(), key=lambda item: -item[1])),
+        tuple(pairs),
+    )
+
+
+def providers_for(own: str, extra: Iterable[str] = DEFAULT_PROVIDERS) -> list[str]:
+    """The providers to price under: the log's own model (when priced), then `extra`."""
+    found = [own] if prices_for(own) is not None else []
+    return found + [spec for spec in extra if spec not in found]

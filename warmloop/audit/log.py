@@ -1,0 +1,187 @@
+"""Request logs: the JSONL the recorder writes, and the logs people already have.
+
+One line is one request. The recorder writes objects with `at` (epoch seconds), `path`,
+`status`, `body` (the request body as sent), `usage` (the provider's usage object from the
+response, as it was) and `diagnostics` (Anthropic's cache diagnostics, when present).
+`read_log` also takes lines that are a raw request body, optionally with `usage` and a
+timestamp beside the body's own keys, and wrappers that keep the body under `request` or
+`payload`. A line that is not JSON (a half-written last line) is reported, never fatal.
+
+`LogWriter` appends one line per `write` call in a single `os.write` on an `O_APPEND`
+descriptor and first cuts any half line a crashed writer left, so a reader never sees two
+records glued together or a fragment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from warmloop.errors import ConfigurationError
+
+BODY_KEYS = ("body", "request", "payload", "request_body")
+TIME_KEYS = ("at", "timestamp", "ts", "time", "created_at")
+CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
+MILLISECONDS = 1e11
+"""Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One logged request: its body and what is known about it (line numbers from 1)."""
+
+    line: int
+    body: Mapping[str, Any]
+    at: float | None = None
+    path: str = ""
+    usage: Mapping[str, Any] | None = None
+    diagnostics: Mapping[str, Any] | None = None
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class LogContents:
+    """The requests of a log and, per skipped line, why it was skipped."""
+
+    requests: tuple[LoggedRequest, ...]
+    skipped: tuple[str, ...]
+
+
+def parse_time(value: object) -> float | None:
+    """Epoch seconds from a number (seconds or milliseconds) or an ISO 8601 string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) / 1000 if value > MILLISECONDS else float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment.timestamp()
+    return None
+
+
+def _mapping(value: object) -> Mapping[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def parse_line(number: int, data: object) -> LoggedRequest | str:
+    """A record from one decoded line, or why it is not one."""
+    if not isinstance(data, dict):
+        return f"line {number}: not a JSON object"
+    body = next((data[k] for k in BODY_KEYS if isinstance(data.get(k), dict)), None)
+    if body is None:
+        if not CONVERSATION_KEYS & data.keys():
+            return f"line {number}: no request body (messages, input or contents)"
+        # A raw body: our metadata keys are no request parameter of any of the APIs.
+        body = {k: v for k, v in data.items() if k not in {"usage", "diagnostics", *TIME_KEYS}}
+    if not CONVERSATION_KEYS & body.keys():
+        return f"line {number}: the body has no messages, input or contents"
+    response = _mapping(data.get("response")) or {}
+    usage = (
+        _mapping(data.get("usage"))
+        or _mapping(response.get("usage"))
+        or _mapping(response.get("usageMetadata"))
+    )
+    at = next((parse_time(data[k]) for k in TIME_KEYS if k in data), None)
+    status = data.get("status")
+    return LoggedRequest(
+        line=number,
+        body=body,
+        at=at,
+        path=str(data.get("path") or ""),
+        usage=usage,
+        diagnostics=_mapping(data.get("diagnostics")) or _mapping(response.get("diagnostics")),
+        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+    )
+
+
+def read_log(path: Path) -> LogContents:
+    """Every request of a JSONL log, in file order; unreadable lines are listed, not fatal."""
+    try:
+        handle = path.open("r", encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot read {path} ({exc.strerror}); pass a JSONL file of requests"
+        ) from exc
+    requests: list[LoggedRequest] = []
+    skipped: list[str] = []
+    with handle:
+        for number, line in _lines(handle):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                skipped.append(f"line {number}: not JSON (a half-written line?)")
+                continue
+            found = parse_line(number, data)
+            if isinstance(found, str):
+                skipped.append(found)
+            else:
+                requests.append(found)
+    return LogContents(tuple(requests), tuple(skipped))
+
+
+def _lines(handle: Any) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(handle, start=1):
+        if line.strip():
+            yield number, line
+
+
+class LogWriter:
+    """Appends one JSON line per record; safe across threads and against a crash mid-line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            _cut_half_line(path)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot write the log {path} ({exc.strerror}); pass --out in a writable place"
+            ) from exc
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append `record` as one line (compact JSON, UTF-8)."""
+        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        with self._lock:
+            view = memoryview(data)
+            while view:  # a regular file takes it whole; loop for the rare short write
+                view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def _cut_half_line(path: Path) -> None:
+    """Drop an unterminated last line (left by a writer that died mid-write)."""
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        block = 4096
+        end = size
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            chunk = handle.read(end - start)
+            found = chunk.rfind(b"\n")
+            if found >= 0:
+                handle.truncate(start + found + 1)
+                return
+            end = start
+        handle.truncate(0)

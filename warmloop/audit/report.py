@@ -1,0 +1,194 @@
+"""The audit of one log: conversations, per-request findings, totals and dollars per cause.
+
+`audit(contents)` is pure over what `read_log` returned; `to_json` gives the report as plain
+data (what `warmloop audit --json` prints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from warmloop.audit.analysis import Finding, analyse
+from warmloop.audit.conversations import Conversation, Entry, group
+from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
+from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
+from warmloop.audit.log import LogContents
+from warmloop.cache.wire import canonical_stream
+
+CAUSE_LABELS = {
+    "key-order": "key order changed",
+    "tools-changed": "tools added, removed or reordered",
+    "tool-schema": "tool schema text changed",
+    "parameters": "request parameters changed",
+    "model": "model changed",
+    "volatile-value": "volatile value in the prompt",
+    "system-changed": "system prompt changed",
+    "reasoning-dropped": "reasoning or signatures dropped",
+    "messages-removed": "messages removed",
+    "messages-summarised": "messages summarised",
+    "content-replaced": "earlier content replaced (pruning)",
+    "content-truncated": "earlier content truncated",
+    "history-trimmed": "history trimmed",
+    "history-rewritten": "history rewritten",
+    "below-minimum": "below the minimum cacheable length",
+    "idle": "idle past the TTL",
+    "cache-marker": "cache marker moved or past the lookback",
+    "unexplained": "not explained",
+}
+"""How each cause kind is named for people."""
+
+
+def cause_label(kind: str) -> str:
+    """The people's name of a cause kind."""
+    return CAUSE_LABELS.get(kind, kind)
+
+
+@dataclass(frozen=True)
+class ConversationReport:
+    """One conversation: its requests as the audit sees them and its cost per provider."""
+
+    number: int
+    label: str
+    format: str
+    model: str
+    profile: str
+    findings: tuple[Finding, ...]
+    costs: tuple[ProviderCost, ...]
+
+    @property
+    def prompt_tokens(self) -> int:
+        """All prompt tokens of the conversation."""
+        return sum(f.prompt_tokens for f in self.findings)
+
+    @property
+    def cached(self) -> int:
+        """Prompt tokens read from the cache."""
+        return sum(f.cached for f in self.findings)
+
+    @property
+    def limit(self) -> int:
+        """What a perfect cache could have served: the sum of the requests' limits."""
+        return sum(f.limit for f in self.findings)
+
+    @property
+    def hit_rate(self) -> float:
+        """Cached share of all prompt tokens."""
+        return self.cached / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    @property
+    def cached_over_limit(self) -> float:
+        """Cached tokens of requests 2.. against their limit (1.0 = the physical limit)."""
+        later = self.findings[1:]
+        limit = sum(f.limit for f in later)
+        return min(sum(f.cached for f in later), limit) / limit if limit else 1.0
+
+    @property
+    def busts(self) -> tuple[Finding, ...]:
+        """Requests with a classified cause (a bust or an explained miss)."""
+        return tuple(f for f in self.findings if f.cause_kind is not None)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """A whole log: its conversations and the lines that were skipped (with why)."""
+
+    source: str
+    conversations: tuple[ConversationReport, ...]
+    skipped: tuple[str, ...]
+
+    @property
+    def lost_by_cause(self) -> dict[str, dict[str, float]]:
+        """Dollars lost per provider and cause, over every conversation."""
+        out: dict[str, dict[str, float]] = {}
+        for conversation in self.conversations:
+            for cost in conversation.costs:
+                into = out.setdefault(cost.provider, {})
+                for cause, dollars in cost.lost_by_cause.items():
+                    into[cause] = into.get(cause, 0.0) + dollars
+        return out
+
+
+def _entries(contents: LogContents, skipped: list[str]) -> list[Entry]:
+    entries = []
+    for record in contents.requests:
+        if record.status is not None and record.status >= 400:
+            # A refused request never reached the cache: it reads nothing, writes nothing.
+            skipped.append(f"line {record.line}: the API answered {record.status}")
+            continue
+        wire = detect_format(record.body, record.path)
+        stream = canonical_stream(record.body, wire.layout)
+        entries.append(Entry(record, wire, stream, routing_key(record.body)))
+    return entries
+
+
+def _report(conversation: Conversation, providers: Sequence[str] | None) -> ConversationReport:
+    first = conversation.entries[0].record
+    model = model_name(first.body, first.path)
+    profile = own_profile(conversation.wire, model)
+    findings = analyse(conversation, profile)
+    specs = providers_for(model_spec(conversation.wire, model), providers or DEFAULT_PROVIDERS)
+    costs = tuple(
+        cost for spec in specs if (cost := provider_cost(conversation, findings, spec)) is not None
+    )
+    return ConversationReport(
+        conversation.number,
+        conversation.label,
+        conversation.wire.name,
+        model,
+        profile.entry,
+        tuple(findings),
+        costs,
+    )
+
+
+def audit(
+    contents: LogContents, *, source: str = "", providers: Iterable[str] | None = None
+) -> AuditReport:
+    """Audit a log: group, canonicalise, compare, classify and price every conversation."""
+    chosen = list(providers) if providers is not None else None
+    skipped = list(contents.skipped)
+    conversations = group(_entries(contents, skipped))
+    reports = tuple(_report(c, chosen) for c in conversations)
+    return AuditReport(source, reports, tuple(skipped))
+
+
+def to_json(report: AuditReport) -> dict[str, Any]:
+    """The report as plain JSON-ready data, totals included."""
+    conversations = []
+    for conversation in report.conversations:
+        conversations.append(
+            {
+                "number": conversation.number,
+                "label": conversation.label,
+                "format": conversation.format,
+                "model": conversation.model,
+                "profile": conversation.profile,
+                "totals": {
+                    "requests": len(conversation.findings),
+                    "prompt_tokens": conversation.prompt_tokens,
+                    "cached_tokens": conversation.cached,
+                    "limit_tokens": conversation.limit,
+                    "hit_rate": round(conversation.hit_rate, 4),
+                    "cached_over_limit": round(conversation.cached_over_limit, 4),
+                },
+                "requests": [asdict(f) for f in conversation.findings],
+                "costs": [
+                    {
+                        "provider": cost.provider,
+                        "actual_usd": cost.actual,
+                        "perfect_usd": cost.perfect,
+                        "lost_usd": cost.lost,
+                        "lost_by_cause_usd": cost.lost_by_cause,
+                    }
+                    for cost in conversation.costs
+                ],
+            }
+        )
+    return {
+        "source": report.source,
+        "conversations": conversations,
+        "lost_by_cause_usd": report.lost_by_cause,
+        "skipped": list(report.skipped),
+    }

@@ -1,0 +1,146 @@
+"""What a logged response says about the cache: its usage object and Anthropic's diagnostics.
+
+Responses come as one JSON body or as server-sent events. Where each wire format puts its
+usage (provider docs, "streaming" sections):
+- Anthropic Messages: `usage` of the message; streamed, `message_start.message.usage` then
+  `message_delta.usage` (cumulative counts); `diagnostics` on the message or on
+  `message_start.message` (cache diagnostics, beta `cache-diagnosis-2026-04-07`).
+- OpenAI Chat Completions: `usage`; streamed, the last chunk when
+  `stream_options.include_usage` is set.
+- OpenAI Responses: `usage`; streamed, `response.completed` (or `.incomplete`) events.
+- Gemini: `usageMetadata`; streamed, every chunk, the last one final.
+
+`normalise_usage` turns any of those objects into warmloop's `Usage`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from warmloop.cache.usage import Usage
+
+
+@dataclass(frozen=True)
+class ResponseFacts:
+    """The usage object and cache diagnostics found in a response (None when absent)."""
+
+    usage: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
+
+
+def _sse_data(text: str) -> Iterator[Any]:
+    """The JSON `data:` payloads of an event stream, in order (others are skipped)."""
+    for event in text.replace("\r\n", "\n").split("\n\n"):
+        lines = [line[5:].lstrip() for line in event.split("\n") if line.startswith("data:")]
+        if not lines:
+            continue
+        try:
+            yield json.loads("\n".join(lines))
+        except ValueError:
+            continue  # "[DONE]" and keep-alive comments
+
+
+def _merge(into: dict[str, Any] | None, update: object) -> dict[str, Any] | None:
+    if not isinstance(update, dict):
+        return into
+    merged = dict(into or {})
+    merged.update({k: v for k, v in update.items() if v is not None})
+    return merged
+
+
+def facts_from_object(data: object, facts: ResponseFacts = ResponseFacts()) -> ResponseFacts:
+    """Fold one JSON object (a whole response or one streamed event) into `facts`."""
+    if not isinstance(data, dict):
+        return facts
+    usage, diagnostics = facts.usage, facts.diagnostics
+    kind = data.get("type")
+    message = data.get("message") if kind == "message_start" else data
+    response = data.get("response")
+    if isinstance(message, dict) and isinstance(message.get("diagnostics"), dict):
+        diagnostics = message["diagnostics"]
+    if kind == "message_start" and isinstance(message, dict):
+        usage = _merge(usage, message.get("usage"))
+    elif isinstance(response, dict) and isinstance(response.get("usage"), dict):
+        usage = dict(response["usage"])  # Responses events carry the whole response
+    elif isinstance(data.get("usage"), dict):
+        usage = _merge(usage, data["usage"])  # Anthropic message_delta, Chat chunks, bodies
+    elif isinstance(data.get("usageMetadata"), dict):
+        usage = dict(data["usageMetadata"])  # Gemini: the last chunk's counts are final
+    return ResponseFacts(usage, diagnostics)
+
+
+def response_facts(body: bytes, content_type: str = "") -> ResponseFacts:
+    """Usage and diagnostics from a response body (JSON, or an event stream)."""
+    text = body.decode("utf-8", errors="replace")
+    stripped = text.lstrip()
+    facts = ResponseFacts()
+    if "event-stream" in content_type or stripped.startswith(("data:", "event:")):
+        for data in _sse_data(text):
+            facts = facts_from_object(data, facts)
+        return facts
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return facts
+    # Gemini's non-SSE stream is one JSON array of chunks.
+    for item in data if isinstance(data, list) else [data]:
+        facts = facts_from_object(item, facts)
+    return facts
+
+
+def _int(raw: Mapping[str, Any], *path: str) -> int:
+    value: Any = raw
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def normalise_usage(raw: Mapping[str, Any]) -> Usage:
+    """warmloop's `Usage` from any provider's usage object (recognised by its keys)."""
+    if "promptTokenCount" in raw or "prompt_token_count" in raw:
+        camel = "promptTokenCount" in raw
+        prompt = _int(raw, "promptTokenCount" if camel else "prompt_token_count")
+        cached = _int(raw, "cachedContentTokenCount" if camel else "cached_content_token_count")
+        output = _int(raw, "candidatesTokenCount" if camel else "candidates_token_count")
+        thoughts = _int(raw, "thoughtsTokenCount" if camel else "thoughts_token_count")
+        return Usage(max(prompt - cached, 0), cached, 0, output + thoughts)
+    if "prompt_tokens" in raw:
+        if "prompt_cache_hit_tokens" in raw:  # DeepSeek
+            hit, miss = _int(raw, "prompt_cache_hit_tokens"), _int(raw, "prompt_cache_miss_tokens")
+            return Usage(miss, hit, 0, _int(raw, "completion_tokens"))
+        read = _int(raw, "prompt_tokens_details", "cached_tokens")
+        write = _int(raw, "prompt_tokens_details", "cache_write_tokens")
+        uncached = max(_int(raw, "prompt_tokens") - read - write, 0)
+        return Usage(uncached, read, write, _int(raw, "completion_tokens"))
+    if "input_tokens_details" in raw or "total_tokens" in raw:  # OpenAI Responses
+        read = _int(raw, "input_tokens_details", "cached_tokens")
+        write = _int(raw, "input_tokens_details", "cache_write_tokens")
+        uncached = max(_int(raw, "input_tokens") - read - write, 0)
+        return Usage(uncached, read, write, _int(raw, "output_tokens"))
+    # Anthropic: input_tokens counts only what follows the last cache breakpoint.
+    written = _int(raw, "cache_creation_input_tokens")
+    return Usage(
+        _int(raw, "input_tokens"),
+        _int(raw, "cache_read_input_tokens"),
+        written,
+        _int(raw, "output_tokens"),
+        min(_int(raw, "cache_creation", "ephemeral_1h_input_tokens"), written),
+    )
+
+
+def describe_diagnostics(diagnostics: Mapping[str, Any] | None) -> str | None:
+    """Anthropic's cache diagnostics in one line, or None when there are none."""
+    if not diagnostics:
+        return None
+    reason = diagnostics.get("cache_miss_reason")
+    if reason is None:
+        return "Anthropic: comparison still pending (check the next request)"
+    if not isinstance(reason, Mapping):
+        return None
+    kind = str(reason.get("type", "unknown"))
+    missed = reason.get("cache_missed_input_tokens")
+    tail = f", about {missed:,} input tokens missed" if isinstance(missed, int) else ""
+    return f"Anthropic: {kind}{tail}"

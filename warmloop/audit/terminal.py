@@ -1,0 +1,134 @@
+"""The audit in the terminal: per conversation a request table, the divergences with both
+sides, and the input cost per provider with the dollars lost per cause.
+
+Everything taken from the log is wrapped in `rich.text.Text`, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from warmloop.audit.analysis import Finding
+from warmloop.audit.report import AuditReport, ConversationReport, cause_label
+
+EXCERPT = 100
+
+
+def _flat(text: str, limit: int = EXCERPT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _idle(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}m"
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def requests_table(conversation: ConversationReport) -> Table:
+    """One row per request: tokens, what the cache served, the limit, and the cause."""
+    table = Table(title_justify="left", show_lines=False)
+    for name in ("#", "prompt", "cached", "written", "uncached", "limit", "prefix", "idle"):
+        table.add_column(name, justify="right")
+    table.add_column("cause")
+    for finding in conversation.findings:
+        estimated = "~" if finding.estimated else ""
+        table.add_row(
+            str(finding.number),
+            f"{estimated}{finding.prompt_tokens:,}",
+            f"{finding.cached:,}",
+            f"{finding.written:,}",
+            f"{finding.uncached:,}",
+            f"{finding.limit:,}" if finding.number > 1 else "-",
+            _percent(finding.reusable, finding.limit) if finding.number > 1 else "-",
+            _idle(finding.idle_seconds),
+            _cause_cell(finding),
+        )
+    return table
+
+
+def _cause_cell(finding: Finding) -> Text:
+    if finding.cause_kind is None:
+        return Text("")
+    return Text(cause_label(finding.cause_kind), style="yellow")
+
+
+def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
+    """Each bust or explained miss: request, section and cause, the provider's own
+    diagnostics, then both sides from the divergence on."""
+    for finding in conversation.findings:
+        if finding.cause_kind is None and finding.diagnostics is None:
+            continue
+        divergence = finding.divergence
+        where = divergence.section if divergence else "cache rules"
+        yield Text.assemble(
+            (f"request {finding.number} ", "bold"),
+            f"(line {finding.line}), {where}: ",
+            (finding.cause or "no bust", "yellow"),
+        )
+        if finding.diagnostics:
+            yield Text.assemble(("  provider: ", "dim"), (finding.diagnostics, "cyan"))
+        if divergence is not None:
+            lead = _flat(divergence.context)[-30:]
+            yield Text.assemble(
+                ("  was: …", "dim"), (lead, "dim"), (_flat(divergence.before), "red")
+            )
+            yield Text.assemble(
+                ("  now: …", "dim"), (lead, "dim"), (_flat(divergence.after), "green")
+            )
+
+
+def costs_table(conversation: ConversationReport) -> Table:
+    """Input dollars per provider, as logged and with a perfect prefix, and the gap by cause."""
+    table = Table(title_justify="left")
+    table.add_column("provider", no_wrap=True)
+    for name in ("as logged $", "perfect prefix $", "lost $"):
+        table.add_column(name, justify="right")
+    table.add_column("lost per cause")
+    for cost in conversation.costs:
+        causes = ", ".join(
+            f"{cause_label(kind)} ${dollars:.4f}"
+            for kind, dollars in cost.lost_by_cause.items()
+            if dollars > 0
+        )
+        table.add_row(
+            cost.provider,
+            f"{cost.actual:.4f}",
+            f"{cost.perfect:.4f}",
+            f"{cost.lost:.4f}",
+            Text(causes),
+        )
+    return table
+
+
+def conversation_view(conversation: ConversationReport) -> Iterator[RenderableType]:
+    """Everything about one conversation, in reading order."""
+    yield Text.assemble(
+        (conversation.label, "bold"),
+        f" · {conversation.format} · {conversation.model or 'unknown model'} · "
+        f"{len(conversation.findings)} requests · hit rate {conversation.hit_rate:.0%} · "
+        f"cached/limit {conversation.cached_over_limit:.2f}",
+    )
+    yield requests_table(conversation)
+    yield from divergence_lines(conversation)
+    if conversation.costs:
+        yield costs_table(conversation)
+
+
+def report_view(report: AuditReport) -> Iterator[RenderableType]:
+    """The whole audit; skipped lines last."""
+    if not report.conversations:
+        yield Text("no model requests found in the log", style="yellow")
+    for conversation in report.conversations:
+        yield from conversation_view(conversation)
+        yield Text("")
+    for problem in report.skipped:
+        yield Text(f"skipped {problem}", style="dim")

@@ -1,0 +1,96 @@
+"""OpenTelemetry GenAI spans for warmloop's own runs (the `otel` extra).
+
+`instrument(model)` returns a model that renders exactly as the one it wraps and sends
+through it inside one client span per request, named `chat <model>`, with the GenAI
+semantic-convention attributes: `gen_ai.operation.name`, `gen_ai.provider.name`,
+`gen_ai.request.model`, `gen_ai.conversation.id` (the routing key: one conversation across
+its runs and forks), and from the normalised usage `gen_ai.usage.input_tokens` (every
+prompt token, cached or not), `gen_ai.usage.output_tokens`,
+`gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`.
+A failed request ends its span with status ERROR and `error.type`. Nothing in the loop
+changes: pass the instrumented model to `Agent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from warmloop.errors import ConfigurationError
+from warmloop.providers.base import Model, ModelResponse, Rendered
+from warmloop.tools import ToolSpec
+from warmloop.transcript import Transcript
+
+try:
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ConfigurationError(
+        "warmloop.telemetry needs OpenTelemetry: pip install 'warmloop[otel]'"
+    ) from exc
+
+TRACER_NAME = "warmloop"
+PROVIDER_NAMES = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "openai-chat": "openai",
+    "gemini": "gcp.gemini",
+    "deepseek": "deepseek",
+}
+"""warmloop's selection-string prefixes as `gen_ai.provider.name` values."""
+
+
+def provider_name(model_name: str) -> str:
+    """The GenAI provider name of a selection string such as `anthropic:claude-sonnet-4-6`."""
+    prefix = model_name.split(":", 1)[0]
+    return PROVIDER_NAMES.get(prefix, prefix)
+
+
+def request_model(model_name: str) -> str:
+    """The model part of a selection string (the whole name when it has no provider)."""
+    return model_name.split(":", 1)[1] if ":" in model_name else model_name
+
+
+class InstrumentedModel:
+    """A model that traces every request of the model it wraps (see `instrument`)."""
+
+    def __init__(self, model: Model, tracer: Tracer) -> None:
+        self.model = model
+        self.tracer = tracer
+        self.name = model.name
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """The wrapped model's render, unchanged (pure)."""
+        return self.model.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """Send through the wrapped model inside a GenAI client span."""
+        model = request_model(self.name)
+        attributes: dict[str, str] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider_name(self.name),
+            "gen_ai.request.model": model,
+            "gen_ai.conversation.id": session_id,
+        }
+        with self.tracer.start_as_current_span(
+            f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            try:
+                response = await self.model.send(rendered, session_id=session_id)
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+                raise
+            usage = response.usage
+            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+            return response
+
+
+def instrument(model: Model, *, tracer: Tracer | None = None) -> InstrumentedModel:
+    """`model`, sending every request inside an OpenTelemetry GenAI span. `tracer`
+    defaults to the global tracer provider's `warmloop` tracer."""
+    if not isinstance(model, Model):
+        raise ConfigurationError(f"instrument needs a warmloop Model, got {model!r}")
+    return InstrumentedModel(model, tracer or trace.get_tracer(TRACER_NAME))
