@@ -3,6 +3,7 @@
 from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
+    ContextWindowExceeded,
     ExtractFailed,
     PairingError,
     ProviderError,
@@ -15,6 +16,9 @@ from warmloop.errors import (
     WorkspaceError,
 )
 from warmloop.loop import Agent
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.maintenance.prune import PrunePolicy
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.run import RequestRecord, Run
 from warmloop.tools import Tool, Toolbox, ToolSpec, tool
@@ -36,11 +40,15 @@ __all__ = [
     "Agent",
     "AssistantTurn",
     "ConfigurationError",
+    "ContextWindowExceeded",
     "ExtractFailed",
+    "MaintenanceEvent",
+    "MaintenancePolicy",
     "Meta",
     "Notice",
     "PairingError",
     "ProviderError",
+    "PrunePolicy",
     "Reply",
     "RequestFailed",
     "RequestRecord",

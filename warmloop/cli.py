@@ -6,12 +6,13 @@ traceback; a failed run still saves its transcript when `--save` was given.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -29,8 +30,8 @@ from warmloop.cli_view import (
     totals_line,
     transcript_view,
 )
-from warmloop.errors import RunError, TranscriptError, WarmloopError
-from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
+from warmloop.errors import ConfigurationError, RunError, TranscriptError, WarmloopError
+from warmloop.loop import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, Agent
 from warmloop.providers.base import Model
 from warmloop.providers.select import EXAMPLES, resolve_model
 from warmloop.run import Run
@@ -47,7 +48,7 @@ INTERRUPTED_EXIT = 130
 class CliContext:
     """What the commands build on; tests pass one whose factory returns a scripted model."""
 
-    model_factory: Callable[[str], Model] = resolve_model
+    model_factory: Callable[..., Model] = resolve_model
 
 
 def _stdout() -> Console:
@@ -83,6 +84,23 @@ def save_transcript(transcript: Transcript, path: Path) -> None:
         )
 
 
+def model_options(pairs: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
+    """`--option KEY=VALUE` pairs (VALUE as JSON when it parses, else text) and
+    `--base-url` as keyword options for the model."""
+    chosen: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ConfigurationError(f"--option {pair!r} must be KEY=VALUE, e.g. timeout=30")
+        try:
+            chosen[key.strip()] = json.loads(raw)
+        except ValueError:
+            chosen[key.strip()] = raw
+    if base_url is not None:
+        chosen["base_url"] = base_url
+    return chosen
+
+
 @click.group()
 @click.version_option(package_name="warmloop")
 @click.pass_context
@@ -109,7 +127,24 @@ def main(ctx: click.Context) -> None:
     help="Directory the agent may read (list_files, read_file, search).",
 )
 @click.option(
-    "--max-steps", type=click.IntRange(min=1), default=20, show_default=True, help="Step budget."
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="Step budget.",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="Send requests here instead of the provider's own endpoint (a gateway or proxy).",
+)
+@click.option(
+    "--option",
+    "options",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="A model option, e.g. timeout=30, cache_ttl=1h, text_protocol=true, n_ctx=16384 "
+    "(VALUE is read as JSON when it is JSON, else as text). Repeatable.",
 )
 @click.option(
     "--save",
@@ -138,13 +173,16 @@ def run(
     save: Path | None,
     session: str | None = None,
     store: str | None = None,
+    base_url: str | None = None,
+    options: tuple[str, ...] = (),
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
     console = _stdout()
     console.print(Text(f"model {model_spec}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
-        model = context.model_factory(model_spec)
+        chosen = model_options(options, base_url)
+        model = context.model_factory(model_spec, **chosen)
         agent = Agent(
             model,
             tools,

@@ -18,6 +18,7 @@ from warmloop.cli import _stdout, fail, main, run
 from warmloop.cli import show as show_file
 from warmloop.cli_session_view import session_cost, session_export, session_view, sessions_table
 from warmloop.errors import WarmloopError
+from warmloop.loop import DEFAULT_MAX_STEPS
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.sessions.session import StoredSession
 from warmloop.sessions.store import SessionStore
@@ -73,7 +74,11 @@ def resumable_spec(model: str) -> str:
     help="Directory the agent may read.",
 )
 @click.option(
-    "--max-steps", type=click.IntRange(min=1), default=20, show_default=True, help="Step budget."
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="Step budget.",
 )
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
 @store_option

@@ -61,6 +61,8 @@ DEFAULT_INSTRUCTIONS = (
 )
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
 DEFAULT_MAINTENANCE = MaintenancePolicy()
+DEFAULT_MAX_STEPS = 40
+"""Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
 
 def tools_fingerprint(specs: Iterable[ToolSpec]) -> str:
@@ -90,7 +92,7 @@ class Agent:
         *,
         outputs: OutputSpec = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
-        max_steps: int = 20,
+        max_steps: int = DEFAULT_MAX_STEPS,
         max_syntax_errors: int = 3,
         max_tool_retries: int = 3,
         max_result_chars: int | Literal["window"] | None = "window",

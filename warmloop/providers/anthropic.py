@@ -136,6 +136,7 @@ class AnthropicModel:
         thinking: Mapping[str, JsonValue] | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        base_url: str | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError("AnthropicModel needs a model name, e.g. 'claude-sonnet-4-5'")
@@ -154,7 +155,7 @@ class AnthropicModel:
         if thinking is not None:
             head["thinking"] = dict(thinking)
         self._renderer = AnthropicRenderer(head, cache_control(cache_ttl))
-        self._client = self._build_client(api_key, client, max_retries, timeout)
+        self._client = self._build_client(api_key, client, max_retries, timeout, base_url)
 
     @staticmethod
     def _build_client(
@@ -162,8 +163,11 @@ class AnthropicModel:
         client: anthropic.AsyncAnthropic | None,
         max_retries: int | None,
         timeout: float | None,
+        base_url: str | None = None,
     ) -> anthropic.AsyncAnthropic:
         options: dict[str, Any] = {}
+        if base_url is not None:
+            options["base_url"] = base_url
         if max_retries is not None:
             options["max_retries"] = max_retries
         if timeout is not None:

@@ -267,6 +267,7 @@ class GeminiModel:
         timeout: float = 600.0,
         thinking_budget: int | None = None,
         include_thoughts: bool = True,
+        base_url: str | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError("GeminiModel needs a model name, e.g. gemini-2.5-flash")
@@ -291,7 +292,10 @@ class GeminiModel:
                 attempts=self.attempts, initial_delay=retry_delay, jitter=retry_delay
             ),
         )
-        self._client = client or genai.Client(api_key=api_key or gemini_api_key())
+        self._client = client or genai.Client(
+            api_key=api_key or gemini_api_key(),
+            http_options=types.HttpOptions(base_url=base_url) if base_url else None,
+        )
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""

@@ -270,13 +270,14 @@ class OpenAIChatModel(ChatCompletionsModel):
         prompt_cache_retention: str | None = None,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
+        base_url: str | None = None,
     ) -> None:
         merged = dict(params or {})
         if prompt_cache_retention is not None:
             merged["prompt_cache_retention"] = prompt_cache_retention
         if client is None:
             key = api_key or require_key(OPENAI_KEY)
-            client = make_client(key, None, max_retries=max_retries, timeout=timeout)
+            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
         super().__init__(
             f"openai-chat:{model}",
             model,
@@ -333,8 +334,12 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
+        base_url: str | None = None,
     ) -> None:
-        base_url, model = split_server_spec(base_url_or_name)
+        if base_url is not None:  # then the selection string names only the model
+            base_url, model = split_server_spec(f"{base_url}#{base_url_or_name}")
+        else:
+            base_url, model = split_server_spec(base_url_or_name)
         if client is None:
             key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)

@@ -236,6 +236,7 @@ class OpenAIResponsesModel:
         reasoning: dict[str, JsonValue] | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        base_url: str | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError(
@@ -248,6 +249,8 @@ class OpenAIResponsesModel:
             options["max_retries"] = max_retries
         if timeout is not None:
             options["timeout"] = timeout
+        if base_url is not None:
+            options["base_url"] = base_url
         if client is None:
             client = AsyncOpenAI(api_key=api_key or key_from_env(KEY_VARIABLE), **options)
         elif options:

@@ -7,7 +7,9 @@ its provider is asked for.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
+from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model
@@ -29,8 +31,18 @@ EXAMPLES = (
 )
 
 
-def resolve_model(spec: str) -> Model:
-    """Build the model a selection string names; a bad string is a ConfigurationError."""
+def options_of(cls: type) -> list[str]:
+    """The keyword options a model class takes (its constructor's keyword parameters)."""
+    parameters = list(inspect.signature(cls).parameters.values())[1:]  # after the name
+    return [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def resolve_model(spec: str, **options: Any) -> Model:
+    """Build the model a selection string names, with keyword options for its provider
+    (the same names everywhere: `base_url`, `api_key`, `timeout`, `max_retries`, and the
+    provider's own such as `cache_ttl`, `prompt_cache_retention`, `text_protocol`,
+    `n_ctx`). A bad string or an option the provider does not take is a
+    ConfigurationError naming what it takes."""
     prefix, _, rest = spec.strip().partition(":")
     entry = _PROVIDERS.get(prefix)
     if entry is None:
@@ -48,7 +60,17 @@ def resolve_model(spec: str) -> Model:
             f"({exc.name}); install it with: pip install 'warmloop[all]'"
         ) from exc
     cls = getattr(module, class_name)
-    model: Model = cls(rest) if needs_name else cls()
+    accepted = options_of(cls) if needs_name else ["model_path", *options_of(cls)]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ConfigurationError(
+            f"model {prefix!r} takes no option {', '.join(map(repr, unknown))}; "
+            f"its options are: {', '.join(accepted)}"
+        )
+    try:
+        model: Model = cls(rest, **options) if needs_name else cls(**options)
+    except TypeError as exc:  # a value of the wrong kind, as the constructor found it
+        raise ConfigurationError(f"model {prefix!r}: bad option value ({exc})") from exc
     return model
 
 
