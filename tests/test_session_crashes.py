@@ -29,9 +29,12 @@ GIVE_UP = 5.0
 
 
 def read_log(path: Path) -> list[dict[str, object]]:
+    """The worker's complete log lines. A line the worker is still writing (read while it
+    writes, or cut by the kill) has no newline yet and is left out."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    complete = path.read_text().rpartition("\n")[0]
+    return [json.loads(line) for line in complete.splitlines()]
 
 
 def kill_at(
