@@ -10,7 +10,13 @@ port="${WARMLOOP_PG_PORT:-55432}"
 data="$root/data"
 url="postgresql://postgres@/postgres?host=$root&port=$port"
 
-find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+# The newest installed server: a directory with pg_ctl (the client package alone has none).
+find_bin() {
+  local dir
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$dir/pg_ctl" ]; then echo "$dir"; return; fi
+  done
+}
 bin="$(find_bin)"
 if [ -z "$bin" ] && command -v pg_ctl >/dev/null; then bin="$(dirname "$(command -v pg_ctl)")"; fi
 if [ -z "$bin" ]; then
