@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from benchmarks.tool_outputs import MODULES, TOOLS
@@ -144,31 +144,58 @@ def parallel_15(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario
     return Scenario("15-call parallel step", "6 steps, one 15-call step, 5 steps", _timed(scripted))
 
 
-SCENARIOS: dict[str, Callable[[str, bool], Scenario]] = {
-    "40-step session": session_40_steps,
-    "follow-up": follow_up,
-    "15-call parallel step": parallel_15,
-}
-
-
-# -- Extension points: scenarios that need work still in flight ----------------------------
+LONG_WINDOW = 48_000
+"""The 200-step session's context window: small enough that the session crosses the
+compaction trigger many times (the real windows are measured in benchmarks.long_session)."""
 
 
 def session_200_steps_past_compaction(
     model: str = DEFAULT_MODEL, maintained: bool = True
 ) -> Scenario:
-    """EXTENSION POINT (maintenance): 200 steps whose prompt crosses the compaction trigger,
-    so warmloop prunes (and folds if pruning is not enough) at the trigger. Maintenance
-    has landed and `benchmarks.long_session` measures it against the offline optimum;
-    this table needs that session scripted here with the same tools."""
-    raise NotImplementedError(PENDING["200-step session past the compaction trigger"])
+    """200 tool steps in a 48k-token window: the prompt crosses the compaction trigger again
+    and again, so warmloop prunes at (or, where it pays, before) the trigger. Unmaintained,
+    the record outgrows the window: the baselines' own policies must keep it in."""
+    scripted = ScriptedModel(name=model, context_window=LONG_WINDOW)
+    replies = [_reply(_explore(k)) for k in range(199)]
+    replies.append(_reply(("submit", {"answer": "Every module read; rounding is in totals."})))
+    _run(scripted, replies, "Audit every module for rounding bugs.", maintained=maintained)
+    return Scenario(
+        "200-step session past the compaction trigger",
+        "199 tool calls then submit, 48k window",
+        _timed(scripted),
+    )
+
+
+IDLE_SECONDS = 2 * 3600.0
 
 
 def session_resumed_after_2h(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
-    """EXTENSION POINT (sessions): a 20-step session, 2 hours idle, then resumed for 10
-    more steps; warmloop prunes on resume because the cache is cold anyway
-    (`benchmarks.cold_resume` prices that prune). Needs `Session` resume."""
-    raise NotImplementedError(PENDING["session resumed after 2 hours idle"])
+    """A 20-step session, 2 hours idle (past every provider's in-memory cache), then 10 more
+    steps: warmloop prunes before the first resumed request because it misses anyway."""
+    scripted = ScriptedModel(name=model)
+    first = [_reply(_explore(k)) for k in range(19)]
+    first.append(_reply(("submit", {"answer": "Totals round half-up in billing/totals.py."})))
+    transcript = _run(scripted, first, "Where are totals rounded?", maintained=maintained)
+    boundary = len(scripted.requests)
+    last = transcript.meta.last_request_at or 0.0
+    transcript.meta = replace(transcript.meta, last_request_at=last - IDLE_SECONDS)
+    second = [_reply(_explore(k + 40)) for k in range(9)]
+    second.append(_reply(("submit", {"answer": "Change the quantize mode to half-even."})))
+    _run(scripted, second, "How do we fix it?", history=transcript, maintained=maintained)
+    requests = _timed(scripted, {boundary: IDLE_SECONDS})
+    return Scenario("session resumed after 2 hours idle", "20 steps, 2 h idle, 10 steps", requests)
+
+
+SCENARIOS: dict[str, Callable[[str, bool], Scenario]] = {
+    "40-step session": session_40_steps,
+    "follow-up": follow_up,
+    "15-call parallel step": parallel_15,
+    "200-step session past the compaction trigger": session_200_steps_past_compaction,
+    "session resumed after 2 hours idle": session_resumed_after_2h,
+}
+
+
+# -- Extension point: a scenario that needs work still in flight ---------------------------
 
 
 def discovery_120_tools(model: str = DEFAULT_MODEL, maintained: bool = True) -> Scenario:
@@ -179,8 +206,6 @@ def discovery_120_tools(model: str = DEFAULT_MODEL, maintained: bool = True) -> 
 
 
 PENDING: dict[str, str] = {
-    "200-step session past the compaction trigger": "run by benchmarks.long_session",
-    "session resumed after 2 hours idle": "benchmarks.cold_resume; needs sessions to resume",
     "120-tool discovery session": "needs the toolbox: catalog search and the call_tool gateway",
 }
 """Scenarios the issue asks for that wait on other work, with what each one needs."""

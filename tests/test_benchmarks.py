@@ -15,8 +15,6 @@ from benchmarks.scenarios import (
     PENDING,
     SCENARIOS,
     discovery_120_tools,
-    session_200_steps_past_compaction,
-    session_resumed_after_2h,
 )
 
 
@@ -25,10 +23,19 @@ def results() -> list[LoopResult]:
     return run_all()
 
 
+FORCED = "200-step session past the compaction trigger"
+"""The one scenario whose window forces rewrites: each one moves the prefix on purpose."""
+
+
 def test_warmloop_reaches_the_limit_on_every_scenario(results: list[LoopResult]) -> None:
-    ours = [r for r in results if r.loop == "warmloop"]
-    assert [r.scenario for r in ours] == list(SCENARIOS)
-    assert all(r.cached_over_limit >= 0.99 for r in ours)
+    ours = {r.scenario: r for r in results if r.loop == "warmloop"}
+    assert list(ours) == list(SCENARIOS)
+    assert all(r.cached_over_limit >= 0.99 for name, r in ours.items() if name != FORCED)
+    # past the trigger only the rewrites themselves lose reuse
+    assert ours[FORCED].cached_over_limit >= 0.97
+    rebuilt = next(r for r in results if (r.scenario, r.loop) == (FORCED, "rebuild each step"))
+    for spec in PROVIDERS:
+        assert rebuilt.dollars[spec] > ours[FORCED].dollars[spec], spec
 
 
 def test_rebuilding_and_windowing_cost_more_under_every_provider(
@@ -61,11 +68,7 @@ def test_the_plot_is_a_png(results: list[LoopResult], tmp_path: Path) -> None:
 
 
 def test_extension_points_say_what_they_wait_for() -> None:
-    points = {
-        "200-step session past the compaction trigger": session_200_steps_past_compaction,
-        "session resumed after 2 hours idle": session_resumed_after_2h,
-        "120-tool discovery session": discovery_120_tools,
-    }
+    points = {"120-tool discovery session": discovery_120_tools}
     assert set(points) == set(PENDING)
     for name, build in points.items():
         with pytest.raises(NotImplementedError, match=re.escape(PENDING[name])):

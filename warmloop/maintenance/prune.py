@@ -28,7 +28,7 @@ class PrunePolicy:
 
     tail_tokens: int | None = None
     tail_messages: int = 6
-    min_tokens: int = 500
+    min_tokens: int = 200
     exclude_tools: frozenset[str] = frozenset()
 
     def for_window(self, window: int) -> PrunePolicy:
