@@ -16,6 +16,7 @@ from rich.text import Text
 
 from warmloop.cli import _stdout, fail, main, run
 from warmloop.cli import show as show_file
+from warmloop.cli_console import json_text
 from warmloop.cli_session_view import session_cost, session_export, session_view, sessions_table
 from warmloop.errors import WarmloopError
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
@@ -171,4 +172,4 @@ def export(name: str, full: bool, store: str | None) -> None:
             text = stored.transcript.dump()
     except WarmloopError as exc:
         fail(str(exc))
-    click.echo(text)
+    click.echo(json_text(text))

@@ -20,12 +20,13 @@ import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
-from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.errors import ConfigurationError, ContextWindowExceeded, ProviderError
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_parse import call_ids, parse_completion
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import redact_spec, redact_url, scrub, url_secrets
 from warmloop.providers.select import api_key as require_key
 from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools import ToolSpec
@@ -104,6 +105,18 @@ def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> Pro
     )
 
 
+def _scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
+    """`error` with the base URL's credentials masked (a new one of the same class)."""
+    if not secrets:
+        return error
+    text = scrub(str(error), secrets)
+    if text == str(error):
+        return error
+    if isinstance(error, ContextWindowExceeded):
+        return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
+    return ProviderError(text)
+
+
 def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: float) -> AsyncOpenAI:
     """An AsyncOpenAI client with warmloop's retry and timeout settings."""
     if max_retries < 0 or timeout <= 0:
@@ -125,10 +138,13 @@ class ChatCompletionsModel:
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
         breakpoint: bool = False,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.client = client
         self.key_variable = key_variable
+        self.secrets = secrets
+        """Credentials in the base URL, scrubbed from every error message."""
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
@@ -157,15 +173,22 @@ class ChatCompletionsModel:
             # extra reasoning fields), and what they sent is what the next request echoes.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
             content = raw.content
+            return parse_completion(
+                read_body(content, self.name),
+                rendered.turn_index,
+                name=self.name,
+                text_protocol=self.text_protocol,
+                taken=call_ids(rendered.payload.get("messages")),
+            )
         except openai.OpenAIError as exc:
-            raise provider_error(exc, self.name, self.key_variable) from exc
-        return parse_completion(
-            read_body(content, self.name),
-            rendered.turn_index,
-            name=self.name,
-            text_protocol=self.text_protocol,
-            taken=call_ids(rendered.payload.get("messages")),
-        )
+            error = provider_error(exc, self.name, self.key_variable)
+            if self.secrets:  # the SDK's own exception may name the URL: not chained
+                raise _scrubbed(error, self.secrets) from None
+            raise error from exc
+        except ProviderError as exc:
+            if self.secrets:
+                raise _scrubbed(exc, self.secrets) from None
+            raise
 
 
 class OpenAIChatModel(ChatCompletionsModel):
@@ -249,15 +272,20 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         if client is None:
             key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into headers on every
+            # request: OpenAI identifiers the user's own server has no business seeing.
+            client.organization = None
+            client.project = None
         self.base_url = base_url
         super().__init__(
-            f"openai-compatible:{base_url}#{model}",
+            f"openai-compatible:{redact_url(base_url)}#{model}",
             model,
             client,
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
             key_variable=SERVER_KEY,
+            secrets=url_secrets(base_url),
         )
 
 
@@ -267,7 +295,7 @@ def split_server_spec(spec: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigurationError(
-            f"openai-compatible needs the server's base URL, got {spec!r}; use e.g. "
+            f"openai-compatible needs the server's base URL, got {redact_spec(spec)!r}; use e.g. "
             "openai-compatible:http://127.0.0.1:8080/v1 or ...:8080/v1#model-name"
         )
     return url, model.strip() or DEFAULT_SERVER_MODEL
