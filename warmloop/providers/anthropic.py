@@ -25,6 +25,7 @@ from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as api_key_from_env
 from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools import ToolSpec
@@ -231,5 +232,6 @@ class AnthropicModel:
                 found = context_overflow(self.name, exc.message, exc.body)
                 if found is not None:
                     raise found from exc
-            raise ProviderError(describe_failure(exc, self.model)) from exc
+            error = ProviderError(describe_failure(exc, self.model))
+            raise_clean(error, client_key(self._client), exc)
         return parse_message(message, self.cache_ttl, self.name)

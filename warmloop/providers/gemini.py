@@ -29,6 +29,7 @@ from warmloop.providers.base import ModelResponse, Rendered, dumps
 from warmloop.providers.gemini_retry import GaveUp, with_retries
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools import ToolSpec, parse_arguments
 from warmloop.transcript import (
@@ -322,7 +323,8 @@ class GeminiModel:
                 delay=self.retry_delay,
             )
         except GaveUp as exc:
-            raise self._failure(exc) from exc.error
+            key = client_key(getattr(self._client, "_api_client", None))
+            raise_clean(self._failure(exc), key, exc.error)
         except json.JSONDecodeError as exc:  # a 200 whose body is not JSON, or cut short
             raise not_json(exc.doc, self.name) from exc
         except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse

@@ -20,13 +20,19 @@ import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
-from warmloop.errors import ConfigurationError, ContextWindowExceeded, ProviderError
+from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_parse import call_ids, parse_completion
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import redact_spec, redact_url, scrub, url_secrets
+from warmloop.providers.redact import (
+    client_key,
+    redact_spec,
+    redact_url,
+    scrubbed,
+    url_secrets,
+)
 from warmloop.providers.select import api_key as require_key
 from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools import ToolSpec
@@ -105,18 +111,6 @@ def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> Pro
     )
 
 
-def _scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
-    """`error` with the base URL's credentials masked (a new one of the same class)."""
-    if not secrets:
-        return error
-    text = scrub(str(error), secrets)
-    if text == str(error):
-        return error
-    if isinstance(error, ContextWindowExceeded):
-        return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
-    return ProviderError(text)
-
-
 def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: float) -> AsyncOpenAI:
     """An AsyncOpenAI client with warmloop's retry and timeout settings."""
     if max_retries < 0 or timeout <= 0:
@@ -143,8 +137,8 @@ class ChatCompletionsModel:
         self.name = name
         self.client = client
         self.key_variable = key_variable
-        self.secrets = secrets
-        """Credentials in the base URL, scrubbed from every error message."""
+        self.secrets = (*secrets, *client_key(client))
+        """Credentials (in the base URL, the API key) scrubbed from every error message."""
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
@@ -182,12 +176,14 @@ class ChatCompletionsModel:
             )
         except openai.OpenAIError as exc:
             error = provider_error(exc, self.name, self.key_variable)
-            if self.secrets:  # the SDK's own exception may name the URL: not chained
-                raise _scrubbed(error, self.secrets) from None
+            clean = scrubbed(error, self.secrets)
+            if clean is not error:  # the SDK's own exception holds the secret too: unchained
+                raise clean from None
             raise error from exc
         except ProviderError as exc:
-            if self.secrets:
-                raise _scrubbed(exc, self.secrets) from None
+            clean = scrubbed(exc, self.secrets)
+            if clean is not exc:
+                raise clean from None
             raise
 
 

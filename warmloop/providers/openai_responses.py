@@ -27,6 +27,7 @@ from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.openai_cache import marked_text, retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as key_from_env
 from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools import ToolSpec
@@ -346,5 +347,6 @@ class OpenAIResponsesModel:
                 found = context_overflow(self.name, exc.message, exc.body)
                 if found is not None:
                     raise found from exc
-            raise ProviderError(describe_error(exc, self.model, self.client.max_retries)) from exc
+            error = ProviderError(describe_error(exc, self.model, self.client.max_retries))
+            raise_clean(error, client_key(self.client), exc)
         return parse_body(read_body(content, self.name), self.model)
