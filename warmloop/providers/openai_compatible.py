@@ -14,7 +14,7 @@ import inspect
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 from openai import AsyncOpenAI
@@ -115,7 +115,20 @@ def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: fl
     """An AsyncOpenAI client with warmloop's retry and timeout settings."""
     if max_retries < 0 or timeout <= 0:
         raise ConfigurationError("max_retries must be >= 0 and timeout > 0 (seconds)")
-    return AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+    query: dict[str, str] = {}
+    if base_url is not None and urlsplit(base_url).query:
+        # The SDK appends paths to the base URL as text, so `...?token=x` would become
+        # `...?token=xchat/completions`: the query travels as default query parameters.
+        parts = urlsplit(base_url)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        base_url = urlunsplit(parts._replace(query=""))
+    return AsyncOpenAI(
+        api_key=key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout,
+        default_query=query or None,
+    )
 
 
 class ChatCompletionsModel:
