@@ -7,7 +7,6 @@ drive the tool-level tables in test_workspace_hostile.py and its siblings)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -90,12 +89,17 @@ CASES: dict[str, Case] = {
 }
 
 
+@pytest.fixture
+def spellings(tmp_path: Path) -> set[str]:
+    """Every way the test's directory may be written in a leaked path."""
+    return {str(tmp_path), str(tmp_path.resolve())}
+
+
 @pytest.mark.parametrize("name", list(CASES))
 async def test_hostile_workspace_through_the_loop(
-    name: str, tmp_path: Path, pytestconfig: pytest.Config
+    name: str, tmp_path: Path, spellings: set[str], pytestconfig: pytest.Config
 ) -> None:
     case = CASES[name]
-    spellings = {str(tmp_path), os.path.realpath(tmp_path)}
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "README.md").write_text("# Title\nneedle here\n")
