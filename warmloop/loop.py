@@ -103,6 +103,11 @@ class Agent:
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
         if not isinstance(model, Model):
             raise ConfigurationError(f"model must be a warmloop Model, got {model!r}")
+        if not isinstance(instructions, str):
+            raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
+        for name, hook in (("on_message", on_message), ("on_maintenance", on_maintenance)):
+            if hook is not None and not callable(hook):
+                raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
         # By default one result can never overflow the window: a share of it (tools.py).
