@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI
 
 from warmloop import Agent, RequestFailed, Transcript, check_pairing, tool
+from warmloop.audit.responses import normalise_usage
 from warmloop.cache.usage import prompt_split
 from warmloop.errors import ProviderError
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
@@ -182,6 +183,21 @@ async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt()
     assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
     assert got.prompt_tokens == 10_000
     assert got.cache_hit_rate == pytest.approx(0.98)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 10_000, "completion_tokens": 20}
+        | {"prompt_tokens_details": {"cached_tokens": 9_800, "cache_write_tokens": 9_790}},
+        {"input_tokens": 10_000, "output_tokens": 20, "total_tokens": 10_020}
+        | {"input_tokens_details": {"cached_tokens": 9_800, "cache_write_tokens": 9_790}},
+    ],
+    ids=["chat", "responses"],
+)
+def test_the_audit_reads_overlapping_counters_the_same_way(usage: Reply) -> None:
+    got = normalise_usage(usage)
+    assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
 
 
 @given(st.integers(-5, 10**6), st.integers(-5, 10**6), st.integers(-5, 10**6))

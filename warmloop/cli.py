@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from warmloop.cli_console import console
+from warmloop.cli_console import console as safe_console
 from warmloop.cli_session_view import resume_line
 from warmloop.cli_view import (
     LiveView,
@@ -57,12 +57,12 @@ class CliContext:
 
 def _stdout() -> Console:
     # Control characters in anything shown are escaped (cli_console).
-    return console()
+    return safe_console()
 
 
 def fail(message: str) -> NoReturn:
     """Print `message` as one red line on stderr and exit with code 1."""
-    console(stderr=True).print(
+    safe_console(stderr=True).print(
         Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
     )
     raise click.exceptions.Exit(1)
