@@ -165,3 +165,18 @@ def test_redaction_keeps_the_address_and_hides_the_rest(url: str, shown: str) ->
     for secret in url_secrets(url):
         if len(secret) >= 3:  # shorter values would mask ordinary words, so they stay
             assert scrub(f"failed: {url} ({secret})", url_secrets(url)).count(secret) == 0
+
+
+def test_a_stored_session_keeps_no_credentials_and_resume_asks_for_them(
+    server: tuple[str, Recorded], tmp_path: Path
+) -> None:
+    address, _ = server
+    store = tmp_path / "sessions.db"
+    spec = f"openai-compatible:http://admin:{PASSWORD}@{address}/v1?token={TOKEN}#m"
+    Agent(resolve_model(spec)).run_sync("Answer.", session="s1", store=store)
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("sessions"))
+    assert PASSWORD.encode() not in stored
+    assert TOKEN.encode() not in stored
+    result = CliRunner().invoke(main, ["resume", "s1", "And?", "--store", str(store)])
+    assert result.exit_code == 1
+    assert "credentials are never stored; pass --model" in result.output

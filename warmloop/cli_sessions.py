@@ -19,6 +19,7 @@ from warmloop.cli import show as show_file
 from warmloop.cli_console import json_text
 from warmloop.cli_session_view import session_cost, session_export, session_view, sessions_table
 from warmloop.errors import WarmloopError
+from warmloop.providers.redact import MASK
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.sessions.session import StoredSession
 from warmloop.sessions.store import SessionStore
@@ -94,6 +95,11 @@ def resume(
     if stored.transcript is None and model_spec is None:
         fail(f"session {name!r} has no step stored yet; pass --model to run it")
     spec = model_spec or resumable_spec(stored.info.meta.model)
+    if model_spec is None and MASK in spec:
+        fail(
+            f"session {name!r} ran on {spec}, whose credentials are never stored; "
+            "pass --model with the full server URL"
+        )
     ctx.invoke(
         run,
         task=task,
