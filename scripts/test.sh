@@ -10,6 +10,12 @@ bash scripts/chromium.sh
 .venv/bin/ruff check warmloop tests benchmarks
 .venv/bin/ruff format --check warmloop tests benchmarks
 .venv/bin/mypy
+# Each extra (none, anthropic, gemini, local) in a clean venv selects and renders with its
+# providers; once per CI run (about two minutes on a warm pip cache). Skip it locally with
+# WARMLOOP_SKIP_EXTRAS=1.
+if [[ "${WARMLOOP_SKIP_EXTRAS:-}" != 1 ]]; then
+  bash scripts/extras.sh
+fi
 # A PostgreSQL server for the session store tests (they skip, saying why, if it cannot start).
 if url="$(bash scripts/postgres.sh)"; then
   export WARMLOOP_TEST_POSTGRES="$url"

@@ -109,7 +109,9 @@ async def test_scenario_runs_cache_warm_through_the_sdk(wire_log: WireLog) -> No
         if steps[k].reasoning:
             usage["thoughtsTokenCount"] = 7
         thoughts = usage.get("thoughtsTokenCount", 0)
-        expected.append(Usage(prompt - cached, cached, 0, 10 + k + thoughts))
+        expected.append(
+            Usage(prompt - cached, cached, 0, 10 + k + thoughts, reasoning_tokens=thoughts)
+        )
         return httpx.Response(200, json=response_for(steps[k], k, usage))
 
     model = make_model(handler)
@@ -194,7 +196,10 @@ async def test_usage_is_parsed_from_a_documented_response() -> None:
     transcript = Transcript([SystemText("Be brief."), UserText("Hi")])
     response = await model.send(model.render(transcript, ()), session_id=transcript.id)
     assert response.usage == Usage(
-        input_tokens=5120 - 4096 + 30, cache_read_tokens=4096, output_tokens=12 + 40
+        input_tokens=5120 - 4096 + 30,
+        cache_read_tokens=4096,
+        output_tokens=12 + 40,
+        reasoning_tokens=40,
     )
     assert response.turn.text == "Hello."
     assert response.turn.provider_details == {DETAILS_KEY: {"parts": [{"text": "Hello."}]}}

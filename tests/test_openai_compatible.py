@@ -504,7 +504,9 @@ async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented() -> Non
         "completion_tokens_details": {"reasoning_tokens": 31},
     }
     got = await reply(completion(message, usage), model="deepseek")
-    assert got.usage == Usage(input_tokens=30, cache_read_tokens=1280, output_tokens=58)
+    assert got.usage == Usage(
+        input_tokens=30, cache_read_tokens=1280, output_tokens=58, reasoning_tokens=31
+    )
     assert got.turn.reasoning == message["reasoning_content"]
     assert got.turn.provider_details == {
         "chat": {"reasoning_content": message["reasoning_content"]}

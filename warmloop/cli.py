@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from warmloop.cli_console import console as safe_console
 from warmloop.cli_session_view import resume_line
 from warmloop.cli_view import (
     LiveView,
@@ -33,6 +35,7 @@ from warmloop.cli_view import (
 from warmloop.errors import ConfigurationError, RunError, TranscriptError, WarmloopError
 from warmloop.loop import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, Agent
 from warmloop.providers.base import Model
+from warmloop.providers.redact import redact_spec
 from warmloop.providers.select import EXAMPLES, resolve_model
 from warmloop.run import Run
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
@@ -40,6 +43,8 @@ from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 ERROR_CHARS = 500
+MAX_SHOW_BYTES = 32 * 2**20
+"""The largest transcript file `show` reads (long sessions stay far below it)."""
 INTERRUPTED_EXIT = 130
 """The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
 
@@ -52,23 +57,22 @@ class CliContext:
 
 
 def _stdout() -> Console:
-    # Created per command, not at import: the console must write to the sys.stdout of the
-    # moment (click's test runner swaps it).
-    return Console(highlight=False)
+    # Control characters in anything shown are escaped (cli_console).
+    return safe_console()
 
 
 def fail(message: str) -> NoReturn:
     """Print `message` as one red line on stderr and exit with code 1."""
-    Console(stderr=True, highlight=False).print(
+    safe_console(stderr=True).print(
         Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
     )
     raise click.exceptions.Exit(1)
 
 
-def save_transcript(transcript: Transcript, path: Path) -> None:
+def write_transcript(transcript: Transcript, path: Path) -> str | None:
     """Write the transcript's JSON to `path` atomically (a temporary file in the same
-    directory, then a rename), so an existing file is never left half written; failing to
-    save is an error, not a traceback."""
+    directory, then a rename), so an existing file is never left half written. Returns
+    what went wrong, or None."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temp.open("w", encoding="utf-8") as out:
@@ -78,10 +82,18 @@ def save_transcript(transcript: Transcript, path: Path) -> None:
         os.replace(temp, path)
     except OSError as exc:
         temp.unlink(missing_ok=True)
-        fail(
+        return (
             f"could not save the transcript to {path} ({exc.strerror}); "
             "pass a --save path in a writable directory"
         )
+    return None
+
+
+def save_transcript(transcript: Transcript, path: Path) -> None:
+    """`write_transcript`; failing to save is an error, not a traceback."""
+    problem = write_transcript(transcript, path)
+    if problem is not None:
+        fail(problem)
 
 
 def model_options(pairs: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
@@ -178,7 +190,7 @@ def run(
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
     console = _stdout()
-    console.print(Text(f"model {model_spec}, workspace {workspace}", style="dim"))
+    console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
         chosen = model_options(options, base_url)
@@ -209,12 +221,27 @@ def run(
         fail(str(exc))
     except WarmloopError as exc:
         fail(str(exc))
-    report(console, result)
-    if save is not None:
-        save_transcript(result.transcript, save)
+    # The run succeeded: save it before anything else can fail, then show it.
+    problem = write_transcript(result.transcript, save) if save is not None else None
+    if save is not None and problem is None:
         console.print(Text(f"transcript saved to {save}", style="dim"))
+    show_report(console, result)
     if opened is not None:
         console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
+    if problem is not None:
+        fail(problem)
+
+
+def show_report(console: Console, result: Run) -> None:
+    """`report`, never failing the command: the run is over and saved by now."""
+    try:
+        report(console, result)
+    except Exception as exc:  # a report bug must not turn a finished run into an error
+        console.print(
+            Text(f"warning: the report could not be shown ({type(exc).__name__}: {exc})"),
+            style="yellow",
+            soft_wrap=True,
+        )
 
 
 def report(console: Console, result: Run) -> None:
@@ -223,15 +250,39 @@ def report(console: Console, result: Run) -> None:
     console.print(outputs_view(result.outputs, extracted=result.extracted))
     console.print()
     cost = result.cost()
-    per_request = cost.per_request
+    try:
+        per_request = cost.per_request
+        described = cost.describe()
+    except WarmloopError as exc:  # e.g. usage billed at a rate the price table lacks
+        per_request, described = None, f"cost unknown: {exc}"
     costs = None if per_request is None else [c.total for c in per_request]
     console.print(requests_table(result.requests, costs))
     console.print(totals_line(result.requests), soft_wrap=True)
-    console.print(Text(cost.describe(), style="dim"), soft_wrap=True)
+    console.print(Text(described, style="dim"), soft_wrap=True)
     for line in bust_lines(result.requests):
         console.print(line, soft_wrap=True)
     for line in notes(result):
         console.print(line, soft_wrap=True)
+
+
+def read_transcript_file(file: Path) -> str:
+    """The text of a transcript file, refusing (with `fail`) what no transcript is: not a
+    regular file (opening a FIFO would block) or larger than MAX_SHOW_BYTES (a forged
+    300 MB file took 2.4 GB to parse)."""
+    info = file.stat()
+    if not stat.S_ISREG(info.st_mode):
+        fail(f"cannot read {file} (not a regular file); pass a file from warmloop run --save")
+    if info.st_size > MAX_SHOW_BYTES:
+        fail(
+            f"{file} is {info.st_size / 2**20:,.0f} MiB, more than the "
+            f"{MAX_SHOW_BYTES // 2**20} MiB a transcript file may have; it is not one "
+            "warmloop wrote (Transcript.load reads any size)"
+        )
+    with file.open("rb") as handle:
+        data = handle.read(MAX_SHOW_BYTES + 1)  # it may have grown since
+    if len(data) > MAX_SHOW_BYTES:
+        fail(f"{file} grew past {MAX_SHOW_BYTES // 2**20} MiB while it was read")
+    return data.decode("utf-8")
 
 
 @main.command()
@@ -239,7 +290,7 @@ def report(console: Console, result: Run) -> None:
 def show(file: Path) -> None:
     """Pretty-print a transcript saved with `warmloop run --save FILE`."""
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_transcript_file(file)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         fail(f"cannot read {file} ({reason}); pass a file written by warmloop run --save")

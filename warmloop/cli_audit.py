@@ -10,7 +10,6 @@ import signal
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.text import Text
 
 from warmloop.audit.log import read_log
@@ -20,6 +19,8 @@ from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli import fail, main
+from warmloop.cli_console import console as safe_console
+from warmloop.cli_console import json_text
 from warmloop.errors import WarmloopError
 
 
@@ -43,7 +44,7 @@ from warmloop.errors import WarmloopError
 def record(upstream: str, port: int, out: Path) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
-    console = Console(highlight=False)
+    console = safe_console()
     try:
         recorder = Recorder(upstream, out, port=port)
     except WarmloopError as exc:
@@ -95,9 +96,9 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
             html_out.write_text(render_page(report), encoding="utf-8")
         except OSError as exc:
             fail(f"cannot write {html_out} ({exc.strerror}); pass --html in a writable place")
-    console = Console(highlight=False)
+    console = safe_console()
     if as_json:
-        click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+        click.echo(json_text(json.dumps(to_json(report), indent=2, ensure_ascii=False)))
         return
     for part in report_view(report):
         console.print(part)

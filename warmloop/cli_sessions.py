@@ -16,9 +16,11 @@ from rich.text import Text
 
 from warmloop.cli import _stdout, fail, main, run
 from warmloop.cli import show as show_file
+from warmloop.cli_console import json_text
 from warmloop.cli_session_view import session_cost, session_export, session_view, sessions_table
 from warmloop.errors import WarmloopError
 from warmloop.loop import DEFAULT_MAX_STEPS
+from warmloop.providers.redact import MASK
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.sessions.session import StoredSession
 from warmloop.sessions.store import SessionStore
@@ -98,6 +100,11 @@ def resume(
     if stored.transcript is None and model_spec is None:
         fail(f"session {name!r} has no step stored yet; pass --model to run it")
     spec = model_spec or resumable_spec(stored.info.meta.model)
+    if model_spec is None and MASK in spec:
+        fail(
+            f"session {name!r} ran on {spec}, whose credentials are never stored; "
+            "pass --model with the full server URL"
+        )
     ctx.invoke(
         run,
         task=task,
@@ -176,4 +183,4 @@ def export(name: str, full: bool, store: str | None) -> None:
             text = stored.transcript.dump()
     except WarmloopError as exc:
         fail(str(exc))
-    click.echo(text)
+    click.echo(json_text(text))

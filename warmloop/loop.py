@@ -105,6 +105,11 @@ class Agent:
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
         if not isinstance(model, Model):
             raise ConfigurationError(f"model must be a warmloop Model, got {model!r}")
+        if not isinstance(instructions, str):
+            raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
+        for name, hook in (("on_message", on_message), ("on_maintenance", on_maintenance)):
+            if hook is not None and not callable(hook):
+                raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
         # By default one result can never overflow the window: a share of it (tools.py).
@@ -379,6 +384,12 @@ class _Runner:
                 rendered = await self.maintain(rendered, forced=True)
                 check = self.check(rendered)
                 response = await model.send(rendered, session_id=self.transcript.conversation)
+            repeated = self.transcript.repeated_call_ids(response.turn)
+            if repeated:  # providers make ids unique; one that did not would break pairing
+                raise ProviderError(
+                    f"{model.name} returned tool call ids that are already used ({repeated}); "
+                    "the turn is not kept, since its results could not be paired"
+                )
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))

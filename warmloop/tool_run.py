@@ -235,6 +235,8 @@ async def in_daemon_thread(
         error: BaseException | None = None
         try:
             value = context.run(function, **kwargs)
+        except StopIteration as exc:  # a Future refuses StopIteration: the run would hang
+            error = RuntimeError(f"the tool raised StopIteration({exc})")
         except BaseException as exc:
             error = exc
         # RuntimeError: the event loop is closed, the run is over and nobody waits any more

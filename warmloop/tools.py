@@ -202,6 +202,8 @@ class Toolbox:
         self._tools: dict[str, Tool] = {}
         self._stuck: list[StuckCall] = []
         for item in tools:
+            if not isinstance(item, Tool) and not callable(item):
+                raise ConfigurationError(f"tools must be functions or Tool objects, got {item!r}")
             self.add(item if isinstance(item, Tool) else Tool.from_function(item))
 
     @property

@@ -177,6 +177,15 @@ class Transcript:
         """How many assistant turns the transcript holds (used for call ids)."""
         return self._assistant_turns
 
+    def repeated_call_ids(self, turn: AssistantTurn) -> list[str]:
+        """The call ids of `turn` that repeat within it or an earlier call's id (pairing
+        needs unique ids, I3)."""
+        ids = [c.id for c in turn.tool_calls]
+        if not ids:
+            return []
+        used = {c.id for m in self._messages if isinstance(m, AssistantTurn) for c in m.tool_calls}
+        return sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & used))
+
     def pending_calls(self) -> tuple[ToolCall, ...]:
         """Calls of the newest assistant turn that have no result yet, in order."""
         for index in range(len(self._messages) - 1, -1, -1):

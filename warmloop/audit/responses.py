@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.cache.usage import Usage
+from warmloop.cache.usage import Usage, prompt_split
 
 
 @dataclass(frozen=True)
@@ -111,14 +111,18 @@ def normalise_usage(raw: Mapping[str, Any]) -> Usage:
         if "prompt_cache_hit_tokens" in raw:  # DeepSeek
             hit, miss = _int(raw, "prompt_cache_hit_tokens"), _int(raw, "prompt_cache_miss_tokens")
             return Usage(miss, hit, 0, _int(raw, "completion_tokens"))
-        read = _int(raw, "prompt_tokens_details", "cached_tokens")
-        write = _int(raw, "prompt_tokens_details", "cache_write_tokens")
-        uncached = max(_int(raw, "prompt_tokens") - read - write, 0)
+        uncached, read, write = prompt_split(
+            _int(raw, "prompt_tokens"),
+            _int(raw, "prompt_tokens_details", "cached_tokens"),
+            _int(raw, "prompt_tokens_details", "cache_write_tokens"),
+        )
         return Usage(uncached, read, write, _int(raw, "completion_tokens"))
     if "input_tokens_details" in raw or "total_tokens" in raw:  # OpenAI Responses
-        read = _int(raw, "input_tokens_details", "cached_tokens")
-        write = _int(raw, "input_tokens_details", "cache_write_tokens")
-        uncached = max(_int(raw, "input_tokens") - read - write, 0)
+        uncached, read, write = prompt_split(
+            _int(raw, "input_tokens"),
+            _int(raw, "input_tokens_details", "cached_tokens"),
+            _int(raw, "input_tokens_details", "cache_write_tokens"),
+        )
         return Usage(uncached, read, write, _int(raw, "output_tokens"))
     # Anthropic: input_tokens counts only what follows the last cache breakpoint.
     written = _int(raw, "cache_creation_input_tokens")

@@ -140,24 +140,35 @@ class Cost:
 
 
 def cost_breakdown(usage: Usage, prices: Prices) -> Cost:
-    """The cost of one request, split into uncached input, cache reads, writes and output."""
-    one_hour = usage.cache_write_1h_tokens
-    if not 0 <= one_hour <= usage.cache_write_tokens:
+    """The cost of one request, split into uncached input, cache reads, writes and output.
+
+    Writes are billed per retention: Anthropic's one-hour writes at the `1h` rate, OpenAI's
+    twelve-hour writes at the `12h` rate, the rest at the shortest rate sold. A server-side
+    compaction (`Usage.compaction`) is billed on top, at the same rates.
+    """
+    one_hour, twelve_hours = usage.cache_write_1h_tokens, usage.cache_write_12h_tokens
+    if one_hour + twelve_hours > usage.cache_write_tokens:
         raise WarmloopError(
-            f"usage has {one_hour} one-hour cache writes out of "
-            f"{usage.cache_write_tokens} cache writes; the provider's usage normalisation "
-            "must count one-hour writes inside cache_write_tokens"
+            f"usage has {one_hour} one-hour cache writes and {twelve_hours} twelve-hour ones "
+            f"out of {usage.cache_write_tokens} cache writes; the provider's usage normalisation "
+            "must count long-retention writes inside cache_write_tokens"
         )
     rates = prices.rates_for(usage)
-    writes = (usage.cache_write_tokens - one_hour) * rates.cache_write()
+    writes = (usage.cache_write_tokens - one_hour - twelve_hours) * rates.cache_write()
     if one_hour:
         writes += one_hour * rates.cache_write("1h")
-    return Cost(
+    if twelve_hours:
+        writes += twelve_hours * rates.cache_write("12h")
+    own = Cost(
         input=usage.input_tokens * rates.input * PER_TOKEN,
         cache_read=usage.cache_read_tokens * rates.cache_read * PER_TOKEN,
         cache_write=writes * PER_TOKEN,
         output=usage.output_tokens * rates.output * PER_TOKEN,
     )
+    compaction = usage.compaction
+    if compaction == Usage():
+        return own
+    return own + cost_breakdown(compaction, prices)
 
 
 def cost(usage: Usage, prices: Prices) -> float:

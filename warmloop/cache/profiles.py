@@ -39,7 +39,8 @@ class Retention:
     `seconds`: how long an entry lives after its last write or read, as the simulator
     assumes it (math.inf: never expires). `cold_after`: idle seconds after which the cache
     is surely gone, on the safe side. `write_multiplier`: a written token's price relative
-    to base input. `long_rate`: writes are billed at the long-TTL rate (`cache_write_1h`).
+    to base input. `long_rate`: writes are billed at the long-TTL rate
+    (`Usage.cache_write_1h_tokens`, `Usage.cache_write_12h_tokens`).
     """
 
     name: str
@@ -126,11 +127,9 @@ class CacheProfile:
         else:
             short = next((r for r in self.retentions if not r.long_rate), self.retention)
             long = next((r for r in self.retentions if r.long_rate), short)
-            short_writes = usage.cache_write_tokens - usage.cache_write_1h_tokens
-            writes = (
-                short_writes * short.write_multiplier
-                + usage.cache_write_1h_tokens * long.write_multiplier
-            )
+            long_writes = usage.cache_write_1h_tokens + usage.cache_write_12h_tokens
+            short_writes = usage.cache_write_tokens - long_writes
+            writes = short_writes * short.write_multiplier + long_writes * long.write_multiplier
         return usage.input_tokens + usage.cache_read_tokens * self.read_multiplier + writes
 
 

@@ -12,6 +12,7 @@ text is kept byte-for-byte as the assistant turn; parsing only derives the tool 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -31,6 +32,10 @@ from warmloop.transcript import (
 Role = Literal["system", "user", "assistant"]
 ACTION = "Action:"
 THOUGHT = "Thought:"
+_ACTION = re.compile(re.escape(ACTION))
+_ACTION_LINE = re.compile(r"^[ \t]*" + re.escape(ACTION), re.MULTILINE)
+MAX_TRIES = 16
+"""Candidate Actions tried per turn: a reply full of "Action:" costs bounded work."""
 
 
 class ParseFailure(ValueError):
@@ -56,27 +61,53 @@ def teach(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def parse(text: str, turn_index: int) -> AssistantTurn:
-    """The assistant turn for `text`, with its tool call; ParseFailure says what is wrong."""
-    start = text.find(ACTION)
-    if start < 0:
-        raise ParseFailure(f"no '{ACTION}' line found")
+def _action_starts(text: str) -> list[int]:
+    """Where an Action may begin, most likely first: `Action:` at the start of a line, last
+    one first, then anywhere else, last first (a Thought may mention "Action:", and the
+    real one is the one the model wrote last). At most MAX_TRIES of them."""
+    at_line = [m.end() - len(ACTION) for m in _ACTION_LINE.finditer(text)]
+    lined = set(at_line)
+    rest = [m.start() for m in _ACTION.finditer(text) if m.start() not in lined]
+    return (at_line[::-1] + rest[::-1])[:MAX_TRIES]
+
+
+def _action_at(text: str, start: int) -> dict[str, object]:
     body = text[start + len(ACTION) :].strip()
     try:
         action, end = json.JSONDecoder().raw_decode(body)
     except json.JSONDecodeError as exc:
         raise ParseFailure(f"the Action is not valid JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise ParseFailure("the Action JSON is nested too deeply") from exc
     if body[end:].strip():
         raise ParseFailure("write nothing after the Action JSON object")
     if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
         raise ParseFailure('the Action must be an object with a string "tool" field')
-    arguments = action.get("arguments", {})
-    if not isinstance(arguments, dict):
+    if not isinstance(action.get("arguments", {}), dict):
         raise ParseFailure('"arguments" must be a JSON object')
-    raw_args = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
-    thought = text[:start].strip().removeprefix(THOUGHT).strip()
-    call = ToolCall(call_id(turn_index), action["tool"], raw_args)
-    return AssistantTurn(text=text, reasoning=thought, tool_calls=(call,))
+    return action
+
+
+def parse(text: str, turn_index: int) -> AssistantTurn:
+    """The assistant turn for `text`, with its tool call; ParseFailure says what is wrong
+    (with the most likely Action when none parses)."""
+    starts = _action_starts(text)
+    if not starts:
+        raise ParseFailure(f"no '{ACTION}' line found")
+    failure: ParseFailure | None = None
+    for start in starts:
+        try:
+            action = _action_at(text, start)
+        except ParseFailure as exc:
+            failure = failure or exc
+            continue
+        arguments = action.get("arguments", {})
+        raw_args = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        thought = text[:start].strip().removeprefix(THOUGHT).strip()
+        call = ToolCall(call_id(turn_index), str(action["tool"]), raw_args)
+        return AssistantTurn(text=text, reasoning=thought, tool_calls=(call,))
+    assert failure is not None
+    raise failure
 
 
 def correction(problem: str) -> str:

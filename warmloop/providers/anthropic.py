@@ -19,13 +19,15 @@ from typing import Any
 import anthropic
 from anthropic.types import Message as AnthropicMessage
 
-from warmloop.cache.usage import Usage
+from warmloop.cache.usage import Usage, count
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as api_key_from_env
+from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
 
@@ -33,29 +35,68 @@ API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 PREFIX = "anthropic"
 
 
-def parse_usage(usage: anthropic.types.Usage, cache_ttl: str) -> Usage:
+def _get(value: object, name: str) -> object:
+    """Field `name` of an SDK object (declared or extra) or a dict; None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    found = getattr(value, name, None)
+    if found is None:
+        extra = getattr(value, "model_extra", None)
+        found = extra.get(name) if isinstance(extra, dict) else None
+    return found
+
+
+def parse_usage(usage: object, cache_ttl: str) -> Usage:
     """Normalise Anthropic usage; total input is the sum of the three input counters.
 
     The 1h share of the writes comes from `cache_creation.ephemeral_1h_input_tokens`; a reply
-    without that breakdown wrote only at our breakpoints, which all carry the configured TTL.
+    without that breakdown (or with an empty one) wrote only at our breakpoints, which all
+    carry the configured TTL. Server-side compaction reports its own usage as `compaction`
+    entries of `usage.iterations`, not included in the top-level fields ("Compaction",
+    Usage); thinking tokens are in `output_tokens_details.thinking_tokens`.
     """
-    written = usage.cache_creation_input_tokens or 0
-    split = usage.cache_creation
-    if split is not None:
-        written_1h = split.ephemeral_1h_input_tokens
-    else:
-        written_1h = written if cache_ttl == "1h" else 0
+    written = count(_get(usage, "cache_creation_input_tokens"))
+    split_1h = _get(_get(usage, "cache_creation"), "ephemeral_1h_input_tokens")
+    if split_1h is None:
+        split_1h = written if cache_ttl == "1h" else 0
+    compaction = Usage()
+    iterations = _get(usage, "iterations")
+    for item in iterations if isinstance(iterations, list) else ():
+        if _get(item, "type") == "compaction":
+            compaction += Usage(
+                count(_get(item, "input_tokens")),
+                count(_get(item, "cache_read_input_tokens")),
+                count(_get(item, "cache_creation_input_tokens")),
+                count(_get(item, "output_tokens")),
+            )
     return Usage(
-        input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        input_tokens=count(_get(usage, "input_tokens")),
+        cache_read_tokens=count(_get(usage, "cache_read_input_tokens")),
         cache_write_tokens=written,
-        output_tokens=usage.output_tokens,
-        cache_write_1h_tokens=written_1h,
+        output_tokens=count(_get(usage, "output_tokens")),
+        cache_write_1h_tokens=min(count(split_1h), written),
+        reasoning_tokens=count(_get(_get(usage, "output_tokens_details"), "thinking_tokens")),
+        compaction_input_tokens=compaction.input_tokens,
+        compaction_cache_read_tokens=compaction.cache_read_tokens,
+        compaction_cache_write_tokens=compaction.cache_write_tokens,
+        compaction_output_tokens=compaction.output_tokens,
     )
 
 
-def parse_message(message: AnthropicMessage, cache_ttl: str) -> ModelResponse:
-    """The assistant turn (raw blocks kept for the echo) and usage of one reply."""
+def parse_message(message: object, cache_ttl: str, name: str = PREFIX) -> ModelResponse:
+    """The assistant turn (raw blocks kept for the echo) and usage of one reply; a reply
+    that is not a Message, or one without `content` or `usage`, is a ProviderError."""
+    if isinstance(message, str | bytes):
+        raise not_json(message, name)
+    if not isinstance(message, AnthropicMessage):
+        raise ProviderError(f"{name}: malformed reply: expected a message, got {message!r:.60}")
+    if not isinstance(message.content, list):
+        raise ProviderError(f"{name}: malformed reply: the message has no `content` list")
+    if message.usage is None:
+        raise ProviderError(f"{name}: malformed reply: the message has no `usage`")
+    for index, block in enumerate(message.content):
+        if not callable(getattr(block, "to_dict", None)) or not isinstance(block.type, str):
+            raise ProviderError(f"{name}: malformed reply: content block {index} has no type")
     # `to_dict` is the SDK's own request-body form of a response block (fields the API set),
     # so echoing it is what `Message.to_param()` would send back.
     blocks = [block.to_dict(mode="json") for block in message.content]
@@ -94,7 +135,9 @@ def describe_failure(error: Exception, model: str) -> str:
     if isinstance(error, anthropic.APITimeoutError):
         return "Anthropic did not answer in time, even after retries; raise timeout= or retry."
     if isinstance(error, anthropic.APIConnectionError):
-        return f"could not reach Anthropic ({error.message}); check the network and retry."
+        return broken_reply(error) or (
+            f"could not reach Anthropic ({error.message}); check the network and retry."
+        )
     return f"the Anthropic SDK refused the request: {error}"
 
 
@@ -186,10 +229,13 @@ class AnthropicModel:
         try:
             message = await self._client.messages.create(**rendered.payload)
         except (anthropic.APIError, ValueError) as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                raise not_json(exc.doc, self.name) from exc
             # ValueError: the SDK refuses non-streaming requests it expects to run > 10 min.
             if isinstance(exc, anthropic.APIStatusError):
                 found = context_overflow(self.name, exc.message, exc.body)
                 if found is not None:
                     raise found from exc
-            raise ProviderError(describe_failure(exc, self.model)) from exc
-        return parse_message(message, self.cache_ttl)
+            error = ProviderError(describe_failure(exc, self.model))
+            raise_clean(error, client_key(self._client), exc)
+        return parse_message(message, self.cache_ttl, self.name)

@@ -15,6 +15,7 @@ from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import Rendered
 from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.openai_cache import marked_text
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -48,11 +49,15 @@ def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
     ]
 
 
-def wire_message(message: Message, *, opening: bool = False) -> dict[str, JsonValue]:
+def wire_message(
+    message: Message, *, opening: bool = False, breakpoint: bool = False
+) -> dict[str, JsonValue]:
     """One transcript message as one Chat Completions message (the opening system text
-    as the system message; later system text, notices and summaries as user text)."""
+    as the system message, a text block with an explicit cache breakpoint if `breakpoint`;
+    later system text, notices and summaries as user text)."""
     if isinstance(message, SystemText) and opening:
-        return {"role": "system", "content": message.text}
+        content = marked_text(message.text, "text") if breakpoint else message.text
+        return {"role": "system", "content": content}
     if isinstance(message, UserText):
         return {"role": "user", "content": message.text}
     if isinstance(message, AssistantTurn):
@@ -85,9 +90,11 @@ class ChatRenderer:
         *,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
+        breakpoint: bool = False,
     ) -> None:
         self.model = model
         self.text_protocol = text_protocol
+        self.breakpoint = breakpoint
         self.params = dict(params or {})
         self._memo = AppendMemo()
         self._wire: list[dict[str, JsonValue]] = []
@@ -107,6 +114,8 @@ class ChatRenderer:
         start, new = self._memo.sync(transcript)
         if not start:
             self._wire = []
-        self._wire.extend(wire_message(m, opening=not self._wire) for m in new)
+        self._wire.extend(
+            wire_message(m, opening=not self._wire, breakpoint=self.breakpoint) for m in new
+        )
         payload["messages"] = list(self._wire)
         return Rendered(payload, self._canon.stream, transcript.assistant_turns())

@@ -10,25 +10,27 @@ implicit: Gemini reports hits in `usage_metadata.cached_content_token_count`.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
+import pydantic
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from warmloop.cache.usage import Usage
+from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.cache.wire import GEMINI_SDK, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered, dumps
+from warmloop.providers.gemini_retry import GaveUp, with_retries
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
+from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools import ToolSpec, parse_arguments
 from warmloop.transcript import (
     AssistantTurn,
@@ -179,18 +181,20 @@ class GeminiRenderer:
 def parse_usage(meta: types.GenerateContentResponseUsageMetadata | None) -> Usage:
     """Normalise `usage_metadata`.
 
-    `prompt_token_count` includes the cached tokens, so uncached input is prompt - cached;
-    tool-use prompt tokens are input too. Thinking tokens are billed as output, so
-    `output_tokens` = candidates + thoughts. Implicit caching bills no writes.
+    `prompt_token_count` includes the cached tokens, so uncached input is prompt - cached
+    (never below zero); tool-use prompt tokens are input too. Thinking tokens are billed as
+    output, so `output_tokens` = candidates + thoughts, and `reasoning_tokens` = thoughts.
+    Implicit caching bills no writes.
     """
     if meta is None:
         return Usage()
-    prompt = meta.prompt_token_count or 0
-    cached = meta.cached_content_token_count or 0
+    uncached, cached, _ = prompt_split(meta.prompt_token_count, meta.cached_content_token_count, 0)
+    thoughts = count(meta.thoughts_token_count)
     return Usage(
-        input_tokens=max(prompt - cached, 0) + (meta.tool_use_prompt_token_count or 0),
+        input_tokens=uncached + count(meta.tool_use_prompt_token_count),
         cache_read_tokens=cached,
-        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+        output_tokens=count(meta.candidates_token_count) + thoughts,
+        reasoning_tokens=thoughts,
     )
 
 
@@ -225,35 +229,40 @@ def parse_turn(response: types.GenerateContentResponse, turn_index: int) -> Assi
     )
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """Network failures the SDK can surface once its retries are used up."""
-    found: list[type[BaseException]] = [httpx.HTTPError, TimeoutError]
-    with contextlib.suppress(ImportError):  # the SDK switches to aiohttp when installed
-        found.append(importlib.import_module("aiohttp").ClientError)
-    return tuple(found)
-
-
-def describe_api_error(error: genai_errors.APIError, attempts: int) -> str:
-    """What failed and what to do about it, by HTTP status."""
+def describe_api_error(
+    error: genai_errors.APIError, attempts: int, asked: float | None = None
+) -> str:
+    """What failed and what to do about it, by HTTP status; `attempts` is how many were
+    made, `asked` a wait the server asked for that was too long to sit through."""
     what = f"Gemini API error {error.code} {error.status or ''}: {error.message or error}"
+    if asked is not None:
+        return (
+            f"{what.strip()} (the server asks to wait {asked:,.0f} s before trying again, "
+            f"after {_attempts(attempts)}; try again then)"
+        )
     if error.code in (401, 403):
         hint = "check GEMINI_API_KEY (or GOOGLE_API_KEY) and that the key may use this model"
     elif error.code == 404:
         hint = "check the model name (e.g. gemini:gemini-2.5-flash)"
     elif error.code == 429:
-        hint = f"rate limit or quota still exceeded after {attempts} attempts; wait or raise it"
+        hint = f"rate limit or quota still exceeded after {_attempts(attempts)}; wait or raise it"
     elif error.code >= 500 or error.code == 408:
-        hint = f"the service kept failing for {attempts} attempts; try again later"
+        hint = f"the service kept failing for {_attempts(attempts)}; try again later"
     else:
         hint = "the request was rejected; check the model name, tools and API key"
     return f"{what.strip()} ({hint})"
 
 
+def _attempts(n: int) -> str:
+    return "1 attempt" if n == 1 else f"{n} attempts"
+
+
 class GeminiModel:
     """A Gemini model (`gemini:<model>`) called through the official google-genai SDK.
 
-    Retries 408/429/5xx and timeouts with the SDK's exponential backoff (`max_retries`
-    after the first attempt, starting at `retry_delay` seconds); other errors fail at once.
+    Retries 408/429/5xx and network failures (`max_retries` after the first attempt),
+    waiting what the server asks (`Retry-After`, `RetryInfo`) or else an exponential backoff
+    from `retry_delay` seconds (`gemini_retry`); other errors fail at once.
     """
 
     def __init__(
@@ -284,13 +293,12 @@ class GeminiModel:
         params: dict[str, JsonValue] = {"thinking_config": thinking} if thinking else {}
         self._renderer = GeminiRenderer(model, params=params)
         self.attempts = max_retries + 1
-        # Per request, so the settings also hold for an injected client; the SDK itself
-        # never retries unless retry options are given.
+        self.retry_delay = retry_delay
+        # Per request, so the settings also hold for an injected client: one attempt each,
+        # since warmloop retries itself (the SDK's retries ignore Retry-After).
         self._http_options = types.HttpOptions(
             timeout=max(1, round(timeout * 1000)),
-            retry_options=types.HttpRetryOptions(
-                attempts=self.attempts, initial_delay=retry_delay, jitter=retry_delay
-            ),
+            retry_options=types.HttpRetryOptions(attempts=1),
         )
         self._client = client or genai.Client(
             api_key=api_key or gemini_api_key(),
@@ -311,18 +319,39 @@ class GeminiModel:
             http_options=self._http_options,
         )
         try:
-            response = await self._client.aio.models.generate_content(
-                model=payload["model"], contents=payload["contents"], config=config
+            response = await with_retries(
+                lambda: self._client.aio.models.generate_content(
+                    model=payload["model"], contents=payload["contents"], config=config
+                ),
+                attempts=self.attempts,
+                delay=self.retry_delay,
             )
-        except genai_errors.APIError as exc:
-            found = context_overflow(self.name, str(exc.message or exc), exc.details)
-            if found is not None:
-                raise found from exc
-            raise ProviderError(describe_api_error(exc, self.attempts)) from exc
-        except _transport_errors() as exc:
+        except GaveUp as exc:
+            key = client_key(getattr(self._client, "_api_client", None))
+            raise_clean(self._failure(exc), key, exc.error)
+        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON, or cut short
+            raise not_json(exc.doc, self.name) from exc
+        except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else "?"
             raise ProviderError(
-                f"could not reach the Gemini API after {self.attempts} attempts "
-                f"({type(exc).__name__}: {exc}); check the network or raise timeout"
+                f"{self.name}: malformed reply: {where} does not have the documented shape "
+                f"({exc.error_count()} problem(s)); try again or check the model name"
             ) from exc
         turn = parse_turn(response, rendered.turn_index)
         return ModelResponse(turn, parse_usage(response.usage_metadata))
+
+    def _failure(self, gave_up: GaveUp) -> ProviderError:
+        """The ProviderError for a request that failed for good."""
+        error, attempts = gave_up.error, gave_up.attempts
+        if isinstance(error, genai_errors.APIError):
+            found = context_overflow(self.name, str(error.message or error), error.details)
+            if found is not None:
+                return found
+            return ProviderError(describe_api_error(error, attempts, gave_up.asked))
+        broken = broken_reply(error)
+        return ProviderError(
+            f"{broken} ({_attempts(attempts)})"
+            if broken
+            else f"could not reach the Gemini API after {_attempts(attempts)} "
+            f"({type(error).__name__}: {error}); check the network or raise timeout"
+        )

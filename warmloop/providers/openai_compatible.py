@@ -14,22 +14,29 @@ import inspect
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
-from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.chat_format import DETAILS_KEY, ChatRenderer
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.chat_parse import call_ids, parse_completion
+from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import (
+    client_key,
+    redact_spec,
+    redact_url,
+    scrubbed,
+    url_secrets,
+)
 from warmloop.providers.select import api_key as require_key
+from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
+from warmloop.transcript import JsonValue, Transcript
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEEPSEEK_KEY = "DEEPSEEK_API_KEY"
@@ -59,104 +66,6 @@ _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters
 _CLIENT_ERRORS = (400, 404, 409, 413, 422)
 
 
-def _count(value: object) -> int:
-    """A token count from a loosely typed field (servers send ints; junk counts as 0)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def usage_from(completion: ChatCompletion) -> Usage:
-    """Normalise a completion's usage: `input_tokens` uncached, `cache_read_tokens` cached.
-
-    Reads, in order: DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`,
-    OpenAI's `prompt_tokens_details.cached_tokens` (and `cache_write_tokens`), and the
-    llama.cpp server's `timings.cache_n`/`prompt_n`.
-    """
-    timings = (completion.model_extra or {}).get("timings")
-    timings = timings if isinstance(timings, dict) else {}
-    usage = completion.usage
-    if usage is None:  # some servers omit usage but still report their timings
-        return Usage(
-            input_tokens=_count(timings.get("prompt_n")),
-            cache_read_tokens=_count(timings.get("cache_n")),
-            output_tokens=_count(timings.get("predicted_n")),
-        )
-    extra = usage.model_extra or {}
-    details = usage.prompt_tokens_details
-    write = _count(details.cache_write_tokens) if details else 0
-    if "prompt_cache_hit_tokens" in extra:
-        read = _count(extra["prompt_cache_hit_tokens"])
-        if "prompt_cache_miss_tokens" in extra:
-            return Usage(
-                input_tokens=_count(extra["prompt_cache_miss_tokens"]),
-                cache_read_tokens=read,
-                output_tokens=usage.completion_tokens,
-            )
-    elif details is not None and details.cached_tokens is not None:
-        read = _count(details.cached_tokens)
-    else:
-        read = _count(timings.get("cache_n"))
-    return Usage(
-        input_tokens=max(usage.prompt_tokens - read - write, 0),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        output_tokens=usage.completion_tokens,
-    )
-
-
-def _details(message: ChatCompletionMessage) -> dict[str, JsonValue]:
-    """Assistant fields the next request must echo back (chat_format writes them out)."""
-    extra = message.model_extra or {}
-    details: dict[str, JsonValue] = {}
-    # DeepSeek's thinking mode requires reasoning_content back on tool-call turns.
-    if isinstance(extra.get("reasoning_content"), str):
-        details["reasoning_content"] = extra["reasoning_content"]
-    if message.refusal is not None:
-        details["refusal"] = message.refusal
-    return details
-
-
-def turn_from(message: ChatCompletionMessage, turn_index: int) -> AssistantTurn:
-    """A native-tools reply as an AssistantTurn; tool-call arguments kept byte-for-byte."""
-    calls = []
-    for index, item in enumerate(message.tool_calls or ()):
-        if item.type != "function":
-            raise ProviderError(
-                f"the model returned a {item.type!r} tool call, but only function tools were "
-                "offered; this server's tool-calling output is not supported, try "
-                "text_protocol=True"
-            )
-        # A server that sends no id still needs one to pair the result (I4: deterministic).
-        call_id = item.id or react_text.call_id(turn_index, index)
-        calls.append(ToolCall(call_id, item.function.name, item.function.arguments))
-    details = _details(message)
-    reasoning = details.get("reasoning_content")
-    return AssistantTurn(
-        text=message.content or "",
-        reasoning=reasoning if isinstance(reasoning, str) else "",
-        tool_calls=tuple(calls),
-        provider_details={DETAILS_KEY: details} if details else {},
-    )
-
-
-def parse_completion(
-    completion: ChatCompletion, turn_index: int, *, text_protocol: bool = False
-) -> ModelResponse:
-    """The reply's first choice as a ModelResponse (format_error set if text didn't parse)."""
-    usage = usage_from(completion)
-    if not completion.choices:
-        raise ProviderError(
-            f"the reply from model {completion.model!r} has no choices; the server returned "
-            "an empty completion, retry the request or check the server's logs"
-        )
-    message = completion.choices[0].message
-    if not text_protocol:
-        return ModelResponse(turn_from(message, turn_index), usage)
-    text = message.content or ""
-    details = _details(message)
-    echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
-    return text_protocol_reply(text, turn_index, usage, echo)
-
-
 def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> ProviderError:
     """A final SDK failure as a ProviderError saying what went wrong and what to do (a
     prompt over the context window as ContextWindowExceeded)."""
@@ -170,6 +79,9 @@ def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> Pro
             "max_retries=, or check that the server is not overloaded"
         )
     if isinstance(exc, openai.APIConnectionError):
+        broken = broken_reply(exc)
+        if broken is not None:
+            return ProviderError(f"{name}: {broken}")
         return ProviderError(
             f"{name}: cannot connect ({exc}); check that the server is running and the "
             "base URL is right"
@@ -203,7 +115,20 @@ def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: fl
     """An AsyncOpenAI client with warmloop's retry and timeout settings."""
     if max_retries < 0 or timeout <= 0:
         raise ConfigurationError("max_retries must be >= 0 and timeout > 0 (seconds)")
-    return AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+    query: dict[str, str] = {}
+    if base_url is not None and urlsplit(base_url).query:
+        # The SDK appends paths to the base URL as text, so `...?token=x` would become
+        # `...?token=xchat/completions`: the query travels as default query parameters.
+        parts = urlsplit(base_url)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        base_url = urlunsplit(parts._replace(query=""))
+    return AsyncOpenAI(
+        api_key=key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout,
+        default_query=query or None,
+    )
 
 
 class ChatCompletionsModel:
@@ -219,16 +144,22 @@ class ChatCompletionsModel:
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
+        breakpoint: bool = False,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.client = client
         self.key_variable = key_variable
+        self.secrets = (*secrets, *client_key(client))
+        """Credentials (in the base URL, the API key) scrubbed from every error message."""
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
         if text_protocol:
             merged.setdefault("stop", TEXT_STOP)
-        self._renderer = ChatRenderer(model, text_protocol=text_protocol, params=merged)
+        self._renderer = ChatRenderer(
+            model, text_protocol=text_protocol, params=merged, breakpoint=breakpoint
+        )
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the Chat Completions payload and its prefix stream (chat_format)."""
@@ -245,15 +176,28 @@ class ChatCompletionsModel:
         if extra_body:
             kwargs["extra_body"] = extra_body
         try:
-            completion = await self.client.chat.completions.create(**kwargs)
-        except openai.OpenAIError as exc:
-            raise provider_error(exc, self.name, self.key_variable) from exc
-        if not isinstance(completion, ChatCompletion):
-            raise ProviderError(
-                f"{self.name}: expected a chat completion, got {type(completion).__name__}; "
-                "do not set stream=True in params"
+            # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
+            # extra reasoning fields), and what they sent is what the next request echoes.
+            raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
+            content = raw.content
+            return parse_completion(
+                read_body(content, self.name),
+                rendered.turn_index,
+                name=self.name,
+                text_protocol=self.text_protocol,
+                taken=call_ids(rendered.payload.get("messages")),
             )
-        return parse_completion(completion, rendered.turn_index, text_protocol=self.text_protocol)
+        except openai.OpenAIError as exc:
+            error = provider_error(exc, self.name, self.key_variable)
+            clean = scrubbed(error, self.secrets)
+            if clean is not error:  # the SDK's own exception holds the secret too: unchained
+                raise clean from None
+            raise error from exc
+        except ProviderError as exc:
+            clean = scrubbed(exc, self.secrets)
+            if clean is not exc:
+                raise clean from None
+            raise
 
 
 class OpenAIChatModel(ChatCompletionsModel):
@@ -272,9 +216,7 @@ class OpenAIChatModel(ChatCompletionsModel):
         params: Mapping[str, JsonValue] | None = None,
         base_url: str | None = None,
     ) -> None:
-        merged = dict(params or {})
-        if prompt_cache_retention is not None:
-            merged["prompt_cache_retention"] = prompt_cache_retention
+        merged = dict(params or {}) | retention_params(model, prompt_cache_retention)
         if client is None:
             key = api_key or require_key(OPENAI_KEY)
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
@@ -284,6 +226,7 @@ class OpenAIChatModel(ChatCompletionsModel):
             client,
             text_protocol=text_protocol,
             params=merged,
+            breakpoint=takes_breakpoints(model) and not text_protocol,
         )
 
 
@@ -343,15 +286,20 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         if client is None:
             key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into headers on every
+            # request: OpenAI identifiers the user's own server has no business seeing.
+            client.organization = None
+            client.project = None
         self.base_url = base_url
         super().__init__(
-            f"openai-compatible:{base_url}#{model}",
+            f"openai-compatible:{redact_url(base_url)}#{model}",
             model,
             client,
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
             key_variable=SERVER_KEY,
+            secrets=url_secrets(base_url),
         )
 
 
@@ -361,7 +309,7 @@ def split_server_spec(spec: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigurationError(
-            f"openai-compatible needs the server's base URL, got {spec!r}; use e.g. "
+            f"openai-compatible needs the server's base URL, got {redact_spec(spec)!r}; use e.g. "
             "openai-compatible:http://127.0.0.1:8080/v1 or ...:8080/v1#model-name"
         )
     return url, model.strip() or DEFAULT_SERVER_MODEL

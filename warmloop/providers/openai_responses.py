@@ -12,23 +12,24 @@ official SDK and parses the reply; the SDK retries 429/5xx/timeouts itself.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.responses import Response, ResponseUsage
 
-from warmloop.cache.usage import Usage
+from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.cache.wire import RESPONSES, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.openai_cache import marked_text, retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as key_from_env
+from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -109,8 +110,13 @@ def input_items(message: Message) -> list[Item]:
 class ResponsesRenderer:
     """Renders transcripts to `responses.create` kwargs, memoising each message's items."""
 
-    def __init__(self, model: str, params: dict[str, JsonValue]) -> None:
+    def __init__(
+        self, model: str, params: dict[str, JsonValue], *, breakpoint: bool = False
+    ) -> None:
         self.head: dict[str, JsonValue] = {"model": model, **params}
+        self.breakpoint = breakpoint
+        """Open with a developer message that carries an explicit cache breakpoint instead
+        of `instructions` (a string, which cannot carry one): GPT-5.6 and later."""
         self._memo = AppendMemo()
         self._instructions: str | None = None
         self._items: list[Item] = []
@@ -137,51 +143,111 @@ class ResponsesRenderer:
             if isinstance(message, SystemText) and self._instructions is None and not self._items:
                 # The opening system text is the session's instructions: it never changes,
                 # so it sits in the cached prefix; later system text stays in place.
-                self._instructions = message.text
+                if self.breakpoint:  # ...and its end is where every session's cache starts
+                    content = marked_text(message.text, "input_text")
+                    self._items.append({"type": "message", "role": "developer", "content": content})
+                else:
+                    self._instructions = message.text
                 continue
             self._items.extend(input_items(message))
 
 
-def parse_usage(usage: ResponseUsage | None) -> Usage:
+def _as_dict(value: object) -> dict[str, Any] | None:
+    """A JSON object as a dict: SDK models (built without validation) by their dump."""
+    if isinstance(value, dict):
+        return value
+    dump = getattr(value, "to_dict", None)
+    if callable(dump):
+        found = dump(mode="json")
+        return found if isinstance(found, dict) else None
+    return None
+
+
+def parse_usage(usage: object) -> Usage:
     """Normalise Responses usage: `input_tokens` counts all input, cached and written included.
 
-    Reasoning tokens are part of `output_tokens` (they are billed as output), so nothing is
-    lost by not listing them apart.
+    GPT-5.6 and later bill writes (`input_tokens_details.cache_write_tokens`), split by
+    retention in `cache_write_tokens_details` (`ttl_30m_tokens`, `ttl_12h_tokens`); reads
+    and writes never add up to more than the input. Reasoning tokens are part of
+    `output_tokens` (billed as output) and reported apart in `reasoning_tokens`.
     """
-    if usage is None:
+    data = _as_dict(usage)
+    if data is None:
         return Usage()
-    details = usage.input_tokens_details
-    # Older responses (and models that bill no writes) leave the write count out.
-    cached = getattr(details, "cached_tokens", 0) or 0
-    written = getattr(details, "cache_write_tokens", 0) or 0
+    details = data.get("input_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    uncached, read, written = prompt_split(
+        data.get("input_tokens"), details.get("cached_tokens"), details.get("cache_write_tokens")
+    )
+    split = details.get("cache_write_tokens_details")
+    long_writes = count(split.get("ttl_12h_tokens")) if isinstance(split, dict) else 0
+    reasoning = data.get("output_tokens_details")
     return Usage(
-        input_tokens=max(usage.input_tokens - cached - written, 0),
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-        output_tokens=usage.output_tokens,
+        uncached,
+        read,
+        written,
+        count(data.get("output_tokens")),
+        cache_write_12h_tokens=min(long_writes, written),
+        reasoning_tokens=count(reasoning.get("reasoning_tokens"))
+        if isinstance(reasoning, dict)
+        else 0,
     )
 
 
-def parse_turn(response: Response, raw_items: list[Item]) -> AssistantTurn:
-    """The assistant turn of a response; `raw_items` (its `output`, as sent) is kept to echo."""
+def _texts(parts: object, *keys: str) -> list[str]:
+    found = []
+    for part in parts if isinstance(parts, list) else ():
+        if isinstance(part, dict):
+            found += [part[k] for k in keys if isinstance(part.get(k), str)]
+    return found
+
+
+def parse_turn(raw_items: list[Item]) -> AssistantTurn:
+    """The assistant turn of a response's `output` items, which are kept to echo verbatim.
+    An item that cannot be read is a ProviderError naming it."""
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
-    for item in response.output:
-        if item.type == "message":
-            for part in item.content:
-                texts.append(part.text if part.type == "output_text" else part.refusal)
-        elif item.type == "reasoning":
-            parts = item.summary or item.content or []
-            reasoning.extend(p.text for p in parts)
-        elif item.type == "function_call":
-            calls.append(ToolCall(item.call_id, item.name, item.arguments))
+    for index, item in enumerate(raw_items):
+        if not isinstance(item, dict):
+            raise ProviderError(f"malformed response: output item {index} is not an object")
+        kind = item.get("type")
+        if kind == "message":
+            texts += _texts(item.get("content"), "text", "refusal")
+        elif kind == "reasoning":
+            reasoning += _texts(item.get("summary") or item.get("content"), "text")
+        elif kind == "function_call":
+            call_id, name = item.get("call_id"), item.get("name")
+            if not isinstance(call_id, str) or not isinstance(name, str) or not name:
+                raise ProviderError(
+                    f"malformed response: function call {index} has no call_id or name"
+                )
+            arguments = item.get("arguments")
+            calls.append(ToolCall(call_id, name, arguments if isinstance(arguments, str) else "{}"))
     return AssistantTurn(
         text="\n\n".join(t for t in texts if t),
         reasoning="\n\n".join(r for r in reasoning if r),
         tool_calls=tuple(calls),
         provider_details={DETAILS_KEY: raw_items},
     )
+
+
+def parse_body(body: dict[str, Any], model: str) -> ModelResponse:
+    """A response body as a ModelResponse; a failed or malformed one as a ProviderError."""
+    error = body.get("error")
+    if error is not None or body.get("status") == "failed":
+        detail = error.get("message") if isinstance(error, dict) else None
+        raise ProviderError(
+            f"OpenAI reported the response as failed ({detail or 'no detail given'}); try "
+            f"again, or check the request options for model {model!r}"
+        )
+    output = body.get("output")
+    if not isinstance(output, list):
+        raise ProviderError(
+            f"malformed response from OpenAI for model {model!r}: `output` is "
+            f"{'missing' if output is None else 'not a list'}; try again"
+        )
+    return ModelResponse(parse_turn(output), parse_usage(body.get("usage")))
 
 
 def describe_error(exc: openai.APIError, model: str, retries: int) -> str:
@@ -218,7 +284,9 @@ def describe_error(exc: openai.APIError, model: str, retries: int) -> str:
             "raise timeout= or try again later"
         )
     if isinstance(exc, openai.APIConnectionError):
-        return f"could not reach OpenAI ({exc.message}); check the network and the base URL"
+        return broken_reply(exc) or (
+            f"could not reach OpenAI ({exc.message}); check the network and the base URL"
+        )
     return f"the OpenAI request failed ({type(exc).__name__}: {exc.message})"
 
 
@@ -259,9 +327,8 @@ class OpenAIResponsesModel:
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
             params["reasoning"] = dict(reasoning)
-        if prompt_cache_retention is not None:
-            params["prompt_cache_retention"] = prompt_cache_retention
-        self._renderer = ResponsesRenderer(model, params)
+        params |= retention_params(model, prompt_cache_retention)
+        self._renderer = ResponsesRenderer(model, params, breakpoint=takes_breakpoints(model))
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
@@ -277,18 +344,12 @@ class OpenAIResponsesModel:
         kwargs["extra_body"] = {"input": kwargs.pop("input")}
         try:
             raw = await self.client.responses.with_raw_response.create(**kwargs)
-            response = raw.parse()
+            content = raw.content
         except openai.APIError as exc:
             if isinstance(exc, openai.APIStatusError):
                 found = context_overflow(self.name, exc.message, exc.body)
                 if found is not None:
                     raise found from exc
-            raise ProviderError(describe_error(exc, self.model, self.client.max_retries)) from exc
-        if response.error is not None or response.status == "failed":
-            detail = response.error.message if response.error else "no detail given"
-            raise ProviderError(
-                f"OpenAI reported the response as failed ({detail}); try again, or check "
-                f"the request options for model {self.model!r}"
-            )
-        body = json.loads(raw.content)
-        return ModelResponse(parse_turn(response, body["output"]), parse_usage(response.usage))
+            error = ProviderError(describe_error(exc, self.model, self.client.max_retries))
+            raise_clean(error, client_key(self.client), exc)
+        return parse_body(read_body(content, self.name), self.model)

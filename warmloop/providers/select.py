@@ -13,6 +13,7 @@ from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model
+from warmloop.providers.redact import redact_spec
 
 # prefix -> (module, class, needs a model name). Each class takes the model name first.
 _PROVIDERS: dict[str, tuple[str, str, bool]] = {
@@ -24,6 +25,8 @@ _PROVIDERS: dict[str, tuple[str, str, bool]] = {
     "openai-compatible": ("warmloop.providers.openai_compatible", "OpenAICompatibleModel", True),
     "local": ("warmloop.providers.local", "LocalModel", False),
 }
+EXTRAS = {"anthropic": "anthropic", "gemini": "gemini", "local": "local"}
+"""The pip extra each provider's SDK comes with (the others need only the base install)."""
 
 EXAMPLES = (
     "local, anthropic:claude-sonnet-4-5, openai:gpt-5, openai-chat:gpt-5, "
@@ -45,19 +48,21 @@ def resolve_model(spec: str, **options: Any) -> Model:
     ConfigurationError naming what it takes."""
     prefix, _, rest = spec.strip().partition(":")
     entry = _PROVIDERS.get(prefix)
+    shown = redact_spec(spec)
     if entry is None:
-        raise ConfigurationError(f"unknown model {spec!r}; use one of: {EXAMPLES}")
+        raise ConfigurationError(f"unknown model {shown!r}; use one of: {EXAMPLES}")
     module_name, class_name, needs_name = entry
     if needs_name and not rest:
-        raise ConfigurationError(f"model {spec!r} needs a name after the colon, e.g. {EXAMPLES}")
+        raise ConfigurationError(f"model {shown!r} needs a name after the colon, e.g. {EXAMPLES}")
     if not needs_name and rest:
         raise ConfigurationError(f"model {prefix!r} takes no name; use {prefix!r} alone")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        extra = EXTRAS.get(prefix, "all")
         raise ConfigurationError(
             f"model {prefix!r} needs an optional dependency that is not installed "
-            f"({exc.name}); install it with: pip install 'warmloop[all]'"
+            f"({exc.name}); install it with: pip install 'warmloop[{extra}]'"
         ) from exc
     cls = getattr(module, class_name)
     accepted = options_of(cls) if needs_name else ["model_path", *options_of(cls)]

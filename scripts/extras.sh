@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install warmloop with each extra (none, anthropic, gemini, local) into its own clean venv
+# and select and render with that extra's providers (scripts/extras_smoke.py), so a missing
+# or undeclared dependency fails here rather than for a user after `pip install`.
+# Kept fast: the project is built into a wheel once; no pip bootstrap per venv (the project
+# venv's pip installs into each); every other wheel comes from pip's cache (llama-cpp-python's
+# built wheel included, so nothing is compiled); the four installs run side by side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+pip=(.venv/bin/python -m pip)
+work="$(mktemp -d "${TMPDIR:-/tmp}/warmloop-extras.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+"${pip[@]}" wheel --quiet --no-deps --wheel-dir "$work/dist" "$root"
+wheel="$(ls "$work"/dist/warmloop-*.whl)"
+
+check() {
+  local extra="$1" venv="$work/$1" spec="$wheel"
+  [[ "$extra" != none ]] && spec="warmloop[$extra] @ file://$wheel"
+  python3 -m venv --without-pip "$venv"
+  "${pip[@]}" --python "$venv/bin/python" install --quiet --disable-pip-version-check "$spec"
+  # From outside the checkout, so the installed package is tested, not the source tree.
+  (cd "$work" && env -u PYTHONPATH "$venv/bin/python" "$root/scripts/extras_smoke.py" "$extra")
+}
+
+pids=()
+for extra in none anthropic gemini local; do
+  check "$extra" >"$work/$extra.log" 2>&1 &
+  pids+=("$!")
+done
+failed=0
+for i in "${!pids[@]}"; do
+  extra=(none anthropic gemini local)
+  name="${extra[$i]}"
+  if wait "${pids[$i]}"; then
+    grep '^ok:' "$work/$name.log" | sed "s/^/extras [$name] /"
+  else
+    echo "extras [$name] FAILED:" >&2
+    grep -v '^WARNING: Location' "$work/$name.log" >&2 || true
+    failed=1
+  fi
+done
+[[ "$failed" == 0 ]] && echo "extras: none, anthropic, gemini and local each install and select their providers"
+exit "$failed"

@@ -1,0 +1,122 @@
+"""Run inside a clean venv holding warmloop with one extra: select and render with each
+provider that extra brings, and check what it must not bring.
+
+    python scripts/extras_smoke.py none|anthropic|gemini|local
+
+Exit code 0 when every check passes; the first failure is printed and exits 1. Uses only
+warmloop and the standard library (the tests' helpers are not installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import sys
+
+from warmloop import ConfigurationError, ProviderError, SystemText, Transcript, UserText, tool
+from warmloop.providers.select import resolve_model
+
+CLOSED = "http://127.0.0.1:9"
+"""A port nothing listens on: requests fail at once with a connection error."""
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return key
+
+
+TRANSCRIPT = Transcript([SystemText("Be brief."), UserText("Look up k.")])
+SPECS = {
+    "none": [
+        "openai:gpt-5",
+        "openai-chat:gpt-5",
+        "deepseek:deepseek-chat",
+        f"openai-compatible:{CLOSED}/v1#m",
+    ],
+    "anthropic": ["anthropic:claude-sonnet-4-6"],
+    "gemini": ["gemini:gemini-2.5-flash"],
+    "local": ["local"],
+}
+MISSING = {"none": ["anthropic", "gemini", "local"], "anthropic": [], "gemini": [], "local": []}
+SDKS = {"anthropic": "anthropic", "gemini": "google.genai", "local": "llama_cpp"}
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        print(f"FAIL: {what}", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def renders(spec: str) -> None:
+    model = resolve_model(spec)
+    rendered = model.render(TRANSCRIPT, (lookup.spec,))
+    check(rendered.length > 0, f"{spec} renders a request")
+    again = model.render(TRANSCRIPT, (lookup.spec,))
+    check(again.stream == rendered.stream, f"{spec} renders the same bytes twice")
+    print(f"ok: {spec} selects and renders ({rendered.length} characters)")
+
+
+def refuses(prefix: str) -> None:
+    """Without its extra, a provider says which extra to install (the local model when it
+    first needs its engine: selecting and rendering it need no SDK)."""
+    try:
+        if prefix == "local":
+            resolve_model("local").engine()  # type: ignore[attr-defined]
+        else:
+            resolve_model(f"{prefix}:x")
+    except ConfigurationError as exc:
+        check(f"warmloop[{prefix}]" in str(exc), f"{prefix} names its extra ({exc})")
+        print(f"ok: {prefix} without its extra says: {exc}")
+        return
+    check(False, f"{prefix} works without its extra")
+
+
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+async def network_failure_is_a_provider_error() -> None:
+    """The gemini extra's SDK surfaces httpx2 errors: they must become a ProviderError."""
+    from google import genai
+    from google.genai import types
+
+    from warmloop.providers.gemini import GeminiModel
+
+    client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=CLOSED))
+    model = GeminiModel("gemini-2.5-flash", client=client, max_retries=0, timeout=5)
+    try:
+        await model.send(model.render(TRANSCRIPT, ()), session_id=TRANSCRIPT.id)
+    except ProviderError as exc:
+        print(f"ok: gemini network failure is a ProviderError: {exc}")
+        return
+    check(False, "a request to a closed port succeeded")
+
+
+def main(extra: str) -> None:
+    check(extra in SPECS, f"known extra (none, anthropic, gemini, local), got {extra!r}")
+    for variable in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        os.environ.setdefault(variable, "smoke-test-key")
+    if extra in SDKS:
+        check(installed(SDKS[extra]), f"the {extra} extra installs {SDKS[extra]}")
+    for spec in SPECS[extra]:
+        renders(spec)
+    for prefix in MISSING[extra]:
+        refuses(prefix)
+    if extra == "gemini":
+        asyncio.run(network_failure_is_a_provider_error())
+    if extra == "local":
+        engine = resolve_model("local").engine()  # type: ignore[attr-defined]
+        print(f"ok: the local engine loads ({type(engine).__name__})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "none")

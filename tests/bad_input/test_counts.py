@@ -1,0 +1,42 @@
+"""The suite's size per category, from its tables: a floor each category must keep (the
+terminal summary reports the cases that ran; this pins that none were quietly dropped)."""
+
+from __future__ import annotations
+
+from tests.bad_input import (
+    test_api_misuse,
+    test_model_output,
+    test_providers,
+    test_tools,
+    test_transcripts,
+    test_workspace,
+)
+
+FLOORS = {
+    "model_output": 50,
+    "tools": 30,
+    "workspace": 30,
+    "transcripts": 45,
+    "providers": 60,
+    "api_misuse": 30,
+}
+TOTAL_FLOOR = 150
+
+
+def table_sizes() -> dict[str, int]:
+    return {
+        "model_output": len(test_model_output.CASES),
+        "tools": len(test_tools.CASES) + 2,  # and Ctrl-C, sync and async
+        "workspace": len(test_workspace.CASES),
+        "transcripts": len(test_transcripts.BAD) + len(test_transcripts.FINE),
+        "providers": len(test_providers.PROVIDERS) * len(test_providers.FAULTS),
+        "api_misuse": len(test_api_misuse.CASES) + 4,  # and the four scenario tests
+    }
+
+
+def test_every_category_keeps_its_floor() -> None:
+    sizes = table_sizes()
+    print("bad-input tables:", sizes, "total", sum(sizes.values()))
+    for category, floor in FLOORS.items():
+        assert sizes[category] >= floor, f"{category}: {sizes[category]} cases < {floor}"
+    assert sum(sizes.values()) >= TOTAL_FLOOR

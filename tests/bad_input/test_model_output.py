@@ -1,0 +1,158 @@
+"""Bad model output, native tools and the text protocol: malformed or missing arguments,
+wrong types, unknown tools, empty replies, hundreds of parallel calls, huge arguments,
+invalid Unicode and text-protocol garbage. The model sees a tool error or a correction and
+the run goes on, or it ends with a clear WarmloopError; the harness checks the rest."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from tests.bad_input.harness import check_outcome, exercise, expect
+from warmloop import Agent, AssistantTurn, Reply, ScriptedModel, call, raw_call, tool
+from warmloop.providers.scripted import Script
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return f"value of {key}"
+
+
+@tool
+def count(n: int) -> int:
+    """Count to n.
+
+    Args:
+        n: How far.
+    """
+    return n
+
+
+@dataclass(frozen=True)
+class Case:
+    replies: Sequence[Script]
+    expect: str = "ok"
+    also: str = ""  # a second expectation, e.g. the tool error seen before finishing
+    text: bool = False
+    max_steps: int = 20
+    options: dict[str, object] = field(default_factory=dict)
+
+
+SUBMIT = call("submit", answer="done")
+ACT = 'Action: {"tool": "submit", "arguments": {"answer": "done"}}'
+
+
+def then_submit(*replies: Script, expect: str = "ok", also: str = "") -> Case:
+    return Case([*replies, SUBMIT], expect, also)
+
+
+def text(*replies: str, expect: str = "ok", also: str = "") -> Case:
+    return Case([*replies, ACT], expect, also, text=True)
+
+
+def parallel(n: int) -> Reply:
+    return Reply(calls=tuple(("lookup", json.dumps({"key": f"k{i}"})) for i in range(n)))
+
+
+CASES: dict[str, Case] = {
+    # Arguments that are not a JSON object: a tool error naming the problem.
+    "args-not-json": then_submit(raw_call("lookup", "{"), also="tool:not valid JSON"),
+    "args-truncated": then_submit(raw_call("lookup", '{"key": "a'), also="tool:not valid JSON"),
+    "args-array": then_submit(raw_call("lookup", "[1]"), also="tool:must be a JSON object"),
+    "args-string": then_submit(raw_call("lookup", '"a"'), also="tool:must be a JSON object"),
+    "args-number": then_submit(raw_call("lookup", "42"), also="tool:must be a JSON object"),
+    "args-null": then_submit(raw_call("lookup", "null"), also="tool:Field required"),
+    "args-empty": then_submit(raw_call("lookup", ""), also="tool:Field required"),
+    "args-blank": then_submit(raw_call("lookup", " \n\t "), also="tool:Field required"),
+    "args-deep-open": then_submit(raw_call("lookup", "[" * 100_000), also="tool:nested too deeply"),
+    "args-deep-valid": then_submit(
+        raw_call("lookup", '{"key": ' + "[" * 5_000 + "]" * 5_000 + "}"),
+        also="tool:nested too deeply",
+    ),
+    "args-nan": then_submit(raw_call("count", '{"n": NaN}'), also="tool:Invalid arguments"),
+    "args-trailing-garbage": then_submit(
+        raw_call("lookup", '{"key": "a"} extra'), also="tool:not valid JSON"
+    ),
+    "args-duplicate-keys": then_submit(raw_call("lookup", '{"key": "a", "key": "b"}')),
+    # Wrong types and shapes: pydantic's account, per field.
+    "type-int-for-str": then_submit(raw_call("lookup", '{"key": 5}'), also="tool:key"),
+    "type-list-for-str": then_submit(raw_call("lookup", '{"key": ["a"]}'), also="tool:key"),
+    "type-str-for-int": then_submit(raw_call("count", '{"n": "many"}'), also="tool:n"),
+    "type-float-for-int": then_submit(raw_call("count", '{"n": 1.5}'), also="tool:n"),
+    "type-huge-int": then_submit(raw_call("count", '{"n": ' + "9" * 5000 + "}")),
+    "missing-required": then_submit(call("lookup"), also="tool:Field required"),
+    "extra-field": then_submit(raw_call("lookup", '{"key": "a", "zzz": 1}')),
+    # Tools that do not exist.
+    "unknown-tool": then_submit(call("delete_everything"), also="tool:Unknown tool"),
+    "empty-tool-name": then_submit(raw_call("", "{}"), also="tool:Unknown tool"),
+    "control-chars-in-name": then_submit(raw_call("look\x00up\x1b[2J", "{}"), also="tool:Unknown"),
+    "huge-tool-name": then_submit(raw_call("x" * 100_000, "{}"), also="tool:Unknown tool"),
+    # Invalid Unicode and control characters: made encodable, never a failed save.
+    "escaped-lone-surrogate": then_submit(raw_call("lookup", '{"key": "\\ud800"}')),
+    "raw-lone-surrogate": then_submit(raw_call("lookup", '{"key": "\ud800\udfff\ud800"}')),
+    "nul-in-arguments": then_submit(raw_call("lookup", '{"key": "a\\u0000b"}')),
+    "surrogate-in-text": then_submit(Reply(text="bad \udcff text", calls=(("lookup", "{}"),))),
+    "huge-arguments": then_submit(call("lookup", key="x" * 2_000_000)),
+    # Empty and tool-less replies: the extract step asks for the outputs.
+    "empty-turn": then_submit(AssistantTurn()),
+    "empty-text": then_submit(Reply(text="")),
+    "text-only": then_submit(Reply(text="The answer is 4.")),
+    "reasoning-only": then_submit(AssistantTurn(reasoning="Hmm.")),
+    "huge-text-only": then_submit(Reply(text="blah " * 200_000)),
+    "never-calls-a-tool": Case([Reply(text="no"), Reply(text="still no")], "ExtractFailed:"),
+    # Many calls at once, submits in odd places.
+    "three-hundred-parallel-calls": then_submit(parallel(300)),
+    "submit-then-more-calls": Case(
+        [Reply(calls=(("submit", '{"answer": "x"}'), ("lookup", '{"key": "a"}')))],
+        also="tool:already submitted",
+    ),
+    "two-submits-in-one-turn": Case(
+        [Reply(calls=(("submit", '{"answer": "x"}'), ("submit", '{"answer": "y"}')))],
+        also="tool:already submitted",
+    ),
+    "submit-wrong-field": then_submit(call("submit", wrong=1), also="tool:answer"),
+    "submit-wrong-type": then_submit(call("submit", answer=[1]), also="tool:answer"),
+    "only-unknown-tools-until-extract": Case(
+        [call("nope")] * 3 + [SUBMIT], also="tool:Unknown tool", options={"max_tool_retries": 2}
+    ),
+    "step-budget-exhausted": Case([call("lookup", key="a")] * 3 + [SUBMIT], max_steps=3),
+    "script-runs-out": Case([call("lookup", key="a")], "RequestFailed:no reply left"),
+    # The text protocol: a correction per unparseable turn, three in a row end the run.
+    "tp-no-action": text("I do not know."),
+    "tp-bad-json": text("Thought: t\nAction: {bad"),
+    "tp-array-action": text("Action: [1, 2]"),
+    "tp-tool-not-a-string": text('Action: {"tool": 5}'),
+    "tp-trailing-text": text(ACT + "\nObservation: I made this up"),
+    "tp-arguments-a-string": text('Action: {"tool": "lookup", "arguments": "k"}'),
+    "tp-unknown-tool": text('Action: {"tool": "nope", "arguments": {}}', also="tool:Unknown tool"),
+    "tp-thought-mentions-action": text(
+        'Thought: I write the Action: line now.\nAction: {"tool": "lookup", "arguments": {}}',
+        also="tool:Field required",
+    ),
+    "tp-binary-garbage": text("\x00\xff\ufffd\x1b[2J" * 1000),
+    "tp-many-action-markers": text("Action: {" * 20_000),
+    "tp-huge-garbage": text("x" * 500_000),
+    "tp-surrogate-in-action": text('Action: {"tool": "lookup", "arguments": {"key": "\\udc80"}}'),
+    "tp-three-garbage-turns": Case(["no", "still no", "nope"], "SyntaxBudgetExceeded:", text=True),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_bad_model_output(name: str) -> None:
+    case = CASES[name]
+    model = ScriptedModel(list(case.replies), text_protocol=case.text)
+    options: dict[str, object] = {"max_steps": case.max_steps, **case.options}
+    agent = Agent(model, tools=[lookup, count], **options)  # type: ignore[arg-type]
+    outcome = await exercise(agent)
+    check_outcome(outcome, model=model)
+    expect(outcome, case.expect)
+    if case.also:
+        expect(outcome, case.also)

@@ -1,0 +1,244 @@
+"""Every provider through its official SDK with the HTTP transport mocked, against the faults
+real APIs produce: 400, 401 (whose body echoes the key), 403, 404, 413, 429 with
+retry-after (lasting, and passing), 500, 503 then fine, 529 (Anthropic's overloaded),
+connection refused, read timeout, and 200s that are truncated, HTML, empty or without
+usage. A fault the SDK cannot retry away is a RequestFailed saying what happened, with the
+transcript as it was before the request; a passing one leaves exactly one turn.
+
+Error bodies as documented: OpenAI "Error codes", Anthropic "Errors" (`overloaded_error`
+is 529), Gemini troubleshooting "Error codes"; retry hints as `retry-after-ms` (OpenAI and
+Anthropic SDKs) and `Retry-After` (RFC 9110, read by warmloop's Gemini retries).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+from google import genai
+from google.genai import types
+from openai import AsyncOpenAI
+
+from tests.bad_input.harness import SECRET, check_outcome, exercise, expect
+from warmloop import Agent
+from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.base import Model
+from warmloop.providers.gemini import GeminiModel
+from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.openai_responses import OpenAIResponsesModel
+
+Reply = httpx2.Response | Exception
+SUBMIT_ARGS = {"answer": "done"}
+
+
+def chat_ok() -> dict[str, Any]:
+    function = {"name": "submit", "arguments": json.dumps(SUBMIT_ARGS)}
+    calls = [{"id": "c1", "type": "function", "function": function}]
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    usage = {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
+    return {"id": "x", "object": "chat.completion", "created": 1, "model": "m"} | {
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": usage,
+    }
+
+
+def responses_ok() -> dict[str, Any]:
+    item = {"type": "function_call", "id": "fc1", "call_id": "c1", "name": "submit"}
+    item |= {"arguments": json.dumps(SUBMIT_ARGS), "status": "completed"}
+    usage = {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0}}
+    usage |= {"output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}}
+    return {"id": "r", "object": "response", "created_at": 1, "model": "gpt-5"} | {
+        "status": "completed",
+        "output": [item],
+        "usage": usage | {"total_tokens": 55},
+    }
+
+
+def anthropic_ok() -> dict[str, Any]:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "submit", "input": SUBMIT_ARGS}
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "c"} | {
+        "content": [block],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 50, "output_tokens": 5},
+    }
+
+
+def gemini_ok() -> dict[str, Any]:
+    part = {"functionCall": {"name": "submit", "args": SUBMIT_ARGS}}
+    content = {"role": "model", "parts": [part]}
+    return {"candidates": [{"content": content, "finishReason": "STOP", "index": 0}]} | {
+        "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 5}
+    }
+
+
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
+def anthropic_error(status: int, message: str) -> dict[str, Any]:
+    kinds = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
+    return {"type": "error", "error": {"type": kinds.get(status, "api_error"), "message": message}}
+
+
+def gemini_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"code": status, "message": message, "status": "ERROR"}}
+
+
+@dataclass
+class Endpoint:
+    """A mocked API: serves `replies` in order (the last one from then on)."""
+
+    replies: list[Reply]
+    served: int = 0
+    answered: int = 0  # 200s with a usable body
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.served += 1
+        reply = self.replies[min(self.served, len(self.replies)) - 1]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def http(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(transport=httpx2.MockTransport(self))
+
+
+@dataclass(frozen=True)
+class Provider:
+    build: Callable[[Endpoint], Model]
+    ok: Callable[[], dict[str, Any]]
+    error: Callable[[int, str], dict[str, Any]]
+    retry_header: dict[str, str] = field(default_factory=dict)
+
+
+PROVIDERS: dict[str, Provider] = {
+    "chat": Provider(
+        lambda e: OpenAICompatibleModel(
+            "http://server.test/v1#m",
+            client=AsyncOpenAI(
+                api_key=SECRET,
+                base_url="http://server.test/v1",
+                http_client=e.http(),
+                max_retries=1,
+            ),
+        ),
+        chat_ok,
+        openai_error,
+        {"retry-after-ms": "1"},
+    ),
+    "responses": Provider(
+        lambda e: OpenAIResponsesModel(
+            "gpt-5", client=AsyncOpenAI(api_key=SECRET, http_client=e.http(), max_retries=1)
+        ),
+        responses_ok,
+        openai_error,
+        {"retry-after-ms": "1"},
+    ),
+    "anthropic": Provider(
+        lambda e: AnthropicModel(
+            "claude-sonnet-4-6",
+            client=anthropic.AsyncAnthropic(api_key=SECRET, http_client=e.http(), max_retries=1),
+        ),
+        anthropic_ok,
+        anthropic_error,
+        {"retry-after-ms": "1"},
+    ),
+    "gemini": Provider(
+        lambda e: GeminiModel(
+            "gemini-2.5-flash",
+            client=genai.Client(
+                api_key=SECRET, http_options=types.HttpOptions(httpx_async_client=e.http())
+            ),
+            max_retries=1,
+            retry_delay=0,
+        ),
+        gemini_ok,
+        gemini_error,
+        {"Retry-After": "0"},
+    ),
+}
+
+
+def status(code: int, text: str = "") -> Callable[[Provider], list[Reply]]:
+    def replies(p: Provider) -> list[Reply]:
+        body = p.error(code, text or f"status {code} for key {SECRET}")
+        return [httpx2.Response(code, json=body, headers=p.retry_header)]
+
+    return replies
+
+
+def then_ok(code: int) -> Callable[[Provider], list[Reply]]:
+    return lambda p: [*status(code)(p), httpx2.Response(200, json=p.ok())]
+
+
+def raw(reply: Reply | Callable[[Provider], Reply]) -> Callable[[Provider], list[Reply]]:
+    return lambda p: [reply(p) if callable(reply) else reply]
+
+
+def without_usage(p: Provider) -> Reply:
+    body = p.ok()
+    for key in ("usage", "usageMetadata"):
+        body.pop(key, None)
+    return httpx2.Response(200, json=body)
+
+
+FAULTS: dict[str, tuple[Callable[[Provider], list[Reply]], str]] = {
+    "400": (status(400), "RequestFailed:400"),
+    "401-echoing-the-key": (status(401), "RequestFailed:401"),
+    "403": (status(403), "RequestFailed:403"),
+    "404": (status(404), "RequestFailed:404"),
+    "413": (status(413, "request too large"), "RequestFailed:413"),
+    "429-lasting": (status(429), "RequestFailed:429"),
+    "429-then-ok": (then_ok(429), "ok"),
+    "500": (status(500), "RequestFailed:500"),
+    "503-then-ok": (then_ok(503), "ok"),
+    "529-overloaded": (status(529), "RequestFailed:529"),
+    "connection-refused": (raw(httpx2.ConnectError("Connection refused")), "RequestFailed:"),
+    "read-timeout": (raw(httpx2.ReadTimeout("timed out")), "RequestFailed:"),
+    "200-truncated-json": (
+        raw(
+            httpx2.Response(
+                200, content=b'{"id": "x", "cho', headers={"content-type": "application/json"}
+            )
+        ),
+        "RequestFailed:not JSON",
+    ),
+    "200-html": (
+        raw(httpx2.Response(200, text="<html>Bad Gateway</html>")),
+        "RequestFailed:not JSON",
+    ),
+    "200-empty-body": (
+        raw(httpx2.Response(200, content=b"", headers={"content-type": "application/json"})),
+        "RequestFailed:not JSON",
+    ),
+    "200-empty-object": (raw(httpx2.Response(200, json={})), "RequestFailed:"),
+    "200-without-usage": (raw(without_usage), "ok"),
+}
+# Anthropic's Message requires usage; the Gemini SDK reads an empty body as an empty
+# response, which has no candidate.
+DIFFERENT = {
+    ("anthropic", "200-without-usage"): "RequestFailed:no `usage`",
+    ("gemini", "200-empty-body"): "RequestFailed:no candidate",
+    ("gemini", "200-empty-object"): "RequestFailed:no candidate",
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("provider", list(PROVIDERS))
+async def test_provider_fault(provider: str, fault: str) -> None:
+    chosen = PROVIDERS[provider]
+    replies, expected = FAULTS[fault]
+    expected = DIFFERENT.get((provider, fault), expected)
+    endpoint = Endpoint(replies(chosen))
+    outcome = await exercise(Agent(chosen.build(endpoint)), "Answer.")
+    answered = 1 if expected == "ok" else None
+    check_outcome(outcome, answered=answered)
+    expect(outcome, expected)
+    if expected.startswith("RequestFailed"):
+        assert outcome.transcript is not None
+        assert [m.kind for m in outcome.transcript] == ["system", "user"]

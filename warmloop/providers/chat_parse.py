@@ -1,0 +1,229 @@
+"""A Chat Completions reply body, read as JSON and checked field by field.
+
+OpenAI-compatible hosts differ from OpenAI's reference in ways a strict reader trips on:
+Mistral leaves `type` off tool calls, OpenRouter leaves `arguments` off a call whose
+parameters are all optional, reasoning comes as `reasoning_content` (DeepSeek), `reasoning`
+(Groq, OpenRouter, Cerebras, Ollama) or `reasoning_details` (OpenRouter), servers repeat
+call ids, gateways report overlapping cache counters. Each is read as the host sent it and
+echoed as the host sent it; what cannot be read at all is a `ProviderError` that names the
+field, never an AttributeError out of the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from warmloop.cache.usage import Usage, count, prompt_split
+from warmloop.errors import ProviderError
+from warmloop.protocols import react_text
+from warmloop.providers.base import ModelResponse, text_protocol_reply
+from warmloop.providers.chat_format import DETAILS_KEY
+from warmloop.transcript import AssistantTurn, JsonValue, ToolCall
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+"""Assistant fields that carry reasoning a host wants back: DeepSeek's `reasoning_content`
+(required on tool-call turns), `reasoning` (Groq, OpenRouter, Cerebras, Ollama) and
+OpenRouter's `reasoning_details` ("Preserving reasoning blocks": send them back unchanged to
+keep reasoning across tool calls)."""
+EMPTY_ARGUMENTS = "{}"
+
+
+def _dict(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProviderError(f"malformed reply: {what} is {_shape(value)}, not a JSON object")
+    return value
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "missing or null"
+    return f"a JSON {type(value).__name__}" if not isinstance(value, str) else "a string"
+
+
+def usage_from(body: Mapping[str, Any]) -> Usage:
+    """Normalise a completion's usage: `input_tokens` uncached, `cache_read_tokens` cached.
+
+    Reads, in order: DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`,
+    OpenAI's `prompt_tokens_details.cached_tokens` (and `cache_write_tokens`; the two never
+    add up to more than the prompt), and the llama.cpp server's `timings.cache_n`/`prompt_n`.
+    """
+    timings = body.get("timings")
+    timings = timings if isinstance(timings, dict) else {}
+    usage = body.get("usage")
+    if not isinstance(usage, dict):  # some servers omit usage but still report timings
+        return Usage(
+            input_tokens=count(timings.get("prompt_n")),
+            cache_read_tokens=count(timings.get("cache_n")),
+            output_tokens=count(timings.get("predicted_n")),
+        )
+    output = count(usage.get("completion_tokens"))
+    reasoning = _nested(usage, "completion_tokens_details", "reasoning_tokens")
+    if "prompt_cache_hit_tokens" in usage and "prompt_cache_miss_tokens" in usage:
+        return Usage(
+            input_tokens=count(usage["prompt_cache_miss_tokens"]),
+            cache_read_tokens=count(usage["prompt_cache_hit_tokens"]),
+            output_tokens=output,
+            reasoning_tokens=reasoning,
+        )
+    details = usage.get("prompt_tokens_details")
+    if "prompt_cache_hit_tokens" in usage:
+        read: object = usage["prompt_cache_hit_tokens"]
+    elif isinstance(details, dict) and details.get("cached_tokens") is not None:
+        read = details["cached_tokens"]
+    else:
+        read = timings.get("cache_n")
+    written = details.get("cache_write_tokens") if isinstance(details, dict) else None
+    uncached, hit, wrote = prompt_split(usage.get("prompt_tokens"), read, written)
+    return Usage(uncached, hit, wrote, output, reasoning_tokens=reasoning)
+
+
+def _nested(value: Mapping[str, Any], *keys: str) -> int:
+    found: object = value
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return count(found)
+
+
+def reasoning_details(message: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """Assistant fields the next request must echo back as the host sent them."""
+    details: dict[str, JsonValue] = {}
+    for key in REASONING_FIELDS:
+        if message.get(key) is not None:
+            details[key] = message[key]
+    if message.get("refusal") is not None:
+        details["refusal"] = message["refusal"]
+    return details
+
+
+def _reasoning_text(message: Mapping[str, Any]) -> str:
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str):
+            return str(message[key])
+    items = message.get("reasoning_details")
+    if isinstance(items, list):  # OpenRouter: summaries or text, one item per block
+        texts = [
+            item.get("summary") or item.get("text") for item in items if isinstance(item, dict)
+        ]
+        return "\n\n".join(t for t in texts if isinstance(t, str) and t)
+    return ""
+
+
+def unique_id(wanted: str, taken: Collection[str]) -> str:
+    """`wanted`, or the first of `wanted-2`, `wanted-3`, ... not in `taken` (deterministic:
+    pairing needs unique ids, and some servers repeat theirs)."""
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+def tool_calls(
+    message: Mapping[str, Any], turn_index: int, taken: Collection[str] = ()
+) -> tuple[tuple[ToolCall, ...], list[JsonValue] | None]:
+    """The message's tool calls, and the raw list to echo when the host's form differs
+    from the standard one (no `type`, no or non-string `arguments`, a renamed id)."""
+    raw = message.get("tool_calls")
+    if raw is None:
+        return (), None
+    if not isinstance(raw, list):
+        raise ProviderError(f"malformed reply: tool_calls is {_shape(raw)}, not a list")
+    calls: list[ToolCall] = []
+    echo: list[JsonValue] = []
+    used = set(taken)
+    for index, item in enumerate(raw):
+        item = _dict(item, f"tool call {index}")
+        kind = item.get("type", "function")
+        if kind not in ("function", None):  # Mistral leaves `type` off: a function call
+            raise ProviderError(
+                f"the model returned a {kind!r} tool call, but only function tools were "
+                "offered; this server's tool-calling output is not supported, try "
+                "text_protocol=True"
+            )
+        function = _dict(item.get("function"), f"the function of tool call {index}")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ProviderError(f"malformed reply: tool call {index} has no function name")
+        arguments = function.get("arguments")
+        if arguments is None:  # OpenRouter, for a tool whose parameters are all optional
+            text = EMPTY_ARGUMENTS
+        elif isinstance(arguments, str):
+            text = arguments
+        else:  # an object where a JSON string belongs: kept as its JSON
+            text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        given = item.get("id")
+        # A server that sends no id still needs one to pair the result (I4: deterministic).
+        wanted = given if isinstance(given, str) and given else None
+        wanted = wanted or react_text.call_id(turn_index, index)
+        call_id = unique_id(wanted, used)
+        used.add(call_id)
+        calls.append(ToolCall(call_id, name, text))
+        echo.append({**item, "id": call_id})
+    standard = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in calls
+    ]
+    return tuple(calls), (None if echo == standard else echo)
+
+
+def first_message(body: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The first choice's message; a ProviderError naming what is missing."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ProviderError(
+            f"{name}: the reply has no choices; the server returned an empty completion, "
+            "retry the request or check the server's logs"
+        )
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ProviderError(f"{name}: malformed reply: the first choice has no message object")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ProviderError(f"{name}: malformed reply: the message content is not a string")
+    return message
+
+
+def parse_completion(
+    body: Mapping[str, Any],
+    turn_index: int,
+    *,
+    name: str = "chat completions",
+    text_protocol: bool = False,
+    taken: Collection[str] = (),
+) -> ModelResponse:
+    """The reply's first choice as a ModelResponse (format_error set if text didn't parse).
+    `taken` are the call ids earlier turns used: a repeated one gets a suffix."""
+    usage = usage_from(body)
+    message = first_message(body, name)
+    text = message.get("content") or ""
+    details = reasoning_details(message)
+    if text_protocol:
+        echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
+        return text_protocol_reply(text, turn_index, usage, echo)
+    try:
+        calls, raw_calls = tool_calls(message, turn_index, taken)
+    except ProviderError as exc:
+        raise ProviderError(f"{name}: {exc}") from None
+    if raw_calls is not None:
+        details["tool_calls"] = raw_calls
+    turn = AssistantTurn(
+        text=text,
+        reasoning=_reasoning_text(message),
+        tool_calls=calls,
+        provider_details={DETAILS_KEY: details} if details else {},
+    )
+    return ModelResponse(turn, usage)
+
+
+def call_ids(messages: object) -> set[str]:
+    """Tool-call ids used by the assistant messages of a rendered request."""
+    found: set[str] = set()
+    for message in messages if isinstance(messages, list) else ():
+        for call in message.get("tool_calls") or () if isinstance(message, dict) else ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                found.add(call["id"])
+    return found

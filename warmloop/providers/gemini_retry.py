@@ -1,0 +1,114 @@
+"""Retries for Gemini requests, done by warmloop rather than the SDK.
+
+The google-genai SDK's own retries back off exponentially and ignore how long the server
+asks a client to wait, so a quota error was hammered with retries that could not succeed
+(and the error then claimed every attempt had been made, even for a 400 sent once). Here
+each retriable failure (408, 429, 500, 502, 503, 504, or the network) waits for what the
+server asked, `Retry-After` or a `google.rpc.RetryInfo` `retryDelay` (Gemini API
+troubleshooting guide, "Error codes": 429 RESOURCE_EXHAUSTED), else for an exponential
+backoff, and the attempts actually made are counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import importlib
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from google.genai import errors as genai_errors
+
+T = TypeVar("T")
+RETRIABLE = frozenset({408, 429, 500, 502, 503, 504})
+MAX_WAIT = 120.0
+"""The longest wait a server may ask for that is still worth sitting through: a quota that
+resets in an hour is reported at once instead of hanging the run."""
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """Network failures the SDK can surface: httpx2 (its own client), httpx (a client a
+    user passed in), aiohttp (when installed), and timeouts."""
+    found: list[type[BaseException]] = [TimeoutError]
+    names = (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("aiohttp", "ClientError"))
+    for module, name in names:
+        with contextlib.suppress(ImportError, AttributeError):
+            found.append(getattr(importlib.import_module(module), name))
+    return tuple(found)
+
+
+def _header_wait(response: object) -> float | None:
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    with contextlib.suppress(TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(when.timestamp() - time.time(), 0.0)
+    return None
+
+
+def _retry_info(details: Any) -> float | None:
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            match = _SECONDS.match(str(item.get("retryDelay", "")))
+            if match:
+                return float(match[1])
+    return None
+
+
+def server_wait(error: BaseException) -> float | None:
+    """Seconds the server asked to wait before the next attempt, if it said."""
+    if not isinstance(error, genai_errors.APIError):
+        return None
+    found = _header_wait(error.response)
+    return found if found is not None else _retry_info(error.details)
+
+
+class GaveUp(Exception):
+    """The last failure, after `attempts` attempts; `asked` is a wait the server asked for
+    that was too long to sit through."""
+
+    def __init__(self, error: BaseException, attempts: int, asked: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.attempts = attempts
+        self.asked = asked
+
+
+async def with_retries(
+    request: Callable[[], Awaitable[T]],
+    *,
+    attempts: int,
+    delay: float,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """`request()`, tried up to `attempts` times; GaveUp carries the last failure and the
+    attempts made. Non-retriable API errors are not retried."""
+    network = transport_errors()
+    for attempt in range(1, attempts + 1):
+        try:
+            return await request()
+        except genai_errors.APIError as exc:
+            if exc.code not in RETRIABLE or attempt == attempts:
+                raise GaveUp(exc, attempt) from exc
+            failure: BaseException = exc
+        except network as exc:
+            if attempt == attempts:
+                raise GaveUp(exc, attempt) from exc
+            failure = exc
+        asked = server_wait(failure)
+        if asked is not None and asked > MAX_WAIT:
+            raise GaveUp(failure, attempt, asked) from failure
+        await sleep(asked if asked is not None else delay * 2 ** (attempt - 1))
+    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -1,0 +1,42 @@
+"""OpenAI's explicit prompt-cache controls (GPT-5.6 and later), from the prompt caching guide
+(https://developers.openai.com/api/docs/guides/prompt-caching, "Prompt cache breakpoints"):
+
+- the implicit breakpoint sits at the newest message and matches whole entries only, so a
+  new session whose task differs reads nothing from an earlier one, however long the shared
+  opening; an explicit `prompt_cache_breakpoint` on the block that ends the stable opening
+  (tools and instructions) lets every session of an agent read it;
+- `prompt_cache_options.ttl` sets the minimum lifetime of what a request writes: `30m` (the
+  default) or `12h` (Responses only), billed at different write rates.
+
+Which models take them comes from `cache/profiles.json` (a profile with `max_breakpoints`).
+"""
+
+from __future__ import annotations
+
+from warmloop.cache.profiles import profile_for
+from warmloop.transcript import JsonValue
+
+BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
+TTLS = ("30m", "12h")
+"""Retentions set through `prompt_cache_options.ttl` rather than `prompt_cache_retention`."""
+
+
+def takes_breakpoints(model: str) -> bool:
+    """Whether OpenAI's `model` accepts explicit cache breakpoints (its profile has a limit)."""
+    profile = profile_for(f"openai:{model}")
+    return profile.max_breakpoints is not None
+
+
+def retention_params(model: str, retention: str | None) -> dict[str, JsonValue]:
+    """Request parameters for a chosen retention: `prompt_cache_options.ttl` on models with
+    breakpoints (`30m`, `12h`), `prompt_cache_retention` (`in_memory`, `24h`) before them."""
+    if retention is None:
+        return {}
+    if retention in TTLS and takes_breakpoints(model):
+        return {"prompt_cache_options": {"ttl": retention}}
+    return {"prompt_cache_retention": retention}
+
+
+def marked_text(text: str, kind: str) -> list[JsonValue]:
+    """`text` as one content block of type `kind` carrying the explicit breakpoint."""
+    return [{"type": kind, "text": text, "prompt_cache_breakpoint": dict(BREAKPOINT)}]

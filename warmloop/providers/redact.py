@@ -1,0 +1,98 @@
+"""Credentials in a server's base URL, kept out of everything warmloop shows or saves.
+
+`openai-compatible:https://user:pass@host/v1?token=abc#model` works (the client sends them),
+but the model's name (saved in every transcript and session), provider errors and the CLI
+banner show `https://***@host/v1?token=***` instead: user info and query values are
+redacted, whatever their names.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+from warmloop.errors import ContextWindowExceeded, ProviderError
+
+MASK = "***"
+MIN_KEY_CHARS = 8
+"""An API key shorter than this is a placeholder (`not-needed`, `k`), not worth masking."""
+
+
+def _parts(url: str) -> tuple[str, list[str]]:
+    """The redacted URL and the secret strings it held (as written and decoded)."""
+    try:
+        split = urlsplit(url)
+        host = split.hostname or ""
+        port = f":{split.port}" if split.port is not None else ""
+    except ValueError:  # a malformed port or bracket: show nothing that could be secret
+        return MASK, [url]
+    secrets: list[str] = []
+    netloc = split.netloc
+    if "@" in netloc:
+        userinfo = netloc.rpartition("@")[0]
+        secrets += [userinfo, *userinfo.split(":")]
+        netloc = f"{MASK}@{host}{port}" if ":" not in host else f"{MASK}@[{host}]{port}"
+    query = split.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        secrets += [value for _, value in pairs]
+        secrets += [part.partition("=")[2] for part in query.split("&")]
+        query = "&".join(f"{name}={MASK}" for name, _ in pairs) or MASK
+    found = [s for s in secrets if s]
+    found += [unquote(s) for s in found]
+    return urlunsplit((split.scheme, netloc, split.path, query, split.fragment)), found
+
+
+def redact_url(url: str) -> str:
+    """`url` with its user info and query values replaced by `***`."""
+    return _parts(url)[0] if ("@" in url or "?" in url) else url
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The credentials in `url` (user info, query values), longest first, for `scrub`."""
+    if "@" not in url and "?" not in url:
+        return ()
+    return tuple(sorted(set(_parts(url)[1]), key=len, reverse=True))
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every secret replaced by `***` (longest first, so none survives in part)."""
+    for secret in secrets:
+        if len(secret) >= 3:  # a one- or two-letter value would mask ordinary words
+            text = text.replace(secret, MASK)
+    return text
+
+
+def client_key(client: object) -> tuple[str, ...]:
+    """The API key an SDK client holds (`api_key`), as a secret to scrub from messages: a
+    server that echoes it in an error body must not get it into a transcript or a log."""
+    key = getattr(client, "api_key", None)
+    return (key,) if isinstance(key, str) and len(key) >= MIN_KEY_CHARS else ()
+
+
+def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
+    """`error` with every secret masked: itself when none occurs, else a new error of the
+    same class (raise it `from None`: the original may hold the secret too)."""
+    text = scrub(str(error), secrets)
+    if text == str(error):
+        return error
+    if isinstance(error, ContextWindowExceeded):
+        return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
+    return ProviderError(text)
+
+
+def raise_clean(error: ProviderError, secrets: tuple[str, ...], cause: BaseException) -> NoReturn:
+    """Raise `error` from `cause`, or its scrubbed copy from nothing when it held a secret."""
+    clean = scrubbed(error, secrets)
+    if clean is error:
+        raise error from cause
+    raise clean from None
+
+
+def redact_spec(spec: str) -> str:
+    """A model selection string as it may be shown: a server URL's credentials redacted."""
+    prefix, sep, rest = spec.partition(":")
+    if not sep or ("@" not in rest and "?" not in rest):
+        return spec
+    url, hash_sign, model = rest.partition("#")
+    return f"{prefix}:{redact_url(url.strip())}{hash_sign}{model}"
