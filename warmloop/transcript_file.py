@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from warmloop.errors import ConfigurationError, TranscriptError
+from warmloop.parts import AnnouncedTool
 from warmloop.transcript import (
     AssistantTurn,
     JsonValue,
@@ -38,7 +39,8 @@ FORMAT = "warmloop.transcript/2"
 FORMAT_V1 = "warmloop.transcript/1"
 _STRICT = ConfigDict(strict=True, extra="forbid")
 # Strict: no null-to-"None", no float-to-int, no unknown field dropped silently.
-for _part in (SystemText, UserText, ToolCall, AssistantTurn, ToolResult, Notice, Summary, Meta):
+_PARTS = (SystemText, UserText, ToolCall, AssistantTurn, ToolResult, AnnouncedTool, Notice, Summary)
+for _part in (*_PARTS, Meta):
     setattr(_part, "__pydantic_config__", _STRICT)  # noqa: B010  # read by pydantic
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)
