@@ -61,6 +61,34 @@ def _converter() -> Any:
     return converter
 
 
+GATEWAY = "call_tool"
+"""The stable tool through which discovered tools are called (`warmloop.toolbox`)."""
+
+
+def gateway_alternatives(
+    tools: Sequence[ToolSpec], announced: Sequence[ToolSpec]
+) -> tuple[ToolSpec, ...]:
+    """`tools` with the gateway narrowed to the announced tools: one alternative per tool,
+    `{"name": "<its name>", "arguments": <object valid for it>}`, so a discovered tool is
+    called as exactly as a listed one. Without announcements (or a gateway) `tools` as is."""
+    if not announced or not any(t.name == GATEWAY for t in tools):
+        return tuple(tools)
+    narrowed = [
+        ToolSpec(
+            GATEWAY,
+            "",
+            {
+                "type": "object",
+                "properties": {"name": {"const": a.name}, "arguments": a.parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            },
+        )
+        for a in announced
+    ]
+    return tuple(t for t in tools if t.name != GATEWAY) + tuple(narrowed)
+
+
 def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_THOUGHT_CHARS) -> str:
     """The GBNF text of one step for `tools` (deterministic: same tools, same grammar)."""
     if not tools:
@@ -74,7 +102,7 @@ def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_TH
         schema = copy.deepcopy(spec.parameters)
         try:
             schema = converter.resolve_refs(schema, f"tool-{index}")
-            rule = converter.visit(schema, f"{spec.name}-arguments")
+            rule = converter.visit(schema, f"{spec.name}-{index}-arguments")
         except (AssertionError, KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(
                 f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "

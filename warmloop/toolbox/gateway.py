@@ -9,10 +9,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from warmloop.protocols.grammar import GATEWAY
 from warmloop.tool_schema import ToolSpec, describe_arguments, model_schema, typed_model
 
 SEARCH = "search_tools"
-GATEWAY = "call_tool"
 RUN_CODE = "run_code"
 RESERVED = frozenset({SEARCH, GATEWAY, RUN_CODE})
 MAX_LIMIT = 20

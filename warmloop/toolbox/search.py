@@ -28,15 +28,17 @@ from typing import Any
 from warmloop.tool_schema import ToolSpec
 
 K1 = 1.2
+ARGUMENTS_WEIGHT = 0.5
 B = 0.75
-NAME_WEIGHT = 3.0
+NAME_WEIGHT = 4.0
 EXACT_NAME_BONUS = 1000.0
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from get in is it of on or that the this to with".split()
+    "a an and are as at be by for from in is it of on or that the this to with".split()
 )
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 FIELDS = ("name", "description", "arguments")
-WEIGHTS = {"name": NAME_WEIGHT, "description": 1.0, "arguments": 1.0}
+WEIGHTS = {"name": NAME_WEIGHT, "description": 1.0, "arguments": ARGUMENTS_WEIGHT}
+
 
 
 def stem(word: str) -> str:
