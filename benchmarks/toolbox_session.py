@@ -76,6 +76,20 @@ def _arguments(action: str, noun: str) -> dict[str, tuple[Any, Any, str]]:
     }[action]
 
 
+COMMON: dict[str, tuple[Any, Any, str]] = {
+    "workspace": (str, "", "The workspace (team) to act in; your default workspace when empty."),
+    "fields": (
+        list[str],
+        [],
+        "Only return these fields of each record, e.g. ['id', 'title', 'updated']; all "
+        "fields when empty.",
+    ),
+    "timezone": (str, "UTC", "IANA time zone for dates in the answer, e.g. 'Europe/Paris'."),
+}
+MUTATING = {"create", "update", "delete", "archive", "share"}
+DRY_RUN = (bool, False, "Check the request and report what would change, changing nothing.")
+
+
 def _describe(action: str, noun: str, system: str, what: str) -> str:
     verbs = {
         "list": f"List {noun}s in the {system}, newest first, one page at a time.",
@@ -89,7 +103,13 @@ def _describe(action: str, noun: str, system: str, what: str) -> str:
         "share": f"Share a {noun} from the {system} with a person by email.",
         "count": f"Count {noun}s in the {system}, optionally within a date range.",
     }
-    return f"{verbs[action]} The {system} holds {what}."
+    scope = "write" if action in MUTATING else "read"
+    return (
+        f"{verbs[action]} The {system} holds {what}. Needs the `{noun}:{scope}` scope of "
+        f"the connected account. Answers with JSON: `items` (the records, newest first, "
+        f"with id, title, owner, status and dates) and `next_cursor` when more are left. "
+        f"Limited to 60 calls a minute per workspace; a 429 answer says when to retry."
+    )
 
 
 def record(name: str, arguments: dict[str, Any]) -> str:
@@ -111,7 +131,9 @@ def record(name: str, arguments: dict[str, Any]) -> str:
 def _catalog_tool(action: str, noun: str) -> Tool:
     system, what = SYSTEMS[noun]
     name = f"{action}_{noun}s" if action in ("list", "search", "export", "count") else f"{action}_{noun}"
-    args = _arguments(action, noun)
+    args = {**_arguments(action, noun), **COMMON}
+    if action in MUTATING:
+        args["dry_run"] = DRY_RUN
     fields = {k: (kind, default) for k, (kind, default, _) in args.items()}
     model = typed_model(f"{name}_args", fields, f"tool {name!r}")
     parameters = model_schema(model, f"tool {name!r}")

@@ -237,7 +237,9 @@ class Disclosure:
     def functions(self) -> dict[str, HostFunction]:
         """The tools code can call: core tools and discovered catalog tools."""
         entries: list[Entry] = [t for n in self.box.names if (t := self.box.get(n))]
-        entries += [e for n in sorted(self.discovered) if (e := self.box.catalog.get(n))]
+        # Natively the provider discloses the catalog: the toolbox cannot see what it taught.
+        names = self.box.catalog.names() if self.box.native else sorted(self.discovered)
+        entries += [e for n in names if (e := self.box.catalog.get(n))]
         return {entry.name: self._host_function(entry) for entry in entries}
 
     def _host_function(self, entry: Entry) -> HostFunction:

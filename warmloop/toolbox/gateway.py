@@ -16,7 +16,9 @@ SEARCH = "search_tools"
 RUN_CODE = "run_code"
 RESERVED = frozenset({SEARCH, GATEWAY, RUN_CODE})
 MAX_LIMIT = 20
-DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = 3
+"""Matches a search returns unless asked: each new one is announced in full, and the
+provider's own tool search loads 3-5 (Anthropic, Tool search tool)."""
 
 
 def _spec(
