@@ -85,7 +85,8 @@ class CodeMode:
             "max_memory": self.memory_limit,
             "max_total_sleep_secs": self.time_limit,
         }
-        policy = {"sleep": "system", "sleep_system_max": self.time_limit}
+        # No per-call cap (a capped sleep returns early, silently): the total is what counts.
+        policy = {"sleep": "system", "sleep_system_max": float("inf")}
         output = monty.CollectString(max_bytes=1024 * 1024)
         mounts = [
             monty.MountDir(host_path=Path(host), virtual_path=virtual, mode="read-only")
