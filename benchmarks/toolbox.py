@@ -41,7 +41,7 @@ from benchmarks.session_costs import (
     dollars,
 )
 from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
-from warmloop import Agent, Tool
+from warmloop import Agent
 from warmloop.cache.simulate import SimRequest, simulate
 from warmloop.cache.wire import ANTHROPIC
 from warmloop.protocols.react_text import call_id
@@ -101,20 +101,48 @@ def native_turn(search: Step, use: Step, index: Index, specs: dict[str, ToolSpec
         cid = call_id(rendered.turn_index)
         server = f"srvtoolu_{rendered.turn_index}"
         anthropic = [
-            {"type": "server_tool_use", "id": server, "name": "tool_search_tool_bm25",
-             "input": {"query": query}},
-            {"type": "tool_search_tool_result", "tool_use_id": server, "content": {
-                "type": "tool_search_tool_search_result",
-                "tool_references": [{"type": "tool_reference", "tool_name": n} for n in found]}},
+            {
+                "type": "server_tool_use",
+                "id": server,
+                "name": "tool_search_tool_bm25",
+                "input": {"query": query},
+            },
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": server,
+                "content": {
+                    "type": "tool_search_tool_search_result",
+                    "tool_references": [{"type": "tool_reference", "tool_name": n} for n in found],
+                },
+            },
             {"type": "tool_use", "id": cid, "name": use.name, "input": use.arguments},
         ]
         openai = [
-            {"type": "tool_search_call", "id": f"ts_{cid}", "call_id": f"tsc_{cid}",
-             "execution": "server", "status": "completed", "arguments": {"query": query}},
-            {"type": "tool_search_output", "id": f"tso_{cid}", "call_id": f"tsc_{cid}",
-             "execution": "server", "status": "completed", "tools": [
-                 {"type": "function", "name": n, "description": specs[n].description,
-                  "parameters": specs[n].parameters, "strict": False} for n in found]},
+            {
+                "type": "tool_search_call",
+                "id": f"ts_{cid}",
+                "call_id": f"tsc_{cid}",
+                "execution": "server",
+                "status": "completed",
+                "arguments": {"query": query},
+            },
+            {
+                "type": "tool_search_output",
+                "id": f"tso_{cid}",
+                "call_id": f"tsc_{cid}",
+                "execution": "server",
+                "status": "completed",
+                "tools": [
+                    {
+                        "type": "function",
+                        "name": n,
+                        "description": specs[n].description,
+                        "parameters": specs[n].parameters,
+                        "strict": False,
+                    }
+                    for n in found
+                ],
+            },
             {"type": "function_call", "call_id": cid, "name": use.name, "arguments": arguments},
         ]
         return AssistantTurn(
@@ -155,12 +183,16 @@ def billed(payload: dict[str, Any], rules: Rules, specs: dict[str, ToolSpec]) ->
                 if block.get("type") == "tool_search_tool_result":
                     for ref in block["content"]["tool_references"]:
                         spec = specs[ref["tool_name"]]
-                        ref["definition"] = {"name": spec.name, "description": spec.description,
-                                             "input_schema": spec.parameters}
+                        ref["definition"] = {
+                            "name": spec.name,
+                            "description": spec.description,
+                            "input_schema": spec.parameters,
+                        }
         return payload
     payload["tools"] = [
         {k: v for k, v in t.items() if k not in ("parameters", "strict")}
-        if t.get("defer_loading") else t
+        if t.get("defer_loading")
+        else t
         for t in payload.get("tools", [])
     ]
     return payload
@@ -188,7 +220,9 @@ def run_arm(arm: Arm) -> tuple[list[Transcript], tuple[ToolSpec, ...]]:
     assert not failed, f"{arm}: tool calls failed: {failed}"
     uses = sorted(
         json.loads(c.arguments)["name"] if c.name == "call_tool" else c.name
-        for m in follow.transcript if isinstance(m, AssistantTurn) for c in m.tool_calls
+        for m in follow.transcript
+        if isinstance(m, AssistantTurn)
+        for c in m.tool_calls
         if c.name not in ("search_tools", "run_code", "submit")
     )
     expected = sorted(s.name for s in plan() if s.kind in ("use", "core"))
@@ -223,7 +257,7 @@ def measure() -> list[Row]:
 
 def table(rows: Sequence[Row]) -> str:
     """A markdown table: each arm's cost also as a share of sending all schemas (cached)."""
-    names = dict(ARMS)
+    names: dict[str, str] = dict(ARMS)
     base = {r.provider: r.dollars for r in rows if r.arm == "all"}
     lines = [
         "| disclosure | provider | requests | input tokens | cost $ | vs all schemas cached |",
@@ -240,8 +274,10 @@ def table(rows: Sequence[Row]) -> str:
 
 def main() -> None:
     size = sum(len(json.dumps(t.spec.full())) for t in catalog()) / 4 / len(catalog())
-    print(f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
-          "a five-server setup of 58 tools is about 55k tokens)\n")
+    print(
+        f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
+        "a five-server setup of 58 tools is about 55k tokens)\n"
+    )
     print(table(measure()))
     print("\ncommand: python -m benchmarks.toolbox")
 

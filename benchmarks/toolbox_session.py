@@ -34,12 +34,23 @@ SYSTEMS = {
     "forecast": ("weather service", "weather forecasts and observations for places"),
     "route": ("maps", "routes, distances and travel times between places"),
 }
-ACTIONS = ("list", "get", "create", "update", "delete", "search", "export", "archive", "share", "count")
+ACTIONS = (
+    "list",
+    "get",
+    "create",
+    "update",
+    "delete",
+    "search",
+    "export",
+    "archive",
+    "share",
+    "count",
+)
 
 
 def _arguments(action: str, noun: str) -> dict[str, tuple[Any, Any, str]]:
     ident = (str, ..., f"The {noun}'s id, as returned by list_{noun}s or search_{noun}s.")
-    return {
+    table: dict[str, dict[str, tuple[Any, Any, str]]] = {
         "list": {
             "limit": (int, 20, f"How many {noun}s to return (1 to 100)."),
             "cursor": (str, "", "Where to continue, from the previous page's next_cursor."),
@@ -73,7 +84,8 @@ def _arguments(action: str, noun: str) -> dict[str, tuple[Any, Any, str]]:
             "since": (str, "", "Count only records from this ISO date on."),
             "until": (str, "", "Count only records before this ISO date."),
         },
-    }[action]
+    }
+    return table[action]
 
 
 COMMON: dict[str, tuple[Any, Any, str]] = {
@@ -130,7 +142,11 @@ def record(name: str, arguments: dict[str, Any]) -> str:
 
 def _catalog_tool(action: str, noun: str) -> Tool:
     system, what = SYSTEMS[noun]
-    name = f"{action}_{noun}s" if action in ("list", "search", "export", "count") else f"{action}_{noun}"
+    name = (
+        f"{action}_{noun}s"
+        if action in ("list", "search", "export", "count")
+        else f"{action}_{noun}"
+    )
     args = {**_arguments(action, noun), **COMMON}
     if action in MUTATING:
         args["dry_run"] = DRY_RUN
@@ -152,7 +168,9 @@ def catalog() -> list[Tool]:
 
 def _page(path: str) -> str:
     seed = hashlib.sha256(path.encode()).hexdigest()
-    lines = [f"{n:4d}  {path}: note {seed[n % 60 : n % 60 + 4]} on the quarterly plan" for n in range(40)]
+    lines = [
+        f"{n:4d}  {path}: note {seed[n % 60 : n % 60 + 4]} on the quarterly plan" for n in range(40)
+    ]
     return "\n".join(lines)
 
 
@@ -188,7 +206,14 @@ def write_file(path: str, text: str) -> str:
 
 
 CORE = [read_file, list_files, write_file]
-TARGETS = ("search_tickets", "create_event", "get_invoice", "get_forecast", "count_deployments", "share_document")
+TARGETS = (
+    "search_tickets",
+    "create_event",
+    "get_invoice",
+    "get_forecast",
+    "count_deployments",
+    "share_document",
+)
 """The six catalog tools the session discovers (in this order) and uses."""
 
 
@@ -209,7 +234,7 @@ def _core(i: int) -> Step:
     return Step("core", "write_file", {"path": f"out/summary{i}.md", "text": f"summary {i} " * 20})
 
 
-USES = {
+USES: dict[str, dict[str, Any]] = {
     "search_tickets": {"query": "refund delayed", "limit": 5},
     "create_event": {"title": "Refund review", "details": "Walk through the delayed refunds"},
     "get_invoice": {"id": "inv_20931"},

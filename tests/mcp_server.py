@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
@@ -43,9 +45,9 @@ def crash() -> str:
 
 def main() -> None:
     server = MCPServer("warmloop-test")
-    tools = [add, crash, echo, fail, get_forecast]
+    tools: list[Callable[..., Any]] = [add, crash, echo, fail, get_forecast]
     for function in reversed(tools) if "--reverse" in sys.argv else tools:
-        server.tool()(function)
+        server.add_tool(function)
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)

@@ -31,9 +31,10 @@ def broken(n: int) -> int:
 def run_code(code: str, mode: CodeMode = LIMITS) -> ToolResult:
     model = ScriptedModel([call("run_code", code=code), call("submit", answer="done")])
     run = Agent(model, tools=Toolbox([double, broken], code=mode)).run_sync("Run it.")
-    assert run.outputs.answer == "done"  # the loop went on
+    assert run.outputs.model_dump() == {"answer": "done"}  # the loop went on
     result = run.transcript[3]
-    assert isinstance(result, ToolResult) and result.name == "run_code"
+    assert isinstance(result, ToolResult)
+    assert result.name == "run_code"
     return result
 
 
@@ -75,7 +76,8 @@ def test_escapes_and_runaway_code_are_stopped_with_a_clear_tool_error(code: str,
 )
 def test_every_failure_in_the_code_is_a_tool_error(code: str, says: str) -> None:
     result = run_code(code)
-    assert result.is_error and says in result.content
+    assert result.is_error
+    assert says in result.content
 
 
 def test_a_granted_directory_is_readable_and_only_that(tmp_path: Path) -> None:
@@ -83,4 +85,5 @@ def test_a_granted_directory_is_readable_and_only_that(tmp_path: Path) -> None:
     mode = CodeMode(time_limit=1.0, mounts={"/data": tmp_path})
     assert run_code("open('/data/notes.txt').read()", mode).content == '=> "hello from the host"'
     denied = run_code("open('/data/new.txt', 'w').write('x')", mode)
-    assert denied.is_error and not (tmp_path / "new.txt").exists()
+    assert denied.is_error
+    assert not (tmp_path / "new.txt").exists()

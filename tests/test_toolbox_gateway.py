@@ -38,7 +38,7 @@ def test_search_lists_matches_compactly_and_the_notice_teaches_them_in_full() ->
     assert "- get_invoice(id: string, workspace?: string" in found.content
     assert "Needs the" not in found.content  # the description is not in the listing
     (notice,) = notices(run.transcript)
-    assert [t.name for t in notice.tools][0] == "get_invoice"
+    assert next(t.name for t in notice.tools) == "get_invoice"
     assert len(notice.tools) == 3
     assert "Needs the `invoice:read` scope" in notice.tools[0].description
     # The notice follows the step's results, before the next request.
@@ -57,9 +57,12 @@ def test_an_undiscovered_tool_is_an_error_that_says_to_search_first() -> None:
     )
     run = Agent(model, tools=box()).run_sync("Use a tool not yet found.")
     first, unknown, direct, _ = results(run.transcript)
-    assert first.is_error and "find it with search_tools first" in first.content
-    assert unknown.is_error and "No tool is named 'no_such_tool'" in unknown.content
-    assert direct.is_error and "search_tools" in direct.content
+    assert first.is_error
+    assert "find it with search_tools first" in first.content
+    assert unknown.is_error
+    assert "No tool is named 'no_such_tool'" in unknown.content
+    assert direct.is_error
+    assert "search_tools" in direct.content
     assert not notices(run.transcript)
 
 
@@ -76,9 +79,11 @@ def test_call_tool_validates_arguments_against_the_tools_own_schema() -> None:
     _, bad, good, _ = results(run.transcript)
     assert bad.is_error
     assert "Invalid arguments for share_document" in bad.content
-    assert "email: Field required" in bad.content and "role: Input should be" in bad.content
+    assert "email: Field required" in bad.content
+    assert "role: Input should be" in bad.content
     assert "Expected: share_document(id: string, email: string" in bad.content
-    assert not good.is_error and json.loads(good.content)["tool"] == "share_document"
+    assert not good.is_error
+    assert json.loads(good.content)["tool"] == "share_document"
 
 
 def test_a_tool_is_announced_once_however_often_it_is_found() -> None:
@@ -99,7 +104,9 @@ def test_a_tool_is_announced_once_however_often_it_is_found() -> None:
 
 def test_what_was_taught_is_read_back_from_a_resumed_session(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
-    first = ScriptedModel([call("search_tools", query="get invoice billing"), call("submit", answer="a")])
+    first = ScriptedModel(
+        [call("search_tools", query="get invoice billing"), call("submit", answer="a")]
+    )
     Agent(first, tools=box()).run_sync("Find it.", session="s", store=store)
     # A new agent with a new toolbox (a new process): no memory but the stored transcript.
     second = ScriptedModel(
@@ -134,11 +141,16 @@ def test_a_follow_up_on_a_new_branch_keeps_what_its_history_taught() -> None:
 
 def test_a_core_tool_can_be_called_through_the_gateway_too() -> None:
     model = ScriptedModel(
-        [call("call_tool", name="list_files", arguments={"folder": "a"}), call("submit", answer="x")]
+        [
+            call("call_tool", name="list_files", arguments={"folder": "a"}),
+            call("submit", answer="x"),
+        ]
     )
     run = Agent(model, tools=box()).run_sync("List.")
     result = results(run.transcript)[0]
-    assert not result.is_error and result.name == "call_tool" and "a/file_0.md" in result.content
+    assert not result.is_error
+    assert result.name == "call_tool"
+    assert "a/file_0.md" in result.content
 
 
 def test_an_announcement_renders_in_place_with_its_schema_text_exactly() -> None:
@@ -148,7 +160,8 @@ def test_an_announcement_renders_in_place_with_its_schema_text_exactly() -> None
     assert text.startswith("<system-reminder>Discovered tool:\n<tool>")
     assert f'"parameters": {schema}}}</tool>' in text
     loaded = Transcript.load(Transcript([notice]).dump())
-    assert inline_text(loaded[0]) == text  # pyright: ignore[reportArgumentType]
+    assert isinstance(loaded[0], Notice)
+    assert inline_text(loaded[0]) == text
 
 
 def test_a_version_2_file_without_announcements_still_loads() -> None:
@@ -159,7 +172,8 @@ def test_a_version_2_file_without_announcements_still_loads() -> None:
         '"kind":"notice"}]}'
     )
     (notice,) = Transcript.load(old)
-    assert isinstance(notice, Notice) and notice.tools == ()
+    assert isinstance(notice, Notice)
+    assert notice.tools == ()
 
 
 def test_the_text_protocol_teaches_a_discovered_tool_without_touching_message_0() -> None:

@@ -101,7 +101,7 @@ def announced(transcript: Transcript) -> list[str]:
 def test_a_forty_request_session_keeps_one_tool_block_and_teaches_each_tool_once(
     fmt: str, wire_log: WireLog, tmp_path: Path
 ) -> None:
-    replies, blocks = scripted(), []
+    replies, blocks = scripted(), list[str]()
     assert len(replies) == 40
     store = tmp_path / "sessions.db"
     first = Agent(OnWire(fmt, replies, wire_log, blocks), tools=toolbox(), max_steps=30)
@@ -111,10 +111,14 @@ def test_a_forty_request_session_keeps_one_tool_block_and_teaches_each_tool_once
     # read back from the transcript.
     second = Agent(OnWire(fmt, replies, wire_log, blocks), tools=toolbox(), max_steps=30)
     follow = second.run_sync("Now the rest.", session="refunds", store=store)
-    assert not replies and len(blocks) == 40
+    assert not replies
+    assert len(blocks) == 40
 
     assert len(set(blocks)) == 1, "the tool block changed between requests"
-    names = [t["name"] if "name" in t else t.get("function", {}).get("name") for t in json.loads(blocks[0])]
+    names = [
+        t["name"] if "name" in t else t.get("function", {}).get("name")
+        for t in json.loads(blocks[0])
+    ]
     assert fmt == "gemini" or set(names) >= {"search_tools", "call_tool", "run_code"}
 
     transcript = follow.transcript

@@ -29,7 +29,7 @@ def tool_line(tool: AnnouncedTool) -> str:
     """One announced tool, in full, as the JSON a tool block would hold (its schema text
     inserted exactly as stored)."""
     head = json.dumps({"name": tool.name, "description": tool.description}, ensure_ascii=False)
-    return f"<tool>{head[:-1]}, \"parameters\": {tool.parameters}}}</tool>"
+    return f'<tool>{head[:-1]}, "parameters": {tool.parameters}}}</tool>'
 
 
 def announcement_text(notice: Notice) -> str:

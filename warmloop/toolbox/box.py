@@ -204,9 +204,7 @@ class Disclosure:
             execution = await BaseToolbox.run(self.box, inner)
             return replace(execution, result=replace(execution.result, name=call.name))
         if name not in self.box.catalog:
-            return self._error(
-                call, f"No tool is named {name!r}. Find tools with {SEARCH} first."
-            )
+            return self._error(call, f"No tool is named {name!r}. Find tools with {SEARCH} first.")
         if name not in self.discovered:
             return self._error(call, self._not_listed(name))
         return await self._catalog_call(call, name, arguments)

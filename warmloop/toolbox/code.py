@@ -70,8 +70,10 @@ class CodeMode:
 
         def bridge(name: str, function: HostFunction) -> Callable[..., Any]:
             def call(*args: Any, **kwargs: Any) -> Any:
-                future = asyncio.run_coroutine_threadsafe(function(*args, **kwargs), loop)
-                return future.result()
+                async def once() -> Any:
+                    return await function(*args, **kwargs)
+
+                return asyncio.run_coroutine_threadsafe(once(), loop).result()
 
             call.__name__ = name
             return call

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from warmloop.protocols.grammar import GATEWAY
+from warmloop.protocols.grammar import GATEWAY as GATEWAY
 from warmloop.tool_schema import ToolSpec, describe_arguments, model_schema, typed_model
 
 SEARCH = "search_tools"

@@ -202,7 +202,7 @@ class McpServer:
                 await session.initialize()
                 tools, cursor = [], None
                 while True:
-                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    params: Any = PaginatedRequestParams(cursor=cursor) if cursor else None
                     page = await session.list_tools(params=params)
                     tools += page.tools
                     cursor = page.next_cursor
@@ -238,7 +238,8 @@ class McpServer:
             return streamable_http_client(self.url)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # Kept open while the server runs (its error output, quoted if it fails to start).
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         assert self.command is not None
         params = StdioServerParameters(
             command=self.command, args=self.args, env=dict(self.env or {}), cwd=self.cwd

@@ -33,12 +33,12 @@ B = 0.75
 NAME_WEIGHT = 4.0
 EXACT_NAME_BONUS = 1000.0
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from in is it of on or that the this to with".split()
+    {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it"}
+    | {"of", "on", "or", "that", "the", "this", "to", "with"}
 )
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 FIELDS = ("name", "description", "arguments")
 WEIGHTS = {"name": NAME_WEIGHT, "description": 1.0, "arguments": ARGUMENTS_WEIGHT}
-
 
 
 def stem(word: str) -> str:
