@@ -48,9 +48,8 @@ SCRIPT = [
 ]
 
 
-def test_a_stdio_servers_tools_join_the_catalog_sorted_and_run_through_the_gateway(
-    server: McpServer,
-) -> None:
+def test_a_stdio_servers_tools_join_the_catalog_sorted_and_run_through_the_gateway() -> None:
+    server = stdio_server("--reverse")  # it lists get_forecast first, add last
     box = Toolbox(servers=[server])
     assert box.catalog.names() == ["add", "crash", "echo", "fail", "get_forecast"]
     assert [s.name for s in box.specs()] == ["search_tools", "call_tool"]
@@ -62,6 +61,7 @@ def test_a_stdio_servers_tools_join_the_catalog_sorted_and_run_through_the_gatew
     assert invalid.is_error
     assert "Invalid arguments for add" in invalid.content
     assert added.content == "42"
+    server.close()
     taught = [t.name for m in run.transcript if isinstance(m, Notice) for t in m.tools]
     assert taught[0] == "get_forecast"
     assert "add" in taught
@@ -113,16 +113,26 @@ def test_a_server_that_fails_to_start_leaves_the_session_without_its_tools() -> 
     assert run.outputs.model_dump() == {"answer": "ok"}
 
 
+NATIVE_SCRIPT = [
+    call("get_forecast", city="Oslo", days=2),
+    call("add", a=2, b=40),
+    call("submit", answer="done"),
+]
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["gateway", "native"])
 def test_a_reconnect_that_lists_tools_in_another_order_sends_identical_requests(
-    server: McpServer,
+    server: McpServer, native: bool
 ) -> None:
-    box = Toolbox(servers=[server])
-    before = ScriptedModel(SCRIPT)
+    # Natively the whole catalog is in the tool block, so its order is on the wire.
+    box = Toolbox(servers=[server], native=native)
+    script = NATIVE_SCRIPT if native else SCRIPT
+    before = ScriptedModel(script)
     Agent(before, tools=box).run_sync("Forecast, then add.")
     server.args.append("--reverse")  # the same server, now listing its tools reversed
     server.reconnect()
     assert not server.problem
-    after = ScriptedModel(SCRIPT)
+    after = ScriptedModel(script)
     Agent(after, tools=box).run_sync("Forecast, then add.")
     sent = [json.dumps(r.payload) for r in before.requests]
     assert sent == [json.dumps(r.payload) for r in after.requests]

@@ -102,7 +102,7 @@ def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_TH
         schema = copy.deepcopy(spec.parameters)
         try:
             schema = converter.resolve_refs(schema, f"tool-{index}")
-            rule = converter.visit(schema, f"{spec.name}-{index}-arguments")
+            rule = converter.visit(schema, f"{spec.name}-arguments")
         except (AssertionError, KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(
                 f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "
