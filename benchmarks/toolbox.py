@@ -17,7 +17,10 @@ provider's own renderer and priced with the cache simulator and the dated prices
   response (no round trip), so this arm makes fewer requests;
 - all schemas (cached): every tool in the tool block on every request, no search;
 - re-sent each step: the gateway, but every discovered tool's full schema is sent again
-  after every step (what a loop that re-lists its discovered tools each turn does).
+  after every step (what a loop that re-lists its discovered tools each turn does);
+- tool block grows: search as warmloop does, but each discovered tool is added to the tool
+  block and called by name (dynamic tool binding); every discovery rewrites the start of
+  the prompt, so the cache is lost from the top.
 
 Every arm performs the same tool uses and all of them succeed (checked).
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +54,7 @@ from warmloop.providers.scripted import Script
 from warmloop.toolbox import Disclosure, Toolbox
 from warmloop.toolbox.announce import announcement
 from warmloop.toolbox.search import Index
-from warmloop.tools import ToolSpec
+from warmloop.tools import Execution, ToolSpec
 from warmloop.transcript import AssistantTurn, Notice, ToolCall, ToolResult, Transcript
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
@@ -59,6 +63,7 @@ ARMS: tuple[tuple[Arm, str], ...] = (
     ("native", "native deferred loading"),
     ("all", "all 120 schemas (cached)"),
     ("resend", "discovered schemas re-sent each step"),
+    ("grow", "discovered tools added to the tool block"),
 )
 SECONDS_BETWEEN_REQUESTS = 10.0
 
@@ -82,7 +87,56 @@ class ResendingToolbox(Toolbox):
         return Resending(self, transcript)
 
 
+class Growing(Disclosure):
+    """Search as warmloop does, but a discovered tool is called by its own name (it joins
+    the tool block, see `tool_block`) and nothing is announced."""
+
+    def __init__(self, box: GrowingToolbox, transcript: Transcript) -> None:
+        super().__init__(box, transcript)
+        self.known |= box.bound  # bound tools are the (remembered) discovered ones
+
+    box: GrowingToolbox
+
+    async def run(self, call: ToolCall) -> Execution:
+        if call.name in self.box.catalog and call.name in self.box.bound:
+            return await self._catalog_call(call, call.name, json.loads(call.arguments))
+        execution = await super().run(call)
+        self.box.bound.update(self.found)
+        return execution
+
+    def announcements(self) -> tuple[Notice, ...]:
+        self.found = []
+        return ()
+
+
+class GrowingToolbox(Toolbox):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bound: set[str] = set()
+
+    def conversation(self, transcript: Transcript) -> Disclosure:
+        return Growing(self, transcript)
+
+
+_LISTED = re.compile(r"^- (\w+)\(", re.MULTILINE)
+
+
+def tool_block(arm: Arm, transcript: Transcript, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The tool block of a request: fixed, except in the growing arm, where every tool the
+    transcript's searches found so far has joined it, in the order found."""
+    if arm != "grow":
+        return list(tools)
+    specs = {t.name: t.spec for t in catalog()}
+    found: list[str] = []
+    for message in transcript:
+        if isinstance(message, ToolResult) and message.name == "search_tools":
+            found += [n for n in _LISTED.findall(message.content) if n not in found]
+    return [*tools, *(specs[n] for n in found)]
+
+
 def toolbox(arm: Arm) -> Toolbox:
+    if arm == "grow":
+        return GrowingToolbox(CORE, catalog(), code=True)
     if arm == "all":
         return Toolbox([*CORE, *catalog()], code=True)
     if arm == "resend":
@@ -236,7 +290,7 @@ def price_arm(arm: Arm, sent: Sequence[Transcript], tools: Sequence[ToolSpec]) -
     for rules in RULES:
         requests = []
         for k, transcript in enumerate(sent):
-            payload = rules.render(transcript, tools)
+            payload = rules.render(transcript, tool_block(arm, transcript, tools))
             if arm == "native":
                 payload = billed(payload, rules, specs)
             requests.append(SimRequest(k * SECONDS_BETWEEN_REQUESTS, blocks(payload, rules), 100))

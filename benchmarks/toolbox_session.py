@@ -9,6 +9,7 @@ of disclosing tools, so every arm performs the same tool uses.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -161,9 +162,14 @@ def _catalog_tool(action: str, noun: str) -> Tool:
     return Tool(ToolSpec(name, _describe(action, noun, system, what), parameters), model, function)
 
 
+@functools.cache
+def _catalog() -> tuple[Tool, ...]:
+    return tuple(_catalog_tool(action, noun) for noun in SYSTEMS for action in ACTIONS)
+
+
 def catalog() -> list[Tool]:
-    """The 120 catalog tools, in a fixed (not sorted) order."""
-    return [_catalog_tool(action, noun) for noun in SYSTEMS for action in ACTIONS]
+    """The 120 catalog tools, in a fixed (not sorted) order (frozen values, built once)."""
+    return list(_catalog())
 
 
 def _page(path: str) -> str:
@@ -283,7 +289,7 @@ def plan() -> list[Step]:
     return steps
 
 
-Arm = Literal["gateway", "native", "all", "resend"]
+Arm = Literal["gateway", "native", "all", "resend", "grow"]
 Reply_ = Callable[[Step], Script]
 
 
@@ -291,7 +297,7 @@ def reply(arm: Arm, step: Step) -> Script | None:
     """The scripted reply for one step in an arm (None: the arm has no request for it)."""
     text = f"Step: {step.kind} {step.name}."
     if step.kind == "search":
-        if arm in ("gateway", "resend"):
+        if arm in ("gateway", "resend", "grow"):
             return _reply(text, "search_tools", {"query": step.arguments["query"]})
         return None  # `all` needs no search; `native` searches server-side (see native.py)
     if step.kind == "use" and arm in ("gateway", "resend"):
