@@ -1,7 +1,8 @@
 """The transcript file format: deterministic JSON out, strict validation in.
 
-`dump` writes `warmloop.transcript/2` (id, conversation, revision, meta, messages) with a
-fixed key order, so the same transcript always gives the same bytes (a transcript's text is
+`dump` writes `warmloop.transcript/2` (id, conversation, revision, meta, messages; a notice
+may carry the tools it announces, `Notice.tools`, absent from older files) with a fixed key
+order, so the same transcript always gives the same bytes (a transcript's text is
 always encodable: see `transcript.encodable`). `load` accepts version 2
 and the older version 1, and refuses anything else with one `TranscriptError` naming the
 fault: not JSON, too deeply nested, a missing, extra or mistyped field, an unsafe id, broken

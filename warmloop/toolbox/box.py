@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import CodeFailed, ConfigurationError
 from warmloop.tool_run import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tool_schema import ToolSpec
 from warmloop.toolbox.announce import Taught, announcement
 from warmloop.toolbox.catalog import Catalog, Entry, RemoteTool, call_entry, failure_text, validated
-from warmloop.toolbox.code import CodeFailed, CodeMode, HostFunction
+from warmloop.toolbox.code import CodeMode, HostFunction
 from warmloop.toolbox.gateway import (
     CODE_ARGS,
     CODE_SPEC,
@@ -40,6 +40,9 @@ from warmloop.tools import Execution, Tool, ToolFunction, describe_invalid, pars
 from warmloop.tools import Toolbox as BaseToolbox
 from warmloop.transcript import Notice, ToolCall, Transcript
 
+if TYPE_CHECKING:
+    from warmloop.toolbox.mcp import McpServer
+
 
 class Toolbox(BaseToolbox):
     """Core tools (always in the tool block) plus a searchable catalog.
@@ -55,7 +58,7 @@ class Toolbox(BaseToolbox):
         core: Iterable[Tool | ToolFunction] = (),
         catalog: Iterable[Tool | ToolFunction | RemoteTool] = (),
         *,
-        servers: Sequence[Any] = (),
+        servers: Sequence[McpServer] = (),
         code: CodeMode | bool = False,
         native: bool = False,
         max_result_chars: int | None = None,

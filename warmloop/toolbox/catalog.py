@@ -15,15 +15,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ToolFailed
 from warmloop.tool_run import Outcome, check_timeout, describe_exception, invoke
 from warmloop.tool_schema import ToolSpec
 from warmloop.toolbox.search import Index
 from warmloop.tools import Tool, describe_invalid
-
-
-class ToolFailed(Exception):
-    """A remote tool reported an error (its message is what the model sees)."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import CodeFailed, ConfigurationError
 from warmloop.tool_run import describe_exception, stringify
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -31,10 +31,6 @@ WATCHDOG_GRACE = 5.0
 HostFunction = Callable[..., Awaitable[Any]]
 """A tool as the sandbox calls it: keyword (or positional) arguments, a value back; it
 raises with a message the code (and then the model) sees."""
-
-
-class CodeFailed(Exception):
-    """The snippet did not finish; the message is what the model is told."""
 
 
 @dataclass(frozen=True)

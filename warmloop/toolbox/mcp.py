@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import IO, Any
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ToolFailed
 from warmloop.tool_run import describe_exception
 from warmloop.tool_schema import ToolSpec
-from warmloop.toolbox.catalog import Catalog, RemoteTool, ToolFailed
+from warmloop.toolbox.catalog import Catalog, RemoteTool
 
 logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 30.0
