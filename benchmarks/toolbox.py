@@ -79,7 +79,7 @@ class Resending(Disclosure):
         if not discovered:
             return ()
         specs = [e.spec for n in discovered if (e := self.box.catalog.get(n))]
-        return (announcement(specs, "call them with call_tool"),)
+        return (announcement(specs, "call_tool", "run_code"),)
 
 
 class ResendingToolbox(Toolbox):

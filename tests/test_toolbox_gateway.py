@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.toolbox_session import CORE, catalog
 from warmloop import Agent, ScriptedModel, Transcript, call
+from warmloop.errors import ConfigurationError
+from warmloop.maintenance.prune import text_of
 from warmloop.parts import AnnouncedTool
 from warmloop.protocols.inline import inline_text
 from warmloop.toolbox import Toolbox
@@ -189,3 +193,26 @@ def test_the_text_protocol_teaches_a_discovered_tool_without_touching_message_0(
     assert second[0] == first[0]
     assert "get_invoice" not in first[0]["content"]
     assert '<tool>{"name": "get_invoice"' in second[-1]["content"]
+
+
+def test_a_name_used_twice_is_refused_at_construction() -> None:
+    def read_file(path: str) -> str:
+        """Read a file (a second one)."""
+        return path
+
+    with pytest.raises(ConfigurationError, match="'read_file' is used twice"):
+        Toolbox(CORE, [read_file])
+
+    def call_tool(name: str) -> str:
+        """Shadow the gateway."""
+        return name
+
+    with pytest.raises(ConfigurationError, match="toolbox's own"):
+        Toolbox([call_tool])
+
+
+def test_maintenance_counts_an_announcements_schemas_in_its_size() -> None:
+    schema = '{"type":"object","properties":{"when":{"type":"string"}}}'
+    notice = Notice("Discovered tool:", tools=(AnnouncedTool("t", "Does t.", schema),))
+    assert schema in text_of(notice)
+    assert "Does t." in text_of(notice)

@@ -172,3 +172,15 @@ def test_a_streamable_http_server_joins_the_catalog_too() -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_server_tool_that_clashes_with_a_core_tool_is_skipped_with_a_warning(
+    server: McpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def add(a: int, b: int) -> int:
+        """Our own add."""
+        return a + b
+
+    box = Toolbox([add], servers=[server])
+    assert box.catalog.names() == ["crash", "echo", "fail", "get_forecast"]
+    assert "tool 'add' skipped" in caplog.text

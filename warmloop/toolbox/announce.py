@@ -27,11 +27,16 @@ def announced_tool(spec: ToolSpec) -> AnnouncedTool:
     return AnnouncedTool(spec.name, spec.description, schema)
 
 
-def announcement(specs: Iterable[ToolSpec], how: str) -> Notice:
-    """The notice that teaches `specs` once; `how` says how they are called."""
+def announcement(specs: Iterable[ToolSpec], gateway: str, code: str = "") -> Notice:
+    """The notice that teaches `specs` once: called through `gateway`, and as functions in
+    `code` when code mode is on."""
     tools = tuple(announced_tool(s) for s in specs)
-    noun = "tool" if len(tools) == 1 else "tools"
-    return Notice(f"Discovered {noun}, {how}. Full descriptions:", tools=tools)
+    one = len(tools) == 1
+    how = f"call {'it' if one else 'them'} with {gateway}"
+    if code:
+        how += f" or as {'a function' if one else 'functions'} in {code}"
+    noun = "tool" if one else "tools"
+    return Notice(f"Discovered {noun}; {how}. Full description{'' if one else 's'}:", tools=tools)
 
 
 def taught_in(transcript: Transcript, start: int = 0) -> set[str]:

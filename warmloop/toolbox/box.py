@@ -65,21 +65,21 @@ class Toolbox(BaseToolbox):
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         super().__init__(core, max_result_chars=max_result_chars, timeout=timeout)
+        clash = sorted(set(self.names) & RESERVED)
+        if clash:
+            raise ConfigurationError(f"tool names {clash} are the toolbox's own; rename them")
         self.catalog = Catalog(
-            item if isinstance(item, Tool | RemoteTool) else Tool.from_function(item)
-            for item in catalog
+            (
+                item if isinstance(item, Tool | RemoteTool) else Tool.from_function(item)
+                for item in catalog
+            ),
+            reserved=frozenset(self.names) | RESERVED,
         )
         self.code = CodeMode() if code is True else (code or None)
         self.native = native
         self.servers = list(servers)
-        for server in self.servers:
+        for server in self.servers:  # a clashing server tool is skipped, with a warning
             server.join(self.catalog)
-        clash = sorted((set(self.names) & set(self.catalog.names())) | (set(self.names) & RESERVED))
-        if clash:
-            raise ConfigurationError(
-                f"tool names {clash} are used twice (core, catalog or the toolbox's own "
-                f"{sorted(RESERVED)}); rename them"
-            )
         self.taught = Taught()
 
     @property
@@ -131,10 +131,8 @@ class Disclosure:
         specs = [entry.spec for n in self.found if (entry := self.box.catalog.get(n))]
         self.known.update(self.found)
         self.found = []
-        how = f"call them with {GATEWAY}"
-        if self.box.code is not None:
-            how += f" or as functions in {RUN_CODE}"
-        return (announcement(specs, how),)
+        code = RUN_CODE if self.box.code is not None else ""
+        return (announcement(specs, GATEWAY, code),)
 
     async def run(self, call: ToolCall) -> Execution:
         """Run one call; never raises for anything the tool or the model did."""

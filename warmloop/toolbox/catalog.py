@@ -97,17 +97,20 @@ def failure_text(name: str, outcome: Outcome) -> str:
 class Catalog:
     """Tools kept out of the tool block, always in name order, with a BM25F index."""
 
-    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+    def __init__(self, entries: Iterable[Entry] = (), *, reserved: Iterable[str] = ()) -> None:
         self._entries: dict[str, Entry] = {}
         self._index: Index | None = None
+        self.reserved = frozenset(reserved)
+        """Names taken outside the catalog (core tools, the toolbox's own)."""
         for entry in entries:
             self.add(entry)
 
     def add(self, entry: Entry) -> None:
-        """Add a tool; a duplicate name is a configuration error."""
-        if entry.name in self._entries:
+        """Add a tool; a name already in use is a configuration error."""
+        if entry.name in self._entries or entry.name in self.reserved:
             raise ConfigurationError(
-                f"two catalog tools are named {entry.name!r}; names must be unique"
+                f"tool name {entry.name!r} is used twice (catalog, core or the toolbox's own "
+                "tools); names must be unique"
             )
         check_timeout(entry.timeout, f"tool {entry.name!r}")
         self._entries[entry.name] = entry

@@ -57,9 +57,9 @@ CODE_SPEC, CODE_ARGS = _spec(
     "Run a Python snippet in a sandbox (a subset of Python: no imports beyond a few "
     "standard modules, no files or network unless granted) and return what it prints and "
     "the value of its last expression. Every tool you can call is a Python function of the "
-    f"same name taking its arguments as keyword arguments: those listed here, and those found "
-    f"with {SEARCH} once they are announced. Use it to call several tools in one step and "
-    "keep only what you need of their results.",
+    "same name taking its arguments as keyword arguments: those listed here, and tools found "
+    "later once they are announced. Use it to call several tools in one step and keep only "
+    "what you need of their results.",
     {"code": (str, ...)},
     {"code": "The Python code to run."},
 )

@@ -187,7 +187,11 @@ class McpServer:
         ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(ready, self._inbox))
         _open.add(self)
-        return await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+        except TimeoutError:
+            self._task.cancel()  # a server that never answered is not left half-started
+            raise _StartFailed(f"it did not answer within {self.timeout:g} s") from None
 
     async def _serve(self, ready: asyncio.Future[list[Any]], inbox: asyncio.Queue[Any]) -> None:
         from mcp.client.session import ClientSession
@@ -260,8 +264,17 @@ class McpServer:
         _open.discard(self)
         task, inbox = self._task, self._inbox
         self._task = self._inbox = None
-        if task is None or inbox is None or task.done():
-            return
+        if task is not None and inbox is not None and not task.done():
+            self._stop(task, inbox)
+        if self._stderr is not None:
+            with contextlib.suppress(Exception):
+                self._stderr.close()
+            self._stderr = None
+        if not self.problem:
+            self.problem = f"MCP server {self.name!r} was closed; its tools are unavailable"
+
+    def _stop(self, task: asyncio.Task[None], inbox: asyncio.Queue[Any]) -> None:
+        """Ask the connection task to finish (closing the session and the process) and wait."""
 
         async def stop() -> None:
             await inbox.put(None)
@@ -270,7 +283,6 @@ class McpServer:
 
         with contextlib.suppress(Exception):
             hub().submit(stop()).result(self.timeout + 5)
-        self.problem = f"MCP server {self.name!r} was closed; its tools are unavailable"
 
     def __repr__(self) -> str:
         where = self.url or " ".join([self.command or "", *self.args])
