@@ -8,10 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.toolbox import CodeMode, Toolbox
 from warmloop.transcript import ToolResult
+
+
+class Profile(BaseModel):
+    name: str
+    age: int
+
 
 LIMITS = CodeMode(time_limit=1.0, memory_limit=32 * 1024 * 1024)
 
@@ -87,3 +94,19 @@ def test_a_granted_directory_is_readable_and_only_that(tmp_path: Path) -> None:
     denied = run_code("open('/data/new.txt', 'w').write('x')", mode)
     assert denied.is_error
     assert not (tmp_path / "new.txt").exists()
+
+
+@tool
+def profile(name: str) -> Profile:
+    """A user's profile."""
+    return Profile(name=name, age=41)
+
+
+def test_a_tool_returning_an_object_gives_the_code_its_text() -> None:
+    model = ScriptedModel(
+        [call("run_code", code="profile(name='ana')"), call("submit", answer="x")]
+    )
+    run = Agent(model, tools=Toolbox([profile], code=LIMITS)).run_sync("Run it.")
+    result = run.transcript[3]
+    assert isinstance(result, ToolResult)
+    assert result.content == '=> "{\\"name\\":\\"ana\\",\\"age\\":41}"'

@@ -95,5 +95,7 @@ def test_the_local_grammar_calls_announced_tools_through_the_gateway_with_their_
     assert gateways[0].parameters["properties"]["arguments"]["required"] == ["id"]
     grammar = action_grammar(allowed)
     assert '"\\"get_invoice\\""' in grammar
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    assert llama_grammar.LlamaGrammar.from_string(grammar, verbose=False) is not None
     assert gateway_alternatives(box.specs(), []) == box.specs()
     assert spec.name == "get_invoice"

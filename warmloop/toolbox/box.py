@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from warmloop.toolbox.mcp import McpServer
 
 
+PLAIN = (str, int, float, bool, type(None), list, dict, tuple)
+"""Values a tool's result keeps inside run_code."""
+
+
 class Toolbox(BaseToolbox):
     """Core tools (always in the tool block) plus a searchable catalog.
 
@@ -256,7 +260,10 @@ class Disclosure:
             outcome = await call_entry(entry, checked, box.timeout)
             if outcome.timed_out or outcome.error is not None:
                 raise RuntimeError(failure_text(entry.name, outcome))
-            return outcome.value
+            value = outcome.value
+            # Plain data crosses into the sandbox as is; anything else as the text the
+            # model would have seen (a pydantic model, a dataclass, ...).
+            return value if isinstance(value, PLAIN) else stringify(value)
 
         return call
 
