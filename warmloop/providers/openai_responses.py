@@ -50,6 +50,12 @@ INCLUDE = ("reasoning.encrypted_content",)
 Item = dict[str, JsonValue]
 
 
+TOOL_SEARCH: Item = {"type": "tool_search"}
+"""Hosted tool search, sent first whenever a function is deferred (Tools > Tool search:
+`defer_loading: true` functions keep their parameter schemas out of the context until the
+model's search loads them, injected at the end of the context)."""
+
+
 def wire_tools(tools: Sequence[ToolSpec]) -> list[Item]:
     """Function tools in Responses format.
 
@@ -69,12 +75,6 @@ def wire_tools(tools: Sequence[ToolSpec]) -> list[Item]:
             item["defer_loading"] = True
         items.append(item)
     return items
-
-
-TOOL_SEARCH: Item = {"type": "tool_search"}
-"""Hosted tool search, sent first whenever a function is deferred (Tools > Tool search:
-`defer_loading: true` functions keep their parameter schemas out of the context until the
-model's search loads them, injected at the end of the context)."""
 
 
 def _text_message(role: str, text: str) -> Item:
