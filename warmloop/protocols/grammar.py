@@ -70,9 +70,13 @@ def gateway_alternatives(
 ) -> tuple[ToolSpec, ...]:
     """`tools` with the gateway narrowed to the announced tools: one alternative per tool,
     `{"name": "<its name>", "arguments": <object valid for it>}`, so a discovered tool is
-    called as exactly as a listed one. Without announcements (or a gateway) `tools` as is."""
-    if not announced or not any(t.name == GATEWAY for t in tools):
+    called as exactly as a listed one. Before anything is announced the gateway is left out
+    (any call through it could only fail), unless it is the only tool."""
+    if not any(t.name == GATEWAY for t in tools):
         return tuple(tools)
+    if not announced:
+        others = tuple(t for t in tools if t.name != GATEWAY)
+        return others or tuple(tools)
     narrowed = [
         ToolSpec(
             GATEWAY,
