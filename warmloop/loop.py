@@ -79,9 +79,9 @@ class Agent:
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
 
     `tools` is a list of tools or a `Toolbox` (`warmloop.toolbox.Toolbox` for a catalog,
-    code mode and MCP); the agent sets its `max_result_chars`. `busts` collects every cache bust the guard saw in this agent's runs, including a
-    fresh session whose opening (parameters, tools, system prompt) differs from the
-    agent's earlier sessions.
+    code mode and MCP); the agent sets its `max_result_chars`. `busts` collects every cache
+    bust the guard saw in this agent's runs, including a fresh session whose opening
+    (parameters, tools, system prompt) differs from the agent's earlier sessions.
     """
 
     def __init__(
