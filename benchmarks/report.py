@@ -42,7 +42,7 @@ def markdown(results: Sequence[LoopResult]) -> str:
     lines.append(
         "Costs are whole-session dollars (input, cache reads and writes, output) from each "
         "provider's cache simulator and dated price table; (Nx) is a baseline's cost as a "
-        "multiple of warmloop's. Not yet run: "
+        "multiple of warmloop's. Measured by its own benchmark: "
         + "; ".join(f"{name} ({why})" for name, why in PENDING.items())
         + "."
     )

@@ -68,7 +68,8 @@ def message_lines(message: Message, step: int, width: int) -> list[Text]:
         room = max(MIN_WIDTH, width - len(more))
         return [_line(f"{mark} {message.name}:", style or "green", rows[0], room, style) + more]
     if isinstance(message, Notice):
-        return [_line("notice", "bold yellow", message.text, width, "yellow")]
+        taught = f" {', '.join(t.name for t in message.tools)}" if message.tools else ""
+        return [_line("notice", "bold yellow", message.text + taught, width, "yellow")]
     return [_line("summary", "bold magenta", message.text, width)]
 
 

@@ -85,3 +85,13 @@ class SessionError(WarmloopError):
 class SessionBusy(SessionError):
     """Another process or worker holds this session's lease: only one may append at a time.
     Retry once it has finished, or after its lease expires if it was killed."""
+
+
+class ToolFailed(WarmloopError):
+    """A tool reports that it failed (a remote tool's error result, a server that stopped);
+    the message is what the model is told, as a tool error."""
+
+
+class CodeFailed(ToolFailed):
+    """Code run by `run_code` did not finish (syntax, an exception, a limit, a dead sandbox);
+    the message is what the model is told."""

@@ -80,15 +80,16 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
 class Agent:
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
 
-    `busts` collects every cache bust the guard saw in this agent's runs, including a
-    fresh session whose opening (parameters, tools, system prompt) differs from the
-    agent's earlier sessions.
+    `tools` is a list of tools or a `Toolbox` (`warmloop.toolbox.Toolbox` for a catalog,
+    code mode and MCP); the agent sets its `max_result_chars`. `busts` collects every cache
+    bust the guard saw in this agent's runs, including a fresh session whose opening
+    (parameters, tools, system prompt) differs from the agent's earlier sessions.
     """
 
     def __init__(
         self,
         model: Model,
-        tools: Iterable[Tool | ToolFunction] = (),
+        tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
         outputs: OutputSpec = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
@@ -115,7 +116,9 @@ class Agent:
         # By default one result can never overflow the window: a share of it (tools.py).
         if max_result_chars == "window":
             max_result_chars = default_result_cap(context_window(self))
-        self.toolbox = Toolbox(tools, max_result_chars=max_result_chars)
+        # A Toolbox instance (a catalog, code mode, MCP: warmloop.toolbox) is used as given.
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.toolbox.max_result_chars = max_result_chars
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
         self.outputs = Outputs(outputs)
@@ -423,6 +426,7 @@ class _Runner:
         returns the outputs on a valid submit."""
         submitted: BaseModel | None = None
         failed = True
+        tools = self.agent.toolbox.conversation(self.transcript)
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
@@ -435,11 +439,13 @@ class _Runner:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
             else:
-                execution = await self.agent.toolbox.run(call)
+                execution = await tools.run(call)
                 self.executions.append(execution)
                 result = execution.result
             failed = failed and result.is_error
             self.append(result)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
         self.persisted()
         self.failed_steps = self.failed_steps + 1 if failed else 0
         return submitted

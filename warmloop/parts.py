@@ -74,12 +74,24 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class AnnouncedTool:
+    """A tool's full description as a notice teaches it: `parameters` is its JSON schema as
+    text, kept byte-for-byte so the announcement renders the same after any round-trip."""
+
+    name: str
+    description: str
+    parameters: str
+
+
+@dataclass(frozen=True)
 class Notice:
-    """Mid-conversation system text (a newly discovered tool, the last-step warning),
-    rendered in place; `only_tool` as on `UserText`."""
+    """Mid-conversation system text (the last-step warning, newly discovered tools),
+    rendered in place; `only_tool` as on `UserText`. `tools` makes it an announcement:
+    the full descriptions of tools disclosed after the tool block was fixed."""
 
     text: str
     only_tool: str = ""
+    tools: tuple[AnnouncedTool, ...] = ()
     kind: Literal["notice"] = "notice"
 
 

@@ -38,6 +38,9 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, JsonValue]
+    defer_loading: bool = False
+    """Provider-native tool search: the provider keeps this tool out of the prompt until its
+    own search finds it (Anthropic and OpenAI Responses; see `warmloop.toolbox`)."""
 
     def full(self) -> dict[str, JsonValue]:
         """The full rendering, shown the first time a model sees the tool."""

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,11 +34,12 @@ from warmloop.tool_run import (
     stringify,
 )
 from warmloop.tool_schema import ToolSpec, clean_schema, function_spec, schema_type
-from warmloop.transcript import ToolCall, ToolResult
+from warmloop.transcript import Notice, ToolCall, ToolResult, Transcript
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "Execution",
+    "StepTools",
     "StuckCall",
     "Tool",
     "ToolFunction",
@@ -182,6 +183,15 @@ class StuckCall:
         return not self.worker.done()
 
 
+class StepTools(Protocol):
+    """A toolbox as one conversation sees it for one step: runs that step's calls, then
+    hands over the notices to append after their results."""
+
+    async def run(self, call: ToolCall) -> Execution: ...
+
+    def announcements(self) -> tuple[Notice, ...]: ...
+
+
 class Toolbox:
     """An ordered set of tools with unique names; executes calls into ToolResults.
 
@@ -232,6 +242,15 @@ class Toolbox:
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
+
+    def conversation(self, transcript: Transcript) -> StepTools:
+        """This toolbox as `transcript`'s conversation sees it for one step: the same for
+        every conversation here (`warmloop.toolbox.Toolbox` reads what each was taught)."""
+        return self
+
+    def announcements(self) -> tuple[Notice, ...]:
+        """Notices to append after a step's results: none from a plain toolbox."""
+        return ()
 
     @property
     def stuck(self) -> tuple[StuckCall, ...]:

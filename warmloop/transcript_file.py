@@ -1,7 +1,8 @@
 """The transcript file format: deterministic JSON out, strict validation in.
 
-`dump` writes `warmloop.transcript/2` (id, conversation, revision, meta, messages) with a
-fixed key order, so the same transcript always gives the same bytes (a transcript's text is
+`dump` writes `warmloop.transcript/2` (id, conversation, revision, meta, messages; a notice
+may carry the tools it announces, `Notice.tools`, absent from older files) with a fixed key
+order, so the same transcript always gives the same bytes (a transcript's text is
 always encodable: see `transcript.encodable`). `load` accepts version 2
 and the older version 1, and refuses anything else with one `TranscriptError` naming the
 fault: not JSON, too deeply nested, a missing, extra or mistyped field, an unsafe id, broken
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from warmloop.errors import ConfigurationError, TranscriptError
+from warmloop.parts import AnnouncedTool
 from warmloop.transcript import (
     AssistantTurn,
     JsonValue,
@@ -38,7 +40,8 @@ FORMAT = "warmloop.transcript/2"
 FORMAT_V1 = "warmloop.transcript/1"
 _STRICT = ConfigDict(strict=True, extra="forbid")
 # Strict: no null-to-"None", no float-to-int, no unknown field dropped silently.
-for _part in (SystemText, UserText, ToolCall, AssistantTurn, ToolResult, Notice, Summary, Meta):
+_PARTS = (SystemText, UserText, ToolCall, AssistantTurn, ToolResult, AnnouncedTool, Notice, Summary)
+for _part in (*_PARTS, Meta):
     setattr(_part, "__pydantic_config__", _STRICT)  # noqa: B010  # read by pydantic
 
 _MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from warmloop.transcript import AssistantTurn, Message, ToolCall, ToolResult, Transcript
+from warmloop.transcript import AssistantTurn, Message, Notice, ToolCall, ToolResult, Transcript
 
 PLACEHOLDER_MARK = "[pruned: "
 DEFAULT_TAIL_TOKENS = 12_000
@@ -57,6 +57,8 @@ def text_of(message: Message) -> str:
         return message.content
     if isinstance(message, AssistantTurn):
         return message.text + message.reasoning + "".join(c.arguments for c in message.tool_calls)
+    if isinstance(message, Notice):  # an announcement's schemas are most of its size
+        return message.text + "".join(t.name + t.description + t.parameters for t in message.tools)
     return message.text
 
 

@@ -61,6 +61,38 @@ def _converter() -> Any:
     return converter
 
 
+GATEWAY = "call_tool"
+"""The stable tool through which discovered tools are called (`warmloop.toolbox`)."""
+
+
+def gateway_alternatives(
+    tools: Sequence[ToolSpec], announced: Sequence[ToolSpec]
+) -> tuple[ToolSpec, ...]:
+    """`tools` with the gateway narrowed to the announced tools: one alternative per tool,
+    `{"name": "<its name>", "arguments": <object valid for it>}`, so a discovered tool is
+    called as exactly as a listed one. Before anything is announced the gateway is left out
+    (any call through it could only fail), unless it is the only tool."""
+    if not any(t.name == GATEWAY for t in tools):
+        return tuple(tools)
+    if not announced:
+        others = tuple(t for t in tools if t.name != GATEWAY)
+        return others or tuple(tools)
+    narrowed = [
+        ToolSpec(
+            GATEWAY,
+            "",
+            {
+                "type": "object",
+                "properties": {"name": {"const": a.name}, "arguments": a.parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            },
+        )
+        for a in announced
+    ]
+    return tuple(t for t in tools if t.name != GATEWAY) + tuple(narrowed)
+
+
 def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_THOUGHT_CHARS) -> str:
     """The GBNF text of one step for `tools` (deterministic: same tools, same grammar)."""
     if not tools:

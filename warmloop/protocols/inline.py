@@ -2,11 +2,16 @@
 
 A notice (or system text after the opening) has no system role in the middle of most
 conversations, so it is rendered in place as tagged text; a fold's summary stands in the
-place of the span it covers. One wrapper each, used by every renderer.
+place of the span it covers; a notice that announces tools carries each one's full
+description inside its reminder, one `<tool>` line each. One wrapper each, used by every
+renderer.
 """
 
 from __future__ import annotations
 
+import json
+
+from warmloop.parts import AnnouncedTool
 from warmloop.transcript import Notice, Summary, SystemText
 
 
@@ -20,8 +25,22 @@ def summary_text(summary: Summary) -> str:
     return f"<conversation-summary>{summary.text}</conversation-summary>"
 
 
+def tool_line(tool: AnnouncedTool) -> str:
+    """One announced tool, in full, as the JSON a tool block would hold (its schema text
+    inserted exactly as stored)."""
+    head = json.dumps({"name": tool.name, "description": tool.description}, ensure_ascii=False)
+    return f'<tool>{head[:-1]}, "parameters": {tool.parameters}}}</tool>'
+
+
+def announcement_text(notice: Notice) -> str:
+    """A notice and the full descriptions of the tools it announces, in place."""
+    return reminder("\n".join([notice.text, *(tool_line(t) for t in notice.tools)]))
+
+
 def inline_text(message: Notice | Summary | SystemText) -> str:
     """The text a notice, a summary or a later system text reads as, in place."""
     if isinstance(message, Summary):
         return summary_text(message)
+    if isinstance(message, Notice) and message.tools:
+        return announcement_text(message)
     return reminder(message.text)

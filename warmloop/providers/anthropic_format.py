@@ -46,10 +46,20 @@ def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
+TOOL_SEARCH: Block = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+"""Anthropic's server-side tool search, sent first whenever a tool is deferred
+(Tool use > Tool search tool: `defer_loading: true` tools stay out of the context until a
+search returns a `tool_reference` to them)."""
+
+
 def wire_tools(tools: Sequence[ToolSpec]) -> list[Block]:
-    return [
-        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
-    ]
+    blocks: list[Block] = [TOOL_SEARCH] if any(t.defer_loading for t in tools) else []
+    for t in tools:
+        block: Block = {"name": t.name, "description": t.description, "input_schema": t.parameters}
+        if t.defer_loading:
+            block["defer_loading"] = True
+        blocks.append(block)
+    return blocks
 
 
 def tool_input(arguments: str) -> dict[str, JsonValue]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from warmloop.cache.usage import Usage
 from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.protocols import react_text
-from warmloop.protocols.grammar import action_grammar, tools_key
+from warmloop.protocols.grammar import action_grammar, gateway_alternatives, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.gemma import gemma_path
 from warmloop.tools import ToolSpec
@@ -58,11 +59,14 @@ class GemmaPrompt:
     only_tool: str = ""
     system: str | None = None
     """The opening system text merged into turn 0 (its own section of the stream)."""
+    announced: tuple[ToolSpec, ...] = ()
+    """Tools the conversation's notices announced: the grammar calls them through the
+    gateway with their own argument schemas (the prompt's message 0 never changes)."""
 
     def allowed_tools(self) -> tuple[ToolSpec, ...]:
         """The tools the grammar offers for this step."""
         narrowed = tuple(t for t in self.tools if t.name == self.only_tool)
-        return narrowed or self.tools
+        return narrowed or gateway_alternatives(self.tools, self.announced)
 
 
 def generated_tokens(turn: AssistantTurn) -> tuple[int, ...] | None:
@@ -137,7 +141,15 @@ def render_gemma(transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
     system = pieces[0][1] if pieces and pieces[0][0] == "system" else None
     echoes = [generated_tokens(m) for m in visible if isinstance(m, AssistantTurn)]
     turns = gemma_turns(pieces, echoes)
-    prompt = GemmaPrompt(tuple(turns), tuple(tools), only_tool(transcript, tools), system)
+    announced = tuple(
+        ToolSpec(t.name, t.description, json.loads(t.parameters))
+        for m in visible
+        if isinstance(m, Notice)
+        for t in m.tools
+    )
+    prompt = GemmaPrompt(
+        tuple(turns), tuple(tools), only_tool(transcript, tools), system, announced
+    )
     return Rendered(prompt, prompt_stream, transcript.assistant_turns())
 
 

@@ -51,22 +51,31 @@ INCLUDE = ("reasoning.encrypted_content",)
 Item = dict[str, JsonValue]
 
 
+TOOL_SEARCH: Item = {"type": "tool_search"}
+"""Hosted tool search, sent first whenever a function is deferred (Tools > Tool search:
+`defer_loading: true` functions keep their parameter schemas out of the context until the
+model's search loads them, injected at the end of the context)."""
+
+
 def wire_tools(tools: Sequence[ToolSpec]) -> list[Item]:
     """Function tools in Responses format.
 
     `strict` is off: strict mode demands every property be required, which optional tool
     arguments are not; the loop validates arguments itself and reports errors to the model.
     """
-    return [
-        {
+    items: list[Item] = [dict(TOOL_SEARCH)] if any(t.defer_loading for t in tools) else []
+    for t in tools:
+        item: Item = {
             "type": "function",
             "name": t.name,
             "description": t.description,
             "parameters": t.parameters,
             "strict": False,
         }
-        for t in tools
-    ]
+        if t.defer_loading:
+            item["defer_loading"] = True
+        items.append(item)
+    return items
 
 
 def _text_message(role: str, text: str) -> Item:

@@ -1,0 +1,340 @@
+"""Disclosure: the 120-tool session of issue 9 priced four ways on real wire formats.
+
+The same 40-request plan (`benchmarks.toolbox_session`: 6 catalog tools discovered at
+different steps, then used through the gateway and from `run_code`) is run by warmloop's
+Agent on the ScriptedModel under four ways of disclosing tools, every request rendered by the
+provider's own renderer and priced with the cache simulator and the dated prices
+(`benchmarks.session_costs`):
+
+- warmloop: core tools + `search_tools`/`call_tool`/`run_code` in a byte-stable tool block,
+  each discovered tool taught once by an announcement in the transcript;
+- native deferred: the provider's own tool search (Anthropic `tool_search_tool_bm25` with
+  `defer_loading`; OpenAI Responses hosted `tool_search`): all 120 tools in the request,
+  deferred. Billed as the providers document it: Anthropic leaves deferred tools out of the
+  context and expands each `tool_reference` a search returns into the full definition in
+  place; OpenAI still shows each deferred function's name and description up front and loads
+  its parameter schema where the search output stands. A search happens inside the model's
+  response (no round trip), so this arm makes fewer requests;
+- all schemas (cached): every tool in the tool block on every request, no search;
+- re-sent each step: the gateway, but every discovered tool's full schema is sent again
+  after every step (what a loop that re-lists its discovered tools each turn does);
+- tool block grows: search as warmloop does, but each discovered tool is added to the tool
+  block and called by name (dynamic tool binding); every discovery rewrites the start of
+  the prompt, so the cache is lost from the top.
+
+Every arm performs the same tool uses and all of them succeed (checked).
+
+    python -m benchmarks.toolbox
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.session_costs import (
+    ANTHROPIC_RULES,
+    OPENAI_RULES,
+    RecordingModel,
+    Rules,
+    blocks,
+    dollars,
+)
+from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
+from warmloop import Agent
+from warmloop.cache.simulate import SimRequest, simulate
+from warmloop.cache.wire import ANTHROPIC
+from warmloop.protocols.react_text import call_id
+from warmloop.providers.base import Rendered
+from warmloop.providers.scripted import Script
+from warmloop.toolbox import Disclosure, Toolbox
+from warmloop.toolbox.announce import announcement
+from warmloop.toolbox.search import Index
+from warmloop.tools import Execution, ToolSpec
+from warmloop.transcript import AssistantTurn, Notice, ToolCall, ToolResult, Transcript
+
+RULES = (ANTHROPIC_RULES, OPENAI_RULES)
+ARMS: tuple[tuple[Arm, str], ...] = (
+    ("gateway", "warmloop disclosure"),
+    ("native", "native deferred loading"),
+    ("all", "all 120 schemas (cached)"),
+    ("resend", "discovered schemas re-sent each step"),
+    ("grow", "discovered tools added to the tool block"),
+)
+SECONDS_BETWEEN_REQUESTS = 10.0
+
+
+class Resending(Disclosure):
+    """The gateway, but after every step the full schema of every tool discovered so far is
+    sent again (the baseline this benchmark measures warmloop's teach-once against)."""
+
+    def announcements(self) -> tuple[Notice, ...]:
+        discovered = sorted(self.discovered)
+        self.known.update(self.found)
+        self.found = []
+        if not discovered:
+            return ()
+        specs = [e.spec for n in discovered if (e := self.box.catalog.get(n))]
+        return (announcement(specs, "call_tool", "run_code"),)
+
+
+class ResendingToolbox(Toolbox):
+    def conversation(self, transcript: Transcript) -> Disclosure:
+        return Resending(self, transcript)
+
+
+class Growing(Disclosure):
+    """Search as warmloop does, but a discovered tool is called by its own name (it joins
+    the tool block, see `tool_block`) and nothing is announced."""
+
+    def __init__(self, box: GrowingToolbox, transcript: Transcript) -> None:
+        super().__init__(box, transcript)
+        self.known |= box.bound  # bound tools are the (remembered) discovered ones
+
+    box: GrowingToolbox
+
+    async def run(self, call: ToolCall) -> Execution:
+        if call.name in self.box.catalog and call.name in self.box.bound:
+            return await self._catalog_call(call, call.name, json.loads(call.arguments))
+        execution = await super().run(call)
+        self.box.bound.update(self.found)
+        return execution
+
+    def announcements(self) -> tuple[Notice, ...]:
+        self.found = []
+        return ()
+
+
+class GrowingToolbox(Toolbox):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bound: set[str] = set()
+
+    def conversation(self, transcript: Transcript) -> Disclosure:
+        return Growing(self, transcript)
+
+
+_LISTED = re.compile(r"^- (\w+)\(", re.MULTILINE)
+
+
+def tool_block(arm: Arm, transcript: Transcript, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The tool block of a request: fixed, except in the growing arm, where every tool the
+    transcript's searches found so far has joined it, in the order found."""
+    if arm != "grow":
+        return list(tools)
+    specs = {t.name: t.spec for t in catalog()}
+    found: list[str] = []
+    for message in transcript:
+        if isinstance(message, ToolResult) and message.name == "search_tools":
+            found += [n for n in _LISTED.findall(message.content) if n not in found]
+    return [*tools, *(specs[n] for n in found)]
+
+
+def toolbox(arm: Arm) -> Toolbox:
+    if arm == "grow":
+        return GrowingToolbox(CORE, catalog(), code=True)
+    if arm == "all":
+        return Toolbox([*CORE, *catalog()], code=True)
+    if arm == "resend":
+        return ResendingToolbox(CORE, catalog(), code=True)
+    return Toolbox(CORE, catalog(), code=True, native=arm == "native")
+
+
+def native_turn(search: Step, use: Step, index: Index, specs: dict[str, ToolSpec]) -> Script:
+    """The model's response in the native arm: the provider's server-side search (as each
+    provider returns it, in the raw blocks the renderer echoes) and the call it leads to."""
+    query = search.arguments["query"]
+    found = [name for name, _ in index.rank(query, 5)]
+    arguments = json.dumps(use.arguments, ensure_ascii=False)
+
+    def turn(rendered: Rendered) -> AssistantTurn:
+        cid = call_id(rendered.turn_index)
+        server = f"srvtoolu_{rendered.turn_index}"
+        anthropic = [
+            {
+                "type": "server_tool_use",
+                "id": server,
+                "name": "tool_search_tool_bm25",
+                "input": {"query": query},
+            },
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": server,
+                "content": {
+                    "type": "tool_search_tool_search_result",
+                    "tool_references": [{"type": "tool_reference", "tool_name": n} for n in found],
+                },
+            },
+            {"type": "tool_use", "id": cid, "name": use.name, "input": use.arguments},
+        ]
+        openai = [
+            {
+                "type": "tool_search_call",
+                "id": f"ts_{cid}",
+                "call_id": f"tsc_{cid}",
+                "execution": "server",
+                "status": "completed",
+                "arguments": {"query": query},
+            },
+            {
+                "type": "tool_search_output",
+                "id": f"tso_{cid}",
+                "call_id": f"tsc_{cid}",
+                "execution": "server",
+                "status": "completed",
+                "tools": [
+                    {
+                        "type": "function",
+                        "name": n,
+                        "description": specs[n].description,
+                        "parameters": specs[n].parameters,
+                        "strict": False,
+                    }
+                    for n in found
+                ],
+            },
+            {"type": "function_call", "call_id": cid, "name": use.name, "arguments": arguments},
+        ]
+        return AssistantTurn(
+            tool_calls=(ToolCall(cid, use.name, arguments),),
+            provider_details={"anthropic": {"content": anthropic}, "openai_responses": openai},
+        )
+
+    return turn
+
+
+def script(arm: Arm) -> list[Script]:
+    """The replies for one arm, from the shared plan."""
+    steps = plan()
+    tools = catalog()
+    index = Index(t.spec for t in tools)
+    specs = {t.name: t.spec for t in tools}
+    out: list[Script] = []
+    for k, step in enumerate(steps):
+        if arm == "native" and step.kind == "search":
+            continue
+        if arm == "native" and k and steps[k - 1].kind == "search":
+            out.append(native_turn(steps[k - 1], step, index, specs))
+            continue
+        item = reply(arm, step)
+        if item is not None:
+            out.append(item)
+    return out
+
+
+def billed(payload: dict[str, Any], rules: Rules, specs: dict[str, ToolSpec]) -> dict[str, Any]:
+    """What a native-search request puts in the model's context, as the provider documents
+    it (see the module docstring); other requests are billed as sent."""
+    payload = copy.deepcopy(payload)
+    if rules.layout is ANTHROPIC:
+        payload["tools"] = [t for t in payload.get("tools", []) if not t.get("defer_loading")]
+        for message in payload["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_search_tool_result":
+                    for ref in block["content"]["tool_references"]:
+                        spec = specs[ref["tool_name"]]
+                        ref["definition"] = {
+                            "name": spec.name,
+                            "description": spec.description,
+                            "input_schema": spec.parameters,
+                        }
+        return payload
+    payload["tools"] = [
+        {k: v for k, v in t.items() if k not in ("parameters", "strict")}
+        if t.get("defer_loading")
+        else t
+        for t in payload.get("tools", [])
+    ]
+    return payload
+
+
+@dataclass(frozen=True)
+class Row:
+    """One arm under one provider's rules."""
+
+    arm: str
+    provider: str
+    requests: int
+    input_tokens: int
+    dollars: float
+
+
+def run_arm(arm: Arm) -> tuple[list[Transcript], tuple[ToolSpec, ...]]:
+    """Run the plan (two runs: the task and its follow-up) and return what was sent."""
+    model = RecordingModel(script(arm), name=f"toolbox-{arm}")
+    agent = Agent(model, tools=toolbox(arm), max_steps=30, maintenance=None)
+    first = agent.run_sync("Sort out the delayed refunds.")
+    follow = agent.run_sync("Now the rest.", history=first.transcript)
+    results = [m for m in follow.transcript if isinstance(m, ToolResult)]
+    failed = [r.content[:200] for r in results if r.is_error]
+    assert not failed, f"{arm}: tool calls failed: {failed}"
+    uses = sorted(
+        json.loads(c.arguments)["name"] if c.name == "call_tool" else c.name
+        for m in follow.transcript
+        if isinstance(m, AssistantTurn)
+        for c in m.tool_calls
+        if c.name not in ("search_tools", "run_code", "submit")
+    )
+    expected = sorted(s.name for s in plan() if s.kind in ("use", "core"))
+    assert uses == expected, f"{arm}: the tool uses differ from the plan"
+    return model.sent, agent.tool_specs
+
+
+def price_arm(arm: Arm, sent: Sequence[Transcript], tools: Sequence[ToolSpec]) -> list[Row]:
+    specs = {t.name: t.spec for t in catalog()}
+    rows = []
+    for rules in RULES:
+        requests = []
+        for k, transcript in enumerate(sent):
+            payload = rules.render(transcript, tool_block(arm, transcript, tools))
+            if arm == "native":
+                payload = billed(payload, rules, specs)
+            requests.append(SimRequest(k * SECONDS_BETWEEN_REQUESTS, blocks(payload, rules), 100))
+        outcomes = simulate(requests, rules.profile, rules.prices)
+        tokens = sum(b.tokens for r in requests for b in r.blocks)
+        rows.append(Row(arm, rules.name, len(requests), tokens, dollars(outcomes)))
+    return rows
+
+
+def measure() -> list[Row]:
+    """Every arm under every provider's rules."""
+    rows: list[Row] = []
+    for arm, _ in ARMS:
+        sent, tools = run_arm(arm)
+        rows += price_arm(arm, sent, tools)
+    return rows
+
+
+def table(rows: Sequence[Row]) -> str:
+    """A markdown table: each arm's cost also as a share of sending all schemas (cached)."""
+    names: dict[str, str] = dict(ARMS)
+    base = {r.provider: r.dollars for r in rows if r.arm == "all"}
+    lines = [
+        "| disclosure | provider | requests | input tokens | cost $ | vs all schemas cached |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        share = r.dollars / base[r.provider]
+        lines.append(
+            f"| {names[r.arm]} | {r.provider} | {r.requests} | {r.input_tokens:,} | "
+            f"{r.dollars:.4f} | {share:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    size = sum(len(json.dumps(t.spec.full())) for t in catalog()) / 4 / len(catalog())
+    print(
+        f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
+        "a five-server setup of 58 tools is about 55k tokens)\n"
+    )
+    print(table(measure()))
+    print("\ncommand: python -m benchmarks.toolbox")
+
+
+if __name__ == "__main__":
+    main()
