@@ -14,7 +14,7 @@ pytest_plugins = ["pytester"]
 INNER = '''
 import itertools
 import pytest
-from warmloop import Agent, ScriptedModel, call, loop, tool
+from warmloop import Agent, ScriptedModel, call, runner, tool
 from warmloop.transcript import SystemText
 
 
@@ -63,7 +63,7 @@ def edit_earlier_message(payload):
 
 def test_timestamp_seeded_into_the_system_prompt(monkeypatch):
     clock = itertools.count(1)
-    monkeypatch.setattr(loop, "SystemText", lambda text: SystemText(f"{text} t={next(clock)}"))
+    monkeypatch.setattr(runner, "SystemText", lambda text: SystemText(f"{text} t={next(clock)}"))
     agent = Agent(ScriptedModel([call("submit", answer="a"), call("submit", answer="b")]))
     agent.run_sync("one")
     agent.run_sync("two")
