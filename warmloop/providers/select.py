@@ -12,15 +12,16 @@ import os
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model
 
-# prefix -> (module, class, needs a model name). Each class takes the model name first.
-_PROVIDERS: dict[str, tuple[str, str, bool]] = {
+# prefix -> (module, class, needs a model name: True, False, or None for optional). Each
+# class takes the model name first.
+_PROVIDERS: dict[str, tuple[str, str, bool | None]] = {
     "anthropic": ("warmloop.providers.anthropic", "AnthropicModel", True),
     "openai": ("warmloop.providers.openai_responses", "OpenAIResponsesModel", True),
     "openai-chat": ("warmloop.providers.openai_compatible", "OpenAIChatModel", True),
     "gemini": ("warmloop.providers.gemini", "GeminiModel", True),
     "deepseek": ("warmloop.providers.openai_compatible", "DeepSeekModel", True),
     "openai-compatible": ("warmloop.providers.openai_compatible", "OpenAICompatibleModel", True),
-    "local": ("warmloop.providers.local", "LocalModel", False),
+    "local": ("warmloop.providers.local", "LocalModel", None),
 }
 
 EXAMPLES = (
@@ -38,7 +39,7 @@ def resolve_model(spec: str) -> Model:
     module_name, class_name, needs_name = entry
     if needs_name and not rest:
         raise ConfigurationError(f"model {spec!r} needs a name after the colon, e.g. {EXAMPLES}")
-    if not needs_name and rest:
+    if needs_name is False and rest:
         raise ConfigurationError(f"model {prefix!r} takes no name; use {prefix!r} alone")
     try:
         module = importlib.import_module(module_name)
@@ -48,7 +49,7 @@ def resolve_model(spec: str) -> Model:
             f"({exc.name}); install it with: pip install 'warmloop[all]'"
         ) from exc
     cls = getattr(module, class_name)
-    model: Model = cls(rest) if needs_name else cls()
+    model: Model = cls(rest) if needs_name or rest else cls()
     return model
 
 
