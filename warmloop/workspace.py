@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools import Tool
 
 MAX_LISTED_FILES = 500
+MAX_GRAMMAR_PATHS = 300
 MAX_READ_LINES = 400
 MAX_SEARCH_MATCHES = 100
 MAX_MATCH_CHARS = 200
@@ -245,4 +247,37 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Search files under a path for a Python regex; each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
-    return [Tool.from_function(f) for f in (list_files, read_file, search)]
+    tools = [Tool.from_function(f) for f in (list_files, read_file, search)]
+    return [with_path_enums(t, workspace) for t in tools]
+
+
+def path_choices(workspace: Workspace) -> tuple[list[str], list[str]] | None:
+    """The files and directories a model may name, as listed now (directories with "."
+    first); None when there are more than MAX_GRAMMAR_PATHS files."""
+    files: list[str] = []
+    for file in workspace.files(workspace.root):
+        if len(files) == MAX_GRAMMAR_PATHS:
+            return None
+        files.append(workspace.relative(file))
+    folders = {"."}
+    for name in files:
+        parts = name.split("/")[:-1]
+        folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
+    return files, sorted(folders, key=lambda d: (d != ".", d))
+
+
+def with_path_enums(tool: Tool, workspace: Workspace) -> Tool:
+    """`tool` with a grammar-only schema whose `path` is one of the paths that exist:
+    files for read_file, directories for the others. The schema the model reads is
+    unchanged, so the prompt is the same; only a local model's constrained decoding
+    narrows. A workspace too big to enumerate keeps the free string."""
+    choices = path_choices(workspace)
+    parameters = tool.spec.parameters
+    properties = parameters.get("properties")
+    if choices is None or not isinstance(properties, dict) or "path" not in properties:
+        return tool
+    files, folders = choices
+    allowed = files if tool.name == "read_file" else folders
+    narrowed = {**properties, "path": {"type": "string", "enum": allowed}}
+    spec = replace(tool.spec, grammar_parameters={**parameters, "properties": narrowed})
+    return replace(tool, spec=spec)
