@@ -92,10 +92,11 @@ def ask(model: LocalModel, question: Question, max_steps: int) -> Outcome:
         requests = sum(1 for m in transcript if isinstance(m, AssistantTurn))
     seconds = time.perf_counter() - started
     calls = [
-        f"{c.name} {c.arguments}"
+        " / ".join(m.text.splitlines())
+        if not m.tool_calls
+        else "; ".join(f"{c.name} {c.arguments}" for c in m.tool_calls)
         for m in transcript
         if isinstance(m, AssistantTurn)
-        for c in m.tool_calls
     ]
     correct = re.search(question.accept, answer, re.IGNORECASE) is not None
     return Outcome(question, answer, correct, requests, seconds, calls)
@@ -111,7 +112,9 @@ def evaluate(name: str, questions: tuple[Question, ...], max_steps: int, verbose
         if verbose:
             mark = "ok " if outcome.correct else "BAD"
             print(f"  {mark} [{question.kind}] {question.task} -> {outcome.answer!r}")
-            print(f"      {outcome.requests} requests, {outcome.seconds:.1f} s: {outcome.calls}")
+            print(f"      {outcome.requests} requests, {outcome.seconds:.1f} s")
+            for call in outcome.calls:
+                print(f"      - {call[:200]}")
     model.close()
     right = sum(o.correct for o in outcomes)
     steps = sum(o.requests for o in outcomes) / len(outcomes)
@@ -130,9 +133,12 @@ def main() -> None:
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--only", type=int, help="ask only the first N questions")
+    parser.add_argument("--question", type=int, action="append", help="ask question N (1-12)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     questions = QUESTIONS[: args.only] if args.only else QUESTIONS
+    if args.question:
+        questions = tuple(QUESTIONS[n - 1] for n in args.question)
     rows = []
     for name in args.model or list(MODELS):
         if args.verbose:

@@ -7,7 +7,7 @@ traceback; a failed run still saves its transcript when `--save` was given.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from warmloop.cache.pricing import cost_report
 from warmloop.cli_view import (
     LiveView,
     bust_lines,
@@ -26,13 +27,20 @@ from warmloop.cli_view import (
     transcript_view,
 )
 from warmloop.errors import RunError, TranscriptError, WarmloopError
-from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, Run
+from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent, RequestRecord, Run
 from warmloop.providers.base import Model
+from warmloop.providers.local import DEFAULT_N_CTX
+from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.select import EXAMPLES, resolve_model
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 ERROR_CHARS = 500
+LOCAL_HELP = (
+    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; the others are "
+    + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
+    + "."
+)
 INTERRUPTED_EXIT = 130
 """The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
 
@@ -56,6 +64,22 @@ def fail(message: str) -> NoReturn:
         Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
     )
     raise click.exceptions.Exit(1)
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, before any model work, if `path` cannot take the transcript: a file is
+    created and removed beside it, as `save_transcript` will."""
+    if path.is_dir():
+        fail(f"--save {path} is a directory; pass a file path")
+    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
+    try:
+        probe.open("x").close()
+        probe.unlink()
+    except OSError as exc:
+        fail(
+            f"cannot save the transcript to {path} ({exc.strerror}); "
+            "pass a --save path in a writable directory"
+        )
 
 
 def save_transcript(transcript: Transcript, path: Path) -> None:
@@ -93,7 +117,7 @@ def main(ctx: click.Context) -> None:
     default="local",
     show_default=True,
     metavar="SPEC",
-    help=f"Which model to use, e.g. {EXAMPLES}.",
+    help=f"Which model to use, e.g. {EXAMPLES}. {LOCAL_HELP}",
 )
 @click.option(
     "--workspace",
@@ -110,6 +134,11 @@ def main(ctx: click.Context) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the transcript (JSON) here, also when the run fails.",
 )
+@click.option(
+    "--n-ctx",
+    type=click.IntRange(min=512),
+    help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
+)
 @click.pass_obj
 def run(
     context: CliContext,
@@ -118,13 +147,21 @@ def run(
     workspace: Path,
     max_steps: int,
     save: Path | None,
+    n_ctx: int | None,
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
+    if save is not None:
+        check_writable(save)
     console = _stdout()
     console.print(Text(f"model {model_spec}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
         model = context.model_factory(model_spec)
+        if n_ctx is not None:
+            resize = getattr(model, "resize", None)
+            if resize is None:
+                fail(f"--n-ctx applies to local models only, not {model_spec!r}")
+            resize(n_ctx)
         agent = Agent(
             model,
             tools,
@@ -140,6 +177,9 @@ def run(
             console.print(Text(f"interrupted; transcript saved to {save}", style="dim"))
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     except RunError as exc:
+        if exc.requests:
+            console.print()
+            requests_report(console, exc.requests, model_name(exc.transcript))
         if save is not None:
             save_transcript(exc.transcript, save)
             console.print(Text(f"transcript saved to {save}", style="dim"))
@@ -157,13 +197,24 @@ def report(console: Console, result: Run) -> None:
     console.print()
     console.print(outputs_view(result.outputs, extracted=result.extracted))
     console.print()
-    cost = result.cost()
+    requests_report(console, result.requests, result.model)
+
+
+def model_name(transcript: Transcript) -> str:
+    """The model a transcript's requests went to (for pricing a failed run)."""
+    return transcript.meta.model or ""
+
+
+def requests_report(console: Console, requests: Sequence[RequestRecord], model: str) -> None:
+    """Per-request cache reuse, the totals, the cost and any cache bust: for a finished
+    run and for one that failed after some requests."""
+    cost = cost_report(model, (r.usage for r in requests))
     per_request = cost.per_request
     costs = None if per_request is None else [c.total for c in per_request]
-    console.print(requests_table(result.requests, costs))
-    console.print(totals_line(result.requests), soft_wrap=True)
+    console.print(requests_table(requests, costs))
+    console.print(totals_line(requests), soft_wrap=True)
     console.print(Text(cost.describe(), style="dim"), soft_wrap=True)
-    for line in bust_lines(result.requests):
+    for line in bust_lines(requests):
         console.print(line, soft_wrap=True)
 
 

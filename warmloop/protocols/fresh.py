@@ -4,7 +4,8 @@ A small model left to itself repeats its last call until its budget runs out. A 
 in its broadest form (no arguments but the tool's main one, optional ones at their
 defaults) gets the same answer every time, and so does any narrower call of the same
 tool on the same main value. So after `search {"pattern": "x"}` no search for "x" is
-offered again, after `read_file {"path": "a.py"}` no read of a.py, and after a bare
+offered again (nor any pattern starting with "x": its matches are a subset), after
+`read_file {"path": "a.py"}` no read of a.py, and after a bare
 `list_files {}` no listing at all. And before the first observation of a run, `submit` is
 not offered when there are other tools: an answer must rest on something looked up.
 This only narrows constrained decoding; the prompt is unchanged.

@@ -74,12 +74,16 @@ def _converter() -> Any:
 
 
 def unlike(values: Sequence[str], name: str) -> list[str]:
-    """GBNF rules `name` for a JSON string (quotes included) that is none of `values`,
-    walking a trie of them: at each node the string may end (unless a value ends there),
-    take a character no value continues with and then anything, or follow a value one
-    more character. Values with characters JSON escapes are left out (still allowed)."""
+    """GBNF rules `name` for a JSON string (quotes included) that starts with none of
+    `values`, walking a trie of them: at each node the string may end, take a character
+    no value continues with and then anything, or follow a value one more character
+    unless that completes it. Values with characters JSON escapes are left out."""
     plain = sorted(
-        {v for v in values if json.dumps(v, ensure_ascii=False)[1:-1] == v and v.isprintable()}
+        {
+            v
+            for v in values
+            if v and json.dumps(v, ensure_ascii=False)[1:-1] == v and v.isprintable()
+        }
     )
     rules: list[str] = []
 
@@ -88,12 +92,12 @@ def unlike(values: Sequence[str], name: str) -> list[str]:
         number[0] += 1
         here = [v for v in plain if v.startswith(prefix)]
         following = sorted({v[len(prefix)] for v in here if len(v) > len(prefix)})
-        options = [] if prefix in here else [r'"\"" space']
         excluded = "".join(f"\\U{ord(c):08X}" for c in following)
         other = r'[^"\\\x00-\x1F' + excluded + "]"
-        options.append(f"( {other} | " + r'"\\" ["\\/bfnrt] ) char* "\"" space')
+        options = [r'"\"" space', f"( {other} | " + r'"\\" ["\\/bfnrt] ) char* "\"" space']
         for char in following:
-            options.append(f"{literal(char)} {node(prefix + char, number)}")
+            if prefix + char not in plain:
+                options.append(f"{literal(char)} {node(prefix + char, number)}")
         rules.append(f"{rule} ::= " + " | ".join(f"( {o} )" for o in options))
         return rule
 

@@ -99,14 +99,14 @@ EXAMPLES: tuple[WorkedExample, ...] = (
         "Which function sends the invoice email?",
         (
             ExampleStep(
-                "The name is unknown, so I search the code for invoice",
+                "I search the files for invoice",
                 "search",
                 {"pattern": "invoice"},
-                "billing/mail.py:8: def send_invoice(order: Order) -> None:\n"
-                'billing/mail.py:9: """Email the invoice of an order to its customer."""',
+                "settings.toml:1: [invoice]\n"
+                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
             ),
             ExampleStep(
-                "The search shows send_invoice in billing/mail.py",
+                "The search shows the function send_invoice in billing/mail.py",
                 "submit",
                 {"answer": "send_invoice"},
             ),
@@ -116,11 +116,18 @@ EXAMPLES: tuple[WorkedExample, ...] = (
         "What sender address do invoice emails use?",
         (
             ExampleStep(
-                "Settings live in the settings file, so I read settings.toml",
+                "I search the files for invoice",
+                "search",
+                {"pattern": "invoice"},
+                "settings.toml:1: [invoice]\n"
+                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
+            ),
+            ExampleStep(
+                "The invoice settings are in settings.toml, so I read it",
                 "read_file",
                 {"path": "settings.toml"},
-                'settings.toml: lines 1-3 of 3\n1 | [mail]\n2 | sender = "billing@example.com"\n'
-                "3 | retries = 3",
+                "settings.toml: lines 1-3 of 3\n1 | [invoice]\n"
+                '2 | sender = "billing@example.com"\n3 | retries = 3',
             ),
             ExampleStep(
                 "Line 2 says the sender is billing@example.com",

@@ -126,9 +126,10 @@ def template_turns(
 
 def prompt_stream(prompt: TemplatePrompt) -> WireStream:
     """The template text of `prompt` as a canonical stream: one piece per turn (`message
-    <i>`), the open model turn last; the system text at the start of turn 0 is its own
-    `system` section, so the guard can name a changed system prompt. This is the text
-    that is tokenised, so the stream is the local wire."""
+    <i>`), the open model turn last; the system text (with the taught protocol) is its own
+    `system` section, the whole system turn where the template has one, so the guard can
+    name a changed system prompt. This is the text that is tokenised, so the stream is
+    the local wire."""
     template = prompt.template
     head: list[tuple[str, str]] = []
     pieces: list[str] = []
@@ -137,7 +138,10 @@ def prompt_stream(prompt: TemplatePrompt) -> WireStream:
         if index == 0:
             whole = template.bos + whole
             system = prompt.system
-            if system is not None and turn.text.startswith(system) and turn.text != system:
+            if system is not None and turn.text == system:
+                head.append(("system", whole))  # a system turn of its own (ChatML)
+                continue
+            if system is not None and turn.text.startswith(system):
                 cut = len(template.bos) + len(template.header(turn.role)) + len(system) + 2
                 head.append(("system", whole[:cut]))
                 whole = whole[cut:]
