@@ -144,7 +144,9 @@ def main() -> None:
     threads = parser.parse_args().threads
     names = ("append-only", "counter first", "counter last")
     print(f"loading {len(names)} engines (Gemma 3 270M, {threads} threads each)...", flush=True)
-    strategies = [Strategy(n, LocalModel(n_ctx=N_CTX, n_threads=threads)) for n in names]
+    strategies = [
+        Strategy(n, LocalModel("gemma-3-270m", n_ctx=N_CTX, n_threads=threads)) for n in names
+    ]
     for strategy in strategies:
         strategy.model.engine()
     cells = "".join(f" | {n:>22}" for n in names)

@@ -47,7 +47,7 @@ def test_an_unwritable_save_path_fails_before_any_request(tmp_path: Path) -> Non
     with serve(script) as url:
         result = run_on(url, "--save", str(target))
     assert result.returncode == 1
-    assert result.stderr.startswith(f"error: cannot save the transcript to {target}")
+    assert result.stderr.startswith(f"error: could not save the transcript to {target}")
     assert "--save path in a writable directory" in result.stderr
     assert script.received == []  # nothing was sent: the check came first
 
@@ -123,3 +123,19 @@ def test_a_local_run_that_would_overflow_stops_early_naming_n_ctx() -> None:
     assert len(lines) == 1, result.stderr  # one clear line; no llama.cpp log noise
     assert lines[0].startswith("error: the local context window is full")
     assert "warmloop run --n-ctx 1024" in lines[0]
+
+
+@pytest.mark.engine
+def test_the_demo_question_gets_the_right_answer_with_nothing_on_stderr() -> None:
+    demo = (ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8")
+    task = re.search(r'"\$\{1:-(.+?)\}"', demo)
+    assert task is not None
+    result = warmloop(
+        "run", task.group(1), "--workspace", str(EXAMPLE), "--max-steps", "6", columns=200
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    answer = re.search(r"^ answer +(.+)$", result.stdout, re.MULTILINE)
+    assert answer is not None, result.stdout
+    assert "order_total" in answer.group(1)
+    assert "search" in result.stdout  # found, not guessed: submit needs an observation first

@@ -47,14 +47,16 @@ def test_a_call_in_its_broadest_form_spends_its_main_value() -> None:
     assert used.tools == frozenset()
 
 
-def test_a_narrower_call_spends_nothing_and_a_bare_listing_spends_the_tool() -> None:
-    narrow = called(
-        ("search", {"pattern": "total", "path": "inventory"}),
-        ("read_file", {"path": "config.toml", "start_line": 2}),
-        ("list_files", {"path": "."}),  # "." is the default: the whole listing
+def test_a_paged_read_spends_nothing_and_a_bare_listing_spends_the_tool() -> None:
+    used = spent(
+        called(
+            ("read_file", {"path": "config.toml", "start_line": 2}),
+            ("list_files", {"path": "."}),  # "." is the default: the whole listing
+            ("search", {"pattern": "total", "path": "inventory"}),
+        ),
+        SPECS,
     )
-    used = spent(narrow, SPECS)
-    assert used.values == ()
+    assert used.values == (("search", "pattern", ("total",)),)
     assert used.tools == frozenset({"list_files"})
 
 

