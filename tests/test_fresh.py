@@ -21,7 +21,7 @@ from warmloop.protocols.grammar import action_grammar
 from warmloop.providers.gemma import gemma_path
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, Message, ToolCall, ToolResult, UserText
-from warmloop.workspace import workspace_tools
+from warmloop.workspace import MAX_GRAMMAR_PATHS, workspace_tools
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
 SPECS: tuple[ToolSpec, ...] = (*(t.spec for t in workspace_tools(EXAMPLE)), Outputs().spec)
@@ -112,8 +112,11 @@ def test_the_grammar_offers_only_paths_that_exist(vocab: Any) -> None:
     assert accepts(vocab, grammar, "read_file", {"path": "inventory/orders.py"})
     assert not accepts(vocab, grammar, "read_file", {"path": "inventory/order.py"})
     assert not accepts(vocab, grammar, "read_file", {"path": "inventory"})  # a directory
-    assert accepts(vocab, grammar, "search", {"pattern": "VAT", "path": "inventory"})
-    assert not accepts(vocab, grammar, "list_files", {"path": "config.toml"})  # a file
+    # A search or listing always covers the whole (small) workspace.
+    assert accepts(vocab, grammar, "search", {"pattern": "VAT"})
+    assert not accepts(vocab, grammar, "search", {"pattern": "VAT", "path": "inventory"})
+    assert accepts(vocab, grammar, "list_files", {})
+    assert not accepts(vocab, grammar, "list_files", {"path": "data"})
 
 
 def test_the_grammar_never_offers_a_spent_call_nor_a_narrower_one(vocab: Any) -> None:
@@ -127,7 +130,6 @@ def test_the_grammar_never_offers_a_spent_call_nor_a_narrower_one(vocab: Any) ->
     )
     grammar = action_grammar(SPECS, spent=used)
     assert not accepts(vocab, grammar, "search", {"pattern": "total"})
-    assert not accepts(vocab, grammar, "search", {"pattern": "total", "path": "data"})
     assert not accepts(vocab, grammar, "search", {"pattern": "totals"})  # a subset of matches
     for fresh in ("tota", "Total", "order_total", "t", ""):
         assert accepts(vocab, grammar, "search", {"pattern": fresh}), fresh
@@ -164,3 +166,16 @@ def test_examples_are_taught_only_for_tools_that_accept_their_calls() -> None:
     assert "settings.toml" not in taught
     assert 'Action: {"tool": "submit", "arguments": {"answer": "36"}}' in taught
     assert "Example" not in react_text.teach([lookup])
+
+
+def test_path_enums_are_grammar_only_and_only_for_a_workspace_small_enough(
+    tmp_path: Path,
+) -> None:
+    for spec in SPECS:
+        assert "enum" not in json.dumps(spec.full())  # what any model is shown
+    read = next(s for s in SPECS if s.name == "read_file")
+    assert read.grammar_parameters is not None
+    for n in range(MAX_GRAMMAR_PATHS + 1):
+        (tmp_path / f"f{n}.txt").write_text("x")
+    big = {t.name: t.spec for t in workspace_tools(tmp_path)}
+    assert all(spec.grammar_parameters is None for spec in big.values())

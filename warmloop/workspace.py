@@ -251,33 +251,32 @@ def workspace_tools(root: Path) -> list[Tool]:
     return [with_path_enums(t, workspace) for t in tools]
 
 
-def path_choices(workspace: Workspace) -> tuple[list[str], list[str]] | None:
-    """The files and directories a model may name, as listed now (directories with "."
-    first); None when there are more than MAX_GRAMMAR_PATHS files."""
+def listed_files(workspace: Workspace) -> list[str] | None:
+    """The files a model may name, as listed now; None when there are more than
+    MAX_GRAMMAR_PATHS of them."""
     files: list[str] = []
     for file in workspace.files(workspace.root):
         if len(files) == MAX_GRAMMAR_PATHS:
             return None
         files.append(workspace.relative(file))
-    folders = {"."}
-    for name in files:
-        parts = name.split("/")[:-1]
-        folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
-    return files, sorted(folders, key=lambda d: (d != ".", d))
+    return files
 
 
 def with_path_enums(tool: Tool, workspace: Workspace) -> Tool:
-    """`tool` with a grammar-only schema whose `path` is one of the paths that exist:
-    files for read_file, directories for the others. The schema the model reads is
-    unchanged, so the prompt is the same; only a local model's constrained decoding
-    narrows. A workspace too big to enumerate keeps the free string."""
-    choices = path_choices(workspace)
+    """`tool` with a grammar-only schema over the paths that exist: read_file reads one of
+    the files; search and list_files always cover the whole workspace, since in one small
+    enough to enumerate a narrower folder only hides matches (small models narrow to the
+    code folder and miss the settings and data). The schema the model reads is unchanged,
+    so the prompt is the same; only a local model's constrained decoding narrows. A
+    workspace too big to enumerate keeps the free string."""
+    files = listed_files(workspace)
     parameters = tool.spec.parameters
     properties = parameters.get("properties")
-    if choices is None or not isinstance(properties, dict) or "path" not in properties:
+    if files is None or not isinstance(properties, dict) or "path" not in properties:
         return tool
-    files, folders = choices
-    allowed = files if tool.name == "read_file" else folders
-    narrowed = {**properties, "path": {"type": "string", "enum": allowed}}
+    if tool.name == "read_file":
+        narrowed = {**properties, "path": {"type": "string", "enum": files}}
+    else:
+        narrowed = {name: schema for name, schema in properties.items() if name != "path"}
     spec = replace(tool.spec, grammar_parameters={**parameters, "properties": narrowed})
     return replace(tool, spec=spec)
