@@ -151,7 +151,7 @@ def test_before_any_observation_the_grammar_does_not_offer_submit(vocab: Any) ->
 def test_the_taught_protocol_has_worked_examples_and_no_placeholders() -> None:
     taught = react_text.teach(SPECS)
     assert "<" not in taught.split("Available tools:")[0]
-    assert 'Action: {"tool": "read_file", "arguments": {"path": "settings.toml"}}' in taught
+    assert 'Action: {"tool": "read_file", "arguments": {"path": "data/rooms.csv"}}' in taught
     assert 'Action: {"tool": "submit", "arguments": {"answer": "billing@example.com"}}' in taught
 
 

@@ -99,7 +99,7 @@ EXAMPLES: tuple[WorkedExample, ...] = (
         "Which function sends the invoice email?",
         (
             ExampleStep(
-                "I search the files for invoice",
+                "I search the files for one word of the task, invoice",
                 "search",
                 {"pattern": "invoice"},
                 "settings.toml:1: [invoice]\n"
@@ -116,23 +116,37 @@ EXAMPLES: tuple[WorkedExample, ...] = (
         "What sender address do invoice emails use?",
         (
             ExampleStep(
-                "I search the files for invoice",
+                "I search the files for one word of the task, sender",
                 "search",
-                {"pattern": "invoice"},
-                "settings.toml:1: [invoice]\n"
-                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
+                {"pattern": "sender"},
+                'settings.toml:2: sender = "billing@example.com"',
             ),
             ExampleStep(
-                "The invoice settings are in settings.toml, so I read it",
-                "read_file",
-                {"path": "settings.toml"},
-                "settings.toml: lines 1-3 of 3\n1 | [invoice]\n"
-                '2 | sender = "billing@example.com"\n3 | retries = 3',
-            ),
-            ExampleStep(
-                "Line 2 says the sender is billing@example.com",
+                "Line 2 of settings.toml sets the sender to billing@example.com",
                 "submit",
                 {"answer": "billing@example.com"},
+            ),
+        ),
+    ),
+    WorkedExample(
+        "How many seats does room B2 have?",
+        (
+            ExampleStep(
+                "I search the files for the room B2",
+                "search",
+                {"pattern": "B2"},
+                "data/rooms.csv:3: B2,2,8",
+            ),
+            ExampleStep(
+                "Room B2 is a row of data/rooms.csv, so I read it to see its columns",
+                "read_file",
+                {"path": "data/rooms.csv"},
+                "data/rooms.csv: lines 1-3 of 3\n1 | room,floor,seats\n2 | A1,1,12\n3 | B2,2,8",
+            ),
+            ExampleStep(
+                "Row 3 is room B2 and its seats column is 8",
+                "submit",
+                {"answer": "8"},
             ),
         ),
     ),
@@ -150,8 +164,9 @@ def teach(tools: Sequence[ToolSpec]) -> str:
     lines = [
         f'Work in steps. Each step is two lines: "{THOUGHT}" and one short sentence of '
         f'reasoning, then "{ACTION}" and one JSON object that names a tool and its arguments. '
-        'Then stop: the tool\'s result comes back as "Observation:". As soon as an '
-        f"Observation shows the answer, call {SUBMIT_NAME} with it.",
+        'Then stop: the tool\'s result comes back as "Observation:". Search for one word '
+        "at a time. As soon as an Observation shows the answer, call "
+        f"{SUBMIT_NAME} with the exact value it shows.",
     ]
     examples = [e for e in EXAMPLES if e.fits(tools)] or [e for e in (FALLBACK,) if e.fits(tools)]
     for number, example in enumerate(examples, start=1):
