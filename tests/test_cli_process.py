@@ -112,6 +112,15 @@ def test_help_and_readme_name_the_same_local_models() -> None:
     assert named <= set(MODELS)
 
 
+def test_n_ctx_is_refused_for_a_remote_model_before_any_request() -> None:
+    script = Script([ToolUse("submit", {"answer": "order_total"})])
+    with serve(script) as url:
+        result = run_on(url, "--n-ctx", "4096")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --n-ctx applies to local models only")
+    assert script.received == []
+
+
 @pytest.mark.engine
 def test_a_local_run_that_would_overflow_stops_early_naming_n_ctx() -> None:
     # The opening prompt (instructions, taught protocol, tools, task) is about 700 tokens:
