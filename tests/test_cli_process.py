@@ -122,11 +122,13 @@ def test_n_ctx_is_refused_for_a_remote_model_before_any_request() -> None:
 
 
 @pytest.mark.engine
-def test_a_local_run_that_would_overflow_stops_early_naming_n_ctx() -> None:
+# Gemma's engine is the one whose loading logs llama.cpp's full-size SWA cache notice.
+@pytest.mark.parametrize("spec", ["local", "local:gemma-3-270m"])
+def test_a_local_run_that_would_overflow_stops_early_naming_n_ctx(spec: str) -> None:
     # The opening prompt (instructions, taught protocol, tools, task) is about 800 tokens:
     # with 256 reserved for the reply it does not fit 512, and nothing is evaluated.
     task = "Which function computes the order total?"
-    result = warmloop("run", task, "--workspace", str(EXAMPLE), "--n-ctx", "512")
+    result = warmloop("run", task, "--model", spec, "--workspace", str(EXAMPLE), "--n-ctx", "512")
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr  # one clear line; no llama.cpp log noise
