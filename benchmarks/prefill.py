@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from warmloop.loop import DEFAULT_INSTRUCTIONS
 from warmloop.outputs import SUBMIT, Outputs
 from warmloop.protocols import react_text
-from warmloop.providers.local import GemmaPrompt, GemmaTurn, LocalModel, prompt_tokens
+from warmloop.providers.chat_template import TemplatePrompt, TemplateTurn, prompt_tokens
+from warmloop.providers.local import LocalModel
 from warmloop.tools import Toolbox, ToolSpec, tool
 from warmloop.transcript import SystemText, ToolResult, Transcript, UserText
 
@@ -101,14 +102,14 @@ def requests() -> list[Transcript]:
     return out
 
 
-def rebuilt(transcript: Transcript, step: int, *, counter_first: bool) -> GemmaPrompt:
+def rebuilt(transcript: Transcript, step: int, *, counter_first: bool) -> TemplatePrompt:
     """A naive loop's prompt: the system text, then one user message re-rendering the whole
     history with an iteration counter before or after it."""
     pieces = react_text.turns(transcript.messages, SPECS)
     system, history = pieces[0][1], "\n\n".join(text for _, text in pieces[1:])
     counter = f"Iteration {step} of {STEPS}"
     body = f"{counter}\n{history}" if counter_first else f"{history}\n{counter}"
-    return GemmaPrompt((GemmaTurn("user", f"{system}\n\n{body}"),), SPECS)
+    return TemplatePrompt((TemplateTurn("user", f"{system}\n\n{body}"),), SPECS)
 
 
 @dataclass
@@ -121,10 +122,10 @@ class Strategy:
     reused: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
 
-    def prompt(self, transcript: Transcript, step: int) -> GemmaPrompt:
+    def prompt(self, transcript: Transcript, step: int) -> TemplatePrompt:
         if self.name == "append-only":
             payload = self.model.render(transcript, SPECS).payload
-            assert isinstance(payload, GemmaPrompt)
+            assert isinstance(payload, TemplatePrompt)
             return payload
         return rebuilt(transcript, step, counter_first=self.name == "counter first")
 
@@ -143,7 +144,9 @@ def main() -> None:
     threads = parser.parse_args().threads
     names = ("append-only", "counter first", "counter last")
     print(f"loading {len(names)} engines (Gemma 3 270M, {threads} threads each)...", flush=True)
-    strategies = [Strategy(n, LocalModel(n_ctx=N_CTX, n_threads=threads)) for n in names]
+    strategies = [
+        Strategy(n, LocalModel("gemma-3-270m", n_ctx=N_CTX, n_threads=threads)) for n in names
+    ]
     for strategy in strategies:
         strategy.model.engine()
     cells = "".join(f" | {n:>22}" for n in names)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Install warmloop with the embedded local model into .venv and run an agent on the
-# example workspace. The first install builds llama-cpp-python (about 6 minutes on 2 cores).
+# Install warmloop with the embedded local model into .venv and ask it a question about the
+# example workspace (pass another question as the first argument). The first install builds
+# llama-cpp-python (about 6 minutes on 2 cores); afterwards run .venv/bin/warmloop directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[local]'
-.venv/bin/warmloop run "${1:-Which function in this project computes the order total?}" \
+.venv/bin/warmloop run "${1:-Which function computes the order total?}" \
   --model local --workspace examples/workspace --max-steps 6

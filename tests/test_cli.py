@@ -80,7 +80,7 @@ def test_run_shows_steps_outputs_and_request_table() -> None:
     assert specs == ["local"]  # the default model
     out = result.stdout
     assert "step 1 → list_files {}" in out
-    assert "← list_files: README.md (+4 lines)" in out
+    assert "← list_files: README.md (+6 lines)" in out
     assert "✗ read_file: read_file failed: WorkspaceError: 'nope.txt' does not exist" in out
     assert "← search: config.toml:7: threshold = 5" in out
     # Model text is shown as written, never interpreted as rich markup.

@@ -15,7 +15,7 @@ from warmloop.cache.usage import Usage
 from warmloop.cli import MAX_SHOW_BYTES, CliContext, main
 from warmloop.cli_console import json_text, printable
 from warmloop.providers.base import ModelResponse, Rendered
-from warmloop.providers.scripted import ScriptedModel, call
+from warmloop.providers.scripted import Reply, ScriptedModel, call
 from warmloop.transcript import ToolResult, Transcript
 
 # A window title, a screen clear, a clipboard write (OSC 52), an 8-bit CSI, a bell, a
@@ -81,8 +81,14 @@ def test_a_finished_run_is_saved_and_shown_whatever_its_usage(tmp_path: Path) ->
 
 
 def test_a_failed_save_still_shows_the_outputs(tmp_path: Path) -> None:
-    model = ScriptedModel([call("submit", answer="forty-two")])
-    target = tmp_path / "missing-dir" / "run.json"
+    target = tmp_path / "vanishing-dir" / "run.json"
+    target.parent.mkdir()  # writable when --save is checked, before the run
+
+    def answer(rendered: object) -> Reply:
+        target.parent.rmdir()  # ...and gone by the time the finished run is saved
+        return call("submit", answer="forty-two")
+
+    model = ScriptedModel([answer])
     result = invoke(model, "run", "Answer.", "--workspace", str(tmp_path), "--save", str(target))
     assert result.exit_code == 1
     assert "forty-two" in result.output

@@ -25,15 +25,14 @@ from warmloop.outputs import SUBMIT, Outputs
 from warmloop.protocols import react_text
 from warmloop.protocols.grammar import action_grammar
 from warmloop.providers.base import Rendered
-from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir, gemma_path
-from warmloop.providers.local import (
+from warmloop.providers.chat_template import (
     DETAILS_KEY,
-    GemmaPrompt,
-    LocalModel,
+    TemplatePrompt,
     prompt_tokens,
     render_gemma,
-    reusable_prefix,
 )
+from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir, gemma_path
+from warmloop.providers.local import LocalModel, reusable_prefix
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
@@ -116,7 +115,7 @@ def test_sections_cover_the_stream_with_one_label_per_turn(
 ) -> None:
     rendered = render_gemma(session(results)[-1], SPECS)
     prompt = rendered.payload
-    assert isinstance(prompt, GemmaPrompt)
+    assert isinstance(prompt, TemplatePrompt)
     wire = rendered.wire
     labels = [label for label, _ in wire.head] + [wire.label(i) for i in range(len(wire.items))]
     assert labels == ["system", *(f"message {i}" for i in range(len(prompt.turns) + 1))]
@@ -145,7 +144,7 @@ def test_model_turns_carry_their_generated_tokens_into_the_payload() -> None:
     plain = AssistantTurn(text="Thought: y")
     transcript = Transcript([UserText(TASK), echoed, UserText("go on"), plain, UserText("more")])
     prompt = render_gemma(transcript, SPECS).payload
-    assert isinstance(prompt, GemmaPrompt)
+    assert isinstance(prompt, TemplatePrompt)
     assert [t.tokens for t in prompt.turns if t.role == "model"] == [(7, 8), None]
 
 
@@ -255,7 +254,7 @@ def vocab() -> Iterator[Any]:
 
 def tokens_of(vocab: Any, transcript: Transcript) -> list[int]:
     prompt = render_gemma(transcript, SPECS).payload
-    assert isinstance(prompt, GemmaPrompt)
+    assert isinstance(prompt, TemplatePrompt)
     return prompt_tokens(vocab, prompt)
 
 
@@ -383,7 +382,7 @@ def test_an_agent_on_gemma_parses_every_step_and_reuses_the_kv_cache(wire_log: W
 
     # One thread: CI cores are shared, and llama.cpp's spinning threads degrade badly when
     # oversubscribed; this test counts tokens, it does not time them.
-    model = LocalModel(n_ctx=2048, max_tokens=96, n_threads=1)
+    model = LocalModel("gemma-3-270m", n_ctx=2048, max_tokens=96, n_threads=1)
     rendered: list[Rendered] = []
     original = model.render
 

@@ -16,8 +16,8 @@ from warmloop import TranscriptError
 from warmloop.protocols import react_text
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.chat_template import render_gemma
 from warmloop.providers.gemini import GeminiRenderer
-from warmloop.providers.local import render_gemma
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (

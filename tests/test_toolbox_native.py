@@ -19,7 +19,7 @@ from warmloop import Agent, ScriptedModel, call
 from warmloop.parts import AnnouncedTool
 from warmloop.protocols.grammar import GATEWAY, action_grammar, gateway_alternatives
 from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.local import render_gemma
+from warmloop.providers.chat_template import render_gemma
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.toolbox import Toolbox
 from warmloop.transcript import (

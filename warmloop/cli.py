@@ -10,7 +10,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,6 +19,8 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from warmloop.cache.pricing import cost_report
+from warmloop.cache.usage import Usage
 from warmloop.cli_console import console as safe_console
 from warmloop.cli_session_view import resume_line
 from warmloop.cli_view import (
@@ -35,9 +37,11 @@ from warmloop.cli_view import (
 from warmloop.errors import ConfigurationError, RunError, TranscriptError, WarmloopError
 from warmloop.loop import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, Agent
 from warmloop.providers.base import Model
+from warmloop.providers.local import DEFAULT_N_CTX
+from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.select import EXAMPLES, resolve_model
-from warmloop.run import Run
+from warmloop.run import RequestRecord, Run
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
@@ -45,6 +49,11 @@ from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 ERROR_CHARS = 500
 MAX_SHOW_BYTES = 32 * 2**20
 """The largest transcript file `show` reads (long sessions stay far below it)."""
+LOCAL_HELP = (
+    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
+    + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
+    + "."
+)
 INTERRUPTED_EXIT = 130
 """The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
 
@@ -67,6 +76,22 @@ def fail(message: str) -> NoReturn:
         Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
     )
     raise click.exceptions.Exit(1)
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, before any model work, if `path` cannot take the transcript: a file is
+    created and removed beside it, as saving will."""
+    if path.is_dir():
+        fail(f"--save {path} is a directory; pass a file path")
+    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
+    try:
+        probe.open("x").close()
+        probe.unlink()
+    except OSError as exc:
+        fail(
+            f"could not save the transcript to {path} ({exc.strerror}); "
+            "pass a --save path in a writable directory"
+        )
 
 
 def write_transcript(transcript: Transcript, path: Path) -> str | None:
@@ -129,7 +154,7 @@ def main(ctx: click.Context) -> None:
     default="local",
     show_default=True,
     metavar="SPEC",
-    help=f"Which model to use, e.g. {EXAMPLES}.",
+    help=f"Which model to use, e.g. {EXAMPLES}. {LOCAL_HELP}",
 )
 @click.option(
     "--workspace",
@@ -164,6 +189,11 @@ def main(ctx: click.Context) -> None:
     help="Write the transcript (JSON) here, also when the run fails.",
 )
 @click.option(
+    "--n-ctx",
+    type=click.IntRange(min=512),
+    help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
+)
+@click.option(
     "--session",
     metavar="NAME",
     help="Store the run as session NAME step by step, or continue NAME if it exists.",
@@ -187,14 +217,22 @@ def run(
     store: str | None = None,
     base_url: str | None = None,
     options: tuple[str, ...] = (),
+    n_ctx: int | None = None,
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
+    if save is not None:
+        check_writable(save)
     console = _stdout()
     console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
         chosen = model_options(options, base_url)
         model = context.model_factory(model_spec, **chosen)
+        if n_ctx is not None:
+            resize = getattr(model, "resize", None)
+            if resize is None:
+                fail(f"--n-ctx applies to local models only, not {redact_spec(model_spec)!r}")
+            resize(n_ctx)
         agent = Agent(
             model,
             tools,
@@ -215,6 +253,9 @@ def run(
             console.print(Text(f"interrupted; transcript saved to {save}", style="dim"))
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     except RunError as exc:
+        if exc.requests:
+            console.print()
+            requests_report(console, exc.requests, exc.transcript.meta.model)
         if save is not None:
             save_transcript(exc.transcript, save)
             console.print(Text(f"transcript saved to {save}", style="dim"))
@@ -249,19 +290,31 @@ def report(console: Console, result: Run) -> None:
     console.print()
     console.print(outputs_view(result.outputs, extracted=result.extracted))
     console.print()
-    cost = result.cost()
+    requests_report(console, result.requests, result.model, result.usages())
+    for line in notes(result):
+        console.print(line, soft_wrap=True)
+
+
+def requests_report(
+    console: Console,
+    requests: Sequence[RequestRecord],
+    model: str,
+    usages: Sequence[Usage] | None = None,
+) -> None:
+    """Per-request cache reuse, the totals, the cost and any cache bust: for a finished run
+    and for one that failed after some requests. `usages` (default: the requests') is what
+    is priced, so a fold's own summary request counts too."""
+    cost = cost_report(model, usages if usages is not None else [r.usage for r in requests])
     try:
         per_request = cost.per_request
         described = cost.describe()
     except WarmloopError as exc:  # e.g. usage billed at a rate the price table lacks
         per_request, described = None, f"cost unknown: {exc}"
-    costs = None if per_request is None else [c.total for c in per_request]
-    console.print(requests_table(result.requests, costs))
-    console.print(totals_line(result.requests), soft_wrap=True)
+    costs = None if per_request is None else [c.total for c in per_request][: len(requests)]
+    console.print(requests_table(requests, costs))
+    console.print(totals_line(requests), soft_wrap=True)
     console.print(Text(described, style="dim"), soft_wrap=True)
-    for line in bust_lines(result.requests):
-        console.print(line, soft_wrap=True)
-    for line in notes(result):
+    for line in bust_lines(requests):
         console.print(line, soft_wrap=True)
 
 

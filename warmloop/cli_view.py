@@ -60,13 +60,14 @@ def message_lines(message: Message, step: int, width: int) -> list[Text]:
         for call in message.tool_calls:
             lines.append(_line(f"{label} →", "bold cyan", f"{call.name} {call.arguments}", width))
         return lines or [_line(label, "bold cyan", "(empty turn)", width, "dim")]
+    if isinstance(message, ToolResult) and message.is_error:
+        # An error is what the model must act on next: shown whole, never cut.
+        return [Text.assemble((f"  ✗ {message.name}: ", "red"), (message.content, "red"))]
     if isinstance(message, ToolResult):
         rows = message.content.split("\n")
         more = f" (+{len(rows) - 1} lines)" if len(rows) > 1 else ""
-        style = "red" if message.is_error else ""
-        mark = "  ✗" if message.is_error else "  ←"
         room = max(MIN_WIDTH, width - len(more))
-        return [_line(f"{mark} {message.name}:", style or "green", rows[0], room, style) + more]
+        return [_line(f"  ← {message.name}:", "green", rows[0], room) + more]
     if isinstance(message, Notice):
         taught = f" {', '.join(t.name for t in message.tools)}" if message.tools else ""
         return [_line("notice", "bold yellow", message.text + taught, width, "yellow")]
@@ -83,8 +84,12 @@ class LiveView:
     def __call__(self, message: Message) -> None:
         if isinstance(message, AssistantTurn):
             self.steps += 1
+        whole = isinstance(message, ToolResult) and message.is_error
         for line in message_lines(message, self.steps, self.console.width):
-            self.console.print(line, no_wrap=True, overflow="ellipsis")
+            if whole:
+                self.console.print(line, soft_wrap=True)
+            else:
+                self.console.print(line, no_wrap=True, overflow="ellipsis")
 
 
 def outputs_view(outputs: BaseModel, *, extracted: bool) -> Group:
@@ -187,12 +192,12 @@ def _block(message: Message) -> Iterator[Text]:
     if isinstance(message, AssistantTurn):
         if message.reasoning:
             yield Text(message.reasoning, style="dim italic")
-        if message.text:
+        # A text-protocol turn's text is its Thought and its Action, both shown already;
+        # provider details (signatures, token ids) are for the provider, not for reading.
+        if message.text and not (message.tool_calls and react_text.ACTION in message.text):
             yield Text(message.text)
         for call in message.tool_calls:
             yield Text.assemble(("→ ", "cyan"), (call.name, "bold cyan"), f" {call.arguments}")
-        if message.provider_details:
-            yield Text(f"provider details: {', '.join(sorted(message.provider_details))}", "dim")
     elif isinstance(message, ToolResult):
         yield Text(message.content, style="red" if message.is_error else "")
     elif isinstance(message, Summary):

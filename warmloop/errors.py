@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from warmloop.run import RequestRecord
     from warmloop.transcript import AssistantTurn, Transcript
 
 
@@ -17,11 +19,15 @@ class ConfigurationError(WarmloopError):
 
 
 class RunError(WarmloopError):
-    """A run ended without outputs; `transcript` holds everything that happened."""
+    """A run ended without outputs; `transcript` holds everything that happened, and
+    `requests` the record of each request sent before it ended (usage, seconds, prefix)."""
 
-    def __init__(self, message: str, transcript: Transcript) -> None:
+    def __init__(
+        self, message: str, transcript: Transcript, requests: Sequence[RequestRecord] = ()
+    ) -> None:
         super().__init__(message)
         self.transcript = transcript
+        self.requests: list[RequestRecord] = list(requests)
 
 
 class SyntaxBudgetExceeded(RunError):

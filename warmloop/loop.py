@@ -30,7 +30,7 @@ from warmloop.runner import Runner, context_window
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
-from warmloop.tool_run import default_result_cap
+from warmloop.tool_run import MIN_RESULT_CHARS, WINDOW_SHARE, default_result_cap
 from warmloop.tools import Tool, Toolbox, ToolFunction, ToolSpec
 from warmloop.transcript import (
     Message,
@@ -97,7 +97,9 @@ class Agent:
         self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
         # By default one result can never overflow the window: a share of it (tools.py).
         if max_result_chars == "window":
-            max_result_chars = default_result_cap(context_window(self))
+            # (a window too small to share still gets the smallest cap, not an error)
+            smallest = MIN_RESULT_CHARS * WINDOW_SHARE
+            max_result_chars = default_result_cap(max(context_window(self), smallest))
         # A Toolbox instance (a catalog, code mode, MCP: warmloop.toolbox) is used as given.
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.toolbox.max_result_chars = max_result_chars

@@ -124,13 +124,16 @@ class Runner:
     async def run(self) -> Run:
         try:
             return await self.steps()
-        except RunError:
+        except RunError as exc:
+            exc.requests = list(self.requests)
             raise
         except Exception as exc:
             self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
             self.persisted(best_effort=True)
             raise RunAborted(
-                f"the run stopped on an unexpected {type(exc).__name__}: {exc}", self.transcript
+                f"the run stopped on an unexpected {type(exc).__name__}: {exc}",
+                self.transcript,
+                self.requests,
             ) from exc
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
             self.interrupted(exc)

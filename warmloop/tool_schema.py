@@ -41,6 +41,10 @@ class ToolSpec:
     defer_loading: bool = False
     """Provider-native tool search: the provider keeps this tool out of the prompt until its
     own search finds it (Anthropic and OpenAI Responses; see `warmloop.toolbox`)."""
+    grammar_parameters: dict[str, JsonValue] | None = None
+    """A stricter argument schema for constrained decoding only (e.g. an enum of the paths
+    that exist); never rendered to a model, so it can narrow a local model's choices
+    without changing any prompt. None: the grammar follows `parameters`."""
 
     def full(self) -> dict[str, JsonValue]:
         """The full rendering, shown the first time a model sees the tool."""

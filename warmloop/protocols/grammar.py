@@ -7,7 +7,9 @@ The grammar forces exactly
 
 so `react_text.parse` always succeeds on a finished step. Each tool's argument object
 comes from llama.cpp's own JSON-schema-to-GBNF converter, with its string characters
-tightened to what strict JSON allows.
+tightened to what strict JSON allows; a tool's grammar-only schema
+(`ToolSpec.grammar_parameters`, e.g. an enum of existing paths) narrows it further
+without changing the prompt.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from warmloop.errors import ConfigurationError
+from warmloop.protocols.fresh import Spent
 from warmloop.protocols.react_text import ACTION, THOUGHT
 from warmloop.tools import ToolSpec
 
@@ -33,6 +37,8 @@ STRICT_CHAR = (
 # The thought is one line with no colon: a colon-free thought can never contain "Action:",
 # which `react_text.parse` looks for first, so the real Action is always the one found.
 THOUGHT_CHAR = r"[^\x00-\x1F:]"
+RULE_CHARS = re.compile(r"[^a-zA-Z0-9-]+")
+"""What llama.cpp's converter replaces with "-" in rule names."""
 
 
 def literal(text: str) -> str:
@@ -40,10 +46,16 @@ def literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def grammar_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The argument schema a tool's grammar follows: its grammar-only schema when it has
+    one, else the schema the model is shown."""
+    return dict(spec.grammar_parameters or spec.parameters)
+
+
 def tools_key(tools: Sequence[ToolSpec]) -> str:
     """A deterministic key for a tool set's grammar: names and argument schemas, in order."""
     return json.dumps(
-        [[t.name, t.parameters] for t in tools], ensure_ascii=False, separators=(",", ":")
+        [[t.name, grammar_schema(t)] for t in tools], ensure_ascii=False, separators=(",", ":")
     )
 
 
@@ -93,30 +105,104 @@ def gateway_alternatives(
     return tuple(t for t in tools if t.name != GATEWAY) + tuple(narrowed)
 
 
-def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_THOUGHT_CHARS) -> str:
-    """The GBNF text of one step for `tools` (deterministic: same tools, same grammar)."""
+def unlike(values: Sequence[str], name: str) -> list[str]:
+    """GBNF rules `name` for a JSON string (quotes included) that starts with none of
+    `values`, walking a trie of them: at each node the string may end, take a character
+    no value continues with and then anything, or follow a value one more character
+    unless that completes it. Values with characters JSON escapes are left out."""
+    plain = sorted(
+        {
+            v
+            for v in values
+            if v and json.dumps(v, ensure_ascii=False)[1:-1] == v and v.isprintable()
+        }
+    )
+    rules: list[str] = []
+
+    def node(prefix: str, number: list[int]) -> str:
+        rule = f"{name}-{number[0]}"
+        number[0] += 1
+        here = [v for v in plain if v.startswith(prefix)]
+        following = sorted({v[len(prefix)] for v in here if len(v) > len(prefix)})
+        excluded = "".join(f"\\U{ord(c):08X}" for c in following)
+        other = r'[^"\\\x00-\x1F' + excluded + "]"
+        options = [r'"\"" space', f"( {other} | " + r'"\\" ["\\/bfnrt] ) char* "\"" space']
+        for char in following:
+            if prefix + char not in plain:
+                options.append(f"{literal(char)} {node(prefix + char, number)}")
+        rules.append(f"{rule} ::= " + " | ".join(f"( {o} )" for o in options))
+        return rule
+
+    first = node("", [0])
+    rules.append(f"{name} ::= " + r'"\"" ' + first)
+    return rules
+
+
+def narrowed(spec: ToolSpec, spent: Spent) -> tuple[dict[str, Any], dict[str, list[str]]] | None:
+    """The grammar schema of `spec` without spent values, and the free-string properties
+    that must avoid some values; None when nothing is left to ask of the tool."""
+    schema = copy.deepcopy(grammar_schema(spec))
+    avoid: dict[str, list[str]] = {}
+    for tool, argument, values in spent.values:
+        properties = schema.get("properties")
+        if tool != spec.name or not isinstance(properties, dict) or argument not in properties:
+            continue
+        prop = properties[argument]
+        if isinstance(prop, dict) and isinstance(prop.get("enum"), list):
+            left = [v for v in prop["enum"] if v not in values]
+            if not left:
+                return None
+            properties[argument] = {**prop, "enum": left}
+        else:
+            avoid[argument] = list(values)
+            properties[argument] = {"enum": [AVOID_SENTINEL]}
+    return schema, avoid
+
+
+AVOID_SENTINEL = "\u0000avoid"
+
+
+def action_grammar(
+    tools: Sequence[ToolSpec],
+    *,
+    spent: Spent | None = None,
+    max_thought_chars: int = MAX_THOUGHT_CHARS,
+) -> str:
+    """The GBNF text of one step for `tools`, never offering a `spent` call (see
+    `fresh.spent`); deterministic: same tools and spent calls, same grammar."""
     if not tools:
         raise ConfigurationError("a step grammar needs at least one tool; give the agent tools")
     if max_thought_chars < 1:
         raise ConfigurationError("max_thought_chars must be at least 1")
+    spent = spent or Spent()
+    offered = [t for t in tools if t.name not in spent.tools]
+    shaped = [(t, narrowed(t, spent)) for t in offered or tools]
+    choices = [(t, n) for t, n in shaped if n is not None] or [
+        (t, (copy.deepcopy(grammar_schema(t)), {})) for t in tools
+    ]
     converter = _converter()
     alternatives = []
-    for index, spec in enumerate(tools):
-        # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
-        schema = copy.deepcopy(spec.parameters)
+    extra: list[str] = []
+    for index, (spec, (schema, avoid)) in enumerate(choices):
+        prefix = f"{spec.name}-arguments"
         try:
+            # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
             schema = converter.resolve_refs(schema, f"tool-{index}")
-            rule = converter.visit(schema, f"{spec.name}-arguments")
+            rule = converter.visit(schema, prefix)
         except (AssertionError, KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(
                 f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "
                 f"({exc}); simplify the argument types (plain JSON types, lists, models)"
             ) from exc
+        for argument, values in avoid.items():
+            # The sentinel enum gave the argument its own rule; it becomes "none of these".
+            name = RULE_CHARS.sub("-", f"{prefix}-{argument}")
+            converter._rules.pop(name)
+            extra += unlike(values, name)
         head = literal(f"{literal(spec.name)}, {literal('arguments')}: ")
         alternatives.append(f"{head} {rule}")
     rules: dict[str, str] = converter._rules
-    if "char" in rules:
-        rules["char"] = STRICT_CHAR
+    rules["char"] = STRICT_CHAR
     root = " ".join(
         [
             literal(f"{THOUGHT} "),
@@ -131,4 +217,4 @@ def action_grammar(tools: Sequence[ToolSpec], *, max_thought_chars: int = MAX_TH
         f"thought ::= {THOUGHT_CHAR}{{1,{max_thought_chars}}}",
         "action ::= " + " | ".join(f"( {alt} )" for alt in alternatives),
     ]
-    return "\n".join([*head_rules, converter.format_grammar()]) + "\n"
+    return "\n".join([*head_rules, *extra, converter.format_grammar()]) + "\n"

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from warmloop.protocols.inline import inline_text
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
     AssistantTurn,
+    JsonValue,
     Message,
     Notice,
     Summary,
@@ -36,6 +38,8 @@ _ACTION = re.compile(re.escape(ACTION))
 _ACTION_LINE = re.compile(r"^[ \t]*" + re.escape(ACTION), re.MULTILINE)
 MAX_TRIES = 16
 """Candidate Actions tried per turn: a reply full of "Action:" costs bounded work."""
+SUBMIT_NAME = "submit"
+"""The outputs tool's name (`outputs.SUBMIT`; outputs imports tools, so it is repeated)."""
 
 
 class ParseFailure(ValueError):
@@ -47,14 +51,132 @@ def call_id(turn_index: int, index: int = 0) -> str:
     return f"call_{turn_index}_{index}"
 
 
+@dataclass(frozen=True)
+class ExampleStep:
+    """One step of a worked example; the observation is None on the final submit."""
+
+    thought: str
+    tool: str
+    arguments: dict[str, JsonValue]
+    observation: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """A short solved task, taught before the tools so a small model copies its shape."""
+
+    task: str
+    steps: tuple[ExampleStep, ...]
+
+    def fits(self, tools: Sequence[ToolSpec]) -> bool:
+        """Whether every call of the example is one these tools accept by name and keys."""
+        specs = {spec.name: spec for spec in tools}
+        for step in self.steps:
+            spec = specs.get(step.tool)
+            properties = spec.parameters.get("properties") if spec else None
+            required = spec.parameters.get("required", []) if spec else []
+            if not isinstance(properties, dict) or not isinstance(required, list):
+                return False
+            if not set(required) <= set(step.arguments) <= set(properties):
+                return False
+        return True
+
+    def text(self) -> str:
+        """The example as the model would write it, observations included."""
+        lines = [f"Task: {self.task}"]
+        for step in self.steps:
+            lines.append(f"{THOUGHT} {step.thought}")
+            lines.append(f"{ACTION} {action_json(step.tool, step.arguments)}")
+            if step.observation is not None:
+                lines.append(f"Observation: {step.observation}")
+        return "\n".join(lines)
+
+
+def action_json(tool: str, arguments: Mapping[str, JsonValue]) -> str:
+    """An Action's JSON object, written the way the local grammar makes a model write it."""
+    return json.dumps({"tool": tool, "arguments": arguments}, ensure_ascii=False)
+
+
+# Examples for the common shapes of tool sets, taught when an agent's tools fit them: they
+# use other files and names than any real task, so a model copies the shape, not answers.
+EXAMPLES: tuple[WorkedExample, ...] = (
+    WorkedExample(
+        "Which function sends the invoice email?",
+        (
+            ExampleStep(
+                "I search the files for one word of the task, invoice",
+                "search",
+                {"pattern": "invoice"},
+                "settings.toml:1: [invoice]\n"
+                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
+            ),
+            ExampleStep(
+                "The search shows the function send_invoice in billing/mail.py",
+                "submit",
+                {"answer": "send_invoice"},
+            ),
+        ),
+    ),
+    WorkedExample(
+        "What sender address do invoice emails use?",
+        (
+            ExampleStep(
+                "I search the files for one word of the task, sender",
+                "search",
+                {"pattern": "sender"},
+                'settings.toml:2: sender = "billing@example.com"',
+            ),
+            ExampleStep(
+                "Line 2 of settings.toml sets the sender to billing@example.com",
+                "submit",
+                {"answer": "billing@example.com"},
+            ),
+        ),
+    ),
+    WorkedExample(
+        "How many seats does room B2 have?",
+        (
+            ExampleStep(
+                "I search the files for the room B2",
+                "search",
+                {"pattern": "B2"},
+                "data/rooms.csv:3: B2,2,8",
+            ),
+            ExampleStep(
+                "Room B2 is a row of data/rooms.csv, so I read it to see its columns",
+                "read_file",
+                {"path": "data/rooms.csv"},
+                "data/rooms.csv: lines 1-3 of 3\n1 | room,floor,seats\n2 | A1,1,12\n3 | B2,2,8",
+            ),
+            ExampleStep(
+                "Row 3 is room B2 and its seats column is 8",
+                "submit",
+                {"answer": "8"},
+            ),
+        ),
+    ),
+)
+# Taught only when no example above fits: the shape of a step, with nothing to look up.
+FALLBACK = WorkedExample(
+    "What is 12 times 3?",
+    (ExampleStep("12 times 3 is 36, so I submit 36", "submit", {"answer": "36"}),),
+)
+
+
 def teach(tools: Sequence[ToolSpec]) -> str:
-    """The protocol and every tool's full description, taught once at the top of the prompt."""
+    """The protocol, worked examples that fit the tools, and every tool's full description,
+    taught once at the top of the prompt (so it is part of the cached prefix)."""
     lines = [
-        "Work in steps. In each step write exactly:",
-        f"{THOUGHT} <your reasoning>",
-        f'{ACTION} {{"tool": "<tool name>", "arguments": {{<arguments as JSON>}}}}',
-        "Then stop and wait for the Observation. Available tools:",
+        f'Work in steps. Each step is two lines: "{THOUGHT}" and one short sentence of '
+        f'reasoning, then "{ACTION}" and one JSON object that names a tool and its arguments. '
+        'Then stop: the tool\'s result comes back as "Observation:". Search for one word '
+        "at a time. As soon as an Observation shows the answer, call "
+        f"{SUBMIT_NAME} with the exact value it shows.",
     ]
+    examples = [e for e in EXAMPLES if e.fits(tools)] or [e for e in (FALLBACK,) if e.fits(tools)]
+    for number, example in enumerate(examples, start=1):
+        lines += ["", f"Example {number}", example.text()]
+    lines += ["", "Available tools:"]
     for spec in tools:
         schema = json.dumps(spec.parameters, ensure_ascii=False, separators=(",", ":"))
         lines.append(f"- {spec.name}: {spec.description}\n  arguments schema: {schema}")

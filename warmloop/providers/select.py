@@ -15,15 +15,16 @@ from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model
 from warmloop.providers.redact import redact_spec
 
-# prefix -> (module, class, needs a model name). Each class takes the model name first.
-_PROVIDERS: dict[str, tuple[str, str, bool]] = {
+# prefix -> (module, class, needs a model name: True, False, or None for optional). Each
+# class takes the model name first.
+_PROVIDERS: dict[str, tuple[str, str, bool | None]] = {
     "anthropic": ("warmloop.providers.anthropic", "AnthropicModel", True),
     "openai": ("warmloop.providers.openai_responses", "OpenAIResponsesModel", True),
     "openai-chat": ("warmloop.providers.openai_compatible", "OpenAIChatModel", True),
     "gemini": ("warmloop.providers.gemini", "GeminiModel", True),
     "deepseek": ("warmloop.providers.openai_compatible", "DeepSeekModel", True),
     "openai-compatible": ("warmloop.providers.openai_compatible", "OpenAICompatibleModel", True),
-    "local": ("warmloop.providers.local", "LocalModel", False),
+    "local": ("warmloop.providers.local", "LocalModel", None),
 }
 EXTRAS = {"anthropic": "anthropic", "gemini": "gemini", "local": "local"}
 """The pip extra each provider's SDK comes with (the others need only the base install)."""
@@ -54,7 +55,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
     module_name, class_name, needs_name = entry
     if needs_name and not rest:
         raise ConfigurationError(f"model {shown!r} needs a name after the colon, e.g. {EXAMPLES}")
-    if not needs_name and rest:
+    if needs_name is False and rest:
         raise ConfigurationError(f"model {prefix!r} takes no name; use {prefix!r} alone")
     try:
         module = importlib.import_module(module_name)
@@ -65,7 +66,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
             f"({exc.name}); install it with: pip install 'warmloop[{extra}]'"
         ) from exc
     cls = getattr(module, class_name)
-    accepted = options_of(cls) if needs_name else ["model_path", *options_of(cls)]
+    accepted = options_of(cls)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ConfigurationError(
@@ -73,7 +74,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
             f"its options are: {', '.join(accepted)}"
         )
     try:
-        model: Model = cls(rest, **options) if needs_name else cls(**options)
+        model: Model = cls(rest, **options) if needs_name or rest else cls(**options)
     except TypeError as exc:  # a value of the wrong kind, as the constructor found it
         raise ConfigurationError(f"model {prefix!r}: bad option value ({exc})") from exc
     return model

@@ -23,6 +23,7 @@ from typing import Concatenate, ParamSpec
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools import Tool
 from warmloop.workspace.files import Walk, kind, read_regular, reason
+from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.pattern import compile_pattern
 
@@ -290,4 +291,5 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
-    return [Tool.from_function(f) for f in (list_files, read_file, search)]
+    tools = [Tool.from_function(f) for f in (list_files, read_file, search)]
+    return [with_path_enums(t, workspace) for t in tools]

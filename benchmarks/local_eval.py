@@ -1,0 +1,154 @@
+"""Accuracy of the embedded models on questions over the example workspace, graded.
+
+Each question has a known answer in `examples/workspace`: lookups in one file, answers that
+must first be found by search, and questions that need two reads (a value in one file
+names what to look up in another). Every question is a fresh run of the CLI's agent (the
+same instructions and read-only tools as `warmloop run`) on one engine per model; the
+answer is graded by a regular expression. Reported per model: questions answered
+correctly, mean requests per run, and mean seconds per run.
+
+    python -m benchmarks.local_eval [--model gemma-3-270m --model smollm2-135m ...]
+        [--max-steps 6] [--only 3] [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmloop.errors import RunError
+from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
+from warmloop.providers.local import LocalModel
+from warmloop.providers.local_models import MODELS
+from warmloop.transcript import AssistantTurn
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+
+WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
+
+
+@dataclass(frozen=True)
+class Question:
+    """A task with a known answer; `accept` is searched in the submitted answer."""
+
+    kind: str
+    task: str
+    accept: str
+
+
+QUESTIONS: tuple[Question, ...] = (
+    Question("lookup", "What is the name of the warehouse?", r"\bnorth\b"),
+    Question("lookup", "Which currency does the warehouse use?", r"\beur\b|\beuro"),
+    Question("lookup", "At how many units or fewer is an item reordered?", r"(?<![\d.])5(?![\d.])"),
+    Question("lookup", "How many units of bolts are in stock?", r"(?<![\d.])120(?![\d.])"),
+    Question("lookup", "What is the SKU of the washers?", r"\bb300\b"),
+    Question("lookup", "Which item is the featured item?", r"\bhinges?\b"),
+    Question("search", "Which function computes the order total?", r"\border_total\b"),
+    Question("search", "Which file defines the Stock class?", r"inventory/stock\.py"),
+    Question("search", "What is the VAT rate?", r"0?\.21\b|\b21 ?%"),
+    Question("search", "Which function loads the stock from a CSV file?", r"\bload_csv\b"),
+    Question(
+        "two reads",
+        "What is the unit price of the featured item named in config.toml?",
+        r"(?<![\d.])2\.40?(?!\d)",
+    ),
+    Question(
+        "two reads",
+        "In which file is the shipping fee function that order_total uses defined?",
+        r"inventory/rates\.py|\brates\.py\b",
+    ),
+)
+
+
+@dataclass
+class Outcome:
+    """One question's run: the answer (or the error), graded, with its cost."""
+
+    question: Question
+    answer: str
+    correct: bool
+    requests: int
+    seconds: float
+    calls: list[str]
+
+
+def ask(model: LocalModel, question: Question, max_steps: int) -> Outcome:
+    """One fresh run of the CLI's agent on `question`."""
+    agent = Agent(
+        model,
+        workspace_tools(WORKSPACE),
+        instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+        max_steps=max_steps,
+    )
+    started = time.perf_counter()
+    try:
+        run = agent.run_sync(question.task)
+        answer = str(getattr(run.outputs, "answer", ""))
+        transcript, requests = run.transcript, len(run.requests)
+    except RunError as exc:
+        answer, transcript = f"(failed: {exc})", exc.transcript
+        requests = sum(1 for m in transcript if isinstance(m, AssistantTurn))
+    seconds = time.perf_counter() - started
+    calls = [
+        " / ".join(m.text.splitlines())
+        if not m.tool_calls
+        else "; ".join(f"{c.name} {c.arguments}" for c in m.tool_calls)
+        for m in transcript
+        if isinstance(m, AssistantTurn)
+    ]
+    correct = re.search(question.accept, answer, re.IGNORECASE) is not None
+    return Outcome(question, answer, correct, requests, seconds, calls)
+
+
+def evaluate(name: str, questions: tuple[Question, ...], max_steps: int, verbose: bool) -> str:
+    """Every question on one model; returns its table row."""
+    model = LocalModel(name)
+    outcomes = []
+    for question in questions:
+        outcome = ask(model, question, max_steps)
+        outcomes.append(outcome)
+        if verbose:
+            mark = "ok " if outcome.correct else "BAD"
+            print(f"  {mark} [{question.kind}] {question.task} -> {outcome.answer!r}")
+            print(f"      {outcome.requests} requests, {outcome.seconds:.1f} s")
+            for call in outcome.calls:
+                print(f"      - {call[:200]}")
+    model.close()
+    right = sum(o.correct for o in outcomes)
+    steps = sum(o.requests for o in outcomes) / len(outcomes)
+    seconds = sum(o.seconds for o in outcomes) / len(outcomes)
+    kinds = sorted({q.kind for q in questions})
+    by_kind = ", ".join(
+        f"{k} {sum(o.correct for o in outcomes if o.question.kind == k)}/"
+        f"{sum(1 for q in questions if q.kind == k)}"
+        for k in kinds
+    )
+    return f"| local:{name} | {right}/{len(outcomes)} | {by_kind} | {steps:.1f} | {seconds:.1f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", action="append", choices=sorted(MODELS))
+    parser.add_argument("--max-steps", type=int, default=6)
+    parser.add_argument("--only", type=int, help="ask only the first N questions")
+    parser.add_argument("--question", type=int, action="append", help="ask question N (1-12)")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    questions = QUESTIONS[: args.only] if args.only else QUESTIONS
+    if args.question:
+        questions = tuple(QUESTIONS[n - 1] for n in args.question)
+    rows = []
+    for name in args.model or list(MODELS):
+        if args.verbose:
+            print(f"local:{name}")
+        rows.append(evaluate(name, questions, args.max_steps, args.verbose))
+    print("| model | correct | by kind | mean requests | seconds per run |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
