@@ -138,6 +138,23 @@ def model_options(pairs: tuple[str, ...], base_url: str | None) -> dict[str, Any
     return chosen
 
 
+workspace_option = click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Directory the agent may read (list_files, read_file, search).",
+)
+max_steps_option = click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="Step budget.",
+)
+"""Options `run` and `resume` share."""
+
+
 @click.group()
 @click.version_option(package_name="warmloop")
 @click.pass_context
@@ -156,20 +173,8 @@ def main(ctx: click.Context) -> None:
     metavar="SPEC",
     help=f"Which model to use, e.g. {EXAMPLES}. {LOCAL_HELP}",
 )
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Directory the agent may read (list_files, read_file, search).",
-)
-@click.option(
-    "--max-steps",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_STEPS,
-    show_default=True,
-    help="Step budget.",
-)
+@workspace_option
+@max_steps_option
 @click.option(
     "--base-url",
     metavar="URL",

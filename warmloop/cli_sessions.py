@@ -14,12 +14,11 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from warmloop.cli import _stdout, fail, main, run
+from warmloop.cli import _stdout, fail, main, max_steps_option, run, workspace_option
 from warmloop.cli import show as show_file
 from warmloop.cli_console import json_text
 from warmloop.cli_session_view import session_cost, session_export, session_view, sessions_table
 from warmloop.errors import WarmloopError
-from warmloop.loop import DEFAULT_MAX_STEPS
 from warmloop.providers.redact import MASK
 from warmloop.sessions.locate import STORE_VARIABLE, open_store
 from warmloop.sessions.session import StoredSession
@@ -68,20 +67,8 @@ def resumable_spec(model: str) -> str:
 @click.argument("name")
 @click.argument("task")
 @click.option("--model", "model_spec", metavar="SPEC", help="Model [default: the session's].")
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Directory the agent may read.",
-)
-@click.option(
-    "--max-steps",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_STEPS,
-    show_default=True,
-    help="Step budget.",
-)
+@workspace_option
+@max_steps_option
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
 @store_option
 @click.pass_context

@@ -12,7 +12,6 @@ prefix is measured but not reported as a bust.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from warmloop.cache.causes import Cause, classify
@@ -66,30 +65,6 @@ def common_prefix_length(a: str, b: str) -> int:
         else:
             hi = mid - 1
     return lo
-
-
-def likely_cause(
-    section: str,
-    old_piece: str,
-    new_piece: str,
-    before: str,
-    after: str,
-    *,
-    offset: int | None = None,
-    old_items: Sequence[str] = (),
-    new_items: Sequence[str] = (),
-) -> str:
-    """A best guess at why a prefix moved, from the section and what changed there."""
-    return classify(
-        section,
-        old_piece,
-        new_piece,
-        before,
-        after,
-        offset=offset,
-        old_items=old_items,
-        new_items=new_items,
-    ).text
 
 
 def _item_index(stream: WireStream, position: int) -> int | None:
