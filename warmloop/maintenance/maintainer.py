@@ -93,6 +93,9 @@ class Maintainer:
         self.sizer = PromptSizer(self.counter)
         self.excess = 0.0
         self.futile_folds = 0
+        self._planned: tuple[tuple[str, int, int], int, PrunePlan] | None = None
+        """The prune plan of the transcript `maintain` last returned (its key and length):
+        the request sent next is that transcript, so `observed` need not plan it again."""
 
     def tokens(self, text: str) -> int:
         """A cheap per-message estimate (the calibrated ratio), for planning."""
@@ -105,7 +108,10 @@ class Maintainer:
         """A request was answered: calibrate, and count the read cost of what a prune
         would have removed from it."""
         self.sizer.observed(rendered.stream, usage.prompt_tokens)
-        self.excess += self.profile.read_multiplier * self.plan(transcript).dropped_tokens
+        planned = self._planned
+        same = planned is not None and planned[:2] == (transcript.key, len(transcript))
+        plan = planned[2] if planned is not None and same else self.plan(transcript)
+        self.excess += self.profile.read_multiplier * plan.dropped_tokens
 
     def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
         """Tokens from the first changed message to the end, once the prune is applied."""
@@ -152,6 +158,8 @@ class Maintainer:
                 events.append(event)
         if events:
             self.excess = 0.0
+            plan = self.plan(transcript)  # what the rewritten conversation still offers
+        self._planned = (transcript.key, len(transcript), plan)
         return transcript, events
 
     def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
