@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from warmloop.cache.model_names import find_entry, split_spec, table_keys
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, WarmloopError
 
@@ -42,8 +43,6 @@ PRICES_ENV = "WARMLOOP_PRICES"
 # Engines we run ourselves bill nothing per token; a price for them would be a guess.
 UNPRICED_PROVIDERS = frozenset({"local", "openai-compatible", "scripted"})
 
-# Snapshot ids: `claude-sonnet-4-5-20250929` (Anthropic), `gpt-5-2025-08-07` (OpenAI).
-_DATED_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _RETENTION = re.compile(r"^([1-9]\d*)([mh])$")
 _RATE_KEYS = frozenset({"input", "cache_read", "output", "cache_write"})
 _LEGACY_WRITE_KEYS = {"cache_write_5m": "5m", "cache_write_1h": "1h"}
@@ -139,16 +138,10 @@ class PriceTable:
         same two with a dated snapshot suffix removed (`-20250929`, `-2025-08-07`).
         Nothing else is tried: a near miss such as `gpt-5-pro` is unknown, not `gpt-5`.
         """
-        provider, sep, model = model_name.strip().lower().partition(":")
-        if not sep or not model or provider in UNPRICED_PROVIDERS:
+        provider, model = split_spec(model_name, self.provider_aliases)
+        if not model or provider in UNPRICED_PROVIDERS:
             return None
-        provider = self.provider_aliases.get(provider, provider)
-        key = f"{provider}:{model}"
-        for candidate in (key, _DATED_SUFFIX.sub("", key)):
-            found = self.models.get(candidate) or self.models.get(self.aliases.get(candidate, ""))
-            if found is not None:
-                return found
-        return None
+        return find_entry(self.models, self.aliases, table_keys(provider, model))
 
     def merged(self, other: PriceTable, where: str = "merged price table") -> PriceTable:
         """This table with `other`'s entries on top: same keys replaced, new keys added."""
