@@ -41,14 +41,16 @@ def identity(message: Message) -> str:
 
 
 class Log:
-    """An append-only log of JSON lines; each line is one write(2), so a kill never
-    leaves half a line, and the kernel keeps it even if the process dies right after."""
+    """An append-only log of JSON lines, each one write(2) that the kernel keeps even if
+    the process dies right after. A kill inside a large write can still cut it short, so
+    every entry starts on a line of its own: a cut line never runs into the next worker's
+    first entry (readers skip it)."""
 
     def __init__(self, path: str) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def write(self, **entry: Any) -> None:
-        os.write(self.fd, (json.dumps(entry) + "\n").encode())
+        os.write(self.fd, ("\n" + json.dumps(entry) + "\n").encode())
 
 
 class AckingStore:

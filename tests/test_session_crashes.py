@@ -30,11 +30,17 @@ GIVE_UP = 5.0
 
 def read_log(path: Path) -> list[dict[str, object]]:
     """The worker's complete log lines. A line the worker is still writing (read while it
-    writes, or cut by the kill) has no newline yet and is left out."""
+    writes) has no newline yet, and one a kill cut short is not JSON: both are left out."""
     if not path.exists():
         return []
     complete = path.read_text().rpartition("\n")[0]
-    return [json.loads(line) for line in complete.splitlines()]
+    entries = []
+    for line in complete.splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # cut by a kill mid-write; every entry starts on a line of its own
+    return entries
 
 
 def kill_at(
