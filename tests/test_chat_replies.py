@@ -96,7 +96,8 @@ class Host:
     def model(self) -> OpenAICompatibleModel:
         http = httpx2.AsyncClient(transport=httpx2.MockTransport(self))
         client = AsyncOpenAI(api_key="k", base_url=URL, http_client=http, max_retries=0)
-        return OpenAICompatibleModel(f"{URL}#some/model", client=client)
+        # The window is told: these replies are about what a host answers, not discovery.
+        return OpenAICompatibleModel(f"{URL}#some/model", client=client, context_window=32_768)
 
     def echoed(self, request: int) -> Reply:
         """The first assistant message the host got back in request `request`."""

@@ -266,8 +266,9 @@ def test_named_inputs_become_the_task_text() -> None:
 def test_a_run_reports_its_cache_hit_rate_and_cost() -> None:
     from warmloop.cache.pricing import cost, prices_for
 
-    model = ScriptedModel([call("lookup", key="a"), call("submit", answer="x")])
-    model.name = "openai:gpt-5"
+    model = ScriptedModel(
+        [call("lookup", key="a"), call("submit", answer="x")], name="openai:gpt-5"
+    )
     run = agent(model).run_sync("task")
     usage = run.usage
     assert run.cache_hit_rate == usage.cache_read_tokens / usage.prompt_tokens > 0

@@ -200,7 +200,9 @@ FLAVOURS = [
     ),
     Flavour(
         "llama-server",
-        lambda c: OpenAICompatibleModel("http://127.0.0.1:8080/v1#gemma", client=c),
+        lambda c: OpenAICompatibleModel(
+            "http://127.0.0.1:8080/v1#gemma", client=c, context_window=8_192
+        ),
         plain_usage,
         llama_timings,
         reasoning=True,

@@ -81,7 +81,8 @@ def test_the_scripted_model_example_runs_as_written() -> None:
 def test_the_options_example_runs_as_written_and_sends_nothing() -> None:
     result = run_example(example("base_url="), {})
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "32000\n"  # a quarter of gpt-4o's 128k-token window
+    # gpt-4o's window from the dated table, and a quarter of it as the result cap
+    assert result.stdout == "128000 table\n32000\n"
 
 
 def test_the_sessions_example_runs_as_written(tmp_path: Path) -> None:

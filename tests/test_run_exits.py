@@ -72,7 +72,7 @@ def failing_send(model: ScriptedModel) -> Agent:
 def failing_toolbox(model: ScriptedModel) -> Agent:
     agent = Agent(model, [lookup])
 
-    async def run(self: Toolbox, call: Any) -> Execution:
+    async def run(self: Toolbox, call: Any, **limits: Any) -> Execution:
         raise Boom("tool")
 
     agent.toolbox.run = run.__get__(agent.toolbox)  # type: ignore[method-assign]

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from warmloop import Agent, ScriptedModel, call, tool
+from warmloop import Agent, ScriptedModel, Toolbox, call, tool
 from warmloop.cli import report
 from warmloop.tool_run import default_result_cap
 
@@ -29,11 +29,21 @@ def test_every_cut_is_recorded_on_the_run() -> None:
 
 
 def test_the_default_cap_is_a_share_of_the_models_context_window() -> None:
-    small = Agent(ScriptedModel(context_window=8_000), [dump])
-    large = Agent(ScriptedModel(context_window=800_000), [dump])
-    assert small.toolbox.max_result_chars == default_result_cap(8_000)
-    assert large.toolbox.max_result_chars == default_result_cap(800_000)
-    assert small.toolbox.max_result_chars < large.toolbox.max_result_chars
+    small, large = ScriptedModel(context_window=8_000), ScriptedModel(context_window=800_000)
+    small_cap = Agent(small, [dump]).result_cap(small.facts)
+    large_cap = Agent(large, [dump]).result_cap(large.facts)
+    assert small_cap == default_result_cap(8_000)
+    assert large_cap == default_result_cap(800_000)
+
+
+def test_the_cap_is_passed_per_run_and_the_users_toolbox_is_left_alone() -> None:
+    toolbox = Toolbox([dump])
+    model = ScriptedModel(
+        [call("dump", size=5_000), call("submit", answer="ok")], context_window=8_000
+    )
+    run = Agent(model, toolbox).run_sync("task")
+    assert [e.truncated_from for e in run.executions] == [5_000]
+    assert toolbox.max_result_chars is None
 
 
 def test_none_means_no_cap_at_all() -> None:

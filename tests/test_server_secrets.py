@@ -42,6 +42,12 @@ def server_handler(recorded: Recorded) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
+        def do_GET(self) -> None:  # what discovery asks first: nothing published
+            recorded.requests.append((self.path, dict(self.headers.items()), {}))
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             recorded.requests.append((self.path, dict(self.headers.items()), body))
@@ -96,13 +102,15 @@ async def test_url_credentials_are_used_but_never_shown_or_saved(
     spec = f"openai-compatible:http://admin:{PASSWORD}@{address}/v1?token={TOKEN}#m"
     model = resolve_model(spec)
     run = await Agent(model).run("Answer.")
-    path, headers, _ = recorded.requests[0]
-    # The server gets what the user gave: the query, and the user info as Basic auth.
-    assert path == f"/v1/chat/completions?token={TOKEN}"
-    assert (
-        headers["Authorization"]
-        == "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()
-    )
+    paths = [path.partition("?")[0] for path, _, _ in recorded.requests]
+    # The window is asked for first (vLLM, llama.cpp, Ollama shapes), then the request.
+    assert paths == ["/v1/models", "/props", "/api/show", "/v1/chat/completions"]
+    # The server gets what the user gave, on every request: the query, and the user info
+    # as Basic auth.
+    basic = "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()
+    for path, headers, _ in recorded.requests:
+        assert path.endswith(f"?token={TOKEN}")
+        assert headers["Authorization"] == basic
     assert model.name == f"openai-compatible:http://***@{address}/v1?token=***#m"
     saved = run.transcript.dump()
     assert PASSWORD not in saved

@@ -21,6 +21,7 @@ from openai import AsyncOpenAI
 from benchmarks.toolbox_session import CORE, TARGETS, catalog, plan, reply
 from tests.wire import WireLog, wire_stream
 from warmloop import Agent
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
 from warmloop.protocols.react_text import call_id
 from warmloop.providers.anthropic import AnthropicModel
@@ -65,7 +66,11 @@ class OnWire:
         build, self.key, self.tools_of = FORMATS[fmt]
         self.real = build()
         self.name = self.real.name
+        self.facts = self.real.facts
         self.fmt, self.replies, self.log, self.blocks = fmt, replies, log, blocks
+
+    async def discover(self) -> ModelFacts:
+        return self.facts
 
     def render(self, transcript: Transcript, tools: Any) -> Rendered:
         return self.real.render(transcript, tools)

@@ -1,5 +1,6 @@
 """warmloop: tool-using LLM agents whose every request extends the previous one."""
 
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
@@ -19,7 +20,9 @@ from warmloop.loop import Agent
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
+from warmloop.providers.base import Model
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
+from warmloop.providers.select import resolve_model
 from warmloop.run import RequestRecord, Run
 from warmloop.tools import Tool, Toolbox, ToolSpec, tool
 from warmloop.trajectory import TrajectoryStep
@@ -45,6 +48,8 @@ __all__ = [
     "MaintenanceEvent",
     "MaintenancePolicy",
     "Meta",
+    "Model",
+    "ModelFacts",
     "Notice",
     "PairingError",
     "ProviderError",
@@ -74,5 +79,6 @@ __all__ = [
     "call",
     "check_pairing",
     "raw_call",
+    "resolve_model",
     "tool",
 ]

@@ -19,6 +19,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from warmloop.cache.facts import MIN_WINDOW
 from warmloop.cache.pricing import cost_report
 from warmloop.cache.usage import Usage
 from warmloop.cli_console import console as safe_console
@@ -199,6 +200,13 @@ def main(ctx: click.Context) -> None:
     help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
 )
 @click.option(
+    "--context-window",
+    type=click.IntRange(min=MIN_WINDOW),
+    metavar="TOKENS",
+    help="The model's context window, when neither the tables nor the server say it "
+    "(a self-hosted server is asked; an unknown window is never acted on).",
+)
+@click.option(
     "--session",
     metavar="NAME",
     help="Store the run as session NAME step by step, or continue NAME if it exists.",
@@ -223,6 +231,7 @@ def run(
     base_url: str | None = None,
     options: tuple[str, ...] = (),
     n_ctx: int | None = None,
+    context_window: int | None = None,
 ) -> None:
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
     if save is not None:
@@ -232,12 +241,13 @@ def run(
     try:
         tools = workspace_tools(workspace)
         chosen = model_options(options, base_url)
-        model = context.model_factory(model_spec, **chosen)
         if n_ctx is not None:
-            resize = getattr(model, "resize", None)
-            if resize is None:
+            if model_spec.strip().partition(":")[0] != "local":
                 fail(f"--n-ctx applies to local models only, not {redact_spec(model_spec)!r}")
-            resize(n_ctx)
+            chosen["n_ctx"] = n_ctx
+        if context_window is not None:
+            chosen["context_window"] = context_window
+        model = context.model_factory(model_spec, **chosen)
         agent = Agent(
             model,
             tools,

@@ -166,7 +166,8 @@ def maintenance_line(event: MaintenanceEvent) -> Text:
 
 def notes(run: Run) -> list[Text]:
     """What the user should know beyond the table: rewrites, cut results, stuck tools."""
-    lines = [maintenance_line(event) for event in run.maintenance]
+    lines = [Text(f"warning: {line}", style="yellow") for line in run.warnings]
+    lines += [maintenance_line(event) for event in run.maintenance]
     for execution in run.truncated:
         result = execution.result
         lines.append(

@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.guard import Bust
-from warmloop.cache.profiles import profile_for_model
 from warmloop.cache.wire import WireStream
 from warmloop.errors import (
     ConfigurationError,
@@ -26,11 +26,11 @@ from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.outputs import SUBMIT, Outputs, OutputSpec
 from warmloop.providers.base import Model
 from warmloop.run import Run
-from warmloop.runner import Runner, context_window
+from warmloop.runner import Runner
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
-from warmloop.tool_run import MIN_RESULT_CHARS, WINDOW_SHARE, default_result_cap
+from warmloop.tool_run import MIN_RESULT_CHARS, WINDOW_SHARE, check_result_cap, default_result_cap
 from warmloop.tools import Tool, Toolbox, ToolFunction, ToolSpec
 from warmloop.transcript import (
     Message,
@@ -63,7 +63,9 @@ class Agent:
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
 
     `tools` is a list of tools or a `Toolbox` (`warmloop.toolbox.Toolbox` for a catalog,
-    code mode and MCP); the agent sets its `max_result_chars`. `busts` collects every cache
+    code mode and MCP). `max_result_chars` caps each tool result: `"window"` (default) a
+    share of the model's window when the window is a fact, no cap while it is only assumed;
+    an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
     bust the guard saw in this agent's runs, including a fresh session whose opening
     (parameters, tools, system prompt) differs from the agent's earlier sessions.
     """
@@ -87,22 +89,21 @@ class Agent:
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
         if not isinstance(model, Model):
-            raise ConfigurationError(f"model must be a warmloop Model, got {model!r}")
+            raise ConfigurationError(
+                f"model must be a warmloop Model (name, facts, discover, render, send), "
+                f"got {model!r}"
+            )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
         for name, hook in (("on_message", on_message), ("on_maintenance", on_maintenance)):
             if hook is not None and not callable(hook):
                 raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
-        self.profile = profile_for_model(model.name, getattr(model, "cache_ttl", None))
-        # By default one result can never overflow the window: a share of it (tools.py).
-        if max_result_chars == "window":
-            # (a window too small to share still gets the smallest cap, not an error)
-            smallest = MIN_RESULT_CHARS * WINDOW_SHARE
-            max_result_chars = default_result_cap(max(context_window(self), smallest))
+        if max_result_chars != "window":
+            max_result_chars = check_result_cap(max_result_chars)
+        self.max_result_chars: int | Literal["window"] | None = max_result_chars
         # A Toolbox instance (a catalog, code mode, MCP: warmloop.toolbox) is used as given.
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        self.toolbox.max_result_chars = max_result_chars
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
         self.outputs = Outputs(outputs)
@@ -112,10 +113,24 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
+        self.run_lengths: list[int] = []
+        """Requests each finished run sent: how long this agent's runs go on (the horizon
+        the warm prune is priced over)."""
         self.busts: list[Bust] = []
         self.opening: WireStream | None = None
         """The first request of this agent's first fresh session: later fresh sessions
         must open with the same bytes (parameters, tools, system prompt)."""
+
+    def result_cap(self, facts: ModelFacts) -> int | None:
+        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
+        a share of a known window (no cap while the window is only assumed)."""
+        if self.max_result_chars != "window":
+            return self.max_result_chars
+        if facts.window is None:
+            return None
+        # One result can never overflow the window: a share of it (tool_run.py); a window
+        # too small to share still gets the smallest cap, not an error.
+        return default_result_cap(max(facts.window, MIN_RESULT_CHARS * WINDOW_SHARE))
 
     def _runner(
         self,
@@ -149,12 +164,11 @@ class Agent:
                 "a session continues its own stored conversation: pass session= or history=, "
                 "not both"
             )
-        ttl = getattr(self.model, "cache_ttl", "")
         return open_session(
             session,
             store,
             conversation_id=conversation_id,
-            cache_ttl=ttl if isinstance(ttl, str) else "",
+            cache_ttl=self.model.facts.profile.ttl,
         )
 
     async def run(

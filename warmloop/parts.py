@@ -120,6 +120,8 @@ class Meta:
 
     Times are Unix seconds. `last_request_at` is when the last model request was sent
     (maintenance decides from it whether the provider's cache is still warm).
+    `context_window` is a window the provider named when it rejected a prompt as too long:
+    a fact about this conversation's model that outlives the run.
     """
 
     created_at: float | None = None
@@ -128,6 +130,7 @@ class Meta:
     model: str = ""
     tools_fingerprint: str = ""
     parent: str = ""
+    context_window: int | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.guard import PrefixCheck
 from warmloop.cache.pricing import CostReport, cost_report
 from warmloop.cache.usage import Usage
@@ -42,6 +43,12 @@ class Run:
     """Every tool call executed, with what happened on the way (cut, timed out, stuck)."""
     stuck: list[StuckCall] = field(default_factory=list)
     """Timed-out calls whose worker was still running when the run ended."""
+    warnings: list[str] = field(default_factory=list)
+    """Facts about the model that were only assumed, each with the option that states it
+    (see `ModelFacts.assumptions`); empty when everything was known."""
+    facts: ModelFacts | None = None
+    """What was known about the model when the run ended (a window learned mid-run
+    included); its `priced_as` names the price entry that bills the run."""
 
     @property
     def truncated(self) -> list[Execution]:
@@ -65,7 +72,8 @@ class Run:
 
     def cost(self) -> CostReport:
         """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
-        return cost_report(self.model, self.usages())
+        priced_as = self.facts.priced_as if self.facts is not None else None
+        return cost_report(self.model, self.usages(), priced_as=priced_as)
 
     @property
     def trajectory(self) -> list[TrajectoryStep]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from warmloop.cache.facts import MIN_WINDOW, ModelFacts
 from warmloop.cache.guard import PrefixCheck, PrefixGuard, opening_bust
 from warmloop.errors import (
     ContextWindowExceeded,
@@ -26,6 +27,7 @@ from warmloop.errors import (
     RunError,
     SyntaxBudgetExceeded,
 )
+from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
 from warmloop.outputs import SUBMIT, SUBMITTED
 from warmloop.providers.base import Rendered
@@ -49,12 +51,6 @@ if TYPE_CHECKING:
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
 
 
-def context_window(agent: Agent) -> int:
-    """The model's own window when it says (a local engine's n_ctx), else the profile's."""
-    window = getattr(agent.model, "context_window", None)
-    return window if isinstance(window, int) and window > 0 else agent.profile.context_window
-
-
 @dataclass
 class Runner:
     """One run's mutable state; created fresh per run, so every counter starts at zero."""
@@ -74,6 +70,10 @@ class Runner:
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
+    facts: ModelFacts = field(init=False)
+    """The model's facts for this conversation: a window learned from a rejection (kept
+    in the transcript's meta) overrides the model's."""
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -87,16 +87,39 @@ class Runner:
         if self.transcript.guard is None:
             self.transcript.guard = PrefixGuard()
         self.start = len(self.transcript)
+        self.facts = self.agent.model.facts
+
+    async def settle_facts(self) -> None:
+        """Ask the model for what its server publishes (once per model), take a window this
+        conversation learned earlier, say what is still assumed, and set up maintenance."""
         agent = self.agent
+        facts = await agent.model.discover()
+        meta = self.transcript.meta
+        learned = meta.context_window if meta.model in ("", agent.model.name) else None
+        if learned is not None:  # a fact about this model, not one a history had with another
+            facts = facts.told_window(learned, "learned", "a rejection named it")
+        self.facts = facts
+        self.warnings = facts.assumptions(agent.model.name)
         if agent.maintenance is not None:
             self.maintainer = Maintainer(
                 agent.model,
                 agent.tool_specs,
-                agent.profile,
+                facts.profile,
                 agent.maintenance,
-                window=context_window(agent),
+                window=facts.window,
                 persist=self.hook.stored if self.hook is not None else None,
             )
+
+    def learned(self, exc: ContextWindowExceeded) -> None:
+        """A rejection named the window: a fact for the rest of this conversation (kept in
+        its meta, so a stored session remembers it)."""
+        if exc.window is None or exc.window < MIN_WINDOW:
+            return
+        self.facts = self.facts.told_window(exc.window, "learned", "a rejection named it")
+        self.transcript.meta = replace(self.transcript.meta, context_window=exc.window)
+        self.persisted(best_effort=True)  # stored now: the retry may fail as well
+        if self.maintainer is not None and self.facts.window is not None:
+            self.maintainer.learned_window(self.facts.window)
 
     def append(self, message: Message) -> None:
         self.transcript.append(message)
@@ -123,6 +146,7 @@ class Runner:
 
     async def run(self) -> Run:
         try:
+            await self.settle_facts()
             return await self.steps()
         except RunError as exc:
             exc.requests = list(self.requests)
@@ -182,7 +206,9 @@ class Runner:
         send (rendered again when the conversation changed)."""
         if self.maintainer is None:
             return rendered
-        remaining = self.agent.max_steps - self.step + 2  # this step, the rest, extract
+        agent = self.agent
+        budget_left = agent.max_steps - self.step + 2  # this step, the rest, extract
+        remaining = requests_ahead(len(self.requests), budget_left, agent.run_lengths)
         transcript, events = await self.maintainer.maintain(
             self.transcript, rendered, remaining=remaining, forced=forced
         )
@@ -204,7 +230,8 @@ class Runner:
         try:
             try:
                 response = await model.send(rendered, session_id=self.transcript.conversation)
-            except ContextWindowExceeded:
+            except ContextWindowExceeded as exc:
+                self.learned(exc)
                 if self.maintainer is None:
                     raise
                 # A forced maintenance point, then one retry.
@@ -250,11 +277,12 @@ class Runner:
         returns the outputs on a valid submit."""
         submitted: BaseModel | None = None
         failed = True
-        tools = self.agent.toolbox.conversation(self.transcript)
+        cap = self.agent.result_cap(self.facts)
+        tools = self.agent.toolbox.conversation(self.transcript, max_result_chars=cap)
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
-                result = self.agent.toolbox.error(call, f"Not executed: {reason}.")
+                result = self.agent.toolbox.error(call, f"Not executed: {reason}.", cap)
             elif call.name == SUBMIT:
                 checked = self.agent.outputs.validate(call)
                 if isinstance(checked, ToolResult):
@@ -291,6 +319,7 @@ class Runner:
     def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
         steps = len(self.requests)
         model = self.agent.model.name
+        self.agent.run_lengths.append(steps)
         return Run(
             outputs,
             self.transcript,
@@ -302,4 +331,6 @@ class Runner:
             self.maintenance,
             self.executions,
             list(self.agent.toolbox.stuck),
+            warnings=list(self.warnings),
+            facts=self.facts,
         )

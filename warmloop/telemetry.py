@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from warmloop.cache.facts import ModelFacts
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model, ModelResponse, Rendered
 from warmloop.tools import ToolSpec
@@ -57,6 +58,15 @@ class InstrumentedModel:
         self.model = model
         self.tracer = tracer
         self.name = model.name
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The wrapped model's facts: planned exactly as the model it wraps."""
+        return self.model.facts
+
+    async def discover(self) -> ModelFacts:
+        """The wrapped model's discovery."""
+        return await self.model.discover()
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """The wrapped model's render, unchanged (pure)."""

@@ -192,6 +192,17 @@ class StepTools(Protocol):
     def announcements(self) -> tuple[Notice, ...]: ...
 
 
+class _OwnCap:
+    """The default of a per-step cap: the toolbox's own `max_result_chars`."""
+
+    def __repr__(self) -> str:
+        return "OWN_CAP"
+
+
+OWN_CAP = _OwnCap()
+Cap = int | None | _OwnCap
+
+
 class Toolbox:
     """An ordered set of tools with unique names; executes calls into ToolResults.
 
@@ -243,10 +254,14 @@ class Toolbox:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def conversation(self, transcript: Transcript) -> StepTools:
-        """This toolbox as `transcript`'s conversation sees it for one step: the same for
-        every conversation here (`warmloop.toolbox.Toolbox` reads what each was taught)."""
-        return self
+    def conversation(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> StepTools:
+        """This toolbox as `transcript`'s conversation sees it for one step, results capped
+        at `max_result_chars` (default: the toolbox's own): the same for every conversation
+        here (`warmloop.toolbox.Toolbox` reads what each was taught)."""
+        return _Step(self, self._cap(max_result_chars))
+
+    def _cap(self, cap: Cap) -> int | None:
+        return self.max_result_chars if isinstance(cap, _OwnCap) else check_result_cap(cap)
 
     def announcements(self) -> tuple[Notice, ...]:
         """Notices to append after a step's results: none from a plain toolbox."""
@@ -258,25 +273,25 @@ class Toolbox:
         self._stuck = [s for s in self._stuck if s.running]
         return tuple(self._stuck)
 
-    def error(self, call: ToolCall, message: str) -> ToolResult:
+    def error(self, call: ToolCall, message: str, cap: Cap = OWN_CAP) -> ToolResult:
         """An error result for `call`, made encodable and capped like every result."""
-        return self._result(call, message, is_error=True).result
+        return self._result(call, message, is_error=True, cap=self._cap(cap)).result
 
-    def _result(self, call: ToolCall, text: str, *, is_error: bool) -> Execution:
-        shown, cut_from = cap_text(encodable(text), self.max_result_chars)
+    def _result(self, call: ToolCall, text: str, *, is_error: bool, cap: int | None) -> Execution:
+        shown, cut_from = cap_text(encodable(text), cap)
         return Execution(ToolResult(call.id, call.name, shown, is_error), cut_from)
 
     def validate(self, call: ToolCall) -> tuple[Tool, BaseModel] | ToolResult:
         """The tool and its validated arguments, or the error result to send back."""
-        checked = self._check(call)
+        checked = self._check(call, self.max_result_chars)
         return checked.result if isinstance(checked, Execution) else checked
 
-    def _check(self, call: ToolCall) -> tuple[Tool, BaseModel] | Execution:
+    def _check(self, call: ToolCall, cap: int | None) -> tuple[Tool, BaseModel] | Execution:
         found = self._tools.get(call.name)
         if found is None:
             known = ", ".join(self._tools) or "(none)"
             text = f"Unknown tool {call.name!r}. Available tools: {known}."
-            return self._result(call, text, is_error=True)
+            return self._result(call, text, is_error=True, cap=cap)
         try:
             args = found.args_model.model_validate(parse_arguments(call.arguments))
         except Exception as exc:  # validators may raise anything; the model must hear why
@@ -285,6 +300,7 @@ class Toolbox:
                 f"Invalid arguments for {call.name}:\n{describe_invalid(exc)}\n"
                 f"Expected: {found.spec.compact()}",
                 is_error=True,
+                cap=cap,
             )
         return found, args
 
@@ -292,9 +308,11 @@ class Toolbox:
         """Run one call. Never raises for anything the tool or the model did."""
         return (await self.run(call)).result
 
-    async def run(self, call: ToolCall) -> Execution:
-        """Run one call and say what happened: cut, timed out, left running."""
-        checked = self._check(call)
+    async def run(self, call: ToolCall, *, max_result_chars: Cap = OWN_CAP) -> Execution:
+        """Run one call and say what happened: cut (at `max_result_chars`, default the
+        toolbox's own), timed out, left running."""
+        cap = self._cap(max_result_chars)
+        checked = self._check(call, cap)
         if isinstance(checked, Execution):
             return checked
         found, args = checked
@@ -303,10 +321,10 @@ class Toolbox:
         limit = None if limit is None or math.isinf(limit) else limit
         outcome = await invoke(found.function, kwargs, limit, call.name)
         if outcome.timed_out:
-            return self._timed_out(call, limit, outcome.left_running)
+            return self._timed_out(call, limit, outcome.left_running, cap)
         if outcome.error is not None:
             text = f"{call.name} failed: {describe_exception(outcome.error)}"
-            return self._result(call, text, is_error=True)
+            return self._result(call, text, is_error=True, cap=cap)
         try:
             text = stringify(outcome.value)
         except Exception as exc:  # tuple keys, cycles, a __str__ that raises, ...
@@ -315,14 +333,16 @@ class Toolbox:
                 f"{call.name} returned a value that cannot be shown as text: "
                 f"{describe_exception(exc)}",
                 is_error=True,
+                cap=cap,
             )
-        return self._result(call, text, is_error=False)
+        return self._result(call, text, is_error=False, cap=cap)
 
     def _timed_out(
         self,
         call: ToolCall,
         limit: float | None,
         worker: threading.Thread | asyncio.Task[Any] | None,
+        cap: int | None,
     ) -> Execution:
         seconds = f"{limit:g}" if limit is not None else "?"
         text = (
@@ -342,5 +362,19 @@ class Toolbox:
                 f"{call.name} timed out after {seconds} s and is still running in the "
                 "background; its result will not arrive. Try a smaller request or another way."
             )
-        execution = self._result(call, text, is_error=True)
+        execution = self._result(call, text, is_error=True, cap=cap)
         return Execution(execution.result, execution.truncated_from, True, worker is not None)
+
+
+class _Step:
+    """A plain toolbox for one step: runs calls with that step's result cap."""
+
+    def __init__(self, box: Toolbox, cap: int | None) -> None:
+        self.box = box
+        self.cap = cap
+
+    async def run(self, call: ToolCall) -> Execution:
+        return await self.box.run(call, max_result_chars=self.cap)
+
+    def announcements(self) -> tuple[Notice, ...]:
+        return ()

@@ -140,8 +140,13 @@ class CostReport:
 
 
 def cost_report(
-    model_name: str, usages: Iterable[Usage], table: PriceTable | None = None
+    model_name: str,
+    usages: Iterable[Usage],
+    table: PriceTable | None = None,
+    *,
+    priced_as: str | None = None,
 ) -> CostReport:
-    """Price every request of a run under `model_name`'s entry (default table: `price_table`)."""
-    prices = (table or price_table()).lookup(model_name)
+    """Price every request of a run under `model_name`'s entry, or `priced_as`'s (a host
+    that bills like a known model; default table: `price_table`)."""
+    prices = (table or price_table()).lookup(priced_as or model_name)
     return CostReport(model_name, prices, tuple(usages))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -19,6 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, cast
 
+from warmloop.cache.model_names import find_entry, split_spec, table_keys
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError
 
@@ -27,9 +27,6 @@ Matching = Literal["common_prefix", "whole_entry"]
 
 MODES: tuple[CacheMode, ...] = ("explicit", "automatic", "engine")
 MATCHINGS: tuple[Matching, ...] = ("common_prefix", "whole_entry")
-
-# Snapshot ids: `claude-sonnet-4-5-20250929` (Anthropic), `gpt-5-2025-08-07` (OpenAI).
-_DATED_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
 @dataclass(frozen=True)
@@ -146,13 +143,17 @@ class ProfileTable:
     def lookup(self, model_spec: str) -> CacheProfile:
         """The profile for a selection string, with the model's default retention.
 
-        Rules, in order: trim and lower-case; a provider alias swaps the provider
-        (`openai-chat:gpt-4o` is `openai:gpt-4o`); then the exact key, a model alias, the
-        same two with a dated snapshot suffix removed, the longest family prefix; else the
-        provider's defaults. An unknown provider is a ConfigurationError.
+        Rules, in order: the table key rule (`model_names`: trim, lower-case, provider
+        alias, exact key or alias, then without a dated snapshot suffix), then the longest
+        family prefix; else the provider's defaults. An unknown provider is a
+        ConfigurationError.
         """
-        provider, _, model = model_spec.strip().lower().partition(":")
-        provider = self.provider_aliases.get(provider, provider)
+        return self.find(model_spec)[0]
+
+    def find(self, model_spec: str) -> tuple[CacheProfile, bool]:
+        """The profile, and whether the table has an entry for this model (False: only
+        the provider's defaults, which say nothing certain about the model itself)."""
+        provider, model = split_spec(model_spec, self.provider_aliases)
         defaults = self.providers.get(provider)
         if defaults is None:
             known = ", ".join(sorted({*self.providers, *self.provider_aliases}))
@@ -160,16 +161,16 @@ class ProfileTable:
                 f"no cache profile for provider {provider!r} (from {model_spec!r}); "
                 f"use one of: {known}"
             )
-        found = self._model(f"{provider}:{model}") if model else None
-        return replace(found or defaults, model=model_spec.strip())
+        found = self._model(provider, model) if model else None
+        return replace(found or defaults, model=model_spec.strip()), found is not None
 
-    def _model(self, key: str) -> CacheProfile | None:
-        for candidate in (key, _DATED_SUFFIX.sub("", key)):
-            found = self.models.get(candidate) or self.models.get(self.aliases.get(candidate, ""))
-            if found is not None:
-                return found
+    def _model(self, provider: str, model: str) -> CacheProfile | None:
+        keys = table_keys(provider, model)
+        found = find_entry(self.models, self.aliases, keys)
+        if found is not None:
+            return found
         # Families are sorted longest prefix first, so the most specific one wins.
-        return next((p for prefix, p in self.families if key.startswith(prefix)), None)
+        return next((p for prefix, p in self.families if keys[0].startswith(prefix)), None)
 
 
 def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfile:
@@ -183,17 +184,6 @@ def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfil
     if cache_ttl is None:
         return profile
     return replace(profile, ttl=profile.retention_for(cache_ttl).name)
-
-
-def profile_for_model(name: str, cache_ttl: object = None) -> CacheProfile:
-    """The profile for a model object's `name` and the cache TTL it says it uses; a model
-    no profile knows is treated as a self-hosted engine (no price, the previous request
-    kept)."""
-    ttl = cache_ttl if isinstance(cache_ttl, str) else None
-    try:
-        return profile_for(name, cache_ttl=ttl)
-    except ConfigurationError:
-        return profile_for("openai-compatible:custom")
 
 
 @cache

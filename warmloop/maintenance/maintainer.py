@@ -79,15 +79,16 @@ class Maintainer:
         profile: CacheProfile,
         policy: MaintenancePolicy,
         *,
-        window: int | None = None,
+        window: int | None,
         persist: Persist | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
         self.profile = profile
         self.policy = policy
-        self.window = window or profile.context_window
-        self.prune_policy = policy.prune.for_window(self.window)
+        self.window = window
+        """Prompt tokens that fit, when known (None: only assumed, never acted on)."""
+        self.prune_policy = policy.prune.for_window(window)
         self.persist = persist
         self.counter = TokenCounter(model.name)
         self.sizer = PromptSizer(self.counter)
@@ -96,6 +97,12 @@ class Maintainer:
         self._planned: tuple[tuple[str, int, int], int, PrunePlan] | None = None
         """The prune plan of the transcript `maintain` last returned (its key and length):
         the request sent next is that transcript, so `observed` need not plan it again."""
+
+    def learned_window(self, window: int) -> None:
+        """The window became a fact mid-run (a rejection named it): plan with it."""
+        self.window = window
+        self.prune_policy = self.policy.prune.for_window(window)
+        self._planned = None
 
     def tokens(self, text: str) -> int:
         """A cheap per-message estimate (the calibrated ratio), for planning."""
@@ -150,7 +157,7 @@ class Maintainer:
             transcript, event = self._prune(transcript, plan, decision, estimate)
             events.append(event)
             estimate = event.tokens_after
-        over = estimate >= self.policy.trigger * self.window
+        over = self.window is not None and estimate >= self.policy.trigger * self.window
         if (decision.action == "fold" or over) and self._may_fold():
             folded = await self._fold(transcript, decision.reason or "trigger", estimate)
             if folded is not None:
@@ -202,7 +209,7 @@ class Maintainer:
         scratch = scratch_copy(transcript)
         rewrite = scratch.fold(*span, folded.text)
         after = self.sizer.estimate(self.model.render(scratch, self.tools).stream)
-        futile = after >= self.policy.trigger * self.window
+        futile = self.window is not None and after >= self.policy.trigger * self.window
         self.futile_folds = self.futile_folds + 1 if futile else 0
         covered = span[1] - span[0]
         event = MaintenanceEvent(

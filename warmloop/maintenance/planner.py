@@ -1,8 +1,8 @@
 """The planner: before each request, whether to rewrite the conversation, and how.
 
 Pure: it sees only what a live agent knows (the next prompt's estimated size, the context
-window, the idle time, the step budget left, the prune on offer and the cache's prices)
-and decides from the cost model:
+window when it is a fact, the idle time, the requests likely still to come (`horizon`),
+the prune on offer and the cache's prices) and decides from the cost model:
 
 - over the compaction trigger (default 0.8 of the window), a hard ceiling: prune; the
   caller folds when pruning alone does not clear it;
@@ -14,6 +14,10 @@ and decides from the cost model:
   content since the last rewrite has reached that one-off cost (the rent-or-buy rule that
   batches prunes at the economic order size) and the saving over the requests left
   still exceeds it. Otherwise a warm session is left alone.
+
+An unknown window (`Situation.window` None: only assumed) is never acted on: no trigger and
+no warm prune; a provider's rejection of a prompt as too long is then the maintenance
+point, and it names the window.
 
 Costs are in base-input tokens (multiples of the uncached input price).
 """
@@ -49,9 +53,11 @@ class Situation:
     """What the planner knows before a request."""
 
     prompt_tokens: int
-    window: int
+    window: int | None
+    """Prompt tokens that fit; None when the window is only assumed."""
     idle: float | None
     remaining: int
+    """Requests likely still to come, this one included (`horizon.requests_ahead`)."""
     dropped_tokens: int
     rewrite_tokens: int
     """Tokens from the first message a prune changes to the end, after the prune: the part
@@ -82,7 +88,7 @@ def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolic
     s = situation
     read = profile.read_multiplier
     saving = read * s.dropped_tokens * s.remaining
-    over = s.prompt_tokens >= policy.trigger * s.window
+    over = s.window is not None and s.prompt_tokens >= policy.trigger * s.window
     cold_after = policy.cold_after if policy.cold_after is not None else profile.cold_after
     if s.idle is not None and s.idle > cold_after:
         # The next request misses whole anyway: rewriting adds nothing to it.
@@ -94,6 +100,8 @@ def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolic
         if s.dropped_tokens > 0:
             return Decision("prune", "trigger", cost, saving)
         return Decision("fold", "trigger") if policy.fold else Decision("none")
+    if s.window is None:  # a warm cache is never rewritten on a guessed window
+        return Decision("none")
     if s.dropped_tokens > 0 and s.excess >= cost and saving > cost:
         return Decision("prune", "pays", cost, saving)
     return Decision("none")

@@ -31,10 +31,13 @@ class PrunePolicy:
     min_tokens: int = 200
     exclude_tools: frozenset[str] = frozenset()
 
-    def for_window(self, window: int) -> PrunePolicy:
-        """This policy with its tail size settled for a context window of `window`."""
+    def for_window(self, window: int | None) -> PrunePolicy:
+        """This policy with its tail size settled for a context window of `window` (None:
+        unknown, so the default tail)."""
         if self.tail_tokens is not None:
             return self
+        if window is None:
+            return replace(self, tail_tokens=DEFAULT_TAIL_TOKENS)
         return replace(self, tail_tokens=min(DEFAULT_TAIL_TOKENS, window // 4))
 
 

@@ -19,11 +19,12 @@ from typing import Any
 import anthropic
 from anthropic.types import Message as AnthropicMessage
 
+from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as api_key_from_env
@@ -165,8 +166,10 @@ def _describe_status(error: anthropic.APIStatusError, model: str) -> str:
     )
 
 
-class AnthropicModel:
-    """A Claude model over the Messages API, with cache breakpoints placed for a warm loop."""
+class AnthropicModel(KnownFacts):
+    """A Claude model over the Messages API, with cache breakpoints placed for a warm loop.
+    Its facts: the table's entry under `cache_ttl`, `max_tokens` kept for the answer, and
+    `context_window` when stated."""
 
     def __init__(
         self,
@@ -180,6 +183,7 @@ class AnthropicModel:
         max_retries: int | None = None,
         timeout: float | None = None,
         base_url: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError("AnthropicModel needs a model name, e.g. 'claude-sonnet-4-5'")
@@ -197,7 +201,10 @@ class AnthropicModel:
         head: dict[str, JsonValue] = {"model": model, "max_tokens": max_tokens}
         if thinking is not None:
             head["thinking"] = dict(thinking)
-        self._renderer = AnthropicRenderer(head, cache_control(cache_ttl))
+        self._renderer = AnthropicRenderer(head, cache_control(cache_ttl))  # checks the TTL
+        self.facts = table_facts(
+            self.name, retention=cache_ttl, context_window=context_window, output_reserve=max_tokens
+        )
         self._client = self._build_client(api_key, client, max_retries, timeout, base_url)
 
     @staticmethod

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import WireStream
 from warmloop.cache.wire import dumps as dumps
@@ -67,6 +68,16 @@ class ModelResponse:
     format_error: FormatProblem | None = None
 
 
+class KnownFacts:
+    """For models whose facts are settled when they are built: nothing to discover."""
+
+    facts: ModelFacts
+
+    async def discover(self) -> ModelFacts:
+        """The facts as they stand: this model has nothing more to ask."""
+        return self.facts
+
+
 def text_protocol_reply(
     text: str, turn_index: int, usage: Usage, details: dict[str, JsonValue] | None = None
 ) -> ModelResponse:
@@ -83,9 +94,21 @@ def text_protocol_reply(
 
 @runtime_checkable
 class Model(Protocol):
-    """A model: renders transcripts for its wire format and sends them."""
+    """A model: renders transcripts for its wire format and sends them, and carries the
+    facts cost decisions rest on (`facts`: window, cache rules, prices, each with its
+    source). A model that wraps another forwards `facts` and `discover` to it."""
 
     name: str
+
+    @property
+    def facts(self) -> ModelFacts:
+        """What is known about the model now (told, discovered, from the table, assumed)."""
+        ...
+
+    async def discover(self) -> ModelFacts:
+        """Ask the server for what it publishes about the model (once; later calls return
+        the facts as they stand); never raises for what the server does."""
+        ...
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""

@@ -20,12 +20,13 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.cache.wire import GEMINI_SDK, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
-from warmloop.providers.base import ModelResponse, Rendered, dumps
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, dumps
 from warmloop.providers.gemini_retry import GaveUp, with_retries
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.overflow import context_overflow
@@ -257,7 +258,7 @@ def _attempts(n: int) -> str:
     return "1 attempt" if n == 1 else f"{n} attempts"
 
 
-class GeminiModel:
+class GeminiModel(KnownFacts):
     """A Gemini model (`gemini:<model>`) called through the official google-genai SDK.
 
     Retries 408/429/5xx and network failures (`max_retries` after the first attempt),
@@ -277,6 +278,7 @@ class GeminiModel:
         thinking_budget: int | None = None,
         include_thoughts: bool = True,
         base_url: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError("GeminiModel needs a model name, e.g. gemini-2.5-flash")
@@ -285,6 +287,7 @@ class GeminiModel:
         if thinking_budget is not None and thinking_budget < -1:
             raise ConfigurationError("thinking_budget must be -1 (dynamic), 0 (off) or more")
         self.name = f"gemini:{model}"
+        self.facts = table_facts(self.name, context_window=context_window)
         thinking: dict[str, JsonValue] = {}
         if include_thoughts:  # thought summaries become AssistantTurn.reasoning
             thinking["include_thoughts"] = True

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.protocols.fresh import Spent
@@ -103,6 +104,7 @@ class LocalModel:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         seed: int = DEFAULT_SEED,
         n_threads: int = 2,
+        context_window: int | None = None,
     ) -> None:
         self.family: EmbeddedModel = embedded_model(model)
         self.name = f"local:{self.family.name}"
@@ -110,7 +112,8 @@ class LocalModel:
         self.max_tokens = max_tokens
         self.seed = seed
         self.n_threads = n_threads
-        self.resize(n_ctx)
+        # Its window is its context size: `context_window` is another name for `n_ctx`.
+        self.resize(n_ctx if context_window is None else context_window)
         self._llama: Any = None
         self._grammars: dict[str, Any] = {}
         # llama.cpp blocks and holds one KV state: calls run one at a time, from any loop.
@@ -131,6 +134,16 @@ class LocalModel:
     def context_window(self) -> int:
         """Prompt tokens that fit: the context less room for the longest step generated."""
         return self.n_ctx - self.max_tokens
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The engine's own window (`n_ctx`, told: it is this engine's setting), with
+        `max_tokens` kept for the answer, and a local engine's cache rules (never priced)."""
+        return table_facts(self.name, context_window=self.n_ctx, output_reserve=self.max_tokens)
+
+    async def discover(self) -> ModelFacts:
+        """The facts as they stand: an in-process engine has nothing more to publish."""
+        return self.facts
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the model family's chat-template prompt (see `chat_template.render_chat`)."""

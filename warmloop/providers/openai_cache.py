@@ -13,7 +13,7 @@ Which models take them comes from `cache/profiles.json` (a profile with `max_bre
 
 from __future__ import annotations
 
-from warmloop.cache.profiles import profile_for
+from warmloop.cache.profiles import CacheProfile
 from warmloop.transcript import JsonValue
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
@@ -21,18 +21,17 @@ TTLS = ("30m", "12h")
 """Retentions set through `prompt_cache_options.ttl` rather than `prompt_cache_retention`."""
 
 
-def takes_breakpoints(model: str) -> bool:
-    """Whether OpenAI's `model` accepts explicit cache breakpoints (its profile has a limit)."""
-    profile = profile_for(f"openai:{model}")
+def takes_breakpoints(profile: CacheProfile) -> bool:
+    """Whether a model accepts explicit cache breakpoints (its profile has a limit)."""
     return profile.max_breakpoints is not None
 
 
-def retention_params(model: str, retention: str | None) -> dict[str, JsonValue]:
+def retention_params(profile: CacheProfile, retention: str | None) -> dict[str, JsonValue]:
     """Request parameters for a chosen retention: `prompt_cache_options.ttl` on models with
     breakpoints (`30m`, `12h`), `prompt_cache_retention` (`in_memory`, `24h`) before them."""
     if retention is None:
         return {}
-    if retention in TTLS and takes_breakpoints(model):
+    if retention in TTLS and takes_breakpoints(profile):
         return {"prompt_cache_options": {"ttl": retention}}
     return {"prompt_cache_retention": retention}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -20,10 +21,12 @@ import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
+from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_parse import call_ids, parse_completion
+from warmloop.providers.discovery import discover_window
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import (
@@ -48,6 +51,8 @@ PLACEHOLDER_KEY = "not-needed"
 """Sent to OpenAI-compatible servers when no key is set: the SDK needs one, local servers
 don't check it."""
 DEFAULT_SERVER_MODEL = "default"
+ASKED = "GET /v1/models, GET /props, POST /api/show"
+"""Where `discover` looks for the window (vLLM and SGLang, llama.cpp server, Ollama)."""
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT = 600.0
 TEXT_STOP = ["Observation:"]
@@ -131,7 +136,7 @@ def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: fl
     )
 
 
-class ChatCompletionsModel:
+class ChatCompletionsModel(KnownFacts):
     """A Model speaking Chat Completions through an AsyncOpenAI client."""
 
     def __init__(
@@ -140,6 +145,7 @@ class ChatCompletionsModel:
         model: str,
         client: AsyncOpenAI,
         *,
+        facts: ModelFacts,
         key_variable: str = OPENAI_KEY,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
@@ -148,6 +154,8 @@ class ChatCompletionsModel:
         secrets: tuple[str, ...] = (),
     ) -> None:
         self.name = name
+        self.model = model
+        self.facts = facts
         self.client = client
         self.key_variable = key_variable
         self.secrets = (*secrets, *client_key(client))
@@ -215,18 +223,22 @@ class OpenAIChatModel(ChatCompletionsModel):
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         base_url: str | None = None,
+        context_window: int | None = None,
     ) -> None:
-        merged = dict(params or {}) | retention_params(model, prompt_cache_retention)
+        name = f"openai-chat:{model}"
+        facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
+        merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
         if client is None:
             key = api_key or require_key(OPENAI_KEY)
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
         super().__init__(
-            f"openai-chat:{model}",
+            name,
             model,
             client,
+            facts=facts,
             text_protocol=text_protocol,
             params=merged,
-            breakpoint=takes_breakpoints(model) and not text_protocol,
+            breakpoint=takes_breakpoints(facts.profile) and not text_protocol,
         )
 
 
@@ -244,16 +256,19 @@ class DeepSeekModel(ChatCompletionsModel):
         timeout: float = DEFAULT_TIMEOUT,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
+        context_window: int | None = None,
     ) -> None:
         if client is None:
             key = api_key or require_key(DEEPSEEK_KEY)
             client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
         # DeepSeek's disk cache matches prefixes from token 0 with no routing, and its docs
         # list no prompt_cache_key: sending one would only risk a rejected parameter.
+        name = f"deepseek:{model}"
         super().__init__(
-            f"deepseek:{model}",
+            name,
             model,
             client,
+            facts=table_facts(name, context_window=context_window),
             key_variable=DEEPSEEK_KEY,
             text_protocol=text_protocol,
             params=params,
@@ -263,8 +278,15 @@ class DeepSeekModel(ChatCompletionsModel):
 
 class OpenAICompatibleModel(ChatCompletionsModel):
     """A self-hosted server (`openai-compatible:<base URL>[#<model>]`): vLLM, SGLang,
-    llama.cpp server, Ollama. The key is OPENAI_COMPATIBLE_API_KEY if set, else a
-    placeholder (never OPENAI_API_KEY, which must not leak to another server)."""
+    llama.cpp server, Ollama, gateways. The key is OPENAI_COMPATIBLE_API_KEY if set, else
+    a placeholder (never OPENAI_API_KEY, which must not leak to another server).
+
+    Its window is `context_window` when stated, else what the server publishes (read once
+    by `discover`, before the first run), else unknown and never acted on. Its cache rules
+    are a self-hosted engine's (the previous request's KV kept, nothing billed) unless
+    `cache_rules` names a model of the table whose rules and prices the host follows
+    (`"openai:gpt-5"`, `"deepseek:deepseek-chat"`): a gateway in front of a provider.
+    """
 
     def __init__(
         self,
@@ -278,6 +300,8 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
         base_url: str | None = None,
+        context_window: int | None = None,
+        cache_rules: str | None = None,
     ) -> None:
         if base_url is not None:  # then the selection string names only the model
             base_url, model = split_server_spec(f"{base_url}#{base_url_or_name}")
@@ -291,16 +315,54 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             client.organization = None
             client.project = None
         self.base_url = base_url
+        name = f"openai-compatible:{redact_url(base_url)}#{model}"
+        facts = table_facts(
+            _rules_spec(cache_rules) if cache_rules is not None else name,
+            context_window=context_window,
+            prices_of=cache_rules,
+            window_in_table=False,
+        )
+        self._discovered = facts.window_known
         super().__init__(
-            f"openai-compatible:{redact_url(base_url)}#{model}",
+            name,
             model,
             client,
+            facts=replace(facts, profile=replace(facts.profile, model=name)),
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
             key_variable=SERVER_KEY,
             secrets=url_secrets(base_url),
         )
+
+    async def discover(self) -> ModelFacts:
+        """Read the window the server publishes (vLLM, SGLang, llama.cpp server, Ollama;
+        see `discovery`), once; the facts as they stand when it publishes none."""
+        if self._discovered:
+            return self.facts
+        self._discovered = True
+        key = self.client.api_key
+        headers = {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_KEY else {}
+        # Through the SDK's own HTTP client: the same proxies, TLS settings and transport
+        # as every request (the SDK keeps it as `_client`; there is no public accessor).
+        found = await discover_window(
+            self.base_url, self.model, headers=headers, client=self.client._client
+        )
+        if found is None:
+            self.facts = replace(self.facts, window_note=f"the server published none ({ASKED})")
+        else:
+            self.facts = self.facts.told_window(found.tokens, "discovered", found.where)
+        return self.facts
+
+
+def _rules_spec(cache_rules: str) -> str:
+    """`cache_rules` checked: a selection string of a provider in the table."""
+    if not isinstance(cache_rules, str) or ":" not in cache_rules:
+        raise ConfigurationError(
+            f"cache_rules names the model whose cache rules and prices the host follows, "
+            f"such as 'openai:gpt-5' or 'deepseek:deepseek-chat'; got {cache_rules!r}"
+        )
+    return cache_rules
 
 
 def split_server_spec(spec: str) -> tuple[str, str]:

@@ -18,11 +18,12 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
+from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.cache.wire import RESPONSES, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols.inline import inline_text
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.openai_cache import marked_text, retention_params, takes_breakpoints
@@ -299,7 +300,7 @@ def describe_error(exc: openai.APIError, model: str, retries: int) -> str:
     return f"the OpenAI request failed ({type(exc).__name__}: {exc.message})"
 
 
-class OpenAIResponsesModel:
+class OpenAIResponsesModel(KnownFacts):
     """A model behind the OpenAI Responses API (`openai:<model>`), with encrypted reasoning
     round-tripped and `prompt_cache_key` set to the session id."""
 
@@ -314,6 +315,7 @@ class OpenAIResponsesModel:
         max_retries: int | None = None,
         timeout: float | None = None,
         base_url: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError(
@@ -321,6 +323,9 @@ class OpenAIResponsesModel:
             )
         self.model = model
         self.name = f"openai:{model}"
+        self.facts = table_facts(
+            self.name, retention=prompt_cache_retention, context_window=context_window
+        )
         options: dict[str, Any] = {}
         if max_retries is not None:
             options["max_retries"] = max_retries
@@ -336,8 +341,9 @@ class OpenAIResponsesModel:
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
             params["reasoning"] = dict(reasoning)
-        params |= retention_params(model, prompt_cache_retention)
-        self._renderer = ResponsesRenderer(model, params, breakpoint=takes_breakpoints(model))
+        params |= retention_params(self.facts.profile, prompt_cache_retention)
+        breakpoint = takes_breakpoints(self.facts.profile)
+        self._renderer = ResponsesRenderer(model, params, breakpoint=breakpoint)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""

@@ -10,6 +10,11 @@ Shipped in the library so users can test their own agents deterministically:
 `branches[k]` the (transcript id, parent id, revision) it was rendered from. A small
 `context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 
+Named as a provider's model (`name="anthropic:claude-sonnet-4-6"`, `cache_ttl="1h"`), it
+carries that model's facts from the tables (window, cache rules, prices; a window the
+tables do not know stays unknown, as it would live), so the agent plans as it would live;
+otherwise its window is `context_window` (default `DEFAULT_WINDOW`) and it bills nothing.
+
 It renders in the Chat Completions wire format (native tools) or, with
 `text_protocol=True`, as Thought/Action text that the loop parses, and reports usage as a
 perfect prefix cache would (about four characters a token).
@@ -21,17 +26,20 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.cache.guard import common_prefix_length
 from warmloop.cache.usage import Usage
-from warmloop.errors import ProviderError
+from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.protocols import react_text
-from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.tools import ToolSpec
 from warmloop.transcript import AssistantTurn, ToolCall, Transcript
 
 CHARS_PER_TOKEN = 4
 MAX_UNSENT = 64
+DEFAULT_WINDOW = 128_000
+"""The scripted engine's window when its name is no model of the tables."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ def raw_call(name: str, arguments: str) -> Reply:
 Script = str | Reply | AssistantTurn | Callable[[Rendered], "str | Reply | AssistantTurn"]
 
 
-class ScriptedModel:
+class ScriptedModel(KnownFacts):
     """A model whose replies are queued in advance; `requests` records what it was sent."""
 
     def __init__(
@@ -66,9 +74,10 @@ class ScriptedModel:
         text_protocol: bool = False,
         name: str = "scripted",
         context_window: int | None = None,
+        cache_ttl: str | None = None,
     ) -> None:
         self.name = name
-        self.context_window = context_window
+        self.facts = scripted_facts(name, context_window, cache_ttl)
         self.text_protocol = text_protocol
         self._queue: list[Script] = list(replies)
         self._renderer = ChatRenderer(name, text_protocol=text_protocol)
@@ -77,6 +86,11 @@ class ScriptedModel:
         self.branches: list[tuple[str, str, int]] = []
         self._rendered_from: dict[int, tuple[Rendered, tuple[str, str, int]]] = {}
         self._last: dict[str, str] = {}
+
+    @property
+    def context_window(self) -> int:
+        """The window the agent plans with, in tokens."""
+        return self.facts.context_window
 
     def enqueue(self, *replies: Script) -> None:
         """Queue more replies."""
@@ -131,3 +145,18 @@ class ScriptedModel:
         total = -(-len(stream) // CHARS_PER_TOKEN)
         cached = min(reused // CHARS_PER_TOKEN, total)
         return Usage(input_tokens=total - cached, cache_read_tokens=cached, output_tokens=1)
+
+
+def scripted_facts(name: str, context_window: int | None, cache_ttl: str | None) -> ModelFacts:
+    """The facts of the model `name` stands for, or of a scripted engine (`DEFAULT_WINDOW`,
+    unpriced) when it names none."""
+    try:
+        facts = table_facts(name, retention=cache_ttl, context_window=context_window)
+    except ConfigurationError:
+        if cache_ttl is not None:
+            raise
+    else:
+        if facts.profile.provider != "scripted":
+            return facts
+    window = DEFAULT_WINDOW if context_window is None else context_window
+    return table_facts("scripted", context_window=window)

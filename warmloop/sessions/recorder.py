@@ -30,12 +30,14 @@ class SessionRecorder:
         self.transcript = transcript
         self.cache_ttl = cache_ttl
         self._requests = 0  # how many of the run's request records are stored
+        self._window = transcript.meta.context_window  # the learned window last stored
 
     def appended(self, transcript: Transcript, requests: Sequence[RequestRecord]) -> None:
         """Store the messages and request records that are new since the last call."""
         new = requests[self._requests :]
         start = self.lease.length
-        if len(transcript) == start and not new:
+        learned = transcript.meta.context_window != self._window
+        if len(transcript) == start and not new and not learned:
             return
         # Each request produced one assistant turn, appended right after it was received.
         turns = [
@@ -50,6 +52,7 @@ class SessionRecorder:
         ]
         self.store.append(self.lease, transcript, stored, cache_ttl=self.cache_ttl)
         self._requests = len(requests)
+        self._window = transcript.meta.context_window
         self.transcript = transcript
 
     def rewrite(

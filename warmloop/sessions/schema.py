@@ -84,7 +84,12 @@ V1 = (
     )""",
 )
 
-MIGRATIONS: tuple[Sequence[str], ...] = (V1,)
+V2 = (
+    # A window the provider named when it rejected a prompt: a learned fact of the session.
+    "ALTER TABLE sessions ADD COLUMN context_window BIGINT",
+)
+
+MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2)
 """Step k brings the schema from version k to k + 1; append new steps, never edit one."""
 
 

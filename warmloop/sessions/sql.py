@@ -31,7 +31,7 @@ _INFO = (
     " s.last_request_at, s.model, s.tools_fingerprint, s.parent, s.provider, s.cache_ttl,"
     " s.lease_holder, s.lease_expires, s.lease_token,"
     " COALESCE(r.n, 0), COALESCE(r.i, 0), COALESCE(r.cr, 0), COALESCE(r.cw, 0),"
-    " COALESCE(r.o, 0), COALESCE(r.cw1, 0)"
+    " COALESCE(r.o, 0), COALESCE(r.cw1, 0), s.context_window"
     " FROM sessions s LEFT JOIN (SELECT session, COUNT(*) AS n, SUM(input_tokens) AS i,"
     " SUM(cache_read_tokens) AS cr, SUM(cache_write_tokens) AS cw, SUM(output_tokens) AS o,"
     " SUM(cache_write_1h_tokens) AS cw1 FROM requests GROUP BY session) r"
@@ -40,7 +40,8 @@ _INFO = (
 
 
 def _info(row: Sequence[Any], now: float) -> SessionInfo:
-    meta = Meta(row[5], row[6], row[7], row[8], row[9], row[10])
+    window = row[22] if isinstance(row[22], int) and row[22] > 0 else None
+    meta = Meta(row[5], row[6], row[7], row[8], row[9], row[10], window)
     usage = Usage(*(int(v) for v in row[17:22]))
     live = row[15] is not None and row[14] is not None and row[14] > now
     return SessionInfo(
@@ -160,7 +161,8 @@ class SqlStore(ABC):
             "UPDATE sessions SET transcript_id = ?, conversation = ?, revision = ?, length = ?,"
             " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
             " model = ?, tools_fingerprint = ?, parent = ?, provider = ?,"
-            " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?"
+            " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
+            " context_window = COALESCE(?, context_window)"
             " WHERE id = ?",
             (
                 transcript.id,
@@ -177,6 +179,7 @@ class SqlStore(ABC):
                 cache_ttl,
                 cache_ttl,
                 expires,
+                meta.context_window,
                 lease.session_id,
             ),
         )

@@ -36,7 +36,15 @@ from warmloop.toolbox.gateway import (
     SEARCH_ARGS,
     SEARCH_SPEC,
 )
-from warmloop.tools import Execution, Tool, ToolFunction, describe_invalid, parse_arguments
+from warmloop.tools import (
+    OWN_CAP,
+    Cap,
+    Execution,
+    Tool,
+    ToolFunction,
+    describe_invalid,
+    parse_arguments,
+)
 from warmloop.tools import Toolbox as BaseToolbox
 from warmloop.transcript import Notice, ToolCall, Transcript
 
@@ -105,9 +113,12 @@ class Toolbox(BaseToolbox):
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name) or any(s.name == name for s in self.specs())
 
-    def conversation(self, transcript: Transcript) -> Disclosure:
-        """This conversation's view for one step (see `Disclosure`)."""
-        return Disclosure(self, transcript)
+    def conversation(
+        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
+    ) -> Disclosure:
+        """This conversation's view for one step, results capped at `max_result_chars`
+        (default: the toolbox's own; see `Disclosure`)."""
+        return Disclosure(self, transcript, self._cap(max_result_chars))
 
     def close(self) -> None:
         """Stop every MCP server this toolbox started."""
@@ -119,8 +130,9 @@ class Disclosure:
     """One conversation's view of a toolbox for one step: runs its calls, and afterwards
     hands over the announcement of the tools this step discovered (once per tool)."""
 
-    def __init__(self, box: Toolbox, transcript: Transcript) -> None:
+    def __init__(self, box: Toolbox, transcript: Transcript, cap: int | None = None) -> None:
         self.box = box
+        self.cap = cap
         self.known = set(box.taught(transcript))
         self.found: list[str] = []
 
@@ -155,10 +167,13 @@ class Disclosure:
                     return self._error(call, f"Invalid arguments for {call.name}: {exc}")
                 return await self._catalog_call(call, call.name, arguments)
             return self._error(call, self._not_listed(call.name))
-        return await BaseToolbox.run(box, call)
+        return await BaseToolbox.run(box, call, max_result_chars=self.cap)
 
     def _error(self, call: ToolCall, text: str) -> Execution:
-        return Execution(self.box.error(call, text))
+        return Execution(self.box.error(call, text, self.cap))
+
+    def _shown(self, call: ToolCall, text: str) -> Execution:
+        return self.box._result(call, text, is_error=False, cap=self.cap)
 
     def _arguments(self, call: ToolCall, model: type[BaseModel]) -> BaseModel | Execution:
         try:
@@ -188,7 +203,7 @@ class Disclosure:
             else f"Call them with {GATEWAY}."
         )
         text = "\n".join([f"{head}:", *lines, tail])
-        return self.box._result(call, text, is_error=False)
+        return self._shown(call, text)
 
     def _not_listed(self, name: str) -> str:
         if name in self.discovered:
@@ -206,7 +221,7 @@ class Disclosure:
         arguments: dict[str, Any] = getattr(args, "arguments")  # noqa: B009
         if name in self.box.names:  # a core tool through the gateway: allowed, same rules
             inner = ToolCall(call.id, name, stringify(arguments))
-            execution = await BaseToolbox.run(self.box, inner)
+            execution = await BaseToolbox.run(self.box, inner, max_result_chars=self.cap)
             return replace(execution, result=replace(execution.result, name=call.name))
         if name not in self.box.catalog:
             return self._error(call, f"No tool is named {name!r}. Find tools with {SEARCH} first.")
@@ -226,7 +241,7 @@ class Disclosure:
             return self._error(call, text)
         outcome = await call_entry(entry, kwargs, self.box.timeout)
         if outcome.timed_out:
-            timed = self.box._timed_out(call, self.box.timeout, outcome.left_running)
+            timed = self.box._timed_out(call, self.box.timeout, outcome.left_running, self.cap)
             text = failure_text(name, outcome)
             return replace(timed, result=replace(timed.result, content=text))
         if outcome.error is not None:
@@ -235,7 +250,7 @@ class Disclosure:
             text = stringify(outcome.value)
         except Exception as exc:
             return self._error(call, f"{name} returned a value that cannot be shown: {exc}")
-        return self.box._result(call, text, is_error=False)
+        return self._shown(call, text)
 
     def functions(self) -> dict[str, HostFunction]:
         """The tools code can call: core tools and discovered catalog tools."""
@@ -276,4 +291,4 @@ class Disclosure:
             text = await self.box.code.run(getattr(args, "code"), self.functions())  # noqa: B009
         except CodeFailed as exc:
             return self._error(call, f"{RUN_CODE} failed:\n{exc}")
-        return self.box._result(call, text, is_error=False)
+        return self._shown(call, text)

@@ -1,0 +1,69 @@
+"""The horizon a warm prune is priced over: what a live agent knows, never the step budget
+alone; and in a real agent run, short sessions are never rewritten warm for a saving that
+cannot come back before they end."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from warmloop import Agent, ScriptedModel, call, tool
+from warmloop.maintenance.horizon import requests_ahead
+from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.maintenance.prune import PrunePolicy
+
+
+@given(
+    done=st.integers(0, 500),
+    budget_left=st.integers(0, 500),
+    earlier=st.lists(st.integers(1, 500), max_size=20),
+)
+def test_the_horizon_is_at_least_the_next_request_and_at_most_the_budget(
+    done: int, budget_left: int, earlier: list[int]
+) -> None:
+    ahead = requests_ahead(done, budget_left, earlier)
+    assert 1 <= ahead <= max(budget_left, 1)
+
+
+def test_without_earlier_runs_nine_runs_in_ten_go_a_ninth_as_far_again() -> None:
+    # Lindy: at a random moment a run is as likely anywhere in its life, so the chance it
+    # goes x further after `done` is done / (done + x); 0.9 at x = done / 9.
+    assert requests_ahead(0, 40) == 1
+    assert requests_ahead(18, 40) == 2
+    assert requests_ahead(90, 40) == 10
+    assert requests_ahead(900, 12) == 12  # bounded by the budget left
+
+
+def test_earlier_runs_say_how_much_further_runs_that_got_this_far_went() -> None:
+    lengths = [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+    assert requests_ahead(10, 40, lengths) == 4  # 9 of the 10 went 4 or more further
+    assert requests_ahead(25, 40, lengths) == 1  # of the 3 that got here, the shortest
+    assert requests_ahead(300, 400, lengths) == 33  # longer than any: the Lindy rule
+
+
+PART = "x" * 8_000
+
+
+@tool
+def read(path: str) -> str:
+    """Read a file."""
+    return f"<{path}>" + PART
+
+
+def session(model: ScriptedModel, steps: int) -> list[str]:
+    model.enqueue(*[call("read", path=str(k)) for k in range(steps)], call("submit", answer="ok"))
+    policy = MaintenancePolicy(prune=PrunePolicy(tail_tokens=2_000, tail_messages=4))
+    agent = Agent(model, [read], maintenance=policy, max_steps=40)
+    return [e.reason for e in agent.run_sync("Read them.").maintenance]
+
+
+def test_a_short_first_run_is_not_pruned_warm_for_the_budget_it_will_not_use() -> None:
+    # Ten reads on a 40-step budget: the budget would promise 30 more requests, enough to
+    # pay back a prune; what the run knows (ten so far) never does before it ends.
+    model = ScriptedModel(name="anthropic:claude-sonnet-4-6")
+    assert session(model, 10) == []
+
+
+def test_a_long_run_still_prunes_warm_once_the_saving_comes_back() -> None:
+    model = ScriptedModel(name="anthropic:claude-sonnet-4-6")
+    assert "pays" in session(model, 36)

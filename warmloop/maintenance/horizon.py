@@ -1,0 +1,46 @@
+"""How many more requests a run will send, from what a live agent knows.
+
+A warm prune pays back only over the requests still to come, and no live agent knows that
+number. The step budget is only an upper bound: most runs end long before it, and a prune
+priced over it is made near the end of short runs, where it never pays back (on a 20-call
+session, one such prune cost 4-9% more than leaving the session alone). The horizon is
+instead the number of further requests a run will send with probability `CONFIDENCE`:
+
+- this agent's earlier runs: of those that got as far as this one, how much further they
+  went, at the `1 - CONFIDENCE` quantile (nine runs in ten went at least that far);
+- no earlier run (or none got this far): a run seen at a random moment of its life is
+  as likely anywhere in it, so the chance it goes `x` further after `done` is
+  `done / (done + x)` (the Lindy rule); at `CONFIDENCE` that is `done * (1 - c) / c`;
+- never more than the budget left, never less than the request about to be sent.
+
+A rewrite priced over this horizon is one that pays back in nine runs out of ten. The
+confidence trades medium sessions' savings against short sessions' losses: measured over
+sessions of 10 to 60 file-sized results (`benchmarks.facts`), 0.8 let a prune at the last
+request cost 11% more than none, 0.95 gave up most savings below 60 requests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+CONFIDENCE = 0.9
+"""The chance a run still sends at least the horizon's requests."""
+
+
+def requests_ahead(
+    done: int, budget_left: int, earlier: Sequence[int] = (), confidence: float = CONFIDENCE
+) -> int:
+    """Further requests, this one included, that the run sends with probability
+    `confidence`. `done`: requests this run has sent; `budget_left`: the most it can still
+    send; `earlier`: how many requests each earlier run of this agent sent."""
+    if budget_left <= 1:
+        return 1
+    further = sorted(length - done for length in earlier if length > done)
+    if further:
+        # The largest x that at least `confidence` of these runs went x or more further
+        # (sorted ascending, `n - i` runs went `further[i]` or more).
+        guess = further[math.floor(len(further) * (1 - confidence) + 1e-9)]
+    else:
+        guess = math.floor(done * (1 - confidence) / confidence + 1e-9)
+    return max(1, min(guess, budget_left))
