@@ -25,12 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.loopback_host import Host, serve
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
-from warmloop import Agent, call, tool
+from warmloop import Agent, call, resolve_model, tool
+from warmloop.cache.facts import ModelFacts
 from warmloop.cache.simulate import Block, SimRequest, simulate
+from warmloop.cache.wire import CHAT
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import plan_prune
-from warmloop.providers.base import Rendered
+from warmloop.providers.base import Model, ModelResponse, Rendered
 from warmloop.providers.scripted import Reply
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -92,6 +95,68 @@ def run_warmloop(
         maintenance=MaintenancePolicy(trigger=TRIGGER),
     )
     run = agent.run_sync(TASK)
+    timed = [(STEP_SECONDS * i, t) for i, t in enumerate(model.sent)]
+    folds = sum(1 for e in run.maintenance if e.kind == "fold")
+    return timed, list(agent.tool_specs), folds
+
+
+HOST_RULES = Rules(
+    "OpenAI-compatible host billed like GPT-5, window discovered", "openai:gpt-5", CHAT
+)
+"""A self-hosted or gateway host told only that it bills like OpenAI; its window is what it
+publishes (vLLM's `max_model_len`), never told to the agent."""
+
+
+class Recorder:
+    """A model wrapper that keeps the transcript of every request sent (and forwards the
+    facts, as every wrapper must)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.name = model.name
+        self._sources: dict[int, Transcript] = {}
+        self.sent: list[Transcript] = []
+
+    @property
+    def facts(self) -> ModelFacts:
+        return self.model.facts
+
+    async def discover(self) -> ModelFacts:
+        return await self.model.discover()
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        rendered = self.model.render(transcript, tools)
+        self._sources[id(rendered)] = scratch_copy(transcript)
+        return rendered
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        self.sent.append(self._sources.pop(id(rendered)))
+        return await self.model.send(rendered, session_id=session_id)
+
+
+def run_on_host(
+    n: int, window: int, rules: Rules
+) -> tuple[list[tuple[float, Transcript]], list[ToolSpec], int]:
+    """The real Agent, every default, against a loopback host publishing `window`."""
+
+    def step(body: dict[str, object]) -> tuple[str, dict[str, object]] | str:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        last = str(messages[-1].get("content") or "")
+        if last.startswith("Context maintenance"):
+            return "Summary of the parts read so far. " + "s" * SUMMARY_TOKENS * 4
+        done = sum(1 for m in messages if m.get("role") == "tool")
+        if done < n:
+            return "read", {"path": f"part_{done}"}
+        return "submit", {"answer": "done"}
+
+    with serve(Host(step, window=window)) as url:
+        model = Recorder(
+            resolve_model(f"openai-compatible:{url}#served-model", cache_rules=rules.spec)
+        )
+        agent = Agent(model, [read], max_steps=n + 1)  # every other option a default
+        run = agent.run_sync(TASK)
+    assert model.facts.window_source == "discovered", model.facts
     timed = [(STEP_SECONDS * i, t) for i, t in enumerate(model.sent)]
     folds = sum(1 for e in run.maintenance if e.kind == "fold")
     return timed, list(agent.tool_specs), folds
@@ -247,9 +312,10 @@ class Schedules:
         return len(kept)
 
 
-def scenario(n: int, window: int, rules: Rules) -> dict[str, list[float]]:
-    """Per-request dollars of every policy for one session under one provider's rules."""
-    timed, tools, folds = run_warmloop(n, window, rules)
+def scenario(n: int, window: int, rules: Rules, on_host: bool = False) -> dict[str, list[float]]:
+    """Per-request dollars of every policy for one session under one provider's rules
+    (`on_host`: warmloop runs against a loopback host that publishes its window)."""
+    timed, tools, folds = (run_on_host if on_host else run_warmloop)(n, window, rules)
     schedules = Schedules(n, window, rules, tools)
     warm = price(timed, tools, rules, OUTPUT_TOKENS)
     costs = {
@@ -309,6 +375,9 @@ def main() -> None:
             name = f"{n} steps, {window // 1000}k window, {rules.name}"
             print(f"running {name} ...", flush=True)
             results[name] = scenario(n, window, rules)
+    name = f"70 steps, 128k window, {HOST_RULES.name}"
+    print(f"running {name} ...", flush=True)
+    results[name] = scenario(70, 128_000, HOST_RULES, on_host=True)
     print(table(results))
     first = next(iter(results))
     plot(results[first], first, args.plot)

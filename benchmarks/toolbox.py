@@ -54,7 +54,7 @@ from warmloop.providers.scripted import Script
 from warmloop.toolbox import Disclosure, Toolbox
 from warmloop.toolbox.announce import announcement
 from warmloop.toolbox.search import Index
-from warmloop.tools import Execution, ToolSpec
+from warmloop.tools import OWN_CAP, Cap, Execution, ToolSpec
 from warmloop.transcript import AssistantTurn, Notice, ToolCall, ToolResult, Transcript
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
@@ -83,16 +83,18 @@ class Resending(Disclosure):
 
 
 class ResendingToolbox(Toolbox):
-    def conversation(self, transcript: Transcript) -> Disclosure:
-        return Resending(self, transcript)
+    def conversation(
+        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
+    ) -> Disclosure:
+        return Resending(self, transcript, self._cap(max_result_chars))
 
 
 class Growing(Disclosure):
     """Search as warmloop does, but a discovered tool is called by its own name (it joins
     the tool block, see `tool_block`) and nothing is announced."""
 
-    def __init__(self, box: GrowingToolbox, transcript: Transcript) -> None:
-        super().__init__(box, transcript)
+    def __init__(self, box: GrowingToolbox, transcript: Transcript, cap: int | None) -> None:
+        super().__init__(box, transcript, cap)
         self.known |= box.bound  # bound tools are the (remembered) discovered ones
 
     box: GrowingToolbox
@@ -114,8 +116,10 @@ class GrowingToolbox(Toolbox):
         super().__init__(*args, **kwargs)
         self.bound: set[str] = set()
 
-    def conversation(self, transcript: Transcript) -> Disclosure:
-        return Growing(self, transcript)
+    def conversation(
+        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
+    ) -> Disclosure:
+        return Growing(self, transcript, self._cap(max_result_chars))
 
 
 _LISTED = re.compile(r"^- (\w+)\(", re.MULTILINE)
