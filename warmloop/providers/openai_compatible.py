@@ -23,7 +23,7 @@ from openai.resources.chat.completions.completions import AsyncCompletions
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_parse import call_ids, parse_completion
+from warmloop.providers.chat_parse import parse_completion
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import (
@@ -185,7 +185,6 @@ class ChatCompletionsModel:
                 rendered.turn_index,
                 name=self.name,
                 text_protocol=self.text_protocol,
-                taken=call_ids(rendered.payload.get("messages")),
             )
         except openai.OpenAIError as exc:
             error = provider_error(exc, self.name, self.key_variable)
