@@ -1,6 +1,6 @@
 """Loose checks of issue 13, item 16: misuse of the API is a ConfigurationError saying what
-to change, a Thought may mention "Action:", and a turn whose call ids repeat is refused
-with the transcript as it was."""
+to change, a Thought may mention "Action:", and a turn whose call ids repeat gets fresh
+ones (`Transcript.unique_calls`), so pairing holds."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from warmloop import (
     Agent,
     AssistantTurn,
     ConfigurationError,
-    RequestFailed,
     ScriptedModel,
     ToolCall,
+    ToolResult,
     Transcript,
     call,
     check_pairing,
@@ -96,27 +96,29 @@ def test_a_reply_full_of_actions_costs_bounded_work() -> None:
         react_text.parse(text, 0)
 
 
-async def test_a_turn_reusing_an_earlier_call_id_is_refused_with_the_transcript_intact() -> None:
+async def test_a_turn_reusing_an_earlier_call_id_gets_the_next_free_one() -> None:
     def turn(call_id: str, name: str, arguments: str) -> AssistantTurn:
         return AssistantTurn(tool_calls=(ToolCall(call_id, name, arguments),))
 
     model = ScriptedModel(
         [turn("same", "lookup", '{"key": "a"}'), turn("same", "submit", '{"answer": "x"}')]
     )
-    with pytest.raises(RequestFailed, match=r"tool call ids that are already used") as caught:
-        await Agent(model, tools=[lookup]).run("Go.")
-    transcript = caught.value.transcript
-    assert [m.kind for m in transcript] == ["system", "user", "assistant", "tool_result"]
-    check_pairing(transcript.messages)
-    assert Transcript.load(transcript.dump()) == transcript
+    run = await Agent(model, tools=[lookup]).run("Go.")
+    assert run.outputs.model_dump() == {"answer": "x"}
+    calls = [c for m in run.transcript if isinstance(m, AssistantTurn) for c in m.tool_calls]
+    assert [c.id for c in calls] == ["same", "same-2"]
+    check_pairing(run.transcript.messages)
+    assert Transcript.load(run.transcript.dump()) == run.transcript
 
 
-async def test_duplicate_ids_within_one_turn_are_refused_too() -> None:
+async def test_duplicate_ids_within_one_turn_are_renamed_too() -> None:
     calls = (ToolCall("x", "lookup", '{"key": "a"}'), ToolCall("x", "lookup", '{"key": "b"}'))
-    model = ScriptedModel([AssistantTurn(tool_calls=calls)])
-    with pytest.raises(RequestFailed) as caught:
-        await Agent(model, tools=[lookup]).run("Go.")
-    assert [m.kind for m in caught.value.transcript] == ["system", "user"]
+    model = ScriptedModel([AssistantTurn(tool_calls=calls), call("submit", answer="y")])
+    run = await Agent(model, tools=[lookup]).run("Go.")
+    results = [m for m in run.transcript if isinstance(m, ToolResult)]
+    answered = [(r.call_id, r.content) for r in results[:2]]
+    assert answered == [("x", "value of a"), ("x-2", "value of b")]
+    check_pairing(run.transcript.messages)
 
 
 async def test_two_runs_of_one_agent_at_once_keep_separate_transcripts() -> None:

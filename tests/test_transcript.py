@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.scenario import TOOLS
 from warmloop import Agent, ScriptedModel, call
@@ -19,6 +21,7 @@ from warmloop.transcript import (
     Transcript,
     UserText,
     check_pairing,
+    unique_call_ids,
 )
 
 
@@ -99,3 +102,68 @@ def test_pairing_accepts_results_in_order_and_an_open_last_turn() -> None:
 def test_pairing_rejects_broken_sequences(messages: list[object], problem: str) -> None:
     with pytest.raises(PairingError, match=problem):
         check_pairing(messages)  # type: ignore[arg-type]
+
+
+def ids_of(turn: AssistantTurn) -> list[str]:
+    return [c.id for c in turn.tool_calls]
+
+
+@pytest.mark.parametrize(
+    ("taken", "given", "renamed"),
+    [
+        ((), ("a", "b"), ["a", "b"]),
+        (("call_0",), ("call_0",), ["call_0-2"]),
+        (("call_0", "call_0-2"), ("call_0",), ["call_0-3"]),
+        ((), ("x", "x", "x"), ["x", "x-2", "x-3"]),
+        (("x",), ("x", "x-2"), ["x-2", "x-2-2"]),
+        (("x-3",), ("x", "x", "x"), ["x", "x-2", "x-4"]),
+    ],
+    ids=["unique", "earlier", "earlier-twice", "within", "suffix-taken", "skips-a-taken-name"],
+)
+def test_a_repeated_call_id_gets_the_first_free_suffix(
+    taken: tuple[str, ...], given: tuple[str, ...], renamed: list[str]
+) -> None:
+    assert ids_of(unique_call_ids(turn(*given), taken)) == renamed
+
+
+def test_a_turn_whose_ids_are_free_comes_back_as_it_was() -> None:
+    original = turn("a", "b")
+    assert unique_call_ids(original, {"c"}) is original
+
+
+def test_renaming_keeps_everything_but_the_ids() -> None:
+    details = {"chat": {"tool_calls": [{"id": "a"}]}}
+    calls = (ToolCall("a", "lookup", '{"key": 1}'),)
+    original = AssistantTurn("t", "r", calls, provider_details=details)
+    renamed = unique_call_ids(original, {"a"})
+    assert renamed.tool_calls == (ToolCall("a-2", "lookup", '{"key": 1}'),)
+    assert (renamed.text, renamed.reasoning, renamed.provider_details) == ("t", "r", details)
+
+
+def test_a_transcript_renames_against_every_call_it_holds_and_its_forks_too() -> None:
+    transcript = Transcript([UserText("q"), turn("call_0"), result("call_0")])
+    second = transcript.unique_calls(turn("call_0"))
+    assert ids_of(second) == ["call_0-2"]
+    transcript.extend([second, result("call_0-2")])
+    fork = transcript.fork()
+    assert ids_of(fork.unique_calls(turn("call_0", "call_0-2"))) == ["call_0-3", "call_0-2-2"]
+    loaded = Transcript.load(transcript.dump())
+    assert ids_of(loaded.unique_calls(turn("call_0"))) == ["call_0-3"]
+
+
+@given(
+    st.lists(st.sampled_from(["a", "a-2", "b", "call_0"]), max_size=4),
+    st.lists(st.sampled_from(["a", "a-2", "a-3", "b", "call_0"]), max_size=6),
+)
+def test_renamed_ids_are_unique_new_and_the_same_every_time(
+    taken: list[str], given: list[str]
+) -> None:
+    renamed = ids_of(unique_call_ids(turn(*given), taken))
+    assert len(set(renamed)) == len(renamed) == len(given)
+    assert not set(renamed) & set(taken)
+    assert all(
+        new == old or new.startswith(f"{old}-") for new, old in zip(renamed, given, strict=True)
+    )
+    assert renamed == ids_of(unique_call_ids(turn(*given), list(reversed(taken))))
+    known = sorted(set(taken))
+    check_pairing([turn(*known), *map(result, known), turn(*renamed)])

@@ -238,12 +238,8 @@ class Runner:
                 rendered = await self.maintain(rendered, forced=True)
                 check = self.check(rendered)
                 response = await model.send(rendered, session_id=self.transcript.conversation)
-            repeated = self.transcript.repeated_call_ids(response.turn)
-            if repeated:  # providers make ids unique; one that did not would break pairing
-                raise ProviderError(
-                    f"{model.name} returned tool call ids that are already used ({repeated}); "
-                    "the turn is not kept, since its results could not be paired"
-                )
+            # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
+            response = replace(response, turn=self.transcript.unique_calls(response.turn))
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))

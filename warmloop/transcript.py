@@ -9,7 +9,7 @@ live in `parts`, the file format and its validation in `transcript_file`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -94,6 +94,7 @@ class Transcript:
         self._serial = next(_serials)
         self._messages: list[Message] = []
         self._assistant_turns = 0
+        self._call_ids: set[str] = set()
         self._spans: list[tuple[int, int]] = []
         for message in messages:
             if isinstance(message, Summary):
@@ -105,6 +106,7 @@ class Transcript:
         self._messages.append(message)
         if isinstance(message, AssistantTurn):
             self._assistant_turns += 1
+            self._call_ids.update(c.id for c in message.tool_calls)
 
     def append(self, message: Message) -> None:
         """Add one message at the end; nothing earlier ever changes."""
@@ -169,6 +171,7 @@ class Transcript:
         )
         child._messages = list(self._messages)
         child._assistant_turns = self._assistant_turns
+        child._call_ids = set(self._call_ids)
         child._spans = list(self._spans)
         child.guard = self.guard.copy() if self.guard is not None else None
         return child
@@ -177,14 +180,10 @@ class Transcript:
         """How many assistant turns the transcript holds (used for call ids)."""
         return self._assistant_turns
 
-    def repeated_call_ids(self, turn: AssistantTurn) -> list[str]:
-        """The call ids of `turn` that repeat within it or an earlier call's id (pairing
-        needs unique ids, I3)."""
-        ids = [c.id for c in turn.tool_calls]
-        if not ids:
-            return []
-        used = {c.id for m in self._messages if isinstance(m, AssistantTurn) for c in m.tool_calls}
-        return sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & used))
+    def unique_calls(self, turn: AssistantTurn) -> AssistantTurn:
+        """`turn` with every call id that repeats an earlier call's or one before it in the
+        turn renamed by `unique_call_ids`: one rule for every wire format (I3, I4)."""
+        return unique_call_ids(turn, self._call_ids)
 
     def pending_calls(self) -> tuple[ToolCall, ...]:
         """Calls of the newest assistant turn that have no result yet, in order."""
@@ -288,6 +287,32 @@ class Transcript:
         from warmloop.transcript_file import load
 
         return load(text)
+
+
+def unique_id(wanted: str, taken: Collection[str]) -> str:
+    """`wanted`, or the first of `wanted-2`, `wanted-3`, ... not in `taken`."""
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+def unique_call_ids(turn: AssistantTurn, taken: Collection[str]) -> AssistantTurn:
+    """`turn` with each call id that is in `taken` or repeats an earlier call of the turn
+    renamed by `unique_id`, in order; the same turn when none repeats. Pairing needs unique
+    ids (I3), some hosts repeat theirs, and the same inputs give the same names (I4)."""
+    ids = [c.id for c in turn.tool_calls]
+    if len(set(ids)) == len(ids) and not any(i in taken for i in ids):
+        return turn  # the usual case, without copying `taken`
+    used = set(taken)
+    calls = []
+    for call in turn.tool_calls:
+        call_id = unique_id(call.id, used)
+        used.add(call_id)
+        calls.append(call if call_id == call.id else replace(call, id=call_id))
+    return replace(turn, tool_calls=tuple(calls))
 
 
 def scratch_copy(transcript: Transcript) -> Transcript:

@@ -81,6 +81,12 @@ def assistant_blocks(turn: AssistantTurn) -> list[Block]:
     if isinstance(details, Mapping) and isinstance(details.get("content"), list):
         # Deep copy: the payload must never alias (and let an SDK mutate) transcript data.
         blocks: list[Block] = copy.deepcopy(details["content"])
+        uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if len(uses) == len(turn.tool_calls):
+            # The turn's ids, matched in order: a repeated id was renamed, and the
+            # tool_result blocks carry the new one.
+            for block, call in zip(uses, turn.tool_calls, strict=True):
+                block["id"] = call.id
     else:
         # A turn from another provider: its reasoning has no Anthropic signature, and an
         # unsigned thinking block is rejected, so only text and tool calls carry over.

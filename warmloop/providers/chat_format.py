@@ -24,6 +24,7 @@ from warmloop.transcript import (
     Notice,
     Summary,
     SystemText,
+    ToolCall,
     ToolResult,
     Transcript,
     UserText,
@@ -49,6 +50,17 @@ def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
     ]
 
 
+def echoed_calls(raw: list[JsonValue], calls: Sequence[ToolCall]) -> list[JsonValue]:
+    """The host's raw tool calls with the turn's ids, so a renamed call and its result pair
+    on the wire; unchanged (same bytes) where no id was renamed."""
+    if len(raw) != len(calls):
+        return raw  # not this turn's calls (a hand-made transcript): nothing to match
+    return [
+        {**item, "id": call.id} if isinstance(item, dict) and item.get("id") != call.id else item
+        for item, call in zip(raw, calls, strict=True)
+    ]
+
+
 def wire_message(
     message: Message, *, opening: bool = False, breakpoint: bool = False
 ) -> dict[str, JsonValue]:
@@ -71,7 +83,10 @@ def wire_message(
                 }
                 for c in message.tool_calls
             ]
-        out.update(message.provider_details.get(DETAILS_KEY, {}))
+        details = message.provider_details.get(DETAILS_KEY, {})
+        out.update(details)
+        if isinstance(details, dict) and isinstance(details.get("tool_calls"), list):
+            out["tool_calls"] = echoed_calls(details["tool_calls"], message.tool_calls)
         return out
     if isinstance(message, ToolResult):
         content = ERROR_PREFIX + message.content if message.is_error else message.content

@@ -5,14 +5,15 @@ Mistral leaves `type` off tool calls, OpenRouter leaves `arguments` off a call w
 parameters are all optional, reasoning comes as `reasoning_content` (DeepSeek), `reasoning`
 (Groq, OpenRouter, Cerebras, Ollama) or `reasoning_details` (OpenRouter), servers repeat
 call ids, gateways report overlapping cache counters. Each is read as the host sent it and
-echoed as the host sent it; what cannot be read at all is a `ProviderError` that names the
+echoed as the host sent it (a repeated call id is renamed once, for every wire format, by
+`Transcript.unique_calls`); what cannot be read at all is a `ProviderError` that names the
 field, never an AttributeError out of the loop.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from warmloop.cache.usage import Usage, count, prompt_split
@@ -110,22 +111,11 @@ def _reasoning_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
-def unique_id(wanted: str, taken: Collection[str]) -> str:
-    """`wanted`, or the first of `wanted-2`, `wanted-3`, ... not in `taken` (deterministic:
-    pairing needs unique ids, and some servers repeat theirs)."""
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}-{n}" in taken:
-        n += 1
-    return f"{wanted}-{n}"
-
-
 def tool_calls(
-    message: Mapping[str, Any], turn_index: int, taken: Collection[str] = ()
+    message: Mapping[str, Any], turn_index: int
 ) -> tuple[tuple[ToolCall, ...], list[JsonValue] | None]:
     """The message's tool calls, and the raw list to echo when the host's form differs
-    from the standard one (no `type`, no or non-string `arguments`, a renamed id)."""
+    from the standard one (no `type`, no or non-string `arguments`, no id)."""
     raw = message.get("tool_calls")
     if raw is None:
         return (), None
@@ -133,7 +123,6 @@ def tool_calls(
         raise ProviderError(f"malformed reply: tool_calls is {_shape(raw)}, not a list")
     calls: list[ToolCall] = []
     echo: list[JsonValue] = []
-    used = set(taken)
     for index, item in enumerate(raw):
         item = _dict(item, f"tool call {index}")
         kind = item.get("type", "function")
@@ -156,10 +145,10 @@ def tool_calls(
             text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
         given = item.get("id")
         # A server that sends no id still needs one to pair the result (I4: deterministic).
-        wanted = given if isinstance(given, str) and given else None
-        wanted = wanted or react_text.call_id(turn_index, index)
-        call_id = unique_id(wanted, used)
-        used.add(call_id)
+        call_id = given if isinstance(given, str) and given else None
+        call_id = call_id or react_text.call_id(turn_index, index)
+        # A repeated id stays as sent: the runner renames it (Transcript.unique_calls), and
+        # the renderer echoes the turn's ids.
         calls.append(ToolCall(call_id, name, text))
         echo.append({**item, "id": call_id})
     standard = [
@@ -193,10 +182,8 @@ def parse_completion(
     *,
     name: str = "chat completions",
     text_protocol: bool = False,
-    taken: Collection[str] = (),
 ) -> ModelResponse:
-    """The reply's first choice as a ModelResponse (format_error set if text didn't parse).
-    `taken` are the call ids earlier turns used: a repeated one gets a suffix."""
+    """The reply's first choice as a ModelResponse (format_error set if text didn't parse)."""
     usage = usage_from(body)
     message = first_message(body, name)
     text = message.get("content") or ""
@@ -205,7 +192,7 @@ def parse_completion(
         echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
         return text_protocol_reply(text, turn_index, usage, echo)
     try:
-        calls, raw_calls = tool_calls(message, turn_index, taken)
+        calls, raw_calls = tool_calls(message, turn_index)
     except ProviderError as exc:
         raise ProviderError(f"{name}: {exc}") from None
     if raw_calls is not None:
@@ -217,13 +204,3 @@ def parse_completion(
         provider_details={DETAILS_KEY: details} if details else {},
     )
     return ModelResponse(turn, usage)
-
-
-def call_ids(messages: object) -> set[str]:
-    """Tool-call ids used by the assistant messages of a rendered request."""
-    found: set[str] = set()
-    for message in messages if isinstance(messages, list) else ():
-        for call in message.get("tool_calls") or () if isinstance(message, dict) else ():
-            if isinstance(call, dict) and isinstance(call.get("id"), str):
-                found.add(call["id"])
-    return found

@@ -81,7 +81,7 @@ def model_parts(turn: AssistantTurn) -> list[Part]:
     raw = details.get("parts") if isinstance(details, dict) else None
     if isinstance(raw, list) and raw:
         # Echoed verbatim: thought signatures are only valid next to the parts they came with.
-        return raw
+        return echoed_ids(raw, turn.tool_calls)
     parts: list[Part] = []
     if turn.reasoning:
         parts.append({"text": turn.reasoning, "thought": True})
@@ -95,6 +95,25 @@ def model_parts(turn: AssistantTurn) -> list[Part]:
             args = {"raw_arguments": call.arguments}
         parts.append({"functionCall": {"name": call.name, "args": args}})
     return parts or [{"text": EMPTY_TURN}]
+
+
+def echoed_ids(parts: list[Part], calls: Sequence[ToolCall]) -> list[Part]:
+    """Raw parts with the turn's ids on the functionCall parts that carry one, matched in
+    order (a repeated id was renamed, and its functionResponse carries the new one); the
+    same list where nothing was renamed."""
+    if sum(isinstance(p.get("functionCall"), dict) for p in parts) != len(calls):
+        return parts  # not this turn's calls (a hand-made transcript): nothing to match
+    ids = iter(c.id for c in calls)
+    echoed, renamed = [], False
+    for part in parts:
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            call_id = next(ids)
+            if "id" in call and call["id"] != call_id:  # only a native id goes on the wire
+                part = {**part, "functionCall": {**call, "id": call_id}}
+                renamed = True
+        echoed.append(part)
+    return echoed if renamed else parts
 
 
 def native_call_ids(parts: Sequence[Part]) -> set[str]:

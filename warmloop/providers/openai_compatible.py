@@ -25,7 +25,7 @@ from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_parse import call_ids, parse_completion
+from warmloop.providers.chat_parse import parse_completion
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
@@ -193,7 +193,6 @@ class ChatCompletionsModel(KnownFacts):
                 rendered.turn_index,
                 name=self.name,
                 text_protocol=self.text_protocol,
-                taken=call_ids(rendered.payload.get("messages")),
             )
         except openai.OpenAIError as exc:
             error = provider_error(exc, self.name, self.key_variable)

@@ -88,7 +88,14 @@ def assistant_items(turn: AssistantTurn) -> list[Item]:
     raw = turn.provider_details.get(DETAILS_KEY)
     if isinstance(raw, list):
         # A private copy: the payload goes to the SDK, and the transcript must stay as is.
-        return copy.deepcopy(raw)
+        echoed: list[Item] = copy.deepcopy(raw)
+        calls = [i for i in echoed if isinstance(i, dict) and i.get("type") == "function_call"]
+        if len(calls) == len(turn.tool_calls):
+            # The turn's ids, matched in order: a repeated call_id was renamed, and the
+            # function_call_output items carry the new one.
+            for item, call in zip(calls, turn.tool_calls, strict=True):
+                item["call_id"] = call.id
+        return echoed
     # A turn from another provider: rebuild it (its reasoning has no form this API accepts).
     items: list[Item] = []
     if turn.text or not turn.tool_calls:
