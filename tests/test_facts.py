@@ -217,6 +217,24 @@ def test_a_learned_window_is_kept_by_a_follow_up_and_a_stored_session(tmp_path: 
     assert again.warnings == []  # learned: no longer assumed
 
 
+@pytest.mark.moves_cache_prefix(reason="the history is continued with another model")
+def test_a_window_learned_with_another_model_is_not_this_models() -> None:
+    model = Rejecting(reads("abcdef"), name=HOST, limit=40_000, window=12_000)
+    with pytest.raises(RequestFailed) as failed:
+        Agent(model, [read], maintenance=None).run_sync("Read them.")
+    history = failed.value.transcript
+    history.meta = replace(history.meta, model=model.name)
+    assert history.meta.context_window == 12_000
+    other = ScriptedModel([call("submit", answer="x")], name=HOST.replace("served", "other"))
+    run = Agent(other, [read], maintenance=None).run_sync("Go on.", history=history)
+    assert run.facts is not None
+    assert run.facts.window_source == "assumed"  # 12,000 was the other model's limit
+    same = Rejecting([call("submit", answer="x")], name=HOST, limit=10**9, window=12_000)
+    again = Agent(same, [read], maintenance=None).run_sync("Go on.", history=history)
+    assert again.facts is not None
+    assert (again.facts.window_source, again.facts.window) == ("learned", 12_000)
+
+
 def test_custom_models_declare_their_facts() -> None:
     class Bare:
         name = "bare"

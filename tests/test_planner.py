@@ -75,3 +75,12 @@ def test_a_local_engine_is_pruned_only_at_the_trigger() -> None:
     assert decide(replace(WARM, excess=1e9, remaining=1_000), local, POLICY).action == "none"
     over = replace(WARM, prompt_tokens=int(0.8 * 200_000))
     assert decide(over, local, POLICY).reason == "trigger"
+
+
+def test_an_unknown_window_is_never_acted_on_warm_but_a_cold_cache_still_prunes() -> None:
+    # The same situation that pays with a known window, and one far over any trigger.
+    unknown = replace(WARM, window=None)
+    assert decide(unknown, PROFILE, POLICY) == Decision("none")
+    assert decide(replace(unknown, prompt_tokens=10**7), PROFILE, POLICY) == Decision("none")
+    # Idle past the cache's life the prune is free whatever the window.
+    assert decide(replace(unknown, idle=361.0), PROFILE, POLICY).reason == "cold"
