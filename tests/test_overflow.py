@@ -16,7 +16,7 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
-from warmloop import Agent, ProviderError, Transcript, call, tool
+from warmloop import Agent, ProviderError, RequestFailed, Transcript, call, tool
 from warmloop.errors import ContextWindowExceeded
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
@@ -121,6 +121,15 @@ async def test_an_overlong_prompt_is_context_window_exceeded_with_its_sizes(prov
     assert (error.prompt_tokens, error.window) == (prompt_tokens, window)
     assert f"the prompt has {prompt_tokens:,} tokens" in str(error)
     assert "check the model name" not in str(error)  # not the generic rejection advice
+
+
+@pytest.mark.parametrize("provider", sorted(CASES))
+async def test_a_rejection_naming_the_window_is_learned_on_every_provider(provider: str) -> None:
+    make, _, window = CASES[provider]
+    with pytest.raises(RequestFailed) as failed:
+        await Agent(make(), maintenance=None).run("Answer.")
+    # The limit the provider named is a fact of the conversation from now on.
+    assert failed.value.transcript.meta.context_window == window
 
 
 async def test_other_rejections_stay_plain_provider_errors() -> None:
