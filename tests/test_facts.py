@@ -205,6 +205,24 @@ def test_a_rejection_naming_the_window_makes_it_a_fact_of_the_conversation() -> 
     assert (run.facts.window_source, run.facts.window) == ("learned", 16_000)
 
 
+@tool
+def dump(size: int) -> str:
+    """Print a log of `size` characters."""
+    return "L" * size
+
+
+def test_a_result_too_large_for_an_unknown_window_is_cut_once_the_window_is_named() -> None:
+    # Uncut while the window is unknown; the host then names 16,000 tokens, and the new
+    # result (never read by any provider) is cut to that window's share: the run goes on.
+    replies = [call("dump", size=400_000), call("submit", answer="done")]
+    model = Rejecting(replies, name=HOST, limit=100_000, window=16_000)
+    run = Agent(model, [dump]).run_sync("Show the log.")
+    assert run.outputs.model_dump() == {"answer": "done"}
+    assert [(e.kind, e.reason) for e in run.maintenance] == [("cut", "overflow")]
+    assert len(run.transcript[3].content) <= 16_000 // 4  # type: ignore[union-attr]
+    assert model.rejected == 1
+
+
 def test_a_learned_window_is_kept_by_a_follow_up_and_a_stored_session(tmp_path: Any) -> None:
     store = tmp_path / "sessions.db"
     model = Rejecting(reads("abcdef"), name=HOST, limit=40_000, window=12_000)

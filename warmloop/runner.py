@@ -210,7 +210,11 @@ class Runner:
         budget_left = agent.max_steps - self.step + 2  # this step, the rest, extract
         remaining = requests_ahead(len(self.requests), budget_left, agent.run_lengths)
         transcript, events = await self.maintainer.maintain(
-            self.transcript, rendered, remaining=remaining, forced=forced
+            self.transcript,
+            rendered,
+            remaining=remaining,
+            forced=forced,
+            cap=agent.result_cap(self.facts),
         )
         if not events:
             return rendered

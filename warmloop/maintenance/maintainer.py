@@ -27,8 +27,9 @@ from warmloop.maintenance.planner import (
 from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
 from warmloop.maintenance.size import PromptSizer, TokenCounter
 from warmloop.providers.base import Model, Rendered
+from warmloop.tool_run import cap_text
 from warmloop.tools import ToolSpec
-from warmloop.transcript import Rewrite, Transcript, scratch_copy
+from warmloop.transcript import AssistantTurn, Rewrite, ToolResult, Transcript, scratch_copy
 
 Persist = Callable[[Transcript, Rewrite], None]
 
@@ -39,7 +40,7 @@ class MaintenanceEvent:
     and after (estimated tokens), the planner's prediction in base-input tokens, and the
     fold's own request usage."""
 
-    kind: Literal["prune", "fold"]
+    kind: Literal["prune", "fold", "cut"]
     reason: Reason
     revision: int
     messages: int
@@ -51,11 +52,11 @@ class MaintenanceEvent:
 
     def describe(self) -> str:
         """One line for people."""
-        what = (
-            f"pruned {self.messages} tool results"
-            if self.kind == "prune"
-            else f"folded {self.messages} messages into a summary"
-        )
+        what = {
+            "prune": f"pruned {self.messages} tool results",
+            "fold": f"folded {self.messages} messages into a summary",
+            "cut": f"cut {self.messages} new tool results to the window's share",
+        }[self.kind]
         why = {
             "trigger": "the prompt reached the compaction trigger",
             "cold": "the cache had gone cold",
@@ -134,9 +135,19 @@ class Maintainer:
         *,
         remaining: int,
         forced: bool = False,
+        cap: int | None = None,
     ) -> tuple[Transcript, list[MaintenanceEvent]]:
-        """The transcript to send next (rewritten or not) and what was done to it."""
+        """The transcript to send next (rewritten or not) and what was done to it. `forced`:
+        the provider rejected the prompt as too long; new results longer than `cap` (the
+        share of a window the rejection named) are cut first, and prune or fold follow
+        unless that was enough."""
         estimate = self.sizer.estimate(rendered.stream)
+        events: list[MaintenanceEvent] = []
+        if forced and cap is not None:
+            transcript, cut = self.cut_new_results(transcript, cap, estimate)
+            if cut is not None:
+                events.append(cut)
+                estimate = cut.tokens_after
         last = transcript.meta.last_request_at
         idle = time.time() - last if last is not None else None
         plan = self.plan(transcript)
@@ -150,9 +161,9 @@ class Maintainer:
             self.excess,
         )
         decision = decide(situation, self.profile, self.policy)
-        if forced:
+        fits = events and self.window is not None and estimate < self.policy.trigger * self.window
+        if forced and not fits:
             decision = Decision("prune" if plan else "fold", "overflow")
-        events: list[MaintenanceEvent] = []
         if decision.action == "prune":
             transcript, event = self._prune(transcript, plan, decision, estimate)
             events.append(event)
@@ -168,6 +179,28 @@ class Maintainer:
             plan = self.plan(transcript)  # what the rewritten conversation still offers
         self._planned = (transcript.key, len(transcript), plan)
         return transcript, events
+
+    def cut_new_results(
+        self, transcript: Transcript, cap: int, estimate: int
+    ) -> tuple[Transcript, MaintenanceEvent | None]:
+        """Results added since the last answered request that are longer than `cap` (a
+        share of a window just learned), cut as they would have been had the window been
+        known; no provider has read them yet, so no cache is lost."""
+        last = max((i for i, m in enumerate(transcript) if isinstance(m, AssistantTurn)), default=0)
+        found = [
+            (i, m)
+            for i, m in transcript.visible(last)
+            if isinstance(m, ToolResult) and len(m.content) > cap
+        ]
+        if not found:
+            return transcript, None
+        edits = {i: cap_text(m.content, cap)[0] for i, m in found}
+        scratch = scratch_copy(transcript)
+        rewrite = scratch.replace_content(edits)
+        dropped = sum(self.tokens(m.content) - self.tokens(edits[i]) for i, m in found)
+        after = max(estimate - dropped, 0)
+        event = MaintenanceEvent("cut", "overflow", rewrite.revision, len(edits), estimate, after)
+        return self._adopt(scratch, rewrite), event
 
     def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
         if self.persist is not None:
