@@ -9,20 +9,26 @@
    horizon shows), under every provider's rules, priced by the simulator: on must cost at
    most 0.5% more anywhere; and the long scenarios' gains.
 
-    python -m benchmarks.facts
+3. `--sweep`: the warm prune's horizon over sessions of 10 to 60 results of three sizes,
+   the worst on / off anywhere and the saving at 40 and 60 results, for warmloop's horizon
+   and for the step budget taken as the horizon (what warmloop did before).
+
+    python -m benchmarks.facts [--sweep]
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from benchmarks.loopback_host import Host, serve
 from benchmarks.measure import PROVIDERS, measure
 from benchmarks.scenarios import SCENARIOS, STEP_SECONDS, Request, Scenario
-from warmloop import Agent, Reply, ScriptedModel, resolve_model, tool
+from warmloop import Agent, Reply, ScriptedModel, Tool, resolve_model, runner, tool
 from warmloop.loop import DEFAULT_MAINTENANCE, DEFAULT_MAX_STEPS
+from warmloop.maintenance import horizon
 
 FILE_CHARS = 12_000
 """A file-sized result: about 3,000 tokens (twenty fit a 128k window)."""
@@ -39,15 +45,22 @@ SHORT = (
 LONG = ("200-step session past the compaction trigger", "60 file-sized results")
 
 
-def file_text(k: int) -> str:
+def file_text(k: int, chars: int = FILE_CHARS) -> str:
     line = f"# module {k}: " + " ".join(f"name_{(k * 31 + i) % 211}" for i in range(10)) + "\n"
-    return (line * (FILE_CHARS // len(line) + 1))[:FILE_CHARS]
+    return (line * (chars // len(line) + 1))[:chars]
 
 
-@tool
-def read_file(path: str) -> str:
-    """Read one file of the repository."""
-    return file_text(int(path.removeprefix("src/module_").removesuffix(".py")))
+def reader(chars: int = FILE_CHARS) -> Tool:
+    """A `read_file` tool whose files are `chars` characters long."""
+
+    def read_file(path: str) -> str:
+        """Read one file of the repository."""
+        return file_text(int(path.removeprefix("src/module_").removesuffix(".py")), chars)
+
+    return tool(read_file)
+
+
+read_file = reader()
 
 
 def step(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -74,7 +87,7 @@ def host_session(publish: bool) -> dict[str, Any]:
     }
 
 
-def file_session(calls: int) -> Callable[[str, bool], Scenario]:
+def file_session(calls: int, chars: int = FILE_CHARS) -> Callable[[str, bool], Scenario]:
     """A scenario: `calls` file-sized reads, then submit, planned under `spec`'s facts."""
 
     def build(spec: str, maintained: bool) -> Scenario:
@@ -86,7 +99,7 @@ def file_session(calls: int) -> Callable[[str, bool], Scenario]:
         model = ScriptedModel(replies, name=spec)
         maintenance = DEFAULT_MAINTENANCE if maintained else None
         budget = max(calls + 2, DEFAULT_MAX_STEPS)  # the default, as a user would leave it
-        agent = Agent(model, [read_file], max_steps=budget, maintenance=maintenance)
+        agent = Agent(model, [reader(chars)], max_steps=budget, maintenance=maintenance)
         agent.run_sync("Read every module of src/ in order.")
         requests = tuple(Request(STEP_SECONDS * k, r.payload) for k, r in enumerate(model.requests))
         return Scenario(f"{calls} file-sized results", f"{calls} reads then submit", requests)
@@ -117,7 +130,46 @@ def on_off(names: tuple[str, ...]) -> list[dict[str, Any]]:
     return rows
 
 
+SWEEP_SIZES = (6_000, 12_000, 24_000)
+SWEEP_CALLS = (10, 12, 15, 18, 20, 22, 25, 28, 30, 35, 40, 60)
+
+
+def sweep() -> None:
+    """Worst on / off over the sweep, per horizon rule (Anthropic, OpenAI, DeepSeek)."""
+    specs = ("anthropic:claude-sonnet-4-6", "openai:gpt-5", "deepseek:deepseek-flash")
+    original = horizon.requests_ahead
+    rules: dict[str, Callable[..., int]] = {
+        "warmloop's horizon": original,
+        "the step budget (before)": lambda done, budget_left, earlier=(): budget_left,
+    }
+    print("| horizon | worst on / off (where) | on / off at 40 results | at 60 results |")
+    print("|---|---|---|---|")
+    try:
+        for rule, ahead in rules.items():
+            runner.requests_ahead = ahead  # type: ignore[attr-defined]  # the arm's rule
+            worst, where = 0.0, ""
+            long: dict[int, list[float]] = {40: [], 60: []}
+            for chars in SWEEP_SIZES:
+                for calls in SWEEP_CALLS:
+                    build = file_session(calls, chars)
+                    on = measure("", "on", {p: list(build(p, True).requests) for p in PROVIDERS})
+                    off = measure("", "off", {p: list(build(p, False).requests) for p in PROVIDERS})
+                    for spec in specs:
+                        ratio = on.dollars[spec] / off.dollars[spec]
+                        if ratio > worst:
+                            worst, where = ratio, f"{calls} x {chars // 4:,} tokens, {spec}"
+                        if calls in long:
+                            long[calls].append(ratio)
+            cells = [f"{min(v):.3f}-{max(v):.3f}" for v in long.values()]
+            print(f"| {rule} | {worst:.4f} ({where}) | {cells[0]} | {cells[1]} |", flush=True)
+    finally:
+        runner.requests_ahead = original  # type: ignore[attr-defined]
+
+
 def main() -> None:
+    if "--sweep" in sys.argv[1:]:
+        sweep()
+        return
     print("## A 20-call session of file-sized results, every default\n")
     print("| host | requests | results cut | rewrites | prefix reuse | warnings |")
     print("|---|---|---|---|---|---|")
