@@ -133,13 +133,32 @@ def describe_invalid(exc: Exception) -> str:
     return f"- a validator failed: {describe_exception(exc)}"
 
 
+def _no_constant(name: str) -> float:
+    # Python's json reads NaN and Infinity, which JSON does not have: a float output would
+    # then validate as a number that is none.
+    raise ValueError(f"{name} is not a JSON value; use a finite number or null")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large to be a finite number")
+    return value
+
+
 def parse_arguments(raw: str | None) -> dict[str, Any]:
     """Decode a tool call's raw argument string into an object (missing or null: `{}`),
     every string made encodable; ValueError says why not."""
     try:
-        value = json.loads(raw) if raw is not None and raw.strip() else {}
+        value = (
+            json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+            if raw is not None and raw.strip()
+            else {}
+        )
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from exc
+    except ValueError as exc:  # NaN, Infinity, or a number too large to be finite
+        raise ValueError(f"arguments are not valid JSON ({exc})") from exc
     except RecursionError as exc:
         raise ValueError("arguments are nested too deeply") from exc
     if value is None:

@@ -103,6 +103,10 @@ CASES: dict[str, tuple[Callable[[], object], str]] = {
     "session-id-a-path": (run(session="../../etc/passwd"), "is not allowed"),
     "session-and-history": (run(session="s", history=Transcript()), "not both"),
     "store-without-session": (run(store="sessions.db"), "pass session= too"),
+    "store-another-database-url": (
+        run(session="s", store="mysql://user@db.test/agents"),
+        "'mysql' URLs are not supported",
+    ),
 }
 
 

@@ -78,6 +78,21 @@ CASES: dict[str, Case] = {
         also="tool:nested too deeply",
     ),
     "args-nan": then_submit(raw_call("count", '{"n": NaN}'), also="tool:Invalid arguments"),
+    "output-nan": Case(
+        [raw_call("submit", '{"score": NaN}'), raw_call("submit", '{"score": 0.5}')],
+        also="tool:not a JSON value",
+        options={"outputs": {"score": float}},
+    ),
+    "output-infinity": Case(
+        [raw_call("submit", '{"score": -Infinity}'), raw_call("submit", '{"score": 0.5}')],
+        also="tool:not a JSON value",
+        options={"outputs": {"score": float}},
+    ),
+    "output-float-overflow": Case(
+        [raw_call("submit", '{"score": 1e999}'), raw_call("submit", '{"score": 0.5}')],
+        also="tool:too large to be a finite number",
+        options={"outputs": {"score": float}},
+    ),
     "args-trailing-garbage": then_submit(
         raw_call("lookup", '{"key": "a"} extra'), also="tool:not valid JSON"
     ),

@@ -120,6 +120,7 @@ PROVIDERS: dict[str, Provider] = {
     "chat": Provider(
         lambda e: OpenAICompatibleModel(
             "http://server.test/v1#m",
+            context_window=32_768,  # told: the faults are the request's, not discovery's
             client=AsyncOpenAI(
                 api_key=SECRET,
                 base_url="http://server.test/v1",
@@ -218,6 +219,10 @@ FAULTS: dict[str, tuple[Callable[[Provider], list[Reply]], str]] = {
     ),
     "200-empty-object": (raw(httpx2.Response(200, json={})), "RequestFailed:"),
     "200-without-usage": (raw(without_usage), "ok"),
+    "200-carrying-an-error": (
+        raw(httpx2.Response(200, json={"error": {"message": "the model is loading", "code": 503}})),
+        "RequestFailed:the model is loading",
+    ),
 }
 # Anthropic's Message requires usage; the Gemini SDK reads an empty body as an empty
 # response, which has no candidate.
@@ -225,6 +230,8 @@ DIFFERENT = {
     ("anthropic", "200-without-usage"): "RequestFailed:no `usage`",
     ("gemini", "200-empty-body"): "RequestFailed:no candidate",
     ("gemini", "200-empty-object"): "RequestFailed:no candidate",
+    # The Gemini SDK drops an `error` field it does not declare: the server's words are lost.
+    ("gemini", "200-carrying-an-error"): "RequestFailed:no candidate",
 }
 
 

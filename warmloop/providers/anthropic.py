@@ -91,6 +91,10 @@ def parse_message(message: object, cache_ttl: str, name: str = PREFIX) -> ModelR
         raise not_json(message, name)
     if not isinstance(message, AnthropicMessage):
         raise ProviderError(f"{name}: malformed reply: expected a message, got {message!r:.60}")
+    error = _get(message, "error")
+    if error is not None and not isinstance(message.content, list):  # an error sent with 200
+        detail = _get(error, "message") or error
+        raise ProviderError(f"{name}: the API answered with an error: {str(detail)[:500]}")
     if not isinstance(message.content, list):
         raise ProviderError(f"{name}: malformed reply: the message has no `content` list")
     if message.usage is None:

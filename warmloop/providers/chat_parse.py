@@ -159,7 +159,15 @@ def tool_calls(
 
 
 def first_message(body: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The first choice's message; a ProviderError naming what is missing."""
+    """The first choice's message; a ProviderError naming what is missing (or the server's
+    own error, which some hosts send with status 200)."""
+    error = body.get("error")
+    if error is not None and not body.get("choices"):
+        detail = error.get("message") if isinstance(error, dict) else error
+        raise ProviderError(
+            f"{name}: the server answered with an error: {str(detail)[:500] or 'no detail given'}"
+            "; check the server's logs, or retry"
+        )
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
         raise ProviderError(

@@ -4,9 +4,10 @@ directory, a path is a SQLite file, and a `postgresql://` URL is a PostgreSQL st
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from warmloop.errors import SessionError
+from warmloop.errors import ConfigurationError, SessionError
 from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.sessions.store import SessionStore
 
@@ -14,6 +15,7 @@ STORE_VARIABLE = "WARMLOOP_STORE"
 """Environment variable naming the store when none is passed."""
 FILE_NAME = "sessions.db"
 _POSTGRES = ("postgresql://", "postgres://")
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def default_store_path() -> Path:
@@ -43,4 +45,10 @@ def open_store(spec: str | os.PathLike[str] | None = None) -> SessionStore:
         from warmloop.sessions.postgres import PostgresStore
 
         return PostgresStore(text)
+    scheme = _URL_SCHEME.match(text)
+    if scheme is not None:  # a URL of a database warmloop does not speak is no file name
+        raise ConfigurationError(
+            f"session stores are a SQLite file path or a postgresql:// URL; "
+            f"{scheme.group(1)!r} URLs are not supported"
+        )
     return SQLiteStore(Path(text).expanduser())
