@@ -161,6 +161,11 @@ class Hanging(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.startswith("/v1/chat/completions"):  # what discovery asks
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         type(self).requests.append(body)
         if len(type(self).requests) > 1:
             type(self).second.set()
@@ -198,6 +203,7 @@ class Hanging(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hanging_server() -> Iterator[str]:
+    Hanging.requests, Hanging.second, Hanging.release = [], threading.Event(), threading.Event()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Hanging)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -208,8 +214,13 @@ def hanging_server() -> Iterator[str]:
         server.shutdown()
 
 
-def test_ctrl_c_during_warmloop_run_saves_a_loadable_transcript_and_exits_130(
-    hanging_server: str, tmp_path: Path
+@pytest.mark.parametrize(
+    ("sent", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_ctrl_c_or_sigterm_during_warmloop_run_saves_a_loadable_transcript(
+    hanging_server: str, tmp_path: Path, sent: signal.Signals, code: int, said: str
 ) -> None:
     saved = tmp_path / "run.json"
     saved.write_text("an older file that must be replaced whole")
@@ -230,13 +241,13 @@ def test_ctrl_c_during_warmloop_run_saves_a_loadable_transcript_and_exits_130(
     )
     try:
         assert Hanging.second.wait(60), "the second request never arrived"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
         stdout, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert "Traceback" not in stderr
-    assert f"interrupted; transcript saved to {saved}" in stdout
+    assert f"{said}; transcript saved to {saved}" in stdout
     transcript = Transcript.load(saved.read_text(encoding="utf-8"))
     check_pairing(transcript.messages)
     assert [m.kind for m in transcript] == ["system", "user", "assistant", "tool_result"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -56,6 +58,29 @@ LOCAL_HELP = (
     + "."
 )
 INTERRUPTED_EXIT = 130
+TERMINATED_EXIT = 143
+"""128 + the signal's number, as shells report a command ended by SIGINT or SIGTERM."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a service stop, `kill`), handled as Ctrl-C is: the step in progress is
+    closed, the transcript saved, and the process exits 143."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM raises `Terminated` in the main thread (restored after)."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 """The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
 
 
@@ -260,13 +285,16 @@ def run(
         if opened is not None and session is not None:
             click.get_current_context().call_on_close(opened.close)
             console.print(resume_line(session, opened.info(session), time.time()))
-        result = agent.run_sync(task, session=session, store=opened)
+        with terminate_as_interrupt():
+            result = agent.run_sync(task, session=session, store=opened)
     except KeyboardInterrupt as exc:
         transcript = getattr(exc, "transcript", None)
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
         if save is not None and isinstance(transcript, Transcript):
             save_transcript(transcript, save)
-            console.print(Text(f"interrupted; transcript saved to {save}", style="dim"))
-        raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+            console.print(Text(f"{how}; transcript saved to {save}", style="dim"))
+        code = TERMINATED_EXIT if isinstance(exc, Terminated) else INTERRUPTED_EXIT
+        raise click.exceptions.Exit(code) from None
     except RunError as exc:
         if exc.requests:
             console.print()
