@@ -132,6 +132,25 @@ async def test_mistral_tool_calls_without_a_type_run_and_are_echoed_as_sent() ->
     assert host.echoed(1)["tool_calls"] == [sent]
 
 
+MAGISTRAL_CONTENT = [
+    {"type": "thinking", "thinking": [{"type": "text", "text": "The user wants a's value."}]},
+    {"type": "text", "text": "Looking it up."},
+]
+"""Mistral's reasoning models (docs: Capabilities > Reasoning) answer `content` as a list of
+`thinking` chunks and `text` chunks; the thinking must go back as it came."""
+
+
+async def test_mistral_reasoning_content_as_blocks_runs_and_is_echoed_as_sent() -> None:
+    function = {"name": "lookup", "arguments": '{"key": "a"}'}
+    call = {"id": "call_m", "type": "function", "function": function}
+    message = {"role": "assistant", "content": MAGISTRAL_CONTENT, "tool_calls": [call]}
+    host = Host(completion(message), completion(SUBMIT))
+    run = await Agent(host.model(), tools=[lookup]).run("Look up a.")
+    turn = next(m for m in run.transcript if isinstance(m, AssistantTurn))
+    assert (turn.text, turn.reasoning) == ("Looking it up.", "The user wants a's value.")
+    assert host.echoed(1)["content"] == MAGISTRAL_CONTENT
+
+
 OPENROUTER_DETAILS = [
     {
         "type": "reasoning.text",
@@ -255,7 +274,7 @@ MALFORMED: dict[str, tuple[Callable[[httpx2.Request], httpx2.Response], str]] = 
     "no-choices": (lambda r: httpx2.Response(200, json={"id": "x"}), "has no choices"),
     "content-not-text": (
         lambda r: httpx2.Response(200, json=completion({"role": "assistant", "content": 5})),
-        "content is not a string",
+        "content is neither text nor a list of blocks",
     ),
     "tool-calls-not-a-list": (
         lambda r: httpx2.Response(200, json=completion(calls() | {"tool_calls": "x"})),

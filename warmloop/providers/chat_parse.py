@@ -179,9 +179,29 @@ def first_message(body: Mapping[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise ProviderError(f"{name}: malformed reply: the first choice has no message object")
     content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise ProviderError(f"{name}: malformed reply: the message content is not a string")
+    blocks = isinstance(content, list) and all(isinstance(b, dict) for b in content)
+    if content is not None and not isinstance(content, str) and not blocks:
+        raise ProviderError(
+            f"{name}: malformed reply: the message content is neither text nor a list of blocks"
+        )
     return message
+
+
+def _chunks_text(value: object, kind: str) -> str:
+    """The text of a block list's `kind` blocks (a block's own field may be text or a
+    nested list of text chunks, as Mistral's `thinking` is)."""
+    parts: list[str] = []
+    for block in value if isinstance(value, list) else ():
+        if not isinstance(block, dict) or block.get("type") != kind:
+            continue
+        inner = block.get(kind)
+        if isinstance(inner, str):
+            parts.append(inner)
+        elif isinstance(inner, list):
+            parts.extend(
+                c["text"] for c in inner if isinstance(c, dict) and isinstance(c.get("text"), str)
+            )
+    return "".join(parts)
 
 
 def parse_completion(
@@ -194,8 +214,13 @@ def parse_completion(
     """The reply's first choice as a ModelResponse (format_error set if text didn't parse)."""
     usage = usage_from(body)
     message = first_message(body, name)
-    text = message.get("content") or ""
+    content = message.get("content")
     details = reasoning_details(message)
+    text = content or ""
+    thinking = ""
+    if isinstance(content, list):  # text and thinking blocks (Mistral): echoed as they came
+        details["content"] = content
+        text, thinking = _chunks_text(content, "text"), _chunks_text(content, "thinking")
     if text_protocol:
         echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
         return text_protocol_reply(text, turn_index, usage, echo)
@@ -207,7 +232,7 @@ def parse_completion(
         details["tool_calls"] = raw_calls
     turn = AssistantTurn(
         text=text,
-        reasoning=_reasoning_text(message),
+        reasoning="\n\n".join(r for r in (thinking, _reasoning_text(message)) if r),
         tool_calls=calls,
         provider_details={DETAILS_KEY: details} if details else {},
     )
