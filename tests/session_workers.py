@@ -63,6 +63,9 @@ class AckingStore:
     def acquire(self, session_id: str, *, seconds: float | None = None) -> Lease:
         return self.store.acquire(session_id, seconds=seconds)
 
+    def renew(self, lease: Lease) -> None:
+        self.store.renew(lease)
+
     def release(self, lease: Lease) -> None:
         self.store.release(lease)
 

@@ -4,14 +4,20 @@ A lease is a random token with an expiry, stored on the session row. Every write
 token (a fencing compare-and-swap together with the stored length and revision), so a
 worker whose lease lapsed and was taken over can never write again; the expiry lets a
 session left by a killed worker be taken over. A holder on this host whose process is gone
-(checked by pid and process start time) is stale at once, so a local crash needs no wait.
+(checked by pid and process start time) is stale at once, so a local crash needs no wait;
+one whose process still runs is never taken over, expired or not. While a run holds a
+session, a heartbeat renews the lease (`Heartbeat`), so a tool or model call longer than
+the lease does not let another worker take the session and drop the call's result.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +25,9 @@ LEASE_SECONDS = 120.0
 """How long a lease lives after its last write; every stored step renews it."""
 
 _PROC = Path("/proc")
+BEATS_PER_LEASE = 4
+"""A live holder renews its lease this many times per lease length."""
+logger = logging.getLogger("warmloop.sessions")
 
 
 @dataclass
@@ -33,6 +42,8 @@ class Lease:
     length: int
     revision: int
     requests: int
+    seconds: float = LEASE_SECONDS
+    """How long the lease lives after a write or a heartbeat."""
 
 
 def new_token() -> str:
@@ -75,3 +86,49 @@ def holder_gone(holder: str) -> bool:
     except PermissionError:
         return False
     return False
+
+
+def holder_alive_here(holder: str) -> bool:
+    """True when `holder` is another process on this host that still runs: its session is
+    never taken over, even once its lease has expired (it may be inside a long call)."""
+    parts = holder.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    return int(parts[1]) != os.getpid() and not holder_gone(holder)
+
+
+def heartbeat_seconds(lease: Lease) -> float:
+    """Wall seconds between two renewals of `lease`."""
+    return lease.seconds / BEATS_PER_LEASE
+
+
+class Heartbeat:
+    """Renews a held lease from a daemon thread until stopped: the holder is alive and
+    working (a tool or model call may outlast the lease). A lost lease stops it; the
+    holder's next write then fails with SessionBusy, as it would have."""
+
+    def __init__(self, renew: Callable[[Lease], None], lease: Lease) -> None:
+        self._renew = renew
+        self._lease = lease
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"warmloop-lease-{lease.session_id}", daemon=True
+        )
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(heartbeat_seconds(self._lease)):
+            try:
+                self._renew(self._lease)
+            except Exception as exc:  # lost, or the store is down: the next write says so
+                logger.warning(
+                    "session %s: the lease could not be renewed (%s)", self._lease.session_id, exc
+                )
+                return

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from warmloop.errors import ConfigurationError, SessionError
-from warmloop.sessions.lease import Lease
+from warmloop.sessions.lease import Heartbeat, Lease
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.session import validate_session_id
@@ -32,7 +32,8 @@ def open_session(
     """The recorder of session `session_id` in `store` (a store, a spec for `open_store`,
     or None for the default), holding its lease until the block ends.
 
-    Raises SessionBusy at once if another holder has it. A call whose result was never
+    Raises SessionBusy at once if another holder has it. While the block runs, a heartbeat
+    renews the lease, so a long tool or model call keeps it. A call whose result was never
     stored (the process stopped during the tool) gets an "interrupted" error result,
     stored before the block starts, so pairing holds.
     """
@@ -42,7 +43,8 @@ def open_session(
     try:
         lease = opened.acquire(session_id)
         try:
-            yield _recorder(opened, lease, session_id, conversation_id, cache_ttl)
+            with Heartbeat(opened.renew, lease):  # a call may outlast the lease
+                yield _recorder(opened, lease, session_id, conversation_id, cache_ttl)
         finally:
             # If releasing fails the lease expires by itself; the run's outcome matters more.
             with suppress(SessionError):

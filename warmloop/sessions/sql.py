@@ -14,7 +14,13 @@ from typing import Any
 
 from warmloop.cache.usage import Usage
 from warmloop.errors import SessionBusy, SessionError, TranscriptError
-from warmloop.sessions.lease import Lease, holder_gone, holder_name, new_token
+from warmloop.sessions.lease import (
+    Lease,
+    holder_alive_here,
+    holder_gone,
+    holder_name,
+    new_token,
+)
 from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.schema import Cursor
 from warmloop.sessions.session import (
@@ -100,7 +106,8 @@ class SqlStore(ABC):
                 (session_id,),
             )
             held, other, until, length, revision = cur.fetchone()
-            if held is not None and until > now and not holder_gone(other):
+            live = held is not None and (until > now or holder_alive_here(other))
+            if live and not holder_gone(other):
                 raise SessionBusy(
                     f"session {session_id!r} is in use by {other} (lease for another "
                     f"{until - now:.0f} s); try again when it has finished, or once the lease "
@@ -113,7 +120,29 @@ class SqlStore(ABC):
             )
             cur.execute("SELECT COUNT(*) FROM requests WHERE session = ?", (session_id,))
             requests = int(cur.fetchone()[0])
-        return Lease(session_id, token, holder, expires, int(length), int(revision), requests)
+        return Lease(
+            session_id, token, holder, expires, int(length), int(revision), requests, expires - now
+        )
+
+    def renew(self, lease: Lease) -> None:
+        expires = self.clock() + lease.seconds
+        with self.transaction(write=True) as cur:
+            cur.execute(
+                f"SELECT lease_token FROM sessions WHERE id = ?{self.lock_row}",
+                (lease.session_id,),
+            )
+            row = cur.fetchone()
+            if row is not None and row[0] == lease.token:
+                cur.execute(
+                    "UPDATE sessions SET lease_expires = ? WHERE id = ?",
+                    (expires, lease.session_id),
+                )
+            else:
+                raise SessionBusy(
+                    f"session {lease.session_id!r}: this worker's lease was lost (taken over "
+                    "after it expired); nothing more will be written"
+                )
+        lease.expires_at = expires
 
     def release(self, lease: Lease) -> None:
         with self.transaction(write=True) as cur:

@@ -33,6 +33,11 @@ class SessionStore(Protocol):
         """Give the lease up (a no-op if it was lost)."""
         ...
 
+    def renew(self, lease: Lease) -> None:
+        """Extend the lease by `lease.seconds` from now (the heartbeat of a live holder);
+        SessionBusy if it was lost."""
+        ...
+
     def append(
         self,
         lease: Lease,
