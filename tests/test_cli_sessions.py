@@ -157,3 +157,22 @@ def test_an_unsafe_session_name_is_refused(db: str) -> None:
     result = invoke(model("x"), "run", TASK, "--session", "../x", "--store", db)
     assert result.exit_code == 1
     assert "session id '../x' is not allowed" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("length", "many"), ("revision", "x1"), ("created_at", "yesterday"), ("updated_at", "?")],
+)
+@pytest.mark.parametrize("command", ["sessions", "show", "export"])
+def test_a_damaged_store_is_one_clear_line_not_a_traceback(
+    db: str, column: str, value: str, command: str
+) -> None:
+    start(db, model("first"))
+    store = SQLiteStore(db)
+    store.raw(f"UPDATE sessions SET {column} = ? WHERE id = 'demo'", (value,))
+    store.close()
+    args = [command, "--store", db] if command == "sessions" else [command, "demo", "--store", db]
+    result = invoke(None, *args)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"session 'demo': {column} holds {value!r}" in result.output

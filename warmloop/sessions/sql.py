@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from decimal import Decimal
 from typing import Any
 
 from warmloop.cache.usage import Usage
@@ -45,7 +46,42 @@ _INFO = (
 )
 
 
+_INFO_COLUMNS = (
+    *("id", "transcript_id", "conversation", "revision", "length", "created_at", "updated_at"),
+    *("last_request_at", "model", "tools_fingerprint", "parent", "provider", "cache_ttl"),
+    *("lease_holder", "lease_expires", "lease_token", "requests", "input_tokens"),
+    *("cache_read_tokens", "cache_write_tokens", "output_tokens", "cache_write_1h_tokens"),
+    "context_window",
+)
+_INTEGERS = frozenset({3, 4, 16, 17, 18, 19, 20, 21})
+_TIMES = frozenset({5, 6, 7, 14})
+_TEXTS = frozenset({0, 1, 2, 8, 9, 10, 11, 12, 13})
+
+
+def _checked(row: Sequence[Any]) -> Sequence[Any]:
+    """The row of `_INFO`, each column of the type the schema declares; a store edited by
+    hand (SQLite keeps text in an integer column) is a SessionError naming the column."""
+    for index, value in enumerate(row):
+        if index in _INTEGERS:  # PostgreSQL's SUM of BIGINT is NUMERIC: a whole Decimal
+            whole = isinstance(value, Decimal) and value == value.to_integral_value()
+            ok = (isinstance(value, int) and not isinstance(value, bool)) or whole
+        elif index in _TIMES:
+            ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+        elif index in _TEXTS:
+            ok = isinstance(value, str) or (index == 13 and value is None)
+        else:
+            ok = True
+        if not ok:
+            raise SessionError(
+                f"session {row[0]!r}: {_INFO_COLUMNS[index]} holds {value!r}, which is not what "
+                "the store writes there; the store was damaged or edited by hand (fix or delete "
+                "that row)"
+            )
+    return row
+
+
 def _info(row: Sequence[Any], now: float) -> SessionInfo:
+    row = _checked(row)
     window = row[22] if isinstance(row[22], int) and row[22] > 0 else None
     meta = Meta(row[5], row[6], row[7], row[8], row[9], row[10], window)
     usage = Usage(*(int(v) for v in row[17:22]))
