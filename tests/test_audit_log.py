@@ -130,6 +130,10 @@ def test_chat_responses_and_gemini_usage_are_normalised() -> None:
     ]
     gemini = response_facts(json.dumps(chunks).encode(), "application/json")  # a JSON array
     assert normalise_usage(gemini.usage or {}) == Usage(10, 40, 0, 0)
+    # Gemini's tool-use prompt (a grounding or code-execution tool's own input) is input too.
+    grounded = {"promptTokenCount": 50, "cachedContentTokenCount": 40}
+    grounded["toolUsePromptTokenCount"] = 7
+    assert normalise_usage(grounded) == Usage(17, 40, 0, 0)
     deepseek = {"prompt_tokens": 80, "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 16}
     assert normalise_usage(deepseek) == Usage(16, 64, 0, 0)
 

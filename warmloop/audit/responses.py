@@ -106,7 +106,9 @@ def normalise_usage(raw: Mapping[str, Any]) -> Usage:
         cached = _int(raw, "cachedContentTokenCount" if camel else "cached_content_token_count")
         output = _int(raw, "candidatesTokenCount" if camel else "candidates_token_count")
         thoughts = _int(raw, "thoughtsTokenCount" if camel else "thoughts_token_count")
-        return Usage(max(prompt - cached, 0), cached, 0, output + thoughts)
+        # Tool-use prompt tokens are input too, as the provider's own parser counts them.
+        tool_use = _int(raw, "toolUsePromptTokenCount" if camel else "tool_use_prompt_token_count")
+        return Usage(max(prompt - cached, 0) + tool_use, cached, 0, output + thoughts)
     if "prompt_tokens" in raw:
         if "prompt_cache_hit_tokens" in raw:  # DeepSeek
             hit, miss = _int(raw, "prompt_cache_hit_tokens"), _int(raw, "prompt_cache_miss_tokens")
