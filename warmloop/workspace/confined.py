@@ -211,7 +211,7 @@ class ConfinedRoot:
             cursor.close()
 
     def _cursor(self) -> Cursor:
-        # A descriptor of its own, never the shared root one: walks may run in threads.
+        # The cursor closes what it holds, so it starts on a descriptor of its own.
         return Cursor(os.open(".", WALK_THROUGH, dir_fd=self.fd), WALK_THROUGH)
 
     def _under_root(self, absolute: str, shown: str) -> list[str]:
