@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import warmloop.workspace
 from tests.workspace_cases import Case, both, check, hang_guard, link, write
 from warmloop.errors import WorkspaceError
 from warmloop.workspace import workspace_tools
@@ -40,13 +41,26 @@ RENAME_EXCHANGE = 2  # linux/fs.h
 
 @dataclass(frozen=True)
 class WorkspaceRace:
-    """`tool(**args)` called WORKSPACE_ROUNDS times while `swapped`, a directory or file in the
+    """`tool(**args)` called `rounds` times while `swapped`, a directory or file in the
     workspace, is swapped for a symlink to its twin outside (`relative`: by a `../` target)."""
 
     tool: str
     args: dict[str, object]
     swapped: str
     relative: bool = False
+    rounds: int = WORKSPACE_ROUNDS
+
+
+@dataclass(frozen=True)
+class WorkspaceMove:
+    """`tool(**args)` where the directory `moved` leaves the workspace for `to` (under the
+    test's directory, which holds the outside secrets) the moment the tool first reads a file
+    in it: the walk stands inside it then, and must not climb back up into `to`'s parent."""
+
+    tool: str
+    args: dict[str, object]
+    moved: str
+    to: str
 
 
 def workspace_twins(tmp: Path) -> Path:
@@ -148,6 +162,17 @@ def swapping(path: Path, target: str, spare: Path) -> Iterator[Swapper]:
         raise swapper.error
 
 
+def moved_mid_walk(tmp: Path) -> Path:
+    """A workspace with a/b/f.txt and a/z.txt; outside/ holds a z.txt with the secret."""
+    ws = tmp / "ws"
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / "f.txt").write_text("needle inside\n")
+    (ws / "a" / "z.txt").write_text("needle inside\n")
+    (tmp / "outside").mkdir()
+    (tmp / "outside" / "z.txt").write_text(f"needle {OUTSIDE_SECRET}\n")
+    return ws
+
+
 def absolute_link_back_through(ws: Path) -> None:
     (ws / "sub").mkdir()
     (ws / "l").symlink_to(f"{ws}/sub/../../secret.txt")
@@ -173,7 +198,7 @@ def swap_for_a_link_out(ws: Path) -> None:
     (ws.parent / "outside" / "secret.txt").write_text(f"{OUTSIDE_SECRET}\n")
 
 
-WORKSPACE_CASES: dict[str, WorkspaceRace | Case] = {
+WORKSPACE_CASES: dict[str, WorkspaceRace | WorkspaceMove | Case] = {
     "race-read-through-a-swapped-directory": WorkspaceRace(
         "read_file", {"path": "dir/secret.txt"}, "dir"
     ),
@@ -183,8 +208,9 @@ WORKSPACE_CASES: dict[str, WorkspaceRace | Case] = {
     "race-read-through-a-swapped-deeper-directory": WorkspaceRace(
         "read_file", {"path": "a/b/secret.txt"}, "a/b"
     ),
+    # Its window (between the file's lstat and its open) is the narrowest: more rounds.
     "race-read-of-a-swapped-file": WorkspaceRace(
-        "read_file", {"path": "dir/secret.txt"}, "dir/secret.txt"
+        "read_file", {"path": "dir/secret.txt"}, "dir/secret.txt", rounds=20_000
     ),
     "race-list-a-swapped-directory": WorkspaceRace("list_files", {"path": "dir"}, "dir"),
     "race-search-a-tree-with-a-swapped-directory": WorkspaceRace(
@@ -192,6 +218,12 @@ WORKSPACE_CASES: dict[str, WorkspaceRace | Case] = {
     ),
     "race-search-in-a-swapped-directory": WorkspaceRace(
         "search", {"pattern": "needle", "path": "dir"}, "dir"
+    ),
+    "move-out-of-a-directory-being-searched": WorkspaceMove(
+        "search", {"pattern": "needle"}, moved="a/b", to="outside/b"
+    ),
+    "move-out-of-a-directory-being-searched-by-path": WorkspaceMove(
+        "search", {"pattern": "needle", "path": "a"}, moved="a/b", to="outside/b"
     ),
     "frozen-swap-read": Case(
         "read_file", {"path": "dir/secret.txt"}, swap_for_a_link_out, error="outside the workspace"
@@ -261,7 +293,7 @@ def test_workspace_race_never_reads_outside(
         hang_guard(pytestconfig),
         swapping(ws / race.swapped, target, tmp_path / "spare") as swapper,
     ):
-        for _ in range(WORKSPACE_ROUNDS):
+        for _ in range(race.rounds):
             try:
                 content = tool.function(**race.args)
             except WorkspaceError:
@@ -272,9 +304,35 @@ def test_workspace_race_never_reads_outside(
                 escapes.append(content)
     assert swapper.swaps > 0
     assert not escapes, (
-        f"{len(escapes)} of {WORKSPACE_ROUNDS} calls reached outside the workspace "
+        f"{len(escapes)} of {race.rounds} calls reached outside the workspace "
         f"({refusals} refused), e.g. {escapes[0][:200]!r}"
     )
+
+
+@pytest.mark.parametrize("name", _named(WorkspaceMove))
+def test_workspace_directory_moved_out_mid_walk_is_left(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    move = WORKSPACE_CASES[name]
+    assert isinstance(move, WorkspaceMove)
+    ws = moved_mid_walk(tmp_path)
+    tool = {t.name: t for t in workspace_tools(ws)}[move.tool]
+    real_read = warmloop.workspace.read_regular
+    moves = 0
+
+    def read_then_move(dir_fd: int, file: str, shown: str, limit: int) -> bytes:
+        nonlocal moves
+        data = real_read(dir_fd, file, shown, limit)
+        if shown.startswith(move.moved + "/") and not moves:
+            os.rename(ws / move.moved, tmp_path / move.to)
+            moves += 1
+        return data
+
+    monkeypatch.setattr(warmloop.workspace, "read_regular", read_then_move)
+    content = tool.function(**move.args)
+    assert isinstance(content, str)
+    assert moves == 1
+    assert OUTSIDE_SECRET not in content, content
 
 
 @pytest.mark.parametrize("name", _named(Case))
