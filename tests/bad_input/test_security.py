@@ -20,6 +20,7 @@ import warmloop.workspace
 from tests.workspace_cases import Case, both, check, hang_guard, link, write
 from warmloop.errors import WorkspaceError
 from warmloop.workspace import workspace_tools
+from warmloop.workspace.files import read_regular
 
 # --- Workspace: no path, link or race leads a tool out of its root ------------------------
 #
@@ -317,12 +318,11 @@ def test_workspace_directory_moved_out_mid_walk_is_left(
     assert isinstance(move, WorkspaceMove)
     ws = moved_mid_walk(tmp_path)
     tool = {t.name: t for t in workspace_tools(ws)}[move.tool]
-    real_read = warmloop.workspace.read_regular
     moves = 0
 
     def read_then_move(dir_fd: int, file: str, shown: str, limit: int) -> bytes:
         nonlocal moves
-        data = real_read(dir_fd, file, shown, limit)
+        data = read_regular(dir_fd, file, shown, limit)
         if shown.startswith(move.moved + "/") and not moves:
             os.rename(ws / move.moved, tmp_path / move.to)
             moves += 1
