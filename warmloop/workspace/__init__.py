@@ -1,7 +1,9 @@
 """Read-only tools over one directory: list files, read a line range, search with a regex.
 
-Every path a model names is resolved (following symlinks) and refused unless it stays
-inside the workspace root (I5). Output is sorted and uses paths relative to the root, never
+Every path a model names is walked one component at a time under the root, held open, and
+refused unless it stays inside (I5): links that stay inside are followed, none that lead out,
+and no directory swapped for a link mid-call can lead a read or a walk outside (`confined`).
+Output is sorted and uses paths relative to the root, never
 the absolute root, so the same files give byte-identical tool results on any machine (I4);
 names that could be misread are printed JSON-quoted (`names`) and accepted back that way.
 Every tool is bounded: only regular files are read, at most MAX_FILE_BYTES each (`files`);
@@ -12,20 +14,21 @@ WorkspaceError or ValueError whose text never holds the absolute root.
 
 from __future__ import annotations
 
-import errno
 import functools
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools import Tool
-from warmloop.workspace.files import Walk, kind, read_regular, reason
+from warmloop.workspace.confined import ConfinedRoot, Place, reason
+from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.names import parse_name, show_name
-from warmloop.workspace.pattern import compile_pattern
+from warmloop.workspace.pattern import LinePattern, compile_pattern
 
 MAX_LISTED_FILES = 500
 MAX_READ_LINES = 400
@@ -81,7 +84,7 @@ def _confined(
 
 
 class Workspace:
-    """A directory the tools may read; `resolve` is the single gate for every path."""
+    """A directory the tools may read; `locate` is the single gate for every path."""
 
     def __init__(self, root: Path) -> None:
         if not root.exists():
@@ -89,6 +92,12 @@ class Workspace:
         if not root.is_dir():
             raise ConfigurationError(f"workspace {root} is not a directory; pass a directory")
         self.root = root.resolve()
+        try:
+            self._confined = ConfinedRoot(self.root, [str(root.absolute())])
+        except OSError as exc:
+            raise ConfigurationError(
+                f"workspace {root} cannot be opened ({exc.strerror})"
+            ) from None
         spellings = {str(self.root), str(root.absolute())} - {"/"}
         # Longest first, so a root inside another spelling is replaced whole.
         self._roots = sorted(spellings, key=len, reverse=True)
@@ -111,8 +120,9 @@ class Workspace:
                 break
         return repr(shorten(path, MAX_ECHO_CHARS))
 
-    def resolve(self, path: str) -> Path:
-        """The real path `path` names inside the workspace; WorkspaceError if it escapes.
+    def locate(self, path: str) -> Place:
+        """Where `path` leads inside the workspace, open (use it in a `with` block);
+        WorkspaceError if it leads outside or nowhere.
 
         `path` may be a name exactly as list_files shows it, JSON-quoted ones included.
         """
@@ -128,86 +138,77 @@ class Workspace:
                 f"path {shown} contains a lone surrogate that no file name holds; {hint}"
             ) from None
         try:
-            # An absolute `path` replaces the root here; the containment check below catches it.
-            resolved = (self.root / name).resolve()
-        except RuntimeError:
-            raise WorkspaceError(f"path {shown} is a symlink loop; {hint}") from None
-        except OSError as exc:
-            raise WorkspaceError(f"path {shown} cannot be resolved ({reason(exc)})") from None
-        if not resolved.is_relative_to(self.root):
-            raise WorkspaceError(
-                f"path {shown} is outside the workspace; use a path relative to the "
-                "workspace root, as list_files shows them"
-            )
-        try:
-            os.stat(resolved)
-        except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-                raise WorkspaceError(
-                    f"{shown} does not exist in the workspace; call list_files"
-                ) from None
-            if exc.errno == errno.ELOOP:  # what newer Pythons report instead of RuntimeError
-                raise WorkspaceError(f"path {shown} is a symlink loop; {hint}") from None
+            return self._confined.locate(name, shown)
+        except OSError as exc:  # the walk's own descriptors failed (EMFILE, say)
             raise WorkspaceError(f"path {shown} cannot be opened ({reason(exc)})") from None
-        return resolved
 
-    def relative(self, path: Path) -> str:
-        """`path` (inside the root) as the model sees it: relative, `/`-separated, escaped."""
-        rel = path.relative_to(self.root).as_posix()
-        return "." if rel in ("", ".") else show_name(rel)
+    def resolve(self, path: str) -> Path:
+        """The real path `path` names inside the workspace, for display: the tools never open
+        a path by name (it could change before the open), they `locate` it."""
+        with self.locate(path) as place:
+            return self.root.joinpath(*place.parts)
 
-    def walk(self, top: Path) -> Walk:
+    def show(self, parts: tuple[str, ...]) -> str:
+        """A path from the root as the model sees it: relative, `/`-separated, escaped."""
+        return show_name("/".join(parts)) if parts else "."
+
+    def walk(self, top: Place) -> Walk:
         """Regular files under `top`, sorted, within MAX_WALK_ENTRIES directory entries."""
-        return Walk(top, MAX_WALK_ENTRIES, self._inside)
+        return Walk(top, MAX_WALK_ENTRIES, self._follow)
 
-    def _inside(self, path: Path) -> bool:
+    def _follow(self, parts: tuple[str, ...]) -> Place | None:
+        """Where the link at `parts` leads, if to a regular file inside; None otherwise."""
         try:
-            return path.resolve().is_relative_to(self.root)
-        except (OSError, RuntimeError, ValueError):
-            return False
+            place = self._confined.locate("/".join(parts), "")
+        except (WorkspaceError, OSError):
+            return None
+        if stat.S_ISREG(place.info.st_mode):
+            return place
+        place.close()
+        return None
 
     @_confined
     def list_files(self, path: str = ".") -> str:
         """Files under `path`, one relative path a line, sorted."""
-        top = self.resolve(path)
-        what = kind(top.stat().st_mode)
-        if what not in (None, "a directory"):
-            raise WorkspaceError(
-                f"{self.relative(top)} is {what}; list_files lists directories and files"
-            )
-        walk = self.walk(top)
-        listed: list[str] = []
-        for file in walk:
-            if len(listed) == MAX_LISTED_FILES:
-                listed.append(
-                    f"[listing stopped at {MAX_LISTED_FILES} files; list a subdirectory "
-                    "to see more]"
+        with self.locate(path) as top:
+            what = kind(top.info.st_mode)
+            if what not in (None, "a directory"):
+                raise WorkspaceError(
+                    f"{self.show(top.parts)} is {what}; list_files lists directories and files"
                 )
-                break
-            listed.append(self.relative(file))
-        if walk.stopped:
-            listed.append(
-                f"[listing stopped after {MAX_WALK_ENTRIES} directory entries; list a "
-                "subdirectory to see more]"
-            )
-        return "\n".join(listed) if listed else f"(no files under {self.relative(top)})"
+            walk = self.walk(top)
+            listed: list[str] = []
+            for file in walk:
+                if len(listed) == MAX_LISTED_FILES:
+                    listed.append(
+                        f"[listing stopped at {MAX_LISTED_FILES} files; list a subdirectory "
+                        "to see more]"
+                    )
+                    break
+                listed.append(self.show(file.parts))
+            if walk.stopped:
+                listed.append(
+                    f"[listing stopped after {MAX_WALK_ENTRIES} directory entries; list a "
+                    "subdirectory to see more]"
+                )
+            return "\n".join(listed) if listed else f"(no files under {self.show(top.parts)})"
 
     @_confined
     def read_file(
         self, path: str, start_line: int | None = None, end_line: int | None = None
     ) -> str:
         """Numbered lines `start_line`..`end_line` (1-based, inclusive) of one file."""
-        file = self.resolve(path)
-        shown = self.relative(file)
-        if file.is_dir():
-            raise WorkspaceError(f"{shown} is a directory; use list_files to see its files")
-        first = 1 if start_line is None else start_line
-        if first < 1 or (end_line is not None and end_line < first):
-            raise ValueError(
-                f"bad line range {start_line}..{end_line}; lines are numbered from 1 and "
-                "end_line must not be before start_line"
-            )
-        data = read_regular(file, shown, MAX_FILE_BYTES)
+        with self.locate(path) as file:
+            shown = self.show(file.parts)
+            if stat.S_ISDIR(file.info.st_mode):
+                raise WorkspaceError(f"{shown} is a directory; use list_files to see its files")
+            first = 1 if start_line is None else start_line
+            if first < 1 or (end_line is not None and end_line < first):
+                raise ValueError(
+                    f"bad line range {start_line}..{end_line}; lines are numbered from 1 and "
+                    "end_line must not be before start_line"
+                )
+            data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
         if b"\0" in data[:BINARY_SNIFF_BYTES]:
             raise WorkspaceError(f"{shown} is a binary file; read_file only shows text files")
         # "replace" keeps odd encodings readable, the output deterministic and valid UTF-8.
@@ -232,7 +233,14 @@ class Workspace:
     def search(self, pattern: str, path: str = ".") -> str:
         """Lines matching an RE2 pattern in the files under `path`, as `path:line: text`."""
         matcher = compile_pattern(pattern)
-        top = self.resolve(path)
+        with self.locate(path) as top:
+            shown_top = self.show(top.parts)
+            matches, note = self._search(matcher, top)
+        lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
+        return "\n".join([*lines, note] if note else lines)
+
+    def _search(self, matcher: LinePattern, top: Place) -> tuple[list[str], str]:
+        """The matches under `top`, and a note if the search stopped early."""
         walk = self.walk(top)
         matches: list[str] = []
         files = size = 0
@@ -243,15 +251,10 @@ class Workspace:
                     f"[search stopped after reading {files} files ({size} bytes); narrow the path]"
                 )
                 break
-            shown = self.relative(file)
+            shown = self.show(file.parts)
             try:
-                # Only the last part can be a link (the walk does not enter linked directories);
-                # it is read at its target, checked again in case the link changed.
-                real = file.resolve() if file.is_symlink() else file
-                if not real.is_relative_to(self.root):
-                    continue
-                data = read_regular(real, shown, MAX_FILE_BYTES)
-            except (WorkspaceError, OSError, RuntimeError):
+                data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
+            except WorkspaceError:
                 continue  # too big or unreadable; read_file explains if asked for directly
             files += 1
             size += len(data)
@@ -271,8 +274,7 @@ class Workspace:
                 break
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
-        lines = matches or [f"no matches for {pattern!r} under {self.relative(top)}"]
-        return "\n".join([*lines, note] if note else lines)
+        return matches, note
 
 
 def workspace_tools(root: Path) -> list[Tool]:

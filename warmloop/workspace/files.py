@@ -1,6 +1,9 @@
 """Bounded file-system access for the workspace tools: read a regular file, walk a tree.
 
-Nothing here can block or run without limit: FIFOs, sockets and devices are refused before
+Both work through directory descriptors (`confined`): a file is opened by name in its open
+directory with O_NOFOLLOW, and a walk lists and enters directories the same way, so no
+link and no swap mid-walk leads them outside the workspace. Nothing here can block or run
+without limit: FIFOs, sockets and devices are refused before
 they are opened (opening a FIFO blocks, reading /dev/zero never ends); a regular file is
 opened non-blocking and read up to a limit even if it reports size 0 (/proc files do); a walk
 is iterative (no recursion limit on deep trees) and stops after a budget of entries.
@@ -13,9 +16,10 @@ import itertools
 import os
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from typing import NamedTuple
 
 from warmloop.errors import WorkspaceError
+from warmloop.workspace.confined import READ_DIRECTORY, Cursor, Moved, Place, reason
 
 # Directories that hold tool state, not the project: listing them only buries the real files.
 SKIPPED_DIRS = frozenset(
@@ -40,6 +44,7 @@ _KINDS = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),  # only where a file was swapped for a link mid-call
 )
 _CHUNK_BYTES = 1 << 20
 
@@ -49,11 +54,6 @@ def kind(mode: int) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
-def reason(exc: OSError) -> str:
-    """What went wrong, without the file name (which would be an absolute path)."""
-    return exc.strerror or type(exc).__name__
 
 
 def _refuse(shown: str, what: str) -> WorkspaceError:
@@ -69,14 +69,15 @@ def _too_big(shown: str, size: str, limit: int) -> WorkspaceError:
     )
 
 
-def read_regular(path: Path, shown: str, limit: int) -> bytes:
-    """The bytes of the regular file `path`, at most `limit`; WorkspaceError for anything else."""
+def read_regular(dir_fd: int, name: str, shown: str, limit: int) -> bytes:
+    """The bytes of the regular file `name` in the open directory `dir_fd`, at most `limit`;
+    WorkspaceError for anything else (a link there now is refused, never followed)."""
     try:
-        what = kind(os.stat(path).st_mode)
+        what = kind(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
         if what is not None:
             raise _refuse(shown, what)
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(path, flags)
+        fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         raise WorkspaceError(f"{shown} cannot be read ({reason(exc)})") from exc
     try:
@@ -106,31 +107,42 @@ def is_skipped(name: str) -> bool:
     return name in SKIPPED_DIRS or name.endswith(".egg-info")
 
 
-def _is_regular(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+class Found(NamedTuple):
+    """A regular file a walk found: `parts` from the root, as listings show it, and entry
+    `name` of the open directory `dir_fd` to read it by, valid until the walk moves on."""
+
+    parts: tuple[str, ...]
+    dir_fd: int
+    name: str
+
+
+_LINK, _DIRECTORY, _FILE = "link", "directory", "file"
 
 
 class Walk:
     """Regular files under `top` in sorted path order, reading at most `budget` entries.
 
-    Tool-state directories are skipped and symlinked directories are not entered (no loops);
-    a symlinked file is yielded only if `inside(target)`, so a listing never hints at outside
-    files. FIFOs, sockets and devices are not yielded. After the walk, `stopped` says whether
-    the budget ran out; which entries fit in it does not depend on directory order.
+    The walk lists and opens through directory descriptors, each subdirectory by name with
+    O_NOFOLLOW, so a directory swapped for a link mid-walk is skipped, never entered. Tool-state
+    directories are skipped and linked directories are not entered (no loops); a linked file
+    is yielded (under its own name) only if `follow(parts)` finds it inside the workspace, so a
+    listing never hints at outside files. FIFOs, sockets and devices are not yielded. After
+    the walk, `stopped` says whether the budget ran out; which entries fit in it does not
+    depend on directory order.
     """
 
-    def __init__(self, top: Path, budget: int, inside: Callable[[Path], bool]) -> None:
+    def __init__(
+        self, top: Place, budget: int, follow: Callable[[tuple[str, ...]], Place | None]
+    ) -> None:
         self.top = top
         self.left = budget
-        self.inside = inside
+        self.follow = follow
         self.stopped = False
 
-    def _entries(self, directory: str) -> list[os.DirEntry[str]] | None:
+    def _entries(self, fd: int) -> list[tuple[str, str]] | None:
+        """(name, what) of the directory open at `fd`, sorted; None when over the budget."""
         try:
-            with os.scandir(directory) as scan:
+            with os.scandir(fd) as scan:
                 entries = list(itertools.islice(scan, self.left + 1))
         except OSError:
             return []  # unreadable directory: nothing the model can use
@@ -138,30 +150,61 @@ class Walk:
             self.stopped = True
             return None
         self.left -= len(entries)
-        return sorted(entries, key=lambda entry: entry.name)
+        listed: list[tuple[str, str]] = []
+        for entry in entries:
+            try:  # while `fd` is open: a file system without d_type stats through it
+                if entry.is_symlink():
+                    listed.append((entry.name, _LINK))
+                elif entry.is_dir(follow_symlinks=False):
+                    listed.append((entry.name, _DIRECTORY))
+                elif entry.is_file(follow_symlinks=False):
+                    listed.append((entry.name, _FILE))
+            except OSError:
+                continue  # the entry vanished or cannot be inspected: skip it
+        return sorted(listed)
 
-    def __iter__(self) -> Iterator[Path]:
-        if _is_regular(str(self.top)):
-            yield self.top
+    def __iter__(self) -> Iterator[Found]:
+        top = self.top
+        if stat.S_ISREG(top.info.st_mode):
+            yield Found(top.parts, top.dir_fd, top.name)
             return
-        first = self._entries(str(self.top))
-        stack = [iter(first or [])]
+        if not stat.S_ISDIR(top.info.st_mode):
+            return  # a FIFO, socket or device: nothing to walk
+        try:
+            cursor = Cursor(os.open(top.name, READ_DIRECTORY, dir_fd=top.dir_fd), READ_DIRECTORY)
+        except OSError:
+            return  # not a directory (now), or unreadable: nothing to list
+        try:
+            yield from self._walk(cursor)
+        finally:
+            cursor.close()
+
+    def _walk(self, cursor: Cursor) -> Iterator[Found]:
+        stack = [iter(self._entries(cursor.fd) or [])]
         while stack and not self.stopped:
             entry = next(stack[-1], None)
             if entry is None:
                 stack.pop()
+                if stack:
+                    try:
+                        cursor.up()
+                    except (Moved, OSError):
+                        return  # a directory moved mid-walk: stop rather than guess where
                 continue
-            try:
-                if entry.is_symlink():
-                    path = Path(entry.path)
-                    if self.inside(path) and _is_regular(entry.path):
-                        yield path
-                elif entry.is_dir():
-                    if not is_skipped(entry.name):
-                        entries = self._entries(entry.path)
-                        if entries is not None:
-                            stack.append(iter(entries))
-                elif entry.is_file():
-                    yield Path(entry.path)
-            except OSError:
-                continue  # the entry vanished or cannot be inspected: skip it
+            name, what = entry
+            parts = (*self.top.parts, *cursor.names, name)
+            if what == _FILE:
+                yield Found(parts, cursor.fd, name)
+            elif what == _LINK:
+                target = self.follow(parts)
+                if target is not None:
+                    with target:
+                        yield Found(parts, target.dir_fd, target.name)
+            elif not is_skipped(name):
+                try:
+                    cursor.down(name)
+                except OSError:
+                    continue  # swapped for a link, gone, or unreadable: not entered
+                entries = self._entries(cursor.fd)
+                if entries is not None:
+                    stack.append(iter(entries))

@@ -19,11 +19,12 @@ def listed_files(workspace: Workspace) -> list[str] | None:
     """The files a model may name, as `list_files` shows them now; None when there are
     more than MAX_GRAMMAR_PATHS of them (or the walk was cut short)."""
     files: list[str] = []
-    walk = workspace.walk(workspace.root)
-    for file in walk:
-        if len(files) == MAX_GRAMMAR_PATHS:
-            return None
-        files.append(workspace.relative(file))
+    with workspace.locate(".") as top:
+        walk = workspace.walk(top)
+        for file in walk:
+            if len(files) == MAX_GRAMMAR_PATHS:
+                return None
+            files.append(workspace.show(file.parts))
     return None if walk.stopped else files
 
 
