@@ -195,12 +195,17 @@ class Watched(Recorder):
 def test_a_client_that_resets_mid_request_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with Upstream() as upstream, Watched(upstream.url, tmp_path / "log.jsonl") as proxy:
-        proxy.start()
-        sock = socket.create_connection(proxy.server.server_address[:2])
-        sock.sendall(b"POST /v1/chat/comp")  # no end of the request line yet
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.close()  # linger 0: a reset, not an orderly close
-        assert proxy.warned.wait(LIVENESS_SECONDS)
+    with Upstream() as upstream:
+        proxy = Watched(upstream.url, tmp_path / "log.jsonl").start()
+        try:
+            port = int(proxy.server.server_address[1])
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(b"POST /v1/chat/comp")  # no end of the request line yet
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # linger 0: a reset, not an orderly close
+            assert isinstance(proxy, Watched)
+            assert proxy.warned.wait(LIVENESS_SECONDS)
+        finally:
+            proxy.close()
     assert upstream.lines == []
     one_line(capsys, "dropped a connection", "ConnectionResetError")

@@ -3,7 +3,8 @@
 Request targets that try to reach another host or leave the upstream's path (`@host`,
 absolute URLs, `//host`, `:port`, backslashes, control bytes, dot segments), and bodies
 whose framing lies (a Content-Length that is no number, negative, doubled, huge or longer
-than the body; bad chunk sizes; unknown transfer codings). Each is refused with its status,
+than the body; bad chunk sizes; unknown transfer codings), and requests http.server itself
+refuses (an unknown method, a request line too long). Each is refused with its status,
 a JSON error body and `Connection: close`, one line on stderr and no traceback; neither the
 upstream nor a decoy server on another port ever sees it, and nothing is logged.
 """
@@ -19,7 +20,7 @@ import pytest
 
 from tests.bad_input.harness import SECRET
 from tests.proxy_upstream import Upstream, exchange, parse, request
-from warmloop.audit.recorder import Recorder
+from warmloop.audit.recorder import MAX_LINE, MAX_TRAILERS, Recorder
 
 BODY = b'{"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}'
 AUTH = b"Authorization: Bearer " + SECRET.encode()
@@ -37,11 +38,10 @@ class Case(NamedTuple):
 
 
 def post(target: bytes, body: bytes = BODY, *headers: bytes) -> bytes:
-    """A POST whose framing is right unless `headers` say otherwise."""
+    """A POST whose framing is right unless `headers` say otherwise. It asks to keep the
+    connection alive: only the proxy closing it ends the exchange."""
     framing = headers or (b"Content-Length: %d" % len(body),)
-    return request(
-        target, body, AUTH, b"Content-Type: application/json", b"Connection: close", *framing
-    )
+    return request(target, body, AUTH, b"Content-Type: application/json", *framing)
 
 
 def chunked(data: bytes) -> bytes:
@@ -88,8 +88,17 @@ CASES: dict[str, Case] = {
     "chunk-size-missing": Case(chunked(b"\r\n"), 400),
     "chunk-size-huge": Case(chunked(b"ffffffffffffffff\r\n"), 413),
     "chunk-cut-short": Case(chunked(b"10\r\n{}"), 400, then_close=True),
-    "chunk-not-followed-by-crlf": Case(chunked(b"2\r\n{}XX"), 400, then_close=True),
+    "chunk-longer-than-its-size": Case(chunked(b"2\r\n{}XX\r\n0\r\n\r\n"), 400),
+    # a size line cut at the limit must not be read as size 2 and its rest as the chunk
+    "chunk-size-line-over-the-limit": Case(
+        chunked(b"2;" + b"x" * (MAX_LINE - 1) + b"\r\n\r\n0\r\n\r\n"), 400
+    ),
+    "trailers-past-the-limit": Case(chunked(b"0\r\n" + b"X-T: 1\r\n" * (MAX_TRAILERS + 1)), 400),
     "transfer-coding-unknown": Case(post(CHAT, b"", b"Transfer-Encoding: gzip"), 501),
+    # refused by http.server itself, answered in the same JSON
+    "unknown-method": Case(post(CHAT).replace(b"POST", b"BREW", 1), 501),
+    "escape-in-method": Case(post(CHAT).replace(b"POST", b"\x1b[2JPOST", 1), 501),
+    "request-line-too-long": Case(post(b"/v1/" + b"a" * 70_000), 414),
 }
 
 
@@ -145,6 +154,7 @@ def test_the_proxy_refuses_it_and_no_upstream_sees_it(
     printed = capsys.readouterr().err
     assert "Traceback" not in printed
     assert len(printed.splitlines()) == 1, printed
+    assert printed.rstrip("\n").isprintable(), printed  # no escape reaches the terminal
     assert SECRET not in printed + reply.decode("latin-1")
 
 
@@ -155,7 +165,10 @@ def test_a_fine_request_reaches_the_path_under_the_upstream_base(
     upstream, decoy = fresh
     out = log.with_name("base.jsonl")
     with Recorder(f"{upstream.url}/api/", out).start() as proxy:
-        reply = parse(exchange(port_of(proxy), post(CHAT + b"?alt=sse")))
+        fine = post(
+            CHAT + b"?alt=sse", BODY, b"Content-Length: %d" % len(BODY), b"Connection: close"
+        )
+        reply = parse(exchange(port_of(proxy), fine))
     assert reply.status == 200
     assert [r.target for r in upstream.received] == ["/api/v1/chat/completions?alt=sse"]
     assert decoy.lines == []

@@ -277,11 +277,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = (getattr(self, "path", "") or "").split("?", 1)[0]
         self.recorder.warn(f"{status} for {method} {shown(path)}: {message}")
         body = json.dumps({"error": {"message": f"warmloop record: {message}"}}).encode()
-        self.close_connection = True
         self.send_response_only(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
+        self.send_header("Connection", "close")  # http.server closes after sending it
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
