@@ -10,13 +10,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from warmloop.audit.blocks import sized
 from warmloop.audit.formats import detect_format, model_name, routing_key
 from warmloop.audit.log import LogWriter, parse_time, read_log
-from warmloop.audit.recorder import _decoded
+from warmloop.audit.recorder import Recorder, _decoded
 from warmloop.audit.responses import describe_diagnostics, normalise_usage, response_facts
 from warmloop.cache.usage import Usage
 
@@ -27,17 +28,34 @@ def sse(*events: dict[str, Any]) -> bytes:
     ).encode()
 
 
-def test_a_half_line_left_by_a_crash_is_cut_before_appending(tmp_path: Path) -> None:
+RECORD = {"body": {"messages": [{"role": "user", "content": "hi"}]}}
+LINE = b'{"body":{"messages":[{"role":"user","content":"hi"}]}}\n'
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        b'{"body": {"messages": []}}\n{"body": {"mess',  # a writer died mid-line
+        b"someone's notes, no newline at the end",
+        b'{"body": {"messages": []}}\n',  # whole lines: appended right after
+        b"",
+    ],
+    ids=["cut-line", "no-newline-at-all", "whole-lines", "empty"],
+)
+def test_record_out_appends_and_never_cuts_what_the_file_held(
+    tmp_path: Path, before: bytes
+) -> None:
     log = tmp_path / "requests.jsonl"
-    log.write_text('{"body": {"messages": []}}\n{"body": {"mess')  # the writer died here
+    log.write_bytes(before)
+    Recorder("http://127.0.0.1:9", log).close()  # `record --out` opened it, nothing came
+    assert log.read_bytes() == before
     writer = LogWriter(log)
-    writer.write({"body": {"messages": [{"role": "user", "content": "hi"}]}})
+    writer.write(RECORD)
+    writer.write(RECORD)
     writer.close()
-    lines = log.read_text().splitlines()
-    assert [json.loads(line)["body"]["messages"] for line in lines] == [
-        [],
-        [{"role": "user", "content": "hi"}],
-    ]
+    separator = b"\n" if before and not before.endswith(b"\n") else b""
+    assert log.read_bytes() == before + separator + LINE + LINE
+    assert read_log(log).requests[-1].body == RECORD["body"]  # the cut line is skipped
 
 
 def test_lines_written_from_many_threads_never_interleave(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ timestamp beside the body's own keys, and wrappers that keep the body under `req
 `payload`. A line that is not JSON (a half-written last line) is reported, never fatal.
 
 `LogWriter` appends one line per `write` call in a single `os.write` on an `O_APPEND`
-descriptor and first cuts any half line a crashed writer left, so a reader never sees two
-records glued together or a fragment.
+descriptor and never truncates: when the file does not end in a newline (a writer died
+mid-line, or it is someone else's file), its first line starts on a new one, so no record is
+glued to what was there and nothing that was there is lost.
 """
 
 from __future__ import annotations
@@ -135,23 +136,27 @@ def _lines(handle: Any) -> Iterator[tuple[int, str]]:
 
 
 class LogWriter:
-    """Appends one JSON line per record; safe across threads and against a crash mid-line."""
+    """Appends one JSON line per record; safe across threads and against a crash mid-line,
+    and never cuts what the file held."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            _cut_half_line(path)
         except OSError as exc:
             raise ConfigurationError(
                 f"cannot write the log {path} ({exc.strerror}); pass --out in a writable place"
             ) from exc
+        self._new_line = _ends_mid_line(path, os.fstat(self._fd).st_size)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append `record` as one line (compact JSON, UTF-8)."""
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         with self._lock:
+            if self._new_line:  # the file ended mid-line: keep that line, start a new one
+                data = b"\n" + data
+                self._new_line = False
             view = memoryview(data)
             while view:  # a regular file takes it whole; loop for the rare short write
                 view = view[os.write(self._fd, view) :]
@@ -164,24 +169,13 @@ class LogWriter:
                 self._fd = -1
 
 
-def _cut_half_line(path: Path) -> None:
-    """Drop an unterminated last line (left by a writer that died mid-write)."""
-    with path.open("rb+") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size == 0:
-            return
-        handle.seek(size - 1)
-        if handle.read(1) == b"\n":
-            return
-        block = 4096
-        end = size
-        while end > 0:
-            start = max(0, end - block)
-            handle.seek(start)
-            chunk = handle.read(end - start)
-            found = chunk.rfind(b"\n")
-            if found >= 0:
-                handle.truncate(start + found + 1)
-                return
-            end = start
-        handle.truncate(0)
+def _ends_mid_line(path: Path, size: int) -> bool:
+    """Whether the file holds bytes and the last is no newline."""
+    if size == 0:
+        return False
+    try:
+        with path.open("rb") as handle:
+            handle.seek(size - 1)
+            return handle.read(1) != b"\n"
+    except OSError:
+        return True  # unreadable: a blank line costs nothing, a record glued to a line would

@@ -8,19 +8,27 @@ or Gemini `generateContent` / `streamGenerateContent` path) one JSONL line is ap
 after the response ends: arrival time, path (without the query, which may hold an API
 key), status, the request body, and the usage and cache diagnostics read from the
 response. Headers are never logged.
+
+The request target can only be a path on the upstream: the URL is the upstream's with the
+target as its path, and a target that is no plain path (another host, control bytes, dot
+segments) is refused, as is a body whose framing lies (see `Recorder` for what is refused).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from email.message import Message
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx2
 
@@ -46,16 +54,92 @@ HOP_BY_HOP = frozenset(
 )
 KEEP_BYTES = 64 * 1024 * 1024
 """Response bytes kept for reading usage (the body is forwarded whole regardless)."""
+UPSTREAM_READ_SECONDS = 600.0
+"""The longest the upstream may stay silent, before its status line or inside a body, before
+the exchange is given up: the official SDKs' own default, as a model that does not stream
+sends nothing until its whole answer is done."""
+UPSTREAM_CONNECT_SECONDS = 30.0
+MAX_REQUEST_BYTES = 1024 * 1024 * 1024
+"""The largest request body taken (1 GiB, above every provider's limit); a bigger one is
+refused with 413 rather than held in memory."""
+READ_BLOCK = 1024 * 1024
+"""A request body is read in blocks this size, so memory follows the bytes that came, not
+the length announced."""
+MAX_LINE = 64 * 1024
+"""The longest chunk-size or trailer line of a chunked request body."""
+MAX_TRAILERS = 100
+DIGITS = re.compile(r"[0-9]+")
+HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+PRINTABLE_ASCII = re.compile(r"[!-~]*")
+
+
+class _Refusal(Exception):
+    """A request the proxy answers itself, with this status, instead of passing it on."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def check_upstream(url: str) -> str:
     """The upstream base URL without a trailing slash; anything but http(s) is an error."""
     parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
+    problem = parts.scheme not in {"http", "https"} or not parts.netloc
+    if not problem:
+        try:
+            httpx2.URL(url)
+        except httpx2.InvalidURL:
+            problem = True
+    if problem or parts.query or parts.fragment:
         raise ConfigurationError(
-            f"--upstream must be an http(s) URL such as https://api.openai.com, got {url!r}"
+            "--upstream must be an http(s) URL without a query, such as "
+            f"https://api.openai.com, got {url!r}"
         )
     return url.rstrip("/")
+
+
+def target_problem(target: str) -> str | None:
+    """Why a request target is no path on the upstream, or None when it is one: a path
+    starts with a single `/`, holds printable ASCII only, and no backslash or `.` or `..`
+    segment (percent-encoded or not), so it can never name another host or leave the
+    upstream's base path."""
+    if not target.startswith("/") or target.startswith("//"):
+        return "it must be a path that starts with a single '/'"
+    if not PRINTABLE_ASCII.fullmatch(target):
+        return "it holds a control byte, a space or a non-ASCII character"
+    path = unquote(target.split("?", 1)[0])
+    if "\\" in path:
+        return "it holds a backslash"
+    if any(segment in {".", ".."} for segment in path.split("/")):
+        return "it holds a '.' or '..' segment"
+    return None
+
+
+def connection_options(headers: Message) -> set[str]:
+    """The Connection header's options, lower-cased (`close`, and hop-by-hop header names)."""
+    return {
+        token.strip().lower()
+        for value in headers.get_all("Connection", [])
+        for token in value.split(",")
+    }
+
+
+def forwarded_headers(headers: Message) -> list[tuple[str, str]]:
+    """The request's headers as sent, less hop-by-hop ones (those the Connection header
+    names too), Host and Content-Length (the upstream connection sets its own)."""
+    hop = HOP_BY_HOP | connection_options(headers)
+    return [(k, v) for k, v in headers.items() if k.lower() not in hop]
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks and other unprintable characters escaped (`\\x1b`)."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """A client's string quoted for a message, escaped and cut to `limit` characters."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
 def _decoded(data: bytes, encoding: str) -> bytes:
@@ -69,7 +153,15 @@ def _decoded(data: bytes, encoding: str) -> bytes:
 
 
 class Recorder:
-    """The proxy server; `start()` serves in a thread, `serve_forever()` in this one."""
+    """The proxy server; `start()` serves in a thread, `serve_forever()` in this one.
+
+    Refused with a JSON error, one line on stderr and the connection closed: a target that is
+    no path (400, see `target_problem`), a Content-Length that is not one decimal number or
+    longer than the body (400), a bad chunked body (400), a body over MAX_REQUEST_BYTES
+    (413), a transfer coding other than chunked (501). An upstream that fails before its
+    status line is a 502, or a 504 after UPSTREAM_READ_SECONDS of silence; one that fails
+    after it has its response ended by closing the connection.
+    """
 
     def __init__(
         self,
@@ -81,20 +173,27 @@ class Recorder:
         transport: httpx2.BaseTransport | None = None,
     ) -> None:
         self.upstream = check_upstream(upstream)
+        self._base = httpx2.URL(self.upstream)
+        self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
         self.writer = LogWriter(out)
         self.client = httpx2.Client(
-            timeout=httpx2.Timeout(600.0, connect=30.0), transport=transport, trust_env=False
+            timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
+            transport=transport,
+            trust_env=False,
+            # a proxy keeps no cookies: one client's Set-Cookie is never sent for another
+            cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
         )
+        self.client.headers.clear()  # no Accept-Encoding or User-Agent of its own
         handler = type("Handler", (_Handler,), {"recorder": self})
         try:
-            self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+            self.server = _Server(("127.0.0.1", port), handler)
         except OSError as exc:
             self.writer.close()
             raise ConfigurationError(
                 f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
             ) from exc
-        self.server.daemon_threads = True
+        self.server.warn = self.warn
         self._thread: threading.Thread | None = None
 
     @property
@@ -131,6 +230,29 @@ class Recorder:
         """Append one request's line to the log."""
         self.writer.write(entry)
 
+    def warn(self, message: str) -> None:
+        """Say on stderr, in one line, what became of a request not passed on whole."""
+        sys.stderr.write(f"warmloop record: {one_line(message)}\n")
+        sys.stderr.flush()
+
+    def upstream_url(self, target: str) -> httpx2.URL:
+        """The upstream's URL with `target` as its path (under the upstream's own path)."""
+        problem = target_problem(target)
+        if problem is not None:
+            path = target.split("?", 1)[0]  # a query may hold an API key
+            raise _Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
+        return self._base.copy_with(raw_path=self._base_path + target.encode("ascii"))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    warn: Callable[[str], None]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # the last resort for a request no handler answered: one line, not a traceback
+        error = sys.exc_info()[1]
+        self.warn(f"dropped a connection: {type(error).__name__}: {error}")
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -144,37 +266,115 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_POST
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own refusals (a malformed request line, an unknown method) in JSON too
+        self._refuse(code, message or self.responses.get(code, ("refused",))[0])
+
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer `status` with a JSON error, say so on stderr, and close the connection (a
+        body that was not read whole leaves the stream at no request boundary)."""
+        method = self.command or "request"
+        path = (getattr(self, "path", "") or "").split("?", 1)[0]
+        self.recorder.warn(f"{status} for {method} {shown(path)}: {message}")
+        body = json.dumps({"error": {"message": f"warmloop record: {message}"}}).encode()
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")  # http.server closes after sending it
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _target(self) -> str:
+        # as sent: http.server folds a leading `//` of `self.path` into one `/`
+        words = self.requestline.split()
+        return words[1] if len(words) >= 2 else self.path
+
     def _body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        codings = self.headers.get_all("Transfer-Encoding")
+        if codings:
+            if [c.strip().lower() for c in codings] != ["chunked"]:
+                given = ", ".join(codings)
+                raise _Refusal(501, f"Transfer-Encoding {shown(given)}: only chunked is taken")
+            return self._chunked()
+        lengths = self.headers.get_all("Content-Length") or []
+        if not lengths:
+            return b""
+        if len(lengths) > 1 or not DIGITS.fullmatch(lengths[0].strip(" \t")):
+            given = ", ".join(lengths)
+            raise _Refusal(
+                400, f"Content-Length must be one decimal number of bytes, got {shown(given)}"
+            )
+        length = int(lengths[0])
+        if length > MAX_REQUEST_BYTES:
+            raise _Refusal(413, f"the body ({length} bytes) is over {MAX_REQUEST_BYTES} bytes")
+        return self._exactly(length, "the body ended before its Content-Length")
+
+    def _exactly(self, size: int, short: str) -> bytes:
+        parts: list[bytes] = []
+        left = size
+        while left:
+            part = self.rfile.read(min(left, READ_BLOCK))
+            if not part:
+                raise _Refusal(400, f"{short} ({size - left} of {size} bytes came)")
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts)
+
+    def _line(self, what: str) -> bytes:
+        line = self.rfile.readline(MAX_LINE + 1)
+        if not line.endswith(b"\n"):
+            raise _Refusal(400, f"the chunked body's {what} is cut off or over {MAX_LINE} bytes")
+        return line
+
+    def _chunked(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            text = self._line("chunk size line").split(b";", 1)[0].strip(b" \t\r\n")
+            if not HEX.fullmatch(text):
+                given = text.decode("latin-1")
+                raise _Refusal(400, f"a chunk size must be hexadecimal, got {shown(given)}")
+            size = int(text, 16)
+            total += size
+            if total > MAX_REQUEST_BYTES:
+                raise _Refusal(413, f"the chunked body is over {MAX_REQUEST_BYTES} bytes")
+            if size == 0:
+                break
+            chunks.append(self._exactly(size, "a chunk ended early"))
+            if self._line("chunk end") not in (b"\r\n", b"\n"):
+                raise _Refusal(400, "a chunk is longer than its size says")
+        for _ in range(MAX_TRAILERS):
+            if self._line("trailer") in (b"\r\n", b"\n"):
+                return b"".join(chunks)
+        raise _Refusal(400, f"the chunked body has over {MAX_TRAILERS} trailer lines")
 
     def _proxy(self) -> None:
         recorder = self.recorder
         arrived = recorder.clock()
         started = time.perf_counter()
-        body = self._body()
-        headers = [(k, v) for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP]
+        try:
+            body = self._body()  # read whole first, so a refusal leaves nothing unread
+            url = recorder.upstream_url(self._target())
+        except _Refusal as refusal:
+            self._refuse(refusal.status, refusal.message)
+            return
+        headers = forwarded_headers(self.headers)
+        if "close" in connection_options(self.headers):
+            self.close_connection = True  # http.server sees `close` only as the whole value
         try:
             with recorder.client.stream(
-                self.command, recorder.upstream + self.path, headers=headers, content=body
+                self.command, url, headers=headers, content=body
             ) as response:
                 kept = self._relay(response)
                 status = response.status_code
                 content_type = response.headers.get("content-type", "")
                 encoding = response.headers.get("content-encoding", "")
         except httpx2.HTTPError as exc:
-            message = json.dumps({"error": {"message": f"warmloop record: upstream: {exc}"}})
-            self._reply(502, message.encode())
+            timed_out = isinstance(exc, httpx2.TimeoutException)
+            self._refuse(504 if timed_out else 502, f"upstream: {type(exc).__name__}: {exc}")
+            return
+        if kept is None:
             return
         path = self.path.split("?", 1)[0]
         if self.command != "POST" or format_from_path(path) is None:
@@ -200,9 +400,9 @@ class _Handler(BaseHTTPRequestHandler):
             }
         )
 
-    def _relay(self, response: httpx2.Response) -> bytes:
+    def _relay(self, response: httpx2.Response) -> bytes | None:
         """Send the upstream's status, headers and raw body as it arrives; returns the body
-        bytes kept for reading usage."""
+        bytes kept for reading usage, or None when the upstream broke off."""
         self.send_response_only(response.status_code, response.reason_phrase)
         length = response.headers.get("content-length")
         for key, value in response.headers.multi_items():
@@ -230,14 +430,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client left; still log what came back
+        except httpx2.HTTPError as exc:
+            # The status line is out: an error response now would land inside this body.
+            # Closing ends it short (no final chunk), which the client reads as a failure.
+            self.close_connection = True
+            self.recorder.warn(
+                f"the upstream broke off {self.command} {shown(self.path.split('?', 1)[0])} "
+                f"after its status line ({type(exc).__name__}: {exc}); closed the connection"
+            )
+            return None
         return b"".join(kept)
-
-    def _reply(self, status: int, body: bytes) -> None:
-        self.send_response_only(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 def _raw(response: httpx2.Response) -> Iterator[bytes]:
