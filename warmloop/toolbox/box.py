@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from warmloop.errors import CodeFailed, ConfigurationError
+from warmloop.protocols.inline import untagged
 from warmloop.tool_run import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tool_schema import ToolSpec
 from warmloop.toolbox.announce import Taught, announcement
@@ -192,7 +193,7 @@ class Disclosure:
         lines, new = [], []
         for entry in matches:
             known = entry.name in self.discovered
-            lines.append(f"- {entry.spec.compact()}" + ("" if known else " (new)"))
+            lines.append(f"- {untagged(entry.spec.compact())}" + ("" if known else " (new)"))
             if not known:
                 new.append(entry.name)
         self.found += new
@@ -237,7 +238,8 @@ class Disclosure:
         try:
             kwargs = validated(entry, arguments)
         except ValueError as exc:
-            text = f"Invalid arguments for {name}:\n{exc}\nExpected: {entry.spec.compact()}"
+            expected = untagged(entry.spec.compact())
+            text = f"Invalid arguments for {name}:\n{exc}\nExpected: {expected}"
             return self._error(call, text)
         outcome = await call_entry(entry, kwargs, self.box.timeout)
         if outcome.timed_out:
