@@ -30,13 +30,13 @@ import pytest
 from openai import AsyncOpenAI
 
 from tests.bad_input.harness import LIVENESS_SECONDS, Outcome, check_outcome, exercise, expect
-from warmloop import Agent, ScriptedModel, call
+from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_template import render_chatml
 from warmloop.providers.gemini import GeminiRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.toolbox import Toolbox
+from warmloop.toolbox import RemoteTool, Toolbox
 from warmloop.toolbox.mcp import McpServer, tool_name
 from warmloop.transcript import Notice, Transcript
 
@@ -136,7 +136,76 @@ MCP_CASES: dict[str, McpCase] = {
     ),
     "name-closes-the-wrapper": McpCase(obj(), "shown", name=f"named{HOSTILE}"),
     # Patterns that take a backtracking engine exponential time.
+    "redos-pattern": McpCase(
+        obj(code={"type": "string", "pattern": "^(a+)+$"}),
+        "tool:does not match",
+        {"code": BACKTRACKS},
+    ),
+    "redos-pattern-properties": McpCase(
+        {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}}},
+        "ok:ran",
+        {BACKTRACKS: "not matched, so not checked"},
+    ),
+    "redos-additional-properties": McpCase(
+        {"type": "object", "patternProperties": {"^(a+)+$": {}}, "additionalProperties": False},
+        "tool:does not match any of the regexes",
+        {BACKTRACKS: 1},
+    ),
+    "redos-property-names": McpCase(
+        {"type": "object", "propertyNames": {"pattern": "^(a+)+$"}},
+        "tool:does not match",
+        {BACKTRACKS: 1},
+    ),
+    "exponential-any-of": McpCase(doubling(32), "tool:too costly to check", {"x": "s"}),
     # Schemas a validator cannot use.
+    "unknown-type": McpCase(obj(x={"type": "frobnicate"}), "skipped:'frobnicate'", {"x": 1}),
+    "unknown-type-in-a-list": McpCase(
+        obj(x={"type": ["string", "frobnicate"]}), "skipped:'frobnicate'", {"x": 1}
+    ),
+    "properties-not-an-object": McpCase(
+        obj(x={"type": "object", "properties": ["y"]}), "skipped:not of type 'object'", {"x": {}}
+    ),
+    "boolean-subschemas": McpCase(
+        obj(x=True, y={"anyOf": [True, {"type": "string"}]}, z={"type": "array", "items": True}),
+        "ok:ran",
+        {"x": 1},
+    ),
+    "self-reference": McpCase(obj(x={"$ref": "#/properties/x"}), "tool:refers to itself", {"x": 1}),
+    "self-reference-at-the-root": McpCase({"$ref": "#", "type": "object"}, "tool:refers to itself"),
+    "reference-cycle": McpCase(
+        {
+            "type": "object",
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+            "properties": {"x": {"$ref": "#/$defs/a"}},
+        },
+        "tool:refers to itself",
+        {"x": 1},
+    ),
+    "dangling-reference": McpCase(
+        obj(x={"$ref": "#/$defs/missing"}), "skipped:does not resolve", {"x": 1}
+    ),
+    "remote-reference": McpCase(
+        obj(x={"$ref": f"{REMOTE}/schema.json"}), "skipped:never fetched", {"x": 1}
+    ),
+    "remote-reference-beside-an-id": McpCase(
+        {
+            "type": "object",
+            "$defs": {"n": {"$id": f"{REMOTE}/n.json", "type": "string"}},
+            "properties": {"x": {"$ref": f"{REMOTE}/other.json"}},
+        },
+        "tool:never fetched",
+        {"x": 1},
+    ),
+    "invalid-pattern": McpCase(
+        obj(code={"type": "string", "pattern": "("}), "tool:cannot be checked", {"code": "x"}
+    ),
+    "pattern-the-linear-engine-cannot-run": McpCase(
+        obj(code={"type": "string", "pattern": "^(?!x)"}), "tool:no look-around", {"code": "y"}
+    ),
+    "pattern-and-unevaluated-properties": McpCase(
+        {"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False},
+        "skipped:unevaluatedProperties",
+    ),
 }
 
 
@@ -292,3 +361,25 @@ def test_every_hostile_tool_joins_or_is_skipped_with_a_warning(hostile: HostileB
     assert not set(hostile.box.catalog.names()) & skipped
     assert len(hostile.warnings) == len(skipped), hostile.warnings
     assert hostile.box.servers[0].problem == ""  # the server itself stays up
+
+
+UNUSABLE_SCHEMAS: dict[str, Any] = {
+    "not-an-object": ["x"],
+    "unknown-type-at-the-root": {"type": "frobnicate"},
+    "properties-a-list": {"type": "object", "properties": ["x"]},
+    "schema-uri-not-a-string": {"$schema": 5, "type": "object"},
+    "remote-reference": obj(x={"$ref": "https://example.invalid/schema.json"}),
+}
+"""Schemas the MCP SDK already refuses in a listing, or a tool made by hand may still have."""
+
+
+@pytest.mark.parametrize("row", list(UNUSABLE_SCHEMAS))
+def test_a_remote_tool_whose_schema_cannot_be_used_is_refused_when_the_toolbox_is_built(
+    row: str,
+) -> None:
+    async def never(arguments: dict[str, Any]) -> Any:
+        raise AssertionError("never called")
+
+    spec = ToolSpec("outside", "A tool described elsewhere.", UNUSABLE_SCHEMAS[row])
+    with pytest.raises(ConfigurationError, match="'outside' cannot be used: its schema"):
+        Toolbox(catalog=[RemoteTool(spec, never)])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from warmloop.errors import CodeFailed, ConfigurationError
+from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
 from warmloop.protocols.inline import untagged
 from warmloop.tool_run import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tool_schema import ToolSpec
@@ -91,7 +91,8 @@ class Toolbox(BaseToolbox):
         self.code = CodeMode() if code is True else (code or None)
         self.native = native
         self.servers = list(servers)
-        for server in self.servers:  # a clashing server tool is skipped, with a warning
+        # A server tool that clashes or has an unusable schema is skipped, with a warning.
+        for server in self.servers:
             server.join(self.catalog)
         self.taught = Taught()
 
@@ -241,6 +242,8 @@ class Disclosure:
             expected = untagged(entry.spec.compact())
             text = f"Invalid arguments for {name}:\n{exc}\nExpected: {expected}"
             return self._error(call, text)
+        except ToolFailed as exc:  # its schema cannot check them (see remote_schema)
+            return self._error(call, f"{name} cannot be called: {exc}")
         outcome = await call_entry(entry, kwargs, self.box.timeout)
         if outcome.timed_out:
             timed = self.box._timed_out(call, self.box.timeout, outcome.left_running, self.cap)
@@ -274,6 +277,8 @@ class Disclosure:
                 checked = validated(entry, kwargs)
             except ValueError as exc:
                 raise TypeError(f"invalid arguments for {entry.name}: {exc}") from None
+            except ToolFailed as exc:
+                raise RuntimeError(f"{entry.name} cannot be called: {exc}") from None
             outcome = await call_entry(entry, checked, box.timeout)
             if outcome.timed_out or outcome.error is not None:
                 raise RuntimeError(failure_text(entry.name, outcome))

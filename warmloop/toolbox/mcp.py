@@ -8,6 +8,10 @@ identifiers, with an optional prefix), and the catalog keeps them sorted, so a r
 that lists them in another order changes nothing the model sees. A server that fails to
 start, or dies mid-session, is reported (`problem`, a warning in the log, and a clear error
 for each call to its tools) and the session goes on without its tools.
+
+What a server lists is untrusted: a tool whose schema cannot be used, or whose name clashes,
+is skipped with a warning, and arguments are checked by `remote_schema` (linear-time
+patterns, bounded work, no remote `$ref` fetched).
 """
 
 from __future__ import annotations
