@@ -156,6 +156,12 @@ MCP_CASES: dict[str, McpCase] = {
         "tool:does not match",
         {BACKTRACKS: 1},
     ),
+    "redos-output-schema": McpCase(
+        obj(),
+        "ok:ran",
+        output_schema=obj(v={"type": "string", "pattern": "^(a+)+$"}),
+        structured={"v": BACKTRACKS},
+    ),
     "exponential-any-of": McpCase(doubling(32), "tool:too costly to check", {"x": "s"}),
     # Schemas a validator cannot use.
     "unknown-type": McpCase(obj(x={"type": "frobnicate"}), "skipped:'frobnicate'", {"x": 1}),
