@@ -212,6 +212,7 @@ MCP_CASES: dict[str, McpCase] = {
         {"type": "object", "patternProperties": {"^a": {}}, "unevaluatedProperties": False},
         "skipped:unevaluatedProperties",
     ),
+    "named-submit": McpCase(obj(answer={"type": "string"}), "skipped:'submit'", name="submit"),
 }
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
+from warmloop.outputs import SUBMIT
 from warmloop.protocols.inline import untagged
 from warmloop.tool_run import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tool_schema import ToolSpec
@@ -86,12 +87,13 @@ class Toolbox(BaseToolbox):
                 item if isinstance(item, Tool | RemoteTool) else Tool.from_function(item)
                 for item in catalog
             ),
-            reserved=frozenset(self.names) | RESERVED,
+            reserved=frozenset(self.names) | RESERVED | {SUBMIT},
         )
         self.code = CodeMode() if code is True else (code or None)
         self.native = native
         self.servers = list(servers)
-        # A server tool that clashes or has an unusable schema is skipped, with a warning.
+        # A server tool that clashes (`submit` included) or has an unusable schema is
+        # skipped, with a warning.
         for server in self.servers:
             server.join(self.catalog)
         self.taught = Taught()

@@ -101,8 +101,8 @@ class Catalog:
         cannot be used, is a configuration error."""
         if entry.name in self._entries or entry.name in self.reserved:
             raise ConfigurationError(
-                f"tool name {entry.name!r} is used twice (catalog, core or the toolbox's own "
-                "tools); names must be unique"
+                f"tool name {entry.name!r} is used twice (by the catalog, a core tool, the "
+                "toolbox's own tools, or outputs, whose tool is 'submit'); names must be unique"
             )
         if isinstance(entry, RemoteTool):
             why = remote_schema.unusable(entry.spec.parameters)
