@@ -7,6 +7,7 @@ from tests.bad_input import (
     test_api_misuse,
     test_model_output,
     test_providers,
+    test_security,
     test_tools,
     test_transcripts,
     test_workspace,
@@ -19,6 +20,7 @@ FLOORS = {
     "transcripts": 45,
     "providers": 60,
     "api_misuse": 30,
+    "security": 30,
 }
 TOTAL_FLOOR = 150
 
@@ -31,6 +33,8 @@ def table_sizes() -> dict[str, int]:
         "transcripts": len(test_transcripts.BAD) + len(test_transcripts.FINE),
         "providers": len(test_providers.PROVIDERS) * len(test_providers.FAULTS),
         "api_misuse": len(test_api_misuse.CASES) + 4,  # and the four scenario tests
+        # MCP: each hostile tool, each unusable hand-made schema, and the join check.
+        "security": len(test_security.MCP_CASES) + len(test_security.UNUSABLE_SCHEMAS) + 1,
     }
 
 
