@@ -33,8 +33,9 @@ def table_sizes() -> dict[str, int]:
         "transcripts": len(test_transcripts.BAD) + len(test_transcripts.FINE),
         "providers": len(test_providers.PROVIDERS) * len(test_providers.FAULTS),
         "api_misuse": len(test_api_misuse.CASES) + 4,  # and the four scenario tests
-        # MCP: each hostile tool, each unusable hand-made schema, and the join check.
-        "security": len(test_security.MCP_CASES) + len(test_security.UNUSABLE_SCHEMAS) + 1,
+        # MCP: each hostile tool; each unusable schema, refused by a toolbox and by a direct
+        # check (with one more there); and the join check.
+        "security": len(test_security.MCP_CASES) + 2 * len(test_security.UNUSABLE_SCHEMAS) + 2,
     }
 
 

@@ -36,7 +36,7 @@ from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_template import render_chatml
 from warmloop.providers.gemini import GeminiRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.toolbox import RemoteTool, Toolbox
+from warmloop.toolbox import RemoteTool, Toolbox, remote_schema
 from warmloop.toolbox.mcp import McpServer, tool_name
 from warmloop.transcript import Notice, Transcript
 
@@ -287,6 +287,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileBox]:
     yield HostileBox(box, collect.messages, fetched)
     server.close()
     web.shutdown()
+    web.server_close()
 
 
 WIRES: dict[str, Callable[[], Callable[[Transcript, Any], Any]]] = {
@@ -390,3 +391,14 @@ def test_a_remote_tool_whose_schema_cannot_be_used_is_refused_when_the_toolbox_i
     spec = ToolSpec("outside", "A tool described elsewhere.", UNUSABLE_SCHEMAS[row])
     with pytest.raises(ConfigurationError, match="'outside' cannot be used: its schema"):
         Toolbox(catalog=[RemoteTool(spec, never)])
+
+
+@pytest.mark.parametrize("row", [*UNUSABLE_SCHEMAS, "pattern-and-unevaluated-properties"])
+def test_checking_against_an_unusable_schema_is_refused_whoever_asks(
+    row: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A schema that never passed a catalog's check is refused here too: with it,
+    # unevaluatedProperties would run the patterns on Python's backtracking re.
+    schema = UNUSABLE_SCHEMAS.get(row) or MCP_CASES[row].input_schema
+    with liveness(capsys), pytest.raises(remote_schema.Uncheckable, match="its schema"):
+        remote_schema.problems(schema, {BACKTRACKS: 1})
