@@ -61,8 +61,11 @@ class ToolSpec:
         return f"{self.name}({', '.join(args)})"
 
 
-def schema_type(schema: Mapping[str, Any]) -> str:
-    """A short type name for a JSON schema fragment (`string`, `array[integer]`, `a | b`)."""
+def schema_type(schema: Mapping[str, Any] | bool) -> str:
+    """A short type name for a JSON schema fragment (`string`, `array[integer]`, `a | b`);
+    the boolean schemas `true` and `false` (anything, nothing) are `any` and `never`."""
+    if isinstance(schema, bool):
+        return "any" if schema else "never"
     if "anyOf" in schema:
         return " | ".join(schema_type(s) for s in schema["anyOf"])
     if "enum" in schema:

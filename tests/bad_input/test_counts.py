@@ -20,9 +20,9 @@ FLOORS = {
     "transcripts": 45,
     "providers": 60,
     "api_misuse": 30,
-    "security": 45,
+    "security": 75,
 }
-TOTAL_FLOOR = 195
+TOTAL_FLOOR = 225
 
 
 def table_sizes() -> dict[str, int]:
@@ -33,8 +33,15 @@ def table_sizes() -> dict[str, int]:
         "transcripts": len(test_transcripts.BAD) + len(test_transcripts.FINE),
         "providers": len(test_providers.PROVIDERS) * len(test_providers.FAULTS),
         "api_misuse": len(test_api_misuse.CASES) + 4,  # and the four scenario tests
-        # the workspace table, and record's table with its well-formed control
-        "security": len(test_security.WORKSPACE_CASES) + len(test_security.RECORD_CASES) + 1,
+        # the workspace table; record's table with its well-formed control; MCP: each
+        # hostile tool, each unusable schema refused by a toolbox and by a direct check
+        # (with one more there), and the join check
+        "security": len(test_security.WORKSPACE_CASES)
+        + len(test_security.RECORD_CASES)
+        + 1
+        + len(test_security.MCP_CASES)
+        + 2 * len(test_security.UNUSABLE_SCHEMAS)
+        + 2,
     }
 
 

@@ -5,6 +5,12 @@ conversations, so it is rendered in place as tagged text; a fold's summary stand
 place of the span it covers; a notice that announces tools carries each one's full
 description inside its reminder, one `<tool>` line each. One wrapper each, used by every
 renderer.
+
+An announced tool's name, description and schema come from outside (an MCP server), so a
+`<` in them could close the wrappers and put the text outside. Each tool line is JSON, and
+every `<` in it is written as the JSON escape `\\u003c` (`untagged`): the same JSON to any
+reader, no tag to the model, and byte-for-byte unchanged for text without a `<`. The
+toolbox's search listings, which quote the same schemas, follow the same rule.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ import json
 
 from warmloop.parts import AnnouncedTool
 from warmloop.transcript import Notice, Summary, SystemText
+
+NO_TAG = "\\u003c"
+"""`<` as a JSON string escape: how text from outside spells it inside a wrapper."""
 
 
 def reminder(text: str) -> str:
@@ -25,11 +34,18 @@ def summary_text(summary: Summary) -> str:
     return f"<conversation-summary>{summary.text}</conversation-summary>"
 
 
+def untagged(text: str) -> str:
+    """`text` (JSON, or a listing quoting it) with no `<` that could open or close a tag. In
+    JSON text a `<` can only be inside a string, where `\\u003c` means the same."""
+    return text.replace("<", NO_TAG)
+
+
 def tool_line(tool: AnnouncedTool) -> str:
     """One announced tool, in full, as the JSON a tool block would hold (its schema text
-    inserted exactly as stored)."""
+    inserted as stored), untagged."""
     head = json.dumps({"name": tool.name, "description": tool.description}, ensure_ascii=False)
-    return f'<tool>{head[:-1]}, "parameters": {tool.parameters}}}</tool>'
+    line = f'{head[:-1]}, "parameters": {tool.parameters}}}'
+    return f"<tool>{untagged(line)}</tool>"
 
 
 def announcement_text(notice: Notice) -> str:

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from warmloop.errors import CodeFailed, ConfigurationError
+from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
+from warmloop.outputs import SUBMIT
+from warmloop.protocols.inline import untagged
 from warmloop.tool_run import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tool_schema import ToolSpec
 from warmloop.toolbox.announce import Taught, announcement
@@ -85,12 +87,14 @@ class Toolbox(BaseToolbox):
                 item if isinstance(item, Tool | RemoteTool) else Tool.from_function(item)
                 for item in catalog
             ),
-            reserved=frozenset(self.names) | RESERVED,
+            reserved=frozenset(self.names) | RESERVED | {SUBMIT},
         )
         self.code = CodeMode() if code is True else (code or None)
         self.native = native
         self.servers = list(servers)
-        for server in self.servers:  # a clashing server tool is skipped, with a warning
+        # A server tool that clashes (`submit` included) or has an unusable schema is
+        # skipped, with a warning.
+        for server in self.servers:
             server.join(self.catalog)
         self.taught = Taught()
 
@@ -192,7 +196,7 @@ class Disclosure:
         lines, new = [], []
         for entry in matches:
             known = entry.name in self.discovered
-            lines.append(f"- {entry.spec.compact()}" + ("" if known else " (new)"))
+            lines.append(f"- {untagged(entry.spec.compact())}" + ("" if known else " (new)"))
             if not known:
                 new.append(entry.name)
         self.found += new
@@ -237,8 +241,11 @@ class Disclosure:
         try:
             kwargs = validated(entry, arguments)
         except ValueError as exc:
-            text = f"Invalid arguments for {name}:\n{exc}\nExpected: {entry.spec.compact()}"
+            expected = untagged(entry.spec.compact())
+            text = f"Invalid arguments for {name}:\n{exc}\nExpected: {expected}"
             return self._error(call, text)
+        except ToolFailed as exc:  # its schema cannot check them (see remote_schema)
+            return self._error(call, f"{name} cannot be called: {exc}")
         outcome = await call_entry(entry, kwargs, self.box.timeout)
         if outcome.timed_out:
             timed = self.box._timed_out(call, self.box.timeout, outcome.left_running, self.cap)
@@ -272,6 +279,8 @@ class Disclosure:
                 checked = validated(entry, kwargs)
             except ValueError as exc:
                 raise TypeError(f"invalid arguments for {entry.name}: {exc}") from None
+            except ToolFailed as exc:
+                raise RuntimeError(f"{entry.name} cannot be called: {exc}") from None
             outcome = await call_entry(entry, checked, box.timeout)
             if outcome.timed_out or outcome.error is not None:
                 raise RuntimeError(failure_text(entry.name, outcome))

@@ -2,10 +2,11 @@
 with a dict of arguments that is validated against that tool's own schema first.
 
 A catalog tool is either a Python `Tool` (validated by its pydantic model) or a
-`RemoteTool` such as an MCP server's (a JSON schema, validated with `jsonschema`, and an
-async call). Both run under the same time limit rules as the toolbox's own tools and come
-back as a value (code mode) or as text (the gateway); nothing a tool does escapes as an
-exception.
+`RemoteTool` such as an MCP server's (a JSON schema, checked in bounded time by
+`remote_schema`, and an async call). Both run under the same time limit rules as the
+toolbox's own tools and come back as a value (code mode) or as text (the gateway); nothing a
+tool does escapes as an exception. A remote tool whose schema cannot be used is refused when
+it is added (an MCP server's is skipped with a warning).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from warmloop.errors import ConfigurationError, ToolFailed
 from warmloop.tool_run import Outcome, check_timeout, describe_exception, invoke
 from warmloop.tool_schema import ToolSpec
+from warmloop.toolbox import remote_schema
 from warmloop.toolbox.search import Index
 from warmloop.tools import Tool, describe_invalid
 
@@ -40,22 +42,11 @@ class RemoteTool:
 Entry = Tool | RemoteTool
 
 
-def schema_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
-    """Why `arguments` do not satisfy a JSON schema, one line per problem (empty: valid)."""
-    import jsonschema  # the mcp extra brings it; only remote tools need it
-
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    problems = []
-    for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
-        where = ".".join(str(p) for p in error.path) or "(arguments)"
-        problems.append(f"- {where}: {error.message}")
-    return problems
-
-
 def validated(entry: Entry, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments to call `entry` with; ValueError says what is wrong."""
+    """The keyword arguments to call `entry` with; ValueError says what is wrong with them,
+    `Uncheckable` why a remote tool's schema cannot tell."""
     if isinstance(entry, RemoteTool):
-        problems = schema_problems(entry.spec.parameters, arguments)
+        problems = remote_schema.problems(entry.spec.parameters, arguments)
         if problems:
             raise ValueError("\n".join(problems))
         return dict(arguments)
@@ -106,12 +97,17 @@ class Catalog:
             self.add(entry)
 
     def add(self, entry: Entry) -> None:
-        """Add a tool; a name already in use is a configuration error."""
+        """Add a tool; a name already in use (or reserved), or a remote tool's schema that
+        cannot be used, is a configuration error."""
         if entry.name in self._entries or entry.name in self.reserved:
             raise ConfigurationError(
-                f"tool name {entry.name!r} is used twice (catalog, core or the toolbox's own "
-                "tools); names must be unique"
+                f"tool name {entry.name!r} is used twice (by the catalog, a core tool, the "
+                "toolbox's own tools, or outputs, whose tool is 'submit'); names must be unique"
             )
+        if isinstance(entry, RemoteTool):
+            why = remote_schema.unusable(entry.spec.parameters)
+            if why:
+                raise ConfigurationError(f"tool {entry.name!r} cannot be used: {why}")
         check_timeout(entry.timeout, f"tool {entry.name!r}")
         self._entries[entry.name] = entry
         self._index = None

@@ -8,6 +8,14 @@ identifiers, with an optional prefix), and the catalog keeps them sorted, so a r
 that lists them in another order changes nothing the model sees. A server that fails to
 start, or dies mid-session, is reported (`problem`, a warning in the log, and a clear error
 for each call to its tools) and the session goes on without its tools.
+
+What a server lists is untrusted: a tool whose schema cannot be used, or whose name clashes
+(`submit` included), is skipped with a warning, and arguments are checked by
+`remote_schema` (linear-time patterns, bounded work, no remote `$ref` fetched). A result is
+shown as it comes: the SDK's own check of structured results against the tool's output
+schema is off, since it matches the server's patterns with Python's backtracking `re` on
+this process's shared loop (one pattern could stall every agent) and ends the whole
+connection when a result does not match.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -64,6 +73,20 @@ def hub() -> _Hub:
 def _close_all() -> None:
     for server in list(_open):
         server.close()
+
+
+@functools.cache
+def _session_class() -> Any:
+    """The SDK's client session, with structured results taken as they come (see the
+    module docstring for why their output schema is not checked)."""
+    from mcp.client.session import ClientSession
+    from mcp.types import CallToolResult
+
+    class Session(ClientSession):
+        async def validate_tool_result(self, name: str, result: CallToolResult) -> None:
+            return None
+
+    return Session
 
 
 class _StartFailed(Exception):
@@ -194,7 +217,6 @@ class McpServer:
             raise _StartFailed(f"it did not answer within {self.timeout:g} s") from None
 
     async def _serve(self, ready: asyncio.Future[list[Any]], inbox: asyncio.Queue[Any]) -> None:
-        from mcp.client.session import ClientSession
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED, PaginatedRequestParams
 
@@ -202,7 +224,7 @@ class McpServer:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(_session_class()(read, write))
                 await session.initialize()
                 tools, cursor = [], None
                 while True:
