@@ -28,12 +28,11 @@ from pathlib import Path
 from benchmarks.loopback_host import Host, serve
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
 from warmloop import Agent, call, resolve_model, tool
-from warmloop.cache.facts import ModelFacts
 from warmloop.cache.simulate import Block, SimRequest, simulate
 from warmloop.cache.wire import CHAT
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import plan_prune
-from warmloop.providers.base import Model, ModelResponse, Rendered
+from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 from warmloop.providers.scripted import Reply
 from warmloop.tools import ToolSpec
 from warmloop.transcript import (
@@ -107,22 +106,13 @@ HOST_RULES = Rules(
 publishes (vLLM's `max_model_len`), never told to the agent."""
 
 
-class Recorder:
-    """A model wrapper that keeps the transcript of every request sent (and forwards the
-    facts, as every wrapper must)."""
+class Recorder(WrappedModel):
+    """A model wrapper that keeps the transcript of every request sent."""
 
     def __init__(self, model: Model) -> None:
-        self.model = model
-        self.name = model.name
+        super().__init__(model)
         self._sources: dict[int, Transcript] = {}
         self.sent: list[Transcript] = []
-
-    @property
-    def facts(self) -> ModelFacts:
-        return self.model.facts
-
-    async def discover(self) -> ModelFacts:
-        return await self.model.discover()
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         rendered = self.model.render(transcript, tools)

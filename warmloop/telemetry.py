@@ -13,13 +13,8 @@ changes: pass the instrumented model to `Agent`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from warmloop.cache.facts import ModelFacts
 from warmloop.errors import ConfigurationError
-from warmloop.providers.base import Model, ModelResponse, Rendered
-from warmloop.tools import ToolSpec
-from warmloop.transcript import Transcript
+from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 
 try:
     from opentelemetry import trace
@@ -51,26 +46,12 @@ def request_model(model_name: str) -> str:
     return model_name.split(":", 1)[1] if ":" in model_name else model_name
 
 
-class InstrumentedModel:
+class InstrumentedModel(WrappedModel):
     """A model that traces every request of the model it wraps (see `instrument`)."""
 
     def __init__(self, model: Model, tracer: Tracer) -> None:
-        self.model = model
+        super().__init__(model)
         self.tracer = tracer
-        self.name = model.name
-
-    @property
-    def facts(self) -> ModelFacts:
-        """The wrapped model's facts: planned exactly as the model it wraps."""
-        return self.model.facts
-
-    async def discover(self) -> ModelFacts:
-        """The wrapped model's discovery."""
-        return await self.model.discover()
-
-    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        """The wrapped model's render, unchanged (pure)."""
-        return self.model.render(transcript, tools)
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send through the wrapped model inside a GenAI client span."""

@@ -78,6 +78,33 @@ class KnownFacts:
         return self.facts
 
 
+class WrappedModel:
+    """A model around another (tracing, recording, ...): name, facts, discovery, render and
+    send are the wrapped model's, so the wrapper is planned exactly as the model it wraps;
+    a subclass overrides only what it adds."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.name = model.name
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The wrapped model's facts."""
+        return self.model.facts
+
+    async def discover(self) -> ModelFacts:
+        """The wrapped model's discovery."""
+        return await self.model.discover()
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
+        """The wrapped model's render, unchanged (pure)."""
+        return self.model.render(transcript, tools)
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        """Sent by the wrapped model."""
+        return await self.model.send(rendered, session_id=session_id)
+
+
 def text_protocol_reply(
     text: str, turn_index: int, usage: Usage, details: dict[str, JsonValue] | None = None
 ) -> ModelResponse:
