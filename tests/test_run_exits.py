@@ -105,11 +105,14 @@ def test_any_exception_ends_as_a_run_error_with_the_transcript(
     messages = error.transcript.messages
     assert [m.kind for m in messages[:3]] == ["system", "user", "assistant"]
     check_pairing(messages)  # a step cut short is closed with error results
+    assert error.transcript.pending_calls() == ()  # no call is left without its result
 
 
 def test_a_provider_failure_still_ends_as_request_failed() -> None:
-    with pytest.raises(RequestFailed, match="no reply left"):
+    with pytest.raises(RequestFailed, match="no reply left") as info:
         Agent(ScriptedModel([call("lookup", key="a")]), [lookup]).run_sync("task")
+    # The record of the request that was answered comes with the failure.
+    assert len(info.value.requests) == 1
 
 
 def test_ctrl_c_in_a_tool_closes_the_step_and_reraises_with_the_transcript() -> None:

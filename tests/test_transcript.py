@@ -167,3 +167,21 @@ def test_renamed_ids_are_unique_new_and_the_same_every_time(
     assert renamed == ids_of(unique_call_ids(turn(*given), list(reversed(taken))))
     known = sorted(set(taken))
     check_pairing([turn(*known), *map(result, known), turn(*renamed)])
+
+
+def test_a_fork_keeps_the_revision_of_the_transcript_it_continues() -> None:
+    # A follow-up's first request is checked against the parent's last: with the revision
+    # reset it would be excused as a maintenance point, and a real bust would go unseen.
+    call_ = ToolCall("c1", "read", "{}")
+    parent = Transcript(
+        [
+            SystemText("s"),
+            UserText("u"),
+            AssistantTurn(tool_calls=(call_,)),
+            ToolResult("c1", "read", "x" * 50),
+        ]
+    )
+    parent.replace_content({3: "pruned"})
+    assert parent.revision == 1
+    child = parent.fork()
+    assert (child.revision, child.meta.parent) == (1, parent.id)
