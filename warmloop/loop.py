@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from os import PathLike
@@ -43,6 +44,9 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 DEFAULT_MAINTENANCE = MaintenancePolicy()
+RUNS_REMEMBERED = 256
+"""How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
+long-lived agent serving many tasks does not grow without bound."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -113,9 +117,9 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
-        self.run_lengths: list[int] = []
-        """Requests each finished run sent: how long this agent's runs go on (the horizon
-        the warm prune is priced over)."""
+        self.run_lengths: deque[int] = deque(maxlen=RUNS_REMEMBERED)
+        """Requests each recent finished run sent: how long this agent's runs go on (the
+        horizon the warm prune is priced over)."""
         self.busts: list[Bust] = []
         self.opening: WireStream | None = None
         """The first request of this agent's first fresh session: later fresh sessions

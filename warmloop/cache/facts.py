@@ -41,14 +41,13 @@ class ModelFacts:
     context_window: int
     window_source: Source
     output_reserve: int = 0
-    rules_source: Source = "table"
     option: str = "context_window="
     window_note: str = ""
     """Where the window was looked for or found, for people (e.g. the server's endpoint)."""
 
     def __post_init__(self) -> None:
         check_window(self.context_window, "context_window")
-        if self.window_source not in SOURCES or self.rules_source not in SOURCES:
+        if self.window_source not in SOURCES:
             raise ConfigurationError(f"a fact's source is one of {SOURCES}")
         if not 0 <= self.output_reserve < self.context_window:
             raise ConfigurationError(
@@ -142,5 +141,4 @@ def table_facts(
         window,
         source,
         output_reserve=min(output_reserve, window - 1),
-        rules_source="table" if known else "assumed",
     )
