@@ -26,8 +26,9 @@ from typing import Any
 from benchmarks.loopback_host import Host, serve
 from benchmarks.measure import PROVIDERS, measure
 from benchmarks.scenarios import SCENARIOS, STEP_SECONDS, Request, Scenario
-from warmloop import Agent, Reply, ScriptedModel, Tool, resolve_model, runner, tool
-from warmloop.loop import DEFAULT_MAINTENANCE, DEFAULT_MAX_STEPS
+from warmloop import Agent, Reply, ScriptedModel, Tool, resolve_model, tool
+from warmloop.agent import steps as runner
+from warmloop.agent.agent import DEFAULT_MAINTENANCE, DEFAULT_MAX_STEPS
 from warmloop.maintenance import horizon
 
 FILE_CHARS = 12_000

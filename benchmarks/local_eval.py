@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from warmloop.errors import RunError
-from warmloop.loop import DEFAULT_INSTRUCTIONS, Agent
+from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
+from warmloop.agent.run import RunError
+from warmloop.messages import AssistantTurn
 from warmloop.providers.local import LocalModel
 from warmloop.providers.local_models import MODELS
-from warmloop.transcript import AssistantTurn
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"

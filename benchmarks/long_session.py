@@ -32,18 +32,11 @@ from warmloop.cache.simulate import Block, SimRequest, simulate
 from warmloop.cache.wire import CHAT
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import plan_prune
+from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 from warmloop.providers.scripted import Reply
-from warmloop.tools import ToolSpec
-from warmloop.transcript import (
-    AssistantTurn,
-    SystemText,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    UserText,
-    scratch_copy,
-)
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript, scratch_copy
 
 RESULT_TOKENS = 6_000
 STEP_SECONDS = 30.0

@@ -17,7 +17,8 @@ from itertools import accumulate, pairwise
 from benchmarks.scenarios import Request
 from warmloop.audit.blocks import ideal_marks
 from warmloop.audit.costs import DEFAULT_PROVIDERS
-from warmloop.cache.pricing import cost_breakdown, prices_for
+from warmloop.cache.price_table import prices_for
+from warmloop.cache.pricing import cost_breakdown
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.cache.simulate import Block, SimRequest, blocks_from_texts, simulate
 from warmloop.cache.wire import CHAT, canonical_stream

@@ -18,18 +18,11 @@ import statistics
 import time
 
 from warmloop.cache.guard import PrefixGuard
+from warmloop.messages import AssistantTurn, Message, SystemText, ToolCall, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.scripted import ScriptedModel
-from warmloop.tools import tool
-from warmloop.transcript import (
-    AssistantTurn,
-    Message,
-    SystemText,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    UserText,
-)
+from warmloop.tools.tool import tool
+from warmloop.transcript import Transcript
 from warmloop.transcript_file import dumps_message
 
 SIZES = (10, 100, 1_000, 10_000)

@@ -22,13 +22,16 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from warmloop.loop import DEFAULT_INSTRUCTIONS
-from warmloop.outputs import SUBMIT, Outputs
+from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
+from warmloop.messages import SystemText, ToolResult, UserText
+from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
 from warmloop.providers.chat_template import TemplatePrompt, TemplateTurn, prompt_tokens
 from warmloop.providers.local import LocalModel
-from warmloop.tools import Toolbox, ToolSpec, tool
-from warmloop.transcript import SystemText, ToolResult, Transcript, UserText
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Toolbox, tool
+from warmloop.transcript import Transcript
 
 STEPS = 12
 N_CTX = 4096

@@ -21,7 +21,7 @@ from typing import Any
 
 from benchmarks.tool_outputs import MODULES, TOOLS
 from warmloop import Agent, ScriptedModel
-from warmloop.loop import DEFAULT_MAINTENANCE
+from warmloop.agent.agent import DEFAULT_MAINTENANCE
 from warmloop.providers.scripted import Reply
 from warmloop.transcript import Transcript
 

@@ -18,7 +18,7 @@ from typing import Any
 import anthropic
 from openai import AsyncOpenAI
 
-from warmloop.cache.pricing import Prices, prices_for
+from warmloop.cache.price_table import Prices, prices_for
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.cache.simulate import Block, SimOutcome, SimRequest, simulate
 from warmloop.cache.wire import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
@@ -27,7 +27,7 @@ from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Script, ScriptedModel
-from warmloop.tools import ToolSpec
+from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, scratch_copy
 
 CHARS_PER_TOKEN = 4

@@ -25,14 +25,15 @@ from pathlib import Path
 
 from benchmarks.overhead import step_messages
 from warmloop.cache.guard import PrefixCheck
+from warmloop.cache.record import RequestRecord
 from warmloop.cache.usage import Usage
-from warmloop.run import RequestRecord
+from warmloop.messages import SystemText, UserText
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.sqlite import SQLiteStore
-from warmloop.transcript import SystemText, Transcript, UserText
+from warmloop.transcript import Transcript
 
 SIZES = (10, 100, 1_000, 10_000)
 WINDOW = 25  # steps sampled around each size (fsync times are noisy)
@@ -116,7 +117,7 @@ def with_postgres(run: Callable[[str], None]) -> None:
     """Run `run` against a throwaway database on the test server, dropped afterwards."""
     import psycopg
 
-    from tests.stores import with_database
+    from tests.support.stores import with_database
 
     server = postgres_server()
     if server is None:

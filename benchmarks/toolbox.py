@@ -48,14 +48,16 @@ from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
 from warmloop import Agent
 from warmloop.cache.simulate import SimRequest, simulate
 from warmloop.cache.wire import ANTHROPIC
+from warmloop.messages import AssistantTurn, Notice, ToolCall, ToolResult
 from warmloop.protocols.react_text import call_id
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Script
-from warmloop.toolbox import Disclosure, Toolbox
-from warmloop.toolbox.announce import announcement
-from warmloop.toolbox.search import Index
-from warmloop.tools import OWN_CAP, Cap, Execution, ToolSpec
-from warmloop.transcript import AssistantTurn, Notice, ToolCall, ToolResult, Transcript
+from warmloop.tools.announce import announcement
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.search import Index
+from warmloop.tools.tool import OWN_CAP, Cap, Execution
+from warmloop.tools.toolbox import Disclosure, Toolbox
+from warmloop.transcript import Transcript
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
 ARMS: tuple[tuple[Arm, str], ...] = (

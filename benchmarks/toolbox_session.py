@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 from warmloop import Tool, tool
 from warmloop.providers.scripted import Reply, Script
-from warmloop.tool_schema import describe_arguments, model_schema, typed_model
-from warmloop.tools import ToolSpec
+from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
 
 SYSTEMS = {
     "event": ("calendar", "calendar events (meetings, reminders, rooms)"),

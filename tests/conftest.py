@@ -5,7 +5,7 @@ After each test it checks, unless the test is marked
 - every ScriptedModel created during the test: per conversation branch, each request's
   payload extends the previous one, and a branch's first request extends its parent
   branch's last request (a follow-up); streams are derived here from the payloads with
-  an implementation independent of the runtime's (`tests.wire`);
+  an implementation independent of the runtime's (`tests.support.wire`);
 - every Agent created during the test: its run-time guard saw no bust, including the
   cross-session check that every fresh session opens with the same bytes;
 - every body a provider test recorded in `wire_log`.
@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.stores import make_store, postgres_database, store, store_spec  # noqa: F401
-from tests.wire import WireLog, wire_stream
-from warmloop.loop import Agent
+from tests.support.wire import WireLog, wire_stream
+from warmloop.agent.agent import Agent
 from warmloop.providers.scripted import ScriptedModel
 
 

@@ -20,11 +20,11 @@ import httpx2
 import pytest
 from openai import AsyncOpenAI
 
-from tests.test_chat_replies import calls as chat_message
-from tests.test_chat_replies import completion
-from tests.test_gemini import make_model as gemini_model
-from tests.test_openai_responses import response_body, usage_json
-from tests.wire import WireLog, wire_stream
+from tests.providers.test_chat_replies import calls as chat_message
+from tests.providers.test_chat_replies import completion
+from tests.providers.test_gemini import make_model as gemini_model
+from tests.providers.test_openai_responses import response_body, usage_json
+from tests.support.wire import WireLog, wire_stream
 from warmloop import Agent, AssistantTurn, Run, Transcript, check_pairing, tool
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model

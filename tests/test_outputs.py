@@ -9,8 +9,8 @@ import pytest
 from pydantic import AfterValidator, BaseModel
 
 from warmloop import ConfigurationError
+from warmloop.messages import ToolCall, ToolResult
 from warmloop.outputs import Outputs
-from warmloop.transcript import ToolCall, ToolResult
 
 
 def submit(**arguments: object) -> ToolCall:

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from warmloop import Agent, RunError, ScriptedModel, check_pairing, tool
 from warmloop.cache.guard import PrefixGuard
 from warmloop.cache.wire import WireStream
+from warmloop.messages import Message
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.scripted import Reply
-from warmloop.transcript import Message, Transcript
+from warmloop.transcript import Transcript
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
 

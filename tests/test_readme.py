@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from tests.fake_servers import Script, ToolUse, serve
+from tests.support.fake_servers import Script, ToolUse, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

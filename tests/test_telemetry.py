@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.errors import RequestFailed
+from warmloop.agent.run import RequestFailed
 from warmloop.telemetry import instrument, provider_name
 
 

@@ -6,11 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.scenario import TOOLS
+from tests.support.scenario import TOOLS
 from warmloop import Agent, ScriptedModel, call
 from warmloop.errors import PairingError
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     Meta,
     Notice,
@@ -18,11 +17,10 @@ from warmloop.transcript import (
     SystemText,
     ToolCall,
     ToolResult,
-    Transcript,
     UserText,
-    check_pairing,
-    unique_call_ids,
 )
+from warmloop.providers.chat_format import ChatRenderer
+from warmloop.transcript import Transcript, check_pairing, unique_call_ids
 
 
 def sample() -> Transcript:

@@ -10,14 +10,8 @@ import pytest
 
 from warmloop import TranscriptError, WarmloopError
 from warmloop.errors import PairingError
-from warmloop.transcript import (
-    AssistantTurn,
-    SystemText,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    UserText,
-)
+from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
+from warmloop.transcript import Transcript
 from warmloop.transcript_file import dumps_message, message_from_json
 
 

@@ -1,32 +1,31 @@
 """warmloop: tool-using LLM agents whose every request extends the previous one."""
 
+from warmloop.agent.agent import Agent
+from warmloop.agent.run import (
+    ExtractFailed,
+    RequestFailed,
+    Run,
+    RunAborted,
+    RunError,
+    SyntaxBudgetExceeded,
+)
+from warmloop.agent.trajectory import TrajectoryStep
 from warmloop.cache.facts import ModelFacts
+from warmloop.cache.record import RequestRecord
 from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
     ContextWindowExceeded,
-    ExtractFailed,
     PairingError,
     ProviderError,
-    RequestFailed,
-    RunAborted,
-    RunError,
-    SyntaxBudgetExceeded,
     TranscriptError,
     WarmloopError,
     WorkspaceError,
 )
-from warmloop.loop import Agent
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
-from warmloop.providers.base import Model
-from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
-from warmloop.providers.select import resolve_model
-from warmloop.run import RequestRecord, Run
-from warmloop.tools import Tool, Toolbox, ToolSpec, tool
-from warmloop.trajectory import TrajectoryStep
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     Meta,
     Notice,
@@ -34,10 +33,14 @@ from warmloop.transcript import (
     SystemText,
     ToolCall,
     ToolResult,
-    Transcript,
     UserText,
-    check_pairing,
 )
+from warmloop.providers.base import Model
+from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
+from warmloop.providers.select import resolve_model
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Tool, Toolbox, tool
+from warmloop.transcript import Transcript, check_pairing
 
 __all__ = [
     "Agent",

@@ -1,13 +1,7 @@
-"""One exception hierarchy. Errors raised mid-run carry the transcript, so nothing is lost."""
+"""One exception hierarchy, at the bottom of the package: it imports nothing of warmloop.
+The errors that end a run carry its transcript, so they live with the run (`agent.run`)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from warmloop.run import RequestRecord
-    from warmloop.transcript import AssistantTurn, Transcript
 
 
 class WarmloopError(Exception):
@@ -16,39 +10,6 @@ class WarmloopError(Exception):
 
 class ConfigurationError(WarmloopError):
     """Bad input to an Agent, tool, model or CLI option; the message says what to change."""
-
-
-class RunError(WarmloopError):
-    """A run ended without outputs; `transcript` holds everything that happened, and
-    `requests` the record of each request sent before it ended (usage, seconds, prefix)."""
-
-    def __init__(
-        self, message: str, transcript: Transcript, requests: Sequence[RequestRecord] = ()
-    ) -> None:
-        super().__init__(message)
-        self.transcript = transcript
-        self.requests: list[RequestRecord] = list(requests)
-
-
-class SyntaxBudgetExceeded(RunError):
-    """The model produced too many consecutive unparseable turns."""
-
-
-class ExtractFailed(RunError):
-    """The extract step did not produce valid outputs."""
-
-
-class RunAborted(RunError):
-    """An unexpected exception ended the run (from a renderer, a provider, a tool or a
-    callback); the original is `__cause__`, and `transcript` holds every complete step."""
-
-
-class FormatError(WarmloopError):
-    """A model turn that could not be parsed; carries the raw turn so the loop can keep it."""
-
-    def __init__(self, message: str, turn: AssistantTurn) -> None:
-        super().__init__(message)
-        self.turn = turn
 
 
 class ProviderError(WarmloopError):
@@ -65,10 +26,6 @@ class ContextWindowExceeded(ProviderError):
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.window = window
-
-
-class RequestFailed(RunError):
-    """A model request failed for good mid-run; the transcript is as it was before it."""
 
 
 class WorkspaceError(WarmloopError):

@@ -8,12 +8,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from warmloop.errors import ConfigurationError
-from warmloop.tool_run import encodable
-from warmloop.tool_schema import ToolSpec, model_schema, typed_model
-from warmloop.tools import describe_invalid, parse_arguments
-from warmloop.transcript import ToolCall, ToolResult
+from warmloop.messages import ToolCall, ToolResult
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.invoke import encodable
+from warmloop.tools.schema import ToolSpec, model_schema, typed_model
+from warmloop.tools.tool import describe_invalid, parse_arguments
 
-SUBMIT = "submit"
 SUBMITTED = "Submitted."
 OutputSpec = type[BaseModel] | Mapping[str, Any] | None
 

@@ -3,7 +3,7 @@
 A `Transcript` only grows, except through two explicit rewrites (`replace_content`, `fold`)
 that bump its revision and return what they replaced, for the archive. `fork` starts a new
 branch with a new id, so no two branches ever share an identity (I6). The parts themselves
-live in `parts`, the file format and its validation in `transcript_file`.
+live in `messages`, the file format and its validation in `transcript_file`.
 """
 
 from __future__ import annotations
@@ -13,54 +13,20 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from warmloop import transcript_file
 from warmloop.errors import ConfigurationError, PairingError, TranscriptError
-from warmloop.parts import (
-    ID_PATTERN as ID_PATTERN,
-)
-from warmloop.parts import (
-    REPLACEABLE as REPLACEABLE,
-)
-from warmloop.parts import (
-    AssistantTurn as AssistantTurn,
-)
-from warmloop.parts import (
-    JsonValue as JsonValue,
-)
-from warmloop.parts import (
-    Message as Message,
-)
-from warmloop.parts import (
-    Meta as Meta,
-)
-from warmloop.parts import (
-    Notice as Notice,
-)
-from warmloop.parts import (
-    Rewrite as Rewrite,
-)
-from warmloop.parts import (
-    Summary as Summary,
-)
-from warmloop.parts import (
-    SystemText as SystemText,
-)
-from warmloop.parts import (
-    ToolCall as ToolCall,
-)
-from warmloop.parts import (
-    ToolResult as ToolResult,
-)
-from warmloop.parts import (
-    UserText as UserText,
-)
-from warmloop.parts import (
-    encodable as encodable,
-)
-from warmloop.parts import (
-    new_transcript_id as new_transcript_id,
-)
-from warmloop.parts import (
-    validate_id as validate_id,
+from warmloop.messages import (
+    REPLACEABLE,
+    AssistantTurn,
+    Message,
+    Meta,
+    Rewrite,
+    Summary,
+    ToolCall,
+    ToolResult,
+    encodable,
+    new_transcript_id,
+    validate_id,
 )
 
 if TYPE_CHECKING:
@@ -277,16 +243,27 @@ class Transcript:
 
     def dump(self) -> str:
         """Deterministic JSON of the whole transcript (see `transcript_file`)."""
-        from warmloop.transcript_file import dump
-
-        return dump(self)
+        return transcript_file.dump(
+            transcript_file.Document(
+                self.id, self.conversation, self.revision, self.meta, list(self._messages)
+            )
+        )
 
     @classmethod
     def load(cls, text: str | bytes) -> Transcript:
         """Parse and validate the output of `dump`; TranscriptError names what is wrong."""
-        from warmloop.transcript_file import load
-
-        return load(text)
+        document = transcript_file.load(text)
+        check_pairing(document.messages)
+        try:
+            return cls(
+                document.messages,
+                id=document.id,
+                conversation=document.conversation,
+                revision=document.revision,
+                meta=document.meta,
+            )
+        except ConfigurationError as exc:
+            raise TranscriptError(f"transcript refused: {exc}") from exc
 
 
 def unique_id(wanted: str, taken: Collection[str]) -> str:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from warmloop.errors import ConfigurationError, TranscriptError
-from warmloop.parts import AnnouncedTool
-from warmloop.transcript import (
+from warmloop.messages import (
+    AnnouncedTool,
     AssistantTurn,
     JsonValue,
     Message,
@@ -29,9 +29,7 @@ from warmloop.transcript import (
     SystemText,
     ToolCall,
     ToolResult,
-    Transcript,
     UserText,
-    check_pairing,
     encodable,
     validate_id,
 )
@@ -91,15 +89,25 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def dump(transcript: Transcript) -> str:
-    """Deterministic JSON of the whole transcript."""
+class Document(NamedTuple):
+    """A transcript file's content, validated: everything `Transcript` is built from."""
+
+    id: str
+    conversation: str
+    revision: int
+    meta: Meta
+    messages: list[Message]
+
+
+def dump(document: Document) -> str:
+    """Deterministic JSON of a whole transcript."""
     payload = {
         "format": FORMAT,
-        "id": transcript.id,
-        "conversation": transcript.conversation,
-        "revision": transcript.revision,
-        "meta": _META.dump_python(transcript.meta, mode="json"),
-        "messages": _MESSAGES.dump_python(list(transcript), mode="json"),
+        "id": document.id,
+        "conversation": document.conversation,
+        "revision": document.revision,
+        "meta": _META.dump_python(document.meta, mode="json"),
+        "messages": _MESSAGES.dump_python(document.messages, mode="json"),
     }
     return _json(payload)
 
@@ -139,8 +147,9 @@ def _parse(text: str | bytes) -> dict[str, Any]:
     return payload
 
 
-def load(text: str | bytes) -> Transcript:
-    """Parse and validate a dumped transcript; TranscriptError names what is wrong."""
+def load(text: str | bytes) -> Document:
+    """Parse and validate a dumped transcript (all but its pairing, which `Transcript`
+    checks); TranscriptError names what is wrong."""
     payload = _parse(text)
     if payload["format"] == FORMAT_V1:
         revision, conversation, meta_data = payload["version"], payload["id"], {}
@@ -162,13 +171,6 @@ def load(text: str | bytes) -> Transcript:
     try:
         validate_id(payload["id"], "transcript id")
         validate_id(conversation)
-        check_pairing(messages)
-        return Transcript(
-            messages,
-            id=payload["id"],
-            conversation=conversation,
-            revision=revision,
-            meta=meta,
-        )
     except ConfigurationError as exc:
         raise TranscriptError(f"transcript refused: {exc}") from exc
+    return Document(payload["id"], conversation, revision, meta, list(messages))

@@ -1,7 +1,7 @@
 """Hostile workspaces through the whole loop: `..`, absolute paths, symlinks out and in
 loops, FIFOs, /proc, binary and huge sparse files, NUL bytes, long paths, ReDoS patterns.
 Each call is a clear tool error or a bounded result, and the saved transcript holds no
-absolute workspace path. Rows use the builders of `tests/workspace_cases.py` (which also
+absolute workspace path. Rows use the builders of `tests/support/workspace_cases.py` (which also
 drive the tool-level tables in test_workspace_hostile.py and its siblings)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_input.harness import check_outcome, exercise, expect
-from tests.workspace_cases import (
+from tests.support.workspace_cases import (
     Case,
     alias_root,
     both,

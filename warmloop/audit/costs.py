@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from warmloop.audit.analysis import Finding, request_times
 from warmloop.audit.blocks import Pieces, ideal_marks, pieces, sized
 from warmloop.audit.conversations import Conversation
-from warmloop.cache.pricing import Prices, cost_breakdown, prices_for
+from warmloop.cache.price_table import Prices, prices_for
+from warmloop.cache.pricing import cost_breakdown
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cache.usage import Usage

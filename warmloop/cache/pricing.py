@@ -6,18 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from warmloop.cache.price_table import PRICES_ENV as PRICES_ENV
-from warmloop.cache.price_table import UNPRICED_PROVIDERS as UNPRICED_PROVIDERS
-from warmloop.cache.price_table import LongContext as LongContext
-from warmloop.cache.price_table import Prices as Prices
-from warmloop.cache.price_table import PriceTable as PriceTable
-from warmloop.cache.price_table import Rates as Rates
-from warmloop.cache.price_table import is_unpriced_engine as is_unpriced_engine
-from warmloop.cache.price_table import load_prices as load_prices
-from warmloop.cache.price_table import parse_table as parse_table
-from warmloop.cache.price_table import price_table as price_table
-from warmloop.cache.price_table import prices_for as prices_for
-from warmloop.cache.price_table import shipped_table as shipped_table
+from warmloop.cache.price_table import (
+    PRICES_ENV,
+    Prices,
+    PriceTable,
+    is_unpriced_engine,
+    price_table,
+)
 from warmloop.cache.usage import Usage
 from warmloop.errors import WarmloopError
 

@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 
-from warmloop.cache.pricing import Cost, Prices, cost_breakdown
+from warmloop.cache.price_table import Prices
+from warmloop.cache.pricing import Cost, cost_breakdown
 from warmloop.cache.profiles import CacheProfile, Retention
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from warmloop.cache.usage import Usage
 from warmloop.errors import ProviderError
+from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.providers.base import Model
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, ToolResult, Transcript, UserText
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 SUMMARY_REQUEST = (
     "Context maintenance: the older part of this conversation is about to be replaced by "

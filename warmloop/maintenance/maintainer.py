@@ -17,19 +17,14 @@ from warmloop.cache.profiles import CacheProfile
 from warmloop.cache.usage import Usage
 from warmloop.errors import ProviderError
 from warmloop.maintenance.fold import fold_span, summarise
-from warmloop.maintenance.planner import (
-    Decision,
-    MaintenancePolicy,
-    Reason,
-    Situation,
-    decide,
-)
+from warmloop.maintenance.planner import Decision, MaintenancePolicy, Reason, Situation, decide
 from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
 from warmloop.maintenance.size import PromptSizer, TokenCounter
+from warmloop.messages import AssistantTurn, Rewrite, ToolResult
 from warmloop.providers.base import Model, Rendered
-from warmloop.tool_run import cap_text
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, Rewrite, ToolResult, Transcript, scratch_copy
+from warmloop.tools.invoke import cap_text
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript, scratch_copy
 
 Persist = Callable[[Transcript, Rewrite], None]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from warmloop.transcript import AssistantTurn, Message, Notice, ToolCall, ToolResult, Transcript
+from warmloop.messages import AssistantTurn, Message, Notice, ToolCall, ToolResult
+from warmloop.transcript import Transcript
 
 PLACEHOLDER_MARK = "[pruned: "
 DEFAULT_TAIL_TOKENS = 12_000

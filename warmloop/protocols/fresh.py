@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, Message, ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.tools.schema import ToolSpec
 
 SUBMIT = "submit"
 

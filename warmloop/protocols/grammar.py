@@ -24,7 +24,8 @@ from typing import Any
 from warmloop.errors import ConfigurationError
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.react_text import ACTION, THOUGHT
-from warmloop.tools import ToolSpec
+from warmloop.tools.gateway import GATEWAY
+from warmloop.tools.schema import ToolSpec
 
 MAX_THOUGHT_CHARS = 160
 
@@ -71,10 +72,6 @@ def _converter() -> Any:
         prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
     )
     return converter
-
-
-GATEWAY = "call_tool"
-"""The stable tool through which discovered tools are called (`warmloop.toolbox`)."""
 
 
 def gateway_alternatives(

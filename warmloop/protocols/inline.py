@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import json
 
-from warmloop.parts import AnnouncedTool
-from warmloop.transcript import Notice, Summary, SystemText
-
-NO_TAG = "\\u003c"
-"""`<` as a JSON string escape: how text from outside spells it inside a wrapper."""
+from warmloop.messages import AnnouncedTool, Notice, Summary, SystemText
+from warmloop.tools.announce import untagged
 
 
 def reminder(text: str) -> str:
@@ -32,12 +29,6 @@ def reminder(text: str) -> str:
 def summary_text(summary: Summary) -> str:
     """A fold's summary, in the place of the messages it covers."""
     return f"<conversation-summary>{summary.text}</conversation-summary>"
-
-
-def untagged(text: str) -> str:
-    """`text` (JSON, or a listing quoting it) with no `<` that could open or close a tag. In
-    JSON text a `<` can only be inside a string, where `\\u003c` means the same."""
-    return text.replace("<", NO_TAG)
 
 
 def tool_line(tool: AnnouncedTool) -> str:

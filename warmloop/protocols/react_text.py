@@ -17,9 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from warmloop.protocols.inline import inline_text
-from warmloop.tools import ToolSpec
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     JsonValue,
     Message,
@@ -30,6 +28,8 @@ from warmloop.transcript import (
     ToolResult,
     UserText,
 )
+from warmloop.protocols.inline import inline_text
+from warmloop.tools.schema import ToolSpec
 
 Role = Literal["system", "user", "assistant"]
 ACTION = "Action:"

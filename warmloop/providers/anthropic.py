@@ -22,6 +22,7 @@ from anthropic.types import Message as AnthropicMessage
 from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.messages import AssistantTurn, JsonValue, ToolCall
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
@@ -29,8 +30,8 @@ from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as api_key_from_env
 from warmloop.providers.transport import broken_reply, not_json
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, JsonValue, ToolCall, Transcript
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 PREFIX = "anthropic"

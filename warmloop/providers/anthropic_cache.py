@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from warmloop.errors import ConfigurationError
-from warmloop.transcript import JsonValue
+from warmloop.messages import JsonValue
 
 MAX_BREAKPOINTS = 4
 LOOKBACK_BLOCKS = 20

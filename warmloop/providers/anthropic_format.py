@@ -16,12 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from warmloop.cache.wire import ANTHROPIC, Canonicalizer
-from warmloop.protocols.inline import inline_text
-from warmloop.providers.anthropic_cache import place_breakpoints
-from warmloop.providers.base import Rendered
-from warmloop.providers.memo import AppendMemo, ToolsMemo
-from warmloop.tools import ToolSpec
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     JsonValue,
     Message,
@@ -29,9 +24,14 @@ from warmloop.transcript import (
     Summary,
     SystemText,
     ToolResult,
-    Transcript,
     UserText,
 )
+from warmloop.protocols.inline import inline_text
+from warmloop.providers.anthropic_cache import place_breakpoints
+from warmloop.providers.base import Rendered
+from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 DETAILS_KEY = "anthropic"
 """`AssistantTurn.provider_details[DETAILS_KEY]["content"]` holds the raw response blocks."""

@@ -10,10 +10,10 @@ from typing import Any, Protocol, runtime_checkable
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import WireStream
-from warmloop.cache.wire import dumps as dumps
+from warmloop.messages import AssistantTurn, JsonValue
 from warmloop.protocols import react_text
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, JsonValue, Transcript
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 
 @dataclass(frozen=True, eq=False)

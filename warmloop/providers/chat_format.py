@@ -11,13 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from warmloop.cache.wire import CHAT, Canonicalizer
-from warmloop.protocols import react_text
-from warmloop.protocols.inline import inline_text
-from warmloop.providers.base import Rendered
-from warmloop.providers.memo import AppendMemo, ToolsMemo
-from warmloop.providers.openai_cache import marked_text
-from warmloop.tools import ToolSpec
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     JsonValue,
     Message,
@@ -26,9 +20,15 @@ from warmloop.transcript import (
     SystemText,
     ToolCall,
     ToolResult,
-    Transcript,
     UserText,
 )
+from warmloop.protocols import react_text
+from warmloop.protocols.inline import inline_text
+from warmloop.providers.base import Rendered
+from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.openai_cache import marked_text
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 ERROR_PREFIX = "ERROR: "
 DETAILS_KEY = "chat"

@@ -18,10 +18,10 @@ from typing import Any
 
 from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.errors import ProviderError
+from warmloop.messages import AssistantTurn, JsonValue, ToolCall
 from warmloop.protocols import react_text
 from warmloop.providers.base import ModelResponse, text_protocol_reply
 from warmloop.providers.chat_format import DETAILS_KEY
-from warmloop.transcript import AssistantTurn, JsonValue, ToolCall
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 """Assistant fields that carry reasoning a host wants back: DeepSeek's `reasoning_content`

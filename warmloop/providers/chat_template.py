@@ -18,12 +18,13 @@ from typing import Any
 
 from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
+from warmloop.messages import AssistantTurn, Notice, UserText
 from warmloop.protocols import react_text
 from warmloop.protocols.fresh import NOTHING_SPENT, Spent, spent
 from warmloop.protocols.grammar import gateway_alternatives
 from warmloop.providers.base import Rendered
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, Notice, Transcript, UserText
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 DETAILS_KEY = "local"
 """`AssistantTurn.provider_details[DETAILS_KEY]["tokens"]`: the generated token ids."""

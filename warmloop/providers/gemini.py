@@ -22,18 +22,9 @@ from google.genai import types
 
 from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count, prompt_split
-from warmloop.cache.wire import GEMINI_SDK, Canonicalizer
+from warmloop.cache.wire import GEMINI_SDK, Canonicalizer, dumps
 from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.protocols import react_text
-from warmloop.protocols.inline import inline_text
-from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, dumps
-from warmloop.providers.gemini_retry import GaveUp, with_retries
-from warmloop.providers.memo import AppendMemo, ToolsMemo
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, raise_clean
-from warmloop.providers.transport import broken_reply, not_json
-from warmloop.tools import ToolSpec, parse_arguments
-from warmloop.transcript import (
+from warmloop.messages import (
     AssistantTurn,
     JsonValue,
     Message,
@@ -42,8 +33,18 @@ from warmloop.transcript import (
     SystemText,
     ToolCall,
     ToolResult,
-    Transcript,
 )
+from warmloop.protocols import react_text
+from warmloop.protocols.inline import inline_text
+from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
+from warmloop.providers.gemini_retry import GaveUp, with_retries
+from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.overflow import context_overflow
+from warmloop.providers.redact import client_key, raise_clean
+from warmloop.providers.transport import broken_reply, not_json
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import parse_arguments
+from warmloop.transcript import Transcript
 
 DETAILS_KEY = "gemini"
 """`AssistantTurn.provider_details[DETAILS_KEY]["parts"]` holds the model turn's raw parts."""

@@ -25,14 +25,9 @@ from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.chat_template import (
-    DETAILS_KEY,
-    TemplatePrompt,
-    prompt_tokens,
-    render_chat,
-)
+from warmloop.providers.chat_template import DETAILS_KEY, TemplatePrompt, prompt_tokens, render_chat
 from warmloop.providers.local_models import EmbeddedModel, embedded_model
-from warmloop.tools import ToolSpec
+from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
 DEFAULT_N_CTX = 8192

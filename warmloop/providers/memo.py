@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from warmloop.tools import ToolSpec
-from warmloop.transcript import JsonValue, Message, Transcript
+from warmloop.messages import JsonValue, Message
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 WireTools = list[dict[str, JsonValue]]
 

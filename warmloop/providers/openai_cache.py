@@ -14,7 +14,7 @@ Which models take them comes from `cache/profiles.json` (a profile with `max_bre
 from __future__ import annotations
 
 from warmloop.cache.profiles import CacheProfile
-from warmloop.transcript import JsonValue
+from warmloop.messages import JsonValue
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
 TTLS = ("30m", "12h")

@@ -23,23 +23,18 @@ from openai.resources.chat.completions.completions import AsyncCompletions
 
 from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_parse import parse_completion
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import (
-    client_key,
-    redact_spec,
-    redact_url,
-    scrubbed,
-    url_secrets,
-)
+from warmloop.providers.redact import client_key, redact_spec, redact_url, scrubbed, url_secrets
 from warmloop.providers.select import api_key as require_key
 from warmloop.providers.transport import broken_reply, read_body
-from warmloop.tools import ToolSpec
-from warmloop.transcript import JsonValue, Transcript
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEEPSEEK_KEY = "DEEPSEEK_API_KEY"

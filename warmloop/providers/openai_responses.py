@@ -22,6 +22,17 @@ from warmloop.cache.facts import table_facts
 from warmloop.cache.usage import Usage, count, prompt_split
 from warmloop.cache.wire import RESPONSES, Canonicalizer
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.messages import (
+    AssistantTurn,
+    JsonValue,
+    Message,
+    Notice,
+    Summary,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    UserText,
+)
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
@@ -31,19 +42,8 @@ from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import client_key, raise_clean
 from warmloop.providers.select import api_key as key_from_env
 from warmloop.providers.transport import broken_reply, read_body
-from warmloop.tools import ToolSpec
-from warmloop.transcript import (
-    AssistantTurn,
-    JsonValue,
-    Message,
-    Notice,
-    Summary,
-    SystemText,
-    ToolCall,
-    ToolResult,
-    Transcript,
-    UserText,
-)
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 DETAILS_KEY = "openai_responses"
 """`AssistantTurn.provider_details[DETAILS_KEY]` holds the raw output items, echoed verbatim."""

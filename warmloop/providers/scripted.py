@@ -30,11 +30,12 @@ from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.cache.guard import common_prefix_length
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.protocols import react_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import ChatRenderer
-from warmloop.tools import ToolSpec
-from warmloop.transcript import AssistantTurn, ToolCall, Transcript
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 CHARS_PER_TOKEN = 4
 MAX_UNSENT = 64

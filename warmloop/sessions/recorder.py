@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from warmloop.messages import AssistantTurn, Rewrite
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.records import StoredRequest
 from warmloop.sessions.store import SessionStore
-from warmloop.transcript import AssistantTurn, Rewrite, Transcript, scratch_copy
+from warmloop.transcript import Transcript, scratch_copy
 
 if TYPE_CHECKING:
-    from warmloop.run import RequestRecord
+    from warmloop.cache.record import RequestRecord
 
 
 class SessionRecorder:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from warmloop.cache.usage import Usage
-from warmloop.transcript import Message
+from warmloop.messages import Message
 
 RewriteKind = Literal["replace", "fold"]
 

@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from warmloop.errors import ConfigurationError, SessionError
+from warmloop.messages import Meta
 from warmloop.sessions.lease import Heartbeat, Lease
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.session import validate_session_id
 from warmloop.sessions.store import SessionStore
-from warmloop.transcript import Meta, Transcript
+from warmloop.transcript import Transcript
 
 INTERRUPTED_BY_STOP = (
     "Not executed: the process stopped before this call finished; the session was resumed."

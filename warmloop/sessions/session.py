@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warmloop.cache.usage import Usage
-from warmloop.transcript import Meta, Transcript, validate_id
+from warmloop.messages import Meta, validate_id
+from warmloop.transcript import Transcript
 
 
 def validate_session_id(value: object) -> str:

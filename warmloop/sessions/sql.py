@@ -15,22 +15,12 @@ from typing import Any
 
 from warmloop.cache.usage import Usage
 from warmloop.errors import SessionBusy, SessionError, TranscriptError
-from warmloop.sessions.lease import (
-    Lease,
-    holder_alive_here,
-    holder_gone,
-    holder_name,
-    new_token,
-)
+from warmloop.messages import Meta, Rewrite
+from warmloop.sessions.lease import Lease, holder_alive_here, holder_gone, holder_name, new_token
 from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.schema import Cursor
-from warmloop.sessions.session import (
-    SessionInfo,
-    StoredSession,
-    provider_of,
-    validate_session_id,
-)
-from warmloop.transcript import Meta, Rewrite, Transcript, check_pairing
+from warmloop.sessions.session import SessionInfo, StoredSession, provider_of, validate_session_id
+from warmloop.transcript import Transcript, check_pairing
 from warmloop.transcript_file import dumps_message, message_from_json, messages_from_json
 
 _INFO = (

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
-from warmloop.transcript import Rewrite, Transcript
+from warmloop.transcript import Transcript
 
 
 @runtime_checkable

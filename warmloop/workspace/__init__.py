@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec
 
 from warmloop.errors import ConfigurationError, WorkspaceError
-from warmloop.tools import Tool
+from warmloop.tools.tool import Tool
 from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.grammar_paths import with_path_enums
@@ -294,4 +294,21 @@ def workspace_tools(root: Path) -> list[Tool]:
         return workspace.search(pattern, path)
 
     tools = [Tool.from_function(f) for f in (list_files, read_file, search)]
-    return [with_path_enums(t, workspace) for t in tools]
+    files = listed_files(workspace)
+    return [with_path_enums(t, files) for t in tools]
+
+
+MAX_GRAMMAR_PATHS = 300
+
+
+def listed_files(workspace: Workspace) -> list[str] | None:
+    """The files a model may name, as `list_files` shows them now; None when there are
+    more than MAX_GRAMMAR_PATHS of them (or the walk was cut short)."""
+    files: list[str] = []
+    with workspace.locate(".") as top:
+        walk = workspace.walk(top)
+        for file in walk:
+            if len(files) == MAX_GRAMMAR_PATHS:
+                return None
+            files.append(workspace.show(file.parts))
+    return None if walk.stopped else files

@@ -5,36 +5,16 @@ unchanged, so the prompt (and its cache) is the same; only decoding narrows."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from warmloop.tools import Tool
-
-if TYPE_CHECKING:
-    from warmloop.workspace import Workspace
-
-MAX_GRAMMAR_PATHS = 300
+from warmloop.tools.tool import Tool
 
 
-def listed_files(workspace: Workspace) -> list[str] | None:
-    """The files a model may name, as `list_files` shows them now; None when there are
-    more than MAX_GRAMMAR_PATHS of them (or the walk was cut short)."""
-    files: list[str] = []
-    with workspace.locate(".") as top:
-        walk = workspace.walk(top)
-        for file in walk:
-            if len(files) == MAX_GRAMMAR_PATHS:
-                return None
-            files.append(workspace.show(file.parts))
-    return None if walk.stopped else files
-
-
-def with_path_enums(tool: Tool, workspace: Workspace) -> Tool:
+def with_path_enums(tool: Tool, files: list[str] | None) -> Tool:
     """`tool` with a grammar-only schema over the paths that exist: read_file reads one of
     the files; search and list_files always cover the whole workspace, since in one small
     enough to enumerate a narrower folder only hides matches (small models narrow to the
     code folder and miss the settings and data). A workspace too big to enumerate keeps
-    the free string."""
-    files = listed_files(workspace)
+    the free string (`files` is None)."""
     parameters = tool.spec.parameters
     properties = parameters.get("properties")
     if files is None or not isinstance(properties, dict) or "path" not in properties:

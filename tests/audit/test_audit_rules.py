@@ -1,0 +1,147 @@
+"""Misses with an intact prefix are explained by the cache rules (explicit markers and the
+20-block lookback, the minimum cacheable length), keyless requests are grouped into the
+right conversations, and the CLI prints, exports and fails cleanly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from warmloop.audit.log import read_log
+from warmloop.audit.report import AuditReport, audit
+from warmloop.cli.run import main
+
+TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
+
+
+def anthropic_log(path: Path, *, parallel: int, marked: bool) -> None:
+    """Two requests; the second adds one turn of `parallel` tool calls. Anthropic reports
+    a miss on the second (nothing read) as it does when no marker reaches the last write."""
+    task: dict[str, Any] = {"type": "text", "text": TASK}
+    if marked:
+        task["cache_control"] = {"type": "ephemeral"}
+    first = {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": [task]}]}
+    calls = [{"type": "tool_use", "id": f"t{k}", "name": "f", "input": {}} for k in range(parallel)]
+    results: list[dict[str, Any]] = [
+        {"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok " * 20}
+        for k in range(parallel)
+    ]
+    if marked:
+        results[-1]["cache_control"] = {"type": "ephemeral"}
+    second = {
+        "model": "claude-sonnet-4-6",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": TASK}]},  # marker moved on
+            {"role": "assistant", "content": calls},
+            {"role": "user", "content": results},
+        ],
+    }
+    usage = [
+        {"input_tokens": 0, "cache_creation_input_tokens": 2600, "cache_read_input_tokens": 0},
+        {"input_tokens": 0, "cache_creation_input_tokens": 3400, "cache_read_input_tokens": 0},
+    ]
+    lines = [
+        json.dumps({"at": 100.0 + 5 * k, "body": body, "usage": usage[k]})
+        for k, body in enumerate((first, second))
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def only_cause(report: AuditReport) -> tuple[str | None, str | None]:
+    (conversation,) = report.conversations
+    second = conversation.findings[1]
+    assert second.divergence is None  # the prefix was intact
+    return second.cause_kind, second.cause
+
+
+def test_a_marker_past_the_twenty_block_lookback_is_named(tmp_path: Path) -> None:
+    log = tmp_path / "lookback.jsonl"
+    anthropic_log(log, parallel=15, marked=True)  # 30 new blocks before the only marker
+    report = audit(read_log(log))
+    kind, cause = only_cause(report)
+    assert kind == "cache-marker"
+    assert "past the 20-block lookback: the nearest marker is 30 blocks after" in str(cause)
+    (cost, *_) = report.conversations[0].costs
+    assert cost.provider == "anthropic:claude-sonnet-4-6"
+    assert cost.lost_by_cause["cache-marker"] > 0
+
+
+def test_a_marker_within_the_lookback_is_not_blamed(tmp_path: Path) -> None:
+    log = tmp_path / "near.jsonl"
+    anthropic_log(log, parallel=5, marked=True)  # 10 blocks: the read reaches the write
+    assert only_cause(audit(read_log(log)))[0] == "unexplained"
+
+
+def test_no_marker_at_all_is_named(tmp_path: Path) -> None:
+    log = tmp_path / "unmarked.jsonl"
+    anthropic_log(log, parallel=2, marked=False)
+    kind, cause = only_cause(audit(read_log(log)))
+    assert kind == "cache-marker"
+    assert str(cause).startswith("no cache marker on this request")
+
+
+def test_a_prompt_below_the_minimum_is_never_cached(tmp_path: Path) -> None:
+    log = tmp_path / "small.jsonl"
+    messages = [{"role": "user", "content": "Short question?"}]
+    bodies = [
+        {"model": "gpt-5", "messages": messages},
+        {"model": "gpt-5", "messages": [*messages, {"role": "assistant", "content": "A."}]},
+    ]
+    usage = [{"prompt_tokens": 600}, {"prompt_tokens": 640}]  # nothing cached (below 1,024)
+    log.write_text(
+        "\n".join(json.dumps({**b, "usage": u}) for b, u in zip(bodies, usage, strict=True))
+    )
+    kind, cause = only_cause(audit(read_log(log)))
+    assert kind == "below-minimum"
+    assert "gpt-5 caches from 1,024" in str(cause)
+
+
+def test_keyless_requests_are_grouped_by_the_items_they_share(tmp_path: Path) -> None:
+    def body(task: str, system: str, turns: int) -> dict[str, Any]:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+        messages += [{"role": "assistant", "content": f"step {k}"} for k in range(turns)]
+        return {"model": "gpt-5", "messages": messages}
+
+    bodies = [
+        body("task A", "sys", 0),
+        body("task B", "sys", 0),
+        body("task A", "sys", 1),
+        body("task B", "sys at 10:01", 1),  # a changing system prompt stays in its conversation
+        body("task A", "sys", 2),
+    ]
+    log = tmp_path / "mixed.jsonl"
+    log.write_text("\n".join(json.dumps(b) for b in bodies) + "\n")
+    report = audit(read_log(log))
+    assert [[f.line for f in c.findings] for c in report.conversations] == [[1, 3, 5], [2, 4]]
+    assert report.conversations[1].findings[1].cause_kind == "system-changed"
+
+
+def test_the_cli_prints_json_and_writes_the_html_page(tmp_path: Path) -> None:
+    log = tmp_path / "lookback.jsonl"
+    anthropic_log(log, parallel=15, marked=True)
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["audit", str(log), "--json", "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (conversation,) = data["conversations"]
+    assert conversation["requests"][1]["cause_kind"] == "cache-marker"
+    assert conversation["totals"]["requests"] == 2
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    table = CliRunner().invoke(main, ["audit", str(log), "--provider", "openai:gpt-5"])
+    shown = " ".join(table.stdout.split())
+    assert "request 2 (line 2), cache rules: cache marker past the 20-block lookback" in shown
+    assert "anthropic:claude-sonnet-4-6" in shown
+    assert "openai:gpt-5" in shown
+    assert "deepseek" not in shown  # only the providers asked for (and the log's own)
+
+
+def test_the_cli_fails_in_one_line(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["audit", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 1
+    assert "cannot read" in missing.stderr
+    bad = CliRunner().invoke(main, ["record", "--upstream", "ftp://example", "--port", "0"])
+    assert bad.exit_code == 1
+    assert "--upstream must be an http(s) URL" in bad.stderr

@@ -1,0 +1,117 @@
+"""Store fixtures: every store test runs on SQLite and on a real PostgreSQL server.
+
+The PostgreSQL server comes from `scripts/postgres.sh` (its URL in $WARMLOOP_TEST_POSTGRES,
+as `scripts/test.sh` sets it, or started here); the tests get one throwaway database per
+test session and a fresh schema per test. They skip, saying why, only when no server can
+be started.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import pytest
+
+from warmloop.sessions.sql import SqlStore
+from warmloop.sessions.sqlite import SQLiteStore
+
+POSTGRES_VARIABLE = "WARMLOOP_TEST_POSTGRES"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
+STORES = ["sqlite", "postgres"]
+
+OpenStore = Callable[..., SqlStore]
+
+
+def _server_url() -> str:
+    url = os.environ.get(POSTGRES_VARIABLE, "").strip()
+    if url:
+        return url
+    try:
+        done = subprocess.run(
+            ["bash", str(SCRIPT)], capture_output=True, text=True, timeout=900, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"PostgreSQL could not be started ({exc}); its session tests need a server")
+    if done.returncode != 0:
+        why = " ".join(done.stderr.split()[-40:])
+        pytest.skip(f"PostgreSQL could not be started by scripts/postgres.sh: {why}")
+    return done.stdout.strip()
+
+
+def with_database(url: str, name: str) -> str:
+    """`url` pointing at database `name`."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def with_schema(url: str, schema: str) -> str:
+    """`url` whose connections use `schema` (a fresh namespace per test)."""
+    options = quote(f"-csearch_path={schema}", safe="")
+    return f"{url}{'&' if '?' in url else '?'}options={options}"
+
+
+def admin(url: str, statement: str) -> None:
+    """Run one statement outside a transaction (CREATE/DROP DATABASE need that)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(statement.encode())
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """A throwaway database on the test server, dropped at the end of the test session."""
+    server = _server_url()
+    name = "warmloop_test_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    yield with_database(server, name)
+    admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=STORES)
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a fresh, empty store lives: a SQLite file or a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "sessions.db")
+        return
+    database: str = request.getfixturevalue("postgres_database")
+    schema = "s_" + secrets.token_hex(6)
+    admin(database, f"CREATE SCHEMA {schema}")
+    yield with_schema(database, schema)
+    admin(database, f"DROP SCHEMA {schema} CASCADE")
+
+
+def open_spec(spec: str, **options: Any) -> SqlStore:
+    """The store at `spec`, with store options (a clock, a lease length)."""
+    if spec.startswith("postgresql://"):
+        from warmloop.sessions.postgres import PostgresStore
+
+        return PostgresStore(spec, **options)
+    return SQLiteStore(spec, **options)
+
+
+@pytest.fixture
+def make_store(store_spec: str) -> Iterator[OpenStore]:
+    """Opens stores on the test's store (several may be open at once); closes them all."""
+    opened: list[SqlStore] = []
+
+    def factory(**options: Any) -> SqlStore:
+        store = open_spec(store_spec, **options)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store: OpenStore) -> SqlStore:
+    """A fresh store of each kind."""
+    return make_store()

@@ -1,0 +1,232 @@
+"""The agent: a model, tools and declared outputs, configured once and run many times.
+
+Each run is a `runner.Runner` (the ReAct steps: query, parse, act, append); the agent holds
+what runs share: the tool block, the cache profile, the opening of its first session (every
+fresh session must open with the same bytes) and every bust its runs saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from os import PathLike
+from typing import Literal
+
+from warmloop.agent.run import Run
+from warmloop.agent.steps import Runner
+from warmloop.cache.facts import ModelFacts
+from warmloop.cache.guard import Bust
+from warmloop.cache.wire import WireStream
+from warmloop.errors import ConfigurationError
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.messages import Message, validate_id
+from warmloop.outputs import Outputs, OutputSpec
+from warmloop.providers.base import Model
+from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.resume import open_session
+from warmloop.sessions.store import SessionStore
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.invoke import (
+    MIN_RESULT_CHARS,
+    WINDOW_SHARE,
+    check_result_cap,
+    default_result_cap,
+)
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Tool, Toolbox, ToolFunction
+from warmloop.transcript import Transcript
+
+DEFAULT_INSTRUCTIONS = (
+    "You are an agent that completes tasks with tools. Call tools to gather what you need, "
+    f"then call {SUBMIT} with your final outputs."
+)
+DEFAULT_MAINTENANCE = MaintenancePolicy()
+RUNS_REMEMBERED = 256
+"""How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
+long-lived agent serving many tasks does not grow without bound."""
+DEFAULT_MAX_STEPS = 40
+"""Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
+
+
+def tools_fingerprint(specs: Iterable[ToolSpec]) -> str:
+    """A short digest of a tool set as the model sees it (names, descriptions, schemas)."""
+    text = json.dumps([s.full() for s in specs], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _positive_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+class Agent:
+    """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
+
+    `tools` is a list of tools or a `Toolbox` (`warmloop.tools.Toolbox` for a catalog,
+    code mode and MCP). `max_result_chars` caps each tool result: `"window"` (default) a
+    share of the model's window when the window is a fact, no cap while it is only assumed;
+    an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
+    bust the guard saw in this agent's runs, including a fresh session whose opening
+    (parameters, tools, system prompt) differs from the agent's earlier sessions.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Iterable[Tool | ToolFunction] | Toolbox = (),
+        *,
+        outputs: OutputSpec = None,
+        instructions: str = DEFAULT_INSTRUCTIONS,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        max_syntax_errors: int = 3,
+        max_tool_retries: int = 3,
+        max_result_chars: int | Literal["window"] | None = "window",
+        on_message: Callable[[Message], None] | None = None,
+        maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
+        on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
+    ) -> None:
+        self.max_steps = _positive_int(max_steps, "max_steps", 1)
+        self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
+        self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
+        if not isinstance(model, Model):
+            raise ConfigurationError(
+                f"model must be a warmloop Model (name, facts, discover, render, send), "
+                f"got {model!r}"
+            )
+        if not isinstance(instructions, str):
+            raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
+        for name, hook in (("on_message", on_message), ("on_maintenance", on_maintenance)):
+            if hook is not None and not callable(hook):
+                raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
+        self.model = model
+        if max_result_chars != "window":
+            max_result_chars = check_result_cap(max_result_chars)
+        self.max_result_chars: int | Literal["window"] | None = max_result_chars
+        # A Toolbox instance (a catalog, code mode, MCP: warmloop.tools) is used as given.
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        if SUBMIT in self.toolbox:
+            raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
+        self.outputs = Outputs(outputs)
+        self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
+        self.fingerprint = tools_fingerprint(self.tool_specs)
+        self.instructions = instructions
+        self.on_message = on_message
+        self.maintenance = maintenance
+        self.on_maintenance = on_maintenance
+        self.run_lengths: deque[int] = deque(maxlen=RUNS_REMEMBERED)
+        """Requests each recent finished run sent: how long this agent's runs go on (the
+        horizon the warm prune is priced over)."""
+        self.busts: list[Bust] = []
+        self.opening: WireStream | None = None
+        """The first request of this agent's first fresh session: later fresh sessions
+        must open with the same bytes (parameters, tools, system prompt)."""
+
+    def result_cap(self, facts: ModelFacts) -> int | None:
+        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
+        a share of a known window (no cap while the window is only assumed)."""
+        if self.max_result_chars != "window":
+            return self.max_result_chars
+        if facts.window is None:
+            return None
+        # One result can never overflow the window: a share of it (tool_run.py); a window
+        # too small to share still gets the smallest cap, not an error.
+        return default_result_cap(max(facts.window, MIN_RESULT_CHARS * WINDOW_SHARE))
+
+    def _runner(
+        self,
+        task: str | Mapping[str, object],
+        history: Transcript | None,
+        conversation_id: str | None,
+        hook: SessionRecorder | None = None,
+    ) -> Runner:
+        if history is not None and not isinstance(history, Transcript):
+            raise ConfigurationError(
+                f"history must be a Transcript (e.g. run.transcript), got {type(history).__name__}"
+            )
+        if conversation_id is not None:
+            validate_id(conversation_id)
+        return Runner(self, task_text(task), history, conversation_id, hook)
+
+    def _session(
+        self,
+        session: str | None,
+        store: SessionStore | str | PathLike[str] | None,
+        history: Transcript | None,
+        conversation_id: str | None,
+    ) -> AbstractContextManager[SessionRecorder | None]:
+        """The stored session's recorder, holding its lease, or nothing without `session`."""
+        if session is None:
+            if store is not None:
+                raise ConfigurationError("store= names where sessions live; pass session= too")
+            return nullcontext()
+        if history is not None:
+            raise ConfigurationError(
+                "a session continues its own stored conversation: pass session= or history=, "
+                "not both"
+            )
+        return open_session(
+            session,
+            store,
+            conversation_id=conversation_id,
+            cache_ttl=self.model.facts.profile.ttl,
+        )
+
+    async def run(
+        self,
+        task: str | Mapping[str, object],
+        *,
+        history: Transcript | None = None,
+        conversation_id: str | None = None,
+        session: str | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+    ) -> Run:
+        """Run one task; with `history`, continue that conversation on a new branch.
+        `conversation_id` names the conversation: it is the provider's routing key.
+        With `session`, create or continue that stored session in place (in `store`, by
+        default the SQLite file in the user's data directory), persisting each step;
+        SessionBusy if another process holds it."""
+        with self._session(session, store, history, conversation_id) as hook:
+            return await self._runner(task, history, conversation_id, hook).run()
+
+    def run_sync(
+        self,
+        task: str | Mapping[str, object],
+        *,
+        history: Transcript | None = None,
+        conversation_id: str | None = None,
+        session: str | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+    ) -> Run:
+        """`run` for code that is not async."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise ConfigurationError("run_sync was called inside an event loop; use await run()")
+        with self._session(session, store, history, conversation_id) as hook:
+            runner = self._runner(task, history, conversation_id, hook)
+            try:
+                return asyncio.run(runner.run())
+            except KeyboardInterrupt as exc:
+                runner.interrupted(exc)
+                raise
+
+
+def task_text(task: str | Mapping[str, object]) -> str:
+    """A task string as is; named inputs as `name: value` lines."""
+    if isinstance(task, str):
+        text = task
+    elif isinstance(task, Mapping):
+        text = "\n".join(f"{name}: {value}" for name, value in task.items())
+    else:
+        raise ConfigurationError(f"the task must be a string or a mapping, got {task!r}")
+    if not text.strip():
+        raise ConfigurationError("the task is empty")
+    return text

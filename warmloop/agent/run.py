@@ -1,0 +1,104 @@
+"""What a run returns: validated outputs, the transcript, and a record per request; and
+the errors that end a run without outputs, each carrying the transcript (nothing is lost)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from warmloop.agent.trajectory import TrajectoryStep, trajectory
+from warmloop.cache.facts import ModelFacts
+from warmloop.cache.pricing import CostReport, cost_report
+from warmloop.cache.record import RequestRecord
+from warmloop.cache.usage import Usage
+from warmloop.errors import WarmloopError
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.tools.tool import Execution, StuckCall
+from warmloop.transcript import Transcript
+
+
+@dataclass
+class Run:
+    """A finished run: validated outputs, the full transcript, and per-request records.
+    `start` is where this run's messages begin in the transcript (after any history)."""
+
+    outputs: BaseModel
+    transcript: Transcript
+    requests: list[RequestRecord]
+    steps: int
+    extracted: bool = False
+    model: str = ""
+    start: int = 0
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    """Every rewrite of the conversation during the run (prunes and folds)."""
+    executions: list[Execution] = field(default_factory=list)
+    """Every tool call executed, with what happened on the way (cut, timed out, stuck)."""
+    stuck: list[StuckCall] = field(default_factory=list)
+    """Timed-out calls whose worker was still running when the run ended."""
+    warnings: list[str] = field(default_factory=list)
+    """Facts about the model that were only assumed, each with the option that states it
+    (see `ModelFacts.assumptions`); empty when everything was known."""
+    facts: ModelFacts | None = None
+    """What was known about the model when the run ended (a window learned mid-run
+    included); its `priced_as` names the price entry that bills the run."""
+
+    @property
+    def truncated(self) -> list[Execution]:
+        """The calls whose result was cut to `max_result_chars`."""
+        return [e for e in self.executions if e.truncated_from is not None]
+
+    def usages(self) -> list[Usage]:
+        """Every request's usage: the steps', then the folds' own summary requests."""
+        folds = [e.usage for e in self.maintenance if e.usage is not None]
+        return [r.usage for r in self.requests] + folds
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over every request of the run, folds' summary requests included."""
+        return sum(self.usages(), Usage())
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Share of all input tokens of the run that were served from the cache."""
+        return self.usage.cache_hit_rate
+
+    def cost(self) -> CostReport:
+        """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
+        priced_as = self.facts.priced_as if self.facts is not None else None
+        return cost_report(self.model, self.usages(), priced_as=priced_as)
+
+    @property
+    def trajectory(self) -> list[TrajectoryStep]:
+        """This run's tool calls, derived from the transcript (never stored)."""
+        return trajectory(self.transcript.messages[self.start :])
+
+
+class RunError(WarmloopError):
+    """A run ended without outputs; `transcript` holds everything that happened, and
+    `requests` the record of each request sent before it ended (usage, seconds, prefix)."""
+
+    def __init__(
+        self, message: str, transcript: Transcript, requests: Sequence[RequestRecord] = ()
+    ) -> None:
+        super().__init__(message)
+        self.transcript = transcript
+        self.requests: list[RequestRecord] = list(requests)
+
+
+class SyntaxBudgetExceeded(RunError):
+    """The model produced too many consecutive unparseable turns."""
+
+
+class ExtractFailed(RunError):
+    """The extract step did not produce valid outputs."""
+
+
+class RunAborted(RunError):
+    """An unexpected exception ended the run (from a renderer, a provider, a tool or a
+    callback); the original is `__cause__`, and `transcript` holds every complete step."""
+
+
+class RequestFailed(RunError):
+    """A model request failed for good mid-run; the transcript is as it was before it."""

@@ -1,0 +1,329 @@
+"""One run of an agent: seed once, then per step query, parse, act, append. Nothing is
+rebuilt.
+
+Every exit keeps the transcript: an error ends as a `RunError` carrying it (the original as
+`__cause__`); Ctrl-C or a cancelled task closes the step in progress (pending calls get an
+"interrupted" result, so pairing holds) and re-raises with the transcript attached as
+`.transcript`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from warmloop.agent.run import (
+    ExtractFailed,
+    RequestFailed,
+    Run,
+    RunAborted,
+    RunError,
+    SyntaxBudgetExceeded,
+)
+from warmloop.cache.facts import MIN_WINDOW, ModelFacts
+from warmloop.cache.guard import PrefixCheck, PrefixGuard, opening_bust
+from warmloop.cache.record import RequestRecord
+from warmloop.errors import ContextWindowExceeded, ProviderError
+from warmloop.maintenance.horizon import requests_ahead
+from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
+from warmloop.outputs import SUBMITTED
+from warmloop.providers.base import Rendered
+from warmloop.sessions.recorder import SessionRecorder
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.tool import Execution
+from warmloop.transcript import Transcript
+
+if TYPE_CHECKING:
+    from warmloop.agent.agent import Agent
+
+INTERRUPTED = "Not executed: the run was interrupted before this call finished."
+
+
+@dataclass
+class Runner:
+    """One run's mutable state; created fresh per run, so every counter starts at zero."""
+
+    agent: Agent
+    task: str
+    history: Transcript | None
+    conversation_id: str | None
+    hook: SessionRecorder | None = None
+    """A stored session's persistence hook, called after each complete unit is appended."""
+    transcript: Transcript = field(init=False)
+    requests: list[RequestRecord] = field(default_factory=list)
+    start: int = 0
+    step: int = 0
+    syntax_errors: int = 0
+    failed_steps: int = 0
+    maintainer: Maintainer | None = None
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
+    facts: ModelFacts = field(init=False)
+    """The model's facts for this conversation: a window learned from a rejection (kept
+    in the transcript's meta) overrides the model's."""
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.hook is not None:
+            self.transcript = self.hook.transcript  # a stored session continues in place
+        elif self.history is not None:
+            self.transcript = self.history.fork()
+        else:
+            self.transcript = Transcript(meta=Meta(created_at=time.time()))
+        if self.conversation_id is not None:
+            self.transcript.conversation = self.conversation_id
+        if self.transcript.guard is None:
+            self.transcript.guard = PrefixGuard()
+        self.start = len(self.transcript)
+        self.facts = self.agent.model.facts
+
+    async def settle_facts(self) -> None:
+        """Ask the model for what its server publishes (once per model), take a window this
+        conversation learned earlier, say what is still assumed, and set up maintenance."""
+        agent = self.agent
+        facts = await agent.model.discover()
+        meta = self.transcript.meta
+        learned = meta.context_window if meta.model in ("", agent.model.name) else None
+        if learned is not None:  # a fact about this model, not one a history had with another
+            facts = facts.told_window(learned, "learned", "a rejection named it")
+        self.facts = facts
+        self.warnings = facts.assumptions(agent.model.name)
+        if agent.maintenance is not None:
+            self.maintainer = Maintainer(
+                agent.model,
+                agent.tool_specs,
+                facts.profile,
+                agent.maintenance,
+                window=facts.window,
+                persist=self.hook.stored if self.hook is not None else None,
+            )
+
+    def learned(self, exc: ContextWindowExceeded) -> None:
+        """A rejection named the window: a fact for the rest of this conversation (kept in
+        its meta, so a stored session remembers it)."""
+        if exc.window is None or exc.window < MIN_WINDOW:
+            return
+        self.facts = self.facts.told_window(exc.window, "learned", "a rejection named it")
+        self.transcript.meta = replace(self.transcript.meta, context_window=exc.window)
+        self.persisted(best_effort=True)  # stored now: the retry may fail as well
+        if self.maintainer is not None and self.facts.window is not None:
+            self.maintainer.learned_window(self.facts.window)
+
+    def append(self, message: Message) -> None:
+        self.transcript.append(message)
+        if self.agent.on_message is not None:
+            self.agent.on_message(message)
+
+    def persisted(self, *, best_effort: bool = False) -> None:
+        """Hand what is new to the session hook (one transaction). On the way out of a
+        failed run (`best_effort`) a store failure is dropped: the stored session stays at
+        its last complete step, and resuming closes the step."""
+        if self.hook is None:
+            return
+        try:
+            self.hook.appended(self.transcript, self.requests)
+        except Exception:
+            if not best_effort:
+                raise
+
+    def interrupted(self, exc: BaseException) -> None:
+        """Close the step in progress and attach the transcript to `exc`."""
+        self.transcript.answer_pending(INTERRUPTED)
+        self.persisted(best_effort=True)
+        exc.transcript = self.transcript  # type: ignore[attr-defined]
+
+    async def run(self) -> Run:
+        try:
+            await self.settle_facts()
+            return await self.steps()
+        except RunError as exc:
+            exc.requests = list(self.requests)
+            raise
+        except Exception as exc:
+            self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
+            self.persisted(best_effort=True)
+            raise RunAborted(
+                f"the run stopped on an unexpected {type(exc).__name__}: {exc}",
+                self.transcript,
+                self.requests,
+            ) from exc
+        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+            self.interrupted(exc)
+            raise
+
+    async def steps(self) -> Run:
+        agent = self.agent
+        if not len(self.transcript):
+            self.append(SystemText(agent.instructions))
+        self.append(UserText(self.task))
+        for step in range(1, agent.max_steps + 1):
+            self.step = step
+            turn = await self.query()
+            if turn is None:
+                continue
+            if not turn.tool_calls:
+                return await self.extract("You answered without calling a tool.")
+            outputs = await self.act(turn, extracting=False)
+            if outputs is not None:
+                return self.finish(outputs, extracted=False)
+            if self.failed_steps > agent.max_tool_retries:
+                return await self.extract(f"{self.failed_steps} steps in a row failed.")
+            if step == agent.max_steps - 1:
+                self.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
+        return await self.extract("The step budget is used up.")
+
+    def check(self, rendered: Rendered) -> PrefixCheck:
+        """The guard's verdict on this request; a fresh session's first request is checked
+        against the agent's opening instead (the cache its earlier sessions wrote)."""
+        transcript, agent = self.transcript, self.agent
+        assert transcript.guard is not None
+        check = transcript.guard.check(rendered.wire, revision=transcript.revision)
+        fresh = self.history is None and self.start == 0 and not self.requests
+        if fresh and agent.opening is None:
+            agent.opening = rendered.wire  # the agent's first session: nothing to reuse yet
+        elif fresh and agent.opening is not None:
+            bust = opening_bust(agent.opening, rendered.wire)
+            shared = 0 if bust else sum(len(text) for _, text in rendered.wire.opening)
+            check = PrefixCheck(bust.position if bust else shared, rendered.length, bust)
+        if check.bust is not None:
+            agent.busts.append(check.bust)
+        return check
+
+    async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
+        """Let the planner rewrite the conversation before this request; the request to
+        send (rendered again when the conversation changed)."""
+        if self.maintainer is None:
+            return rendered
+        agent = self.agent
+        budget_left = agent.max_steps - self.step + 2  # this step, the rest, extract
+        remaining = requests_ahead(len(self.requests), budget_left, agent.run_lengths)
+        transcript, events = await self.maintainer.maintain(
+            self.transcript,
+            rendered,
+            remaining=remaining,
+            forced=forced,
+            cap=agent.result_cap(self.facts),
+        )
+        if not events:
+            return rendered
+        self.transcript = transcript
+        for event in events:
+            self.maintenance.append(event)
+            if self.agent.on_maintenance is not None:
+                self.agent.on_maintenance(event)
+        return self.agent.model.render(self.transcript, self.agent.tool_specs)
+
+    async def query(self) -> AssistantTurn | None:
+        """One request; appends the assistant turn. None if it did not parse."""
+        model = self.agent.model
+        rendered = await self.maintain(model.render(self.transcript, self.agent.tool_specs))
+        check = self.check(rendered)
+        sent_at, started = time.time(), time.perf_counter()
+        try:
+            try:
+                response = await model.send(rendered, session_id=self.transcript.conversation)
+            except ContextWindowExceeded as exc:
+                self.learned(exc)
+                if self.maintainer is None:
+                    raise
+                # A forced maintenance point, then one retry.
+                rendered = await self.maintain(rendered, forced=True)
+                check = self.check(rendered)
+                response = await model.send(rendered, session_id=self.transcript.conversation)
+            # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
+            response = replace(response, turn=self.transcript.unique_calls(response.turn))
+        except ProviderError as exc:
+            raise RequestFailed(str(exc), self.transcript) from exc
+        self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        if self.maintainer is not None:
+            self.maintainer.observed(self.transcript, rendered, response.usage)
+        self.transcript.meta = replace(
+            self.transcript.meta,
+            updated_at=time.time(),
+            last_request_at=sent_at,
+            model=model.name,
+            tools_fingerprint=self.agent.fingerprint,
+        )
+        self.append(response.turn)
+        self.persisted()  # the turn is stored before any of its tools runs
+        problem = response.format_error
+        if problem is None:
+            self.syntax_errors = 0
+            return response.turn
+        self.syntax_errors += 1
+        if self.syntax_errors >= self.agent.max_syntax_errors:
+            raise SyntaxBudgetExceeded(
+                f"{self.syntax_errors} consecutive model turns could not be parsed "
+                f"(last: {problem.detail})",
+                self.transcript,
+            )
+        self.append(UserText(problem.correction))
+        return None
+
+    async def act(self, turn: AssistantTurn, *, extracting: bool) -> BaseModel | None:
+        """Answer every call of the turn, in order, appending each result as it comes;
+        returns the outputs on a valid submit."""
+        submitted: BaseModel | None = None
+        failed = True
+        cap = self.agent.result_cap(self.facts)
+        tools = self.agent.toolbox.conversation(self.transcript, max_result_chars=cap)
+        for call in turn.tool_calls:
+            if submitted is not None or (extracting and call.name != SUBMIT):
+                reason = "the run was already submitted" if submitted else "only submit now"
+                result = self.agent.toolbox.error(call, f"Not executed: {reason}.", cap)
+            elif call.name == SUBMIT:
+                checked = self.agent.outputs.validate(call)
+                if isinstance(checked, ToolResult):
+                    result = checked
+                else:
+                    submitted = checked
+                    result = ToolResult(call.id, call.name, SUBMITTED)
+            else:
+                execution = await tools.run(call)
+                self.executions.append(execution)
+                result = execution.result
+            failed = failed and result.is_error
+            self.append(result)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
+        self.persisted()
+        self.failed_steps = self.failed_steps + 1 if failed else 0
+        return submitted
+
+    async def extract(self, reason: str) -> Run:
+        """Ask once more, over the same history, for `submit`; raise with the transcript if not."""
+        prompt = self.agent.outputs.extract_prompt(reason)
+        self.append(UserText(prompt, only_tool=SUBMIT))
+        turn = await self.query()
+        outputs = await self.act(turn, extracting=True) if turn and turn.tool_calls else None
+        if outputs is None:
+            raise ExtractFailed(
+                f"the run ended without valid outputs ({reason} The extract step did not "
+                f"submit valid outputs either); the transcript holds everything",
+                self.transcript,
+            )
+        return self.finish(outputs, extracted=True)
+
+    def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
+        steps = len(self.requests)
+        model = self.agent.model.name
+        self.agent.run_lengths.append(steps)
+        return Run(
+            outputs,
+            self.transcript,
+            self.requests,
+            steps,
+            extracted,
+            model,
+            self.start,
+            self.maintenance,
+            self.executions,
+            list(self.agent.toolbox.stuck),
+            warnings=list(self.warnings),
+            facts=self.facts,
+        )

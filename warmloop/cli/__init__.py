@@ -1,0 +1,2 @@
+"""The command line: `warmloop run | resume | sessions | show | export | record | audit`
+(`main` assembles the verbs; `options` holds what they share)."""

@@ -1,0 +1,106 @@
+"""`warmloop record` and `warmloop audit`: see what a cache really served, and why not more.
+
+Registered on the `main` group of `warmloop.cli.run` by importing this module.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from warmloop.audit.log import read_log
+from warmloop.audit.page import render_page
+from warmloop.audit.recorder import Recorder
+from warmloop.audit.report import audit as audit_log
+from warmloop.audit.report import to_json
+from warmloop.audit.terminal import report_view
+from warmloop.cli.console import console as safe_console
+from warmloop.cli.console import json_text
+from warmloop.cli.run import fail, main
+from warmloop.errors import WarmloopError
+
+
+@main.command()
+@click.option(
+    "--upstream",
+    required=True,
+    metavar="URL",
+    help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("warmloop-requests.jsonl"),
+    show_default=True,
+    help="JSONL log to append to.",
+)
+def record(upstream: str, port: int, out: Path) -> None:
+    """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
+    usage) for `warmloop audit`. Point your client's base URL at the printed address."""
+    console = safe_console()
+    try:
+        recorder = Recorder(upstream, out, port=port)
+    except WarmloopError as exc:
+        fail(str(exc))
+    console.print(
+        Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
+        soft_wrap=True,
+    )
+    # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        recorder.serve_forever()
+    except KeyboardInterrupt:
+        console.print(Text(f"stopped; requests are in {out}", style="dim"))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        recorder.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a self-contained HTML report here.",
+)
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    metavar="SPEC",
+    help="Price under these models' cache rules (repeatable; default: four providers).",
+)
+def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str, ...]) -> None:
+    """Explain a request log (from `warmloop record`, or JSONL of raw request bodies):
+    per request what the cache served, where the prefix moved and why, and what it cost."""
+    try:
+        report = audit_log(read_log(file), source=file.name, providers=providers or None)
+    except WarmloopError as exc:
+        fail(str(exc))
+    if html_out is not None:
+        try:
+            html_out.write_text(render_page(report), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {html_out} ({exc.strerror}); pass --html in a writable place")
+    console = safe_console()
+    if as_json:
+        click.echo(json_text(json.dumps(to_json(report), indent=2, ensure_ascii=False)))
+        return
+    for part in report_view(report):
+        console.print(part)
+    if html_out is not None:
+        console.print(Text(f"HTML report written to {html_out}", style="dim"))

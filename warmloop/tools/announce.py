@@ -1,0 +1,75 @@
+"""Announcements: the transcript part that teaches discovered tools, and what a transcript
+has already taught.
+
+A tool found after the tool block was fixed is taught by one notice appended to the
+transcript, carrying its full description (`Notice.tools`); renderers show it in place on
+every wire format. What a conversation has been taught is read back from its transcript,
+never remembered beside it, so a resumed session, a follow-up and a fresh process agree,
+and a fold that hides an announcement lets the tool be announced again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from warmloop.messages import AnnouncedTool, Notice
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
+
+NO_TAG = "\\u003c"
+"""`<` as a JSON string escape: how text from outside spells it inside a wrapper."""
+
+MEMO_SIZE = 8
+"""Transcripts whose taught set is remembered (the incremental scan of each)."""
+
+
+def untagged(text: str) -> str:
+    """`text` (JSON, or a listing quoting it) with no `<` that could open or close a tag. In
+    JSON text a `<` can only be inside a string, where `\\u003c` means the same."""
+    return text.replace("<", NO_TAG)
+
+
+def announced_tool(spec: ToolSpec) -> AnnouncedTool:
+    """A tool's full description as an announcement carries it (compact JSON schema)."""
+    schema = json.dumps(spec.parameters, ensure_ascii=False, separators=(",", ":"))
+    return AnnouncedTool(spec.name, spec.description, schema)
+
+
+def announcement(specs: Iterable[ToolSpec], gateway: str, code: str = "") -> Notice:
+    """The notice that teaches `specs` once: called through `gateway`, and as functions in
+    `code` when code mode is on."""
+    tools = tuple(announced_tool(s) for s in specs)
+    one = len(tools) == 1
+    how = f"call {'it' if one else 'them'} with {gateway}"
+    if code:
+        how += f" or as {'a function' if one else 'functions'} in {code}"
+    noun = "tool" if one else "tools"
+    return Notice(f"Discovered {noun}; {how}. Full description{'' if one else 's'}:", tools=tools)
+
+
+def taught_in(transcript: Transcript, start: int = 0) -> set[str]:
+    """Names of the tools announced by notices a model is shown, from message `start` on."""
+    names: set[str] = set()
+    for _, message in transcript.visible(start):
+        if isinstance(message, Notice):
+            names.update(t.name for t in message.tools)
+    return names
+
+
+class Taught:
+    """What each transcript has taught, scanned incrementally: a transcript only grows
+    between rewrites, and a rewrite changes its key (revision), which scans it afresh."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int, int], tuple[int, frozenset[str]]] = {}
+
+    def __call__(self, transcript: Transcript) -> frozenset[str]:
+        key = transcript.key
+        scanned, names = self._seen.pop(key, (0, frozenset()))
+        if scanned < len(transcript):
+            names = names | taught_in(transcript, scanned)
+        self._seen[key] = (len(transcript), names)
+        while len(self._seen) > MEMO_SIZE:
+            del self._seen[next(iter(self._seen))]
+        return names

@@ -1,0 +1,152 @@
+"""The searchable catalog: tools kept out of the tool block, in name order, each callable
+with a dict of arguments that is validated against that tool's own schema first.
+
+A catalog tool is either a Python `Tool` (validated by its pydantic model) or a
+`RemoteTool` such as an MCP server's (a JSON schema, checked in bounded time by
+`remote_schema`, and an async call). Both run under the same time limit rules as the
+toolbox's own tools and come back as a value (code mode) or as text (the gateway); nothing a
+tool does escapes as an exception. A remote tool whose schema cannot be used is refused when
+it is added (an MCP server's is skipped with a warning).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from warmloop.errors import ConfigurationError, ToolFailed
+from warmloop.tools import remote_schema
+from warmloop.tools.invoke import Outcome, check_timeout, describe_exception, invoke
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.search import Index
+from warmloop.tools.tool import Tool, describe_invalid
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool described by a JSON schema and run by an async call with the argument dict
+    (an MCP server's tool). `unavailable()` says why it cannot run now ("" when it can)."""
+
+    spec: ToolSpec
+    call: Callable[[dict[str, Any]], Awaitable[Any]] = field(repr=False)
+    timeout: float | None = None
+    unavailable: Callable[[], str] = field(default=lambda: "", repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+Entry = Tool | RemoteTool
+
+
+def validated(entry: Entry, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments to call `entry` with; ValueError says what is wrong with them,
+    `Uncheckable` why a remote tool's schema cannot tell."""
+    if isinstance(entry, RemoteTool):
+        problems = remote_schema.problems(entry.spec.parameters, arguments)
+        if problems:
+            raise ValueError("\n".join(problems))
+        return dict(arguments)
+    try:
+        model = entry.args_model.model_validate(dict(arguments))
+    except Exception as exc:  # validators may raise anything; the model must hear why
+        raise ValueError(describe_invalid(exc)) from exc
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+async def call_entry(entry: Entry, kwargs: dict[str, Any], default_limit: float | None) -> Outcome:
+    """Run `entry` with validated `kwargs` within its time limit (or the default)."""
+    limit = default_limit if entry.timeout is None else entry.timeout
+    limit = None if limit is None or math.isinf(limit) else limit
+    if isinstance(entry, RemoteTool):
+        reason = entry.unavailable()
+        if reason:
+            return Outcome(error=ToolFailed(reason))
+        remote = entry
+
+        async def run_remote() -> Any:
+            return await remote.call(kwargs)
+
+        return await invoke(run_remote, {}, limit, entry.name)
+    return await invoke(entry.function, kwargs, limit, entry.name)
+
+
+def failure_text(name: str, outcome: Outcome) -> str:
+    """What the model is told when a catalog tool failed or timed out."""
+    if outcome.timed_out:
+        return f"{name} timed out and was stopped. Try a smaller request or another way."
+    error = outcome.error
+    if isinstance(error, ToolFailed):
+        return f"{name} failed: {error}"
+    assert error is not None
+    return f"{name} failed: {describe_exception(error)}"
+
+
+class Catalog:
+    """Tools kept out of the tool block, always in name order, with a BM25F index."""
+
+    def __init__(self, entries: Iterable[Entry] = (), *, reserved: Iterable[str] = ()) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._index: Index | None = None
+        self.reserved = frozenset(reserved)
+        """Names taken outside the catalog (core tools, the toolbox's own)."""
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: Entry) -> None:
+        """Add a tool; a name already in use (or reserved), or a remote tool's schema that
+        cannot be used, is a configuration error."""
+        if entry.name in self._entries or entry.name in self.reserved:
+            raise ConfigurationError(
+                f"tool name {entry.name!r} is used twice (by the catalog, a core tool, the "
+                "toolbox's own tools, or outputs, whose tool is 'submit'); names must be unique"
+            )
+        if isinstance(entry, RemoteTool):
+            why = remote_schema.unusable(entry.spec.parameters)
+            if why:
+                raise ConfigurationError(f"tool {entry.name!r} cannot be used: {why}")
+        check_timeout(entry.timeout, f"tool {entry.name!r}")
+        self._entries[entry.name] = entry
+        self._index = None
+
+    def replace(self, old: Iterable[str], new: Iterable[Entry]) -> None:
+        """Swap a group of tools (a reconnected server's) for its new listing."""
+        for name in old:
+            self._entries.pop(name, None)
+        for entry in new:
+            self.add(entry)
+        self._index = None
+
+    def names(self) -> list[str]:
+        """Every name, sorted: the order never depends on how tools were listed."""
+        return sorted(self._entries)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """Every tool's spec, in name order."""
+        return tuple(self._entries[n].spec for n in self.names())
+
+    def get(self, name: str) -> Entry | None:
+        return self._entries.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def search(self, query: str, limit: int) -> list[Entry]:
+        """The best `limit` matches for `query` that can run now, best first."""
+        if self._index is None:
+            self._index = Index(self.specs())
+        found = []
+        for name, _ in self._index.rank(query, len(self._entries)):
+            entry = self._entries[name]
+            if isinstance(entry, RemoteTool) and entry.unavailable():
+                continue
+            found.append(entry)
+            if len(found) == limit:
+                break
+        return found

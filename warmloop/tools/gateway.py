@@ -1,0 +1,69 @@
+"""The stable tools a large toolbox puts in the tool block: `search_tools`, `call_tool`
+and, in code mode, `run_code`. Their descriptions never mention the catalog's contents, so
+the tool block stays byte-identical however many tools are found, connected or announced.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
+
+SEARCH = "search_tools"
+GATEWAY = "call_tool"
+"""The stable tool through which discovered tools are called."""
+SUBMIT = "submit"
+"""The tool that ends a run with its declared outputs (built in `warmloop.outputs`); no
+toolbox may name a tool so."""
+RUN_CODE = "run_code"
+RESERVED = frozenset({SEARCH, GATEWAY, RUN_CODE})
+MAX_LIMIT = 20
+DEFAULT_LIMIT = 3
+"""Matches a search returns unless asked: each new one is announced in full, and the
+provider's own tool search loads 3-5 (Anthropic, Tool search tool)."""
+
+
+def _spec(
+    name: str, description: str, fields: dict[str, tuple[Any, Any]], texts: dict[str, str]
+) -> tuple[ToolSpec, type[BaseModel]]:
+    model = typed_model(f"{name}_args", fields, f"tool {name!r}")
+    parameters = model_schema(model, f"tool {name!r}")
+    describe_arguments(parameters, texts)
+    return ToolSpec(name, description, parameters), model
+
+
+SEARCH_SPEC, SEARCH_ARGS = _spec(
+    SEARCH,
+    "Search the catalog of tools not listed here. Returns the best matches as "
+    f"name(arguments); a tool found for the first time is described in full right after "
+    f"this step, and from then on can be called with {GATEWAY}.",
+    {"query": (str, ...), "limit": (Annotated[int, Field(ge=1, le=MAX_LIMIT)], DEFAULT_LIMIT)},
+    {
+        "query": "What you need, in a few words, e.g. 'create calendar event'.",
+        "limit": f"How many matches to return (1 to {MAX_LIMIT}).",
+    },
+)
+
+GATEWAY_SPEC, GATEWAY_ARGS = _spec(
+    GATEWAY,
+    f"Call a tool found with {SEARCH}, by its name, with its arguments.",
+    {"name": (str, ...), "arguments": (dict[str, Any], Field(default_factory=dict))},
+    {
+        "name": "The tool's name, as the search found it.",
+        "arguments": "The tool's arguments as a JSON object, as its description says.",
+    },
+)
+
+CODE_SPEC, CODE_ARGS = _spec(
+    RUN_CODE,
+    "Run a Python snippet in a sandbox (a subset of Python: no imports beyond a few "
+    "standard modules, no files or network unless granted) and return what it prints and "
+    "the value of its last expression. Every tool you can call is a Python function of the "
+    "same name taking its arguments as keyword arguments: those listed here, and tools found "
+    "later once they are announced. Use it to call several tools in one step and keep only "
+    "what you need of their results.",
+    {"code": (str, ...)},
+    {"code": "The Python code to run."},
+)
