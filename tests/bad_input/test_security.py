@@ -73,7 +73,8 @@ from warmloop.workspace.files import read_regular
 # a path and then opening it by name let 13 to 1,221 of 5,000 calls per case reach the
 # outside twin; opening each component under the directory before it, never following a
 # link, lets none. Static cases build links that leave the root by longer ways than the
-# hostile tables (tests/workspace/test_workspace_hostile.py) try, and freeze a race at its bad moment.
+# hostile tables (tests/workspace/test_workspace_hostile.py) try, and freeze a race at its
+# bad moment.
 
 WORKSPACE_ROUNDS = 5_000
 OUTSIDE_SECRET = "OUTSIDE-SECRET-5f2a"

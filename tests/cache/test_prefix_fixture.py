@@ -14,8 +14,9 @@ pytest_plugins = ["pytester"]
 INNER = '''
 import itertools
 import pytest
-from warmloop import Agent, ScriptedModel, call, runner, tool
-from warmloop.transcript import SystemText
+from warmloop import Agent, ScriptedModel, call, tool
+from warmloop.agent import steps as runner
+from warmloop.messages import SystemText
 
 
 @tool

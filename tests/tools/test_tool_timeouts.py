@@ -117,7 +117,7 @@ async def test_sync_tools_run_in_daemon_threads_so_a_hung_one_never_blocks_exit(
 HUNG_PROGRAM = """
 import asyncio, threading
 from warmloop import Toolbox, tool
-from warmloop.transcript import ToolCall
+from warmloop.messages import ToolCall
 
 @tool(timeout=0.1)
 def hang() -> str:

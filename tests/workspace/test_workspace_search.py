@@ -17,8 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.workspace_cases import Case, check, write
+from warmloop.re2_syntax import to_re2
 from warmloop.workspace import split_lines
-from warmloop.workspace.pattern import MAX_PATTERN_CHARS, compile_pattern, to_re2
+from warmloop.workspace.pattern import MAX_PATTERN_CHARS, compile_pattern
 
 LINES = write(
     "lines.txt",

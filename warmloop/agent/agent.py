@@ -1,8 +1,8 @@
 """The agent: a model, tools and declared outputs, configured once and run many times.
 
-Each run is a `runner.Runner` (the ReAct steps: query, parse, act, append); the agent holds
-what runs share: the tool block, the cache profile, the opening of its first session (every
-fresh session must open with the same bytes) and every bust its runs saw.
+Each run is a `steps.Runner` (the ReAct steps: query, parse, act, append) that reads the
+agent's settings as the run starts; what the agent learns across runs (the opening of its
+first session, every bust, how long its runs go on) lives in one object it owns, `learned`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
+from warmloop.agent.learned import Learned
 from warmloop.agent.run import Run
-from warmloop.agent.steps import Runner
+from warmloop.agent.steps import Runner, Settings
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.guard import Bust
 from warmloop.cache.wire import WireStream
@@ -31,12 +31,7 @@ from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
 from warmloop.tools.gateway import SUBMIT
-from warmloop.tools.invoke import (
-    MIN_RESULT_CHARS,
-    WINDOW_SHARE,
-    check_result_cap,
-    default_result_cap,
-)
+from warmloop.tools.invoke import check_result_cap
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool, Toolbox, ToolFunction
 from warmloop.transcript import Transcript
@@ -46,9 +41,6 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 DEFAULT_MAINTENANCE = MaintenancePolicy()
-RUNS_REMEMBERED = 256
-"""How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
-long-lived agent serving many tasks does not grow without bound."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -119,24 +111,42 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
-        self.run_lengths: deque[int] = deque(maxlen=RUNS_REMEMBERED)
-        """Requests each recent finished run sent: how long this agent's runs go on (the
-        horizon the warm prune is priced over)."""
-        self.busts: list[Bust] = []
-        self.opening: WireStream | None = None
+        self.learned = Learned()
+        """What this agent's runs taught it; only its runs write it."""
+
+    @property
+    def busts(self) -> list[Bust]:
+        """Every cache bust the guard saw in this agent's runs."""
+        return self.learned.busts
+
+    @property
+    def opening(self) -> WireStream | None:
         """The first request of this agent's first fresh session: later fresh sessions
         must open with the same bytes (parameters, tools, system prompt)."""
+        return self.learned.opening
+
+    def settings(self) -> Settings:
+        """What a run reads of this agent, as it is now."""
+        return Settings(
+            self.model,
+            self.toolbox,
+            self.outputs,
+            self.tool_specs,
+            self.fingerprint,
+            self.instructions,
+            self.max_steps,
+            self.max_syntax_errors,
+            self.max_tool_retries,
+            self.max_result_chars,
+            self.on_message,
+            self.maintenance,
+            self.on_maintenance,
+        )
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
         a share of a known window (no cap while the window is only assumed)."""
-        if self.max_result_chars != "window":
-            return self.max_result_chars
-        if facts.window is None:
-            return None
-        # One result can never overflow the window: a share of it (tool_run.py); a window
-        # too small to share still gets the smallest cap, not an error.
-        return default_result_cap(max(facts.window, MIN_RESULT_CHARS * WINDOW_SHARE))
+        return self.settings().result_cap(facts)
 
     def _runner(
         self,
@@ -151,7 +161,9 @@ class Agent:
             )
         if conversation_id is not None:
             validate_id(conversation_id)
-        return Runner(self, task_text(task), history, conversation_id, hook)
+        return Runner(
+            self.settings(), self.learned, task_text(task), history, conversation_id, hook
+        )
 
     def _session(
         self,

@@ -1,6 +1,10 @@
 """One run of an agent: seed once, then per step query, parse, act, append. Nothing is
 rebuilt.
 
+The run owns its state: the transcript (it applies every rewrite the maintainer plans, once
+the session has stored it), its request records and events. It reads the agent's settings
+(`Settings`, taken when the run starts) and adds to what the agent learns (`Learned`).
+
 Every exit keeps the transcript: an error ends as a `RunError` carrying it (the original as
 `__cause__`); Ctrl-C or a cancelled task closes the step in progress (pending calls get an
 "interrupted" result, so pairing holds) and re-raises with the transcript attached as
@@ -11,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from pydantic import BaseModel
 
+from warmloop.agent.learned import Learned
 from warmloop.agent.run import (
     ExtractFailed,
     RequestFailed,
@@ -25,30 +31,61 @@ from warmloop.agent.run import (
     SyntaxBudgetExceeded,
 )
 from warmloop.cache.facts import MIN_WINDOW, ModelFacts
-from warmloop.cache.guard import PrefixCheck, PrefixGuard, opening_bust
+from warmloop.cache.guard import PrefixCheck, PrefixGuard
 from warmloop.cache.record import RequestRecord
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
-from warmloop.outputs import SUBMITTED
-from warmloop.providers.base import Rendered
+from warmloop.outputs import SUBMITTED, Outputs
+from warmloop.providers.base import Model, Rendered
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.tools.gateway import SUBMIT
-from warmloop.tools.tool import Execution
+from warmloop.tools.invoke import MIN_RESULT_CHARS, WINDOW_SHARE, default_result_cap
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Execution, Toolbox
 from warmloop.transcript import Transcript
 
-if TYPE_CHECKING:
-    from warmloop.agent.agent import Agent
-
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run reads of its agent, taken as the run starts (the Agent's attributes)."""
+
+    model: Model
+    toolbox: Toolbox
+    outputs: Outputs
+    tool_specs: tuple[ToolSpec, ...]
+    fingerprint: str
+    instructions: str
+    max_steps: int
+    max_syntax_errors: int
+    max_tool_retries: int
+    max_result_chars: int | Literal["window"] | None
+    on_message: Callable[[Message], None] | None
+    maintenance: MaintenancePolicy | None
+    on_maintenance: Callable[[MaintenanceEvent], None] | None
+
+    def result_cap(self, facts: ModelFacts) -> int | None:
+        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
+        a share of a known window (no cap while the window is only assumed)."""
+        if self.max_result_chars != "window":
+            return self.max_result_chars
+        if facts.window is None:
+            return None
+        # One result can never overflow the window: a share of it (tools/invoke.py); a
+        # window too small to share still gets the smallest cap, not an error.
+        return default_result_cap(max(facts.window, MIN_RESULT_CHARS * WINDOW_SHARE))
 
 
 @dataclass
 class Runner:
     """One run's mutable state; created fresh per run, so every counter starts at zero."""
 
-    agent: Agent
+    settings: Settings
+    learned: Learned
     task: str
     history: Transcript | None
     conversation_id: str | None
@@ -80,30 +117,29 @@ class Runner:
         if self.transcript.guard is None:
             self.transcript.guard = PrefixGuard()
         self.start = len(self.transcript)
-        self.facts = self.agent.model.facts
+        self.facts = self.settings.model.facts
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
         conversation learned earlier, say what is still assumed, and set up maintenance."""
-        agent = self.agent
-        facts = await agent.model.discover()
+        settings = self.settings
+        facts = await settings.model.discover()
         meta = self.transcript.meta
-        learned = meta.context_window if meta.model in ("", agent.model.name) else None
+        learned = meta.context_window if meta.model in ("", settings.model.name) else None
         if learned is not None:  # a fact about this model, not one a history had with another
             facts = facts.told_window(learned, "learned", "a rejection named it")
         self.facts = facts
-        self.warnings = facts.assumptions(agent.model.name)
-        if agent.maintenance is not None:
+        self.warnings = facts.assumptions(settings.model.name)
+        if settings.maintenance is not None:
             self.maintainer = Maintainer(
-                agent.model,
-                agent.tool_specs,
+                settings.model,
+                settings.tool_specs,
                 facts.profile,
-                agent.maintenance,
+                settings.maintenance,
                 window=facts.window,
-                persist=self.hook.stored if self.hook is not None else None,
             )
 
-    def learned(self, exc: ContextWindowExceeded) -> None:
+    def window_learned(self, exc: ContextWindowExceeded) -> None:
         """A rejection named the window: a fact for the rest of this conversation (kept in
         its meta, so a stored session remembers it)."""
         if exc.window is None or exc.window < MIN_WINDOW:
@@ -116,8 +152,8 @@ class Runner:
 
     def append(self, message: Message) -> None:
         self.transcript.append(message)
-        if self.agent.on_message is not None:
-            self.agent.on_message(message)
+        if self.settings.on_message is not None:
+            self.settings.on_message(message)
 
     def persisted(self, *, best_effort: bool = False) -> None:
         """Hand what is new to the session hook (one transaction). On the way out of a
@@ -157,11 +193,11 @@ class Runner:
             raise
 
     async def steps(self) -> Run:
-        agent = self.agent
+        settings = self.settings
         if not len(self.transcript):
-            self.append(SystemText(agent.instructions))
+            self.append(SystemText(settings.instructions))
         self.append(UserText(self.task))
-        for step in range(1, agent.max_steps + 1):
+        for step in range(1, settings.max_steps + 1):
             self.step = step
             turn = await self.query()
             if turn is None:
@@ -171,64 +207,58 @@ class Runner:
             outputs = await self.act(turn, extracting=False)
             if outputs is not None:
                 return self.finish(outputs, extracted=False)
-            if self.failed_steps > agent.max_tool_retries:
+            if self.failed_steps > settings.max_tool_retries:
                 return await self.extract(f"{self.failed_steps} steps in a row failed.")
-            if step == agent.max_steps - 1:
+            if step == settings.max_steps - 1:
                 self.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
         return await self.extract("The step budget is used up.")
 
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
         against the agent's opening instead (the cache its earlier sessions wrote)."""
-        transcript, agent = self.transcript, self.agent
+        transcript = self.transcript
         assert transcript.guard is not None
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
         fresh = self.history is None and self.start == 0 and not self.requests
-        if fresh and agent.opening is None:
-            agent.opening = rendered.wire  # the agent's first session: nothing to reuse yet
-        elif fresh and agent.opening is not None:
-            bust = opening_bust(agent.opening, rendered.wire)
-            shared = 0 if bust else sum(len(text) for _, text in rendered.wire.opening)
-            check = PrefixCheck(bust.position if bust else shared, rendered.length, bust)
-        if check.bust is not None:
-            agent.busts.append(check.bust)
-        return check
+        return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
 
     async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
         """Let the planner rewrite the conversation before this request; the request to
         send (rendered again when the conversation changed)."""
         if self.maintainer is None:
             return rendered
-        agent = self.agent
-        budget_left = agent.max_steps - self.step + 2  # this step, the rest, extract
-        remaining = requests_ahead(len(self.requests), budget_left, agent.run_lengths)
-        transcript, events = await self.maintainer.maintain(
+        settings = self.settings
+        budget_left = settings.max_steps - self.step + 2  # this step, the rest, extract
+        remaining = requests_ahead(len(self.requests), budget_left, self.learned.run_lengths)
+        changes = await self.maintainer.maintain(
             self.transcript,
             rendered,
             remaining=remaining,
             forced=forced,
-            cap=agent.result_cap(self.facts),
+            cap=settings.result_cap(self.facts),
         )
-        if not events:
+        if not changes:
             return rendered
-        self.transcript = transcript
-        for event in events:
-            self.maintenance.append(event)
-            if self.agent.on_maintenance is not None:
-                self.agent.on_maintenance(event)
-        return self.agent.model.render(self.transcript, self.agent.tool_specs)
+        for change in changes:
+            if self.hook is not None:  # stored with its archive rows first; raises: not adopted
+                self.hook.stored(change.transcript, change.rewrite)
+            self.transcript = change.transcript
+            self.maintenance.append(change.event)
+            if settings.on_maintenance is not None:
+                settings.on_maintenance(change.event)
+        return settings.model.render(self.transcript, settings.tool_specs)
 
     async def query(self) -> AssistantTurn | None:
         """One request; appends the assistant turn. None if it did not parse."""
-        model = self.agent.model
-        rendered = await self.maintain(model.render(self.transcript, self.agent.tool_specs))
+        model = self.settings.model
+        rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
         sent_at, started = time.time(), time.perf_counter()
         try:
             try:
                 response = await model.send(rendered, session_id=self.transcript.conversation)
             except ContextWindowExceeded as exc:
-                self.learned(exc)
+                self.window_learned(exc)
                 if self.maintainer is None:
                     raise
                 # A forced maintenance point, then one retry.
@@ -247,7 +277,7 @@ class Runner:
             updated_at=time.time(),
             last_request_at=sent_at,
             model=model.name,
-            tools_fingerprint=self.agent.fingerprint,
+            tools_fingerprint=self.settings.fingerprint,
         )
         self.append(response.turn)
         self.persisted()  # the turn is stored before any of its tools runs
@@ -256,7 +286,7 @@ class Runner:
             self.syntax_errors = 0
             return response.turn
         self.syntax_errors += 1
-        if self.syntax_errors >= self.agent.max_syntax_errors:
+        if self.syntax_errors >= self.settings.max_syntax_errors:
             raise SyntaxBudgetExceeded(
                 f"{self.syntax_errors} consecutive model turns could not be parsed "
                 f"(last: {problem.detail})",
@@ -270,14 +300,14 @@ class Runner:
         returns the outputs on a valid submit."""
         submitted: BaseModel | None = None
         failed = True
-        cap = self.agent.result_cap(self.facts)
-        tools = self.agent.toolbox.conversation(self.transcript, max_result_chars=cap)
+        cap = self.settings.result_cap(self.facts)
+        tools = self.settings.toolbox.conversation(self.transcript, max_result_chars=cap)
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
-                result = self.agent.toolbox.error(call, f"Not executed: {reason}.", cap)
+                result = self.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
             elif call.name == SUBMIT:
-                checked = self.agent.outputs.validate(call)
+                checked = self.settings.outputs.validate(call)
                 if isinstance(checked, ToolResult):
                     result = checked
                 else:
@@ -297,7 +327,7 @@ class Runner:
 
     async def extract(self, reason: str) -> Run:
         """Ask once more, over the same history, for `submit`; raise with the transcript if not."""
-        prompt = self.agent.outputs.extract_prompt(reason)
+        prompt = self.settings.outputs.extract_prompt(reason)
         self.append(UserText(prompt, only_tool=SUBMIT))
         turn = await self.query()
         outputs = await self.act(turn, extracting=True) if turn and turn.tool_calls else None
@@ -311,8 +341,8 @@ class Runner:
 
     def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
         steps = len(self.requests)
-        model = self.agent.model.name
-        self.agent.run_lengths.append(steps)
+        model = self.settings.model.name
+        self.learned.finished(steps)
         return Run(
             outputs,
             self.transcript,
@@ -323,7 +353,7 @@ class Runner:
             self.start,
             self.maintenance,
             self.executions,
-            list(self.agent.toolbox.stuck),
+            list(self.settings.toolbox.stuck),
             warnings=list(self.warnings),
             facts=self.facts,
         )

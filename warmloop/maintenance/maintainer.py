@@ -1,15 +1,16 @@
 """Maintenance at run time: measure each request, ask the planner before the next one, and
 carry out its decision (prune, then fold if still over the trigger).
 
-Every rewrite is applied to a scratch copy of the transcript, stored (`persist`: a session
-store writes the rewrite and archives the originals in one transaction), and only then
-adopted, so a failure leaves the conversation as it was.
+The maintainer never changes the run's conversation: it returns a plan, a list of
+`Change`s, each a rewrite already applied to a scratch copy with what it replaced. The run
+stores each (a session writes the rewrite and archives the originals in one transaction)
+and only then adopts it, so a failure leaves the conversation as it was.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,8 +26,6 @@ from warmloop.providers.base import Model, Rendered
 from warmloop.tools.invoke import cap_text
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, scratch_copy
-
-Persist = Callable[[Transcript, Rewrite], None]
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,17 @@ class MaintenanceEvent:
         )
 
 
+@dataclass(frozen=True)
+class Change:
+    """One rewrite of a plan: the rewritten conversation (a scratch copy; the run adopts
+    it once stored), the `Rewrite` (what was replaced or folded: the archive's rows) and
+    the event that reports it."""
+
+    transcript: Transcript
+    rewrite: Rewrite
+    event: MaintenanceEvent
+
+
 class Maintainer:
     """One run's maintenance: sizes, the excess paid on prunable content, fold pauses."""
 
@@ -76,7 +86,6 @@ class Maintainer:
         policy: MaintenancePolicy,
         *,
         window: int | None,
-        persist: Persist | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -85,7 +94,6 @@ class Maintainer:
         self.window = window
         """Prompt tokens that fit, when known (None: only assumed, never acted on)."""
         self.prune_policy = policy.prune.for_window(window)
-        self.persist = persist
         self.counter = TokenCounter(model.name)
         self.sizer = PromptSizer(self.counter)
         self.excess = 0.0
@@ -131,18 +139,19 @@ class Maintainer:
         remaining: int,
         forced: bool = False,
         cap: int | None = None,
-    ) -> tuple[Transcript, list[MaintenanceEvent]]:
-        """The transcript to send next (rewritten or not) and what was done to it. `forced`:
+    ) -> list[Change]:
+        """The rewrites to apply before the next request, in order (none: send it as it
+        is); each one's input is the previous one's transcript. `forced`:
         the provider rejected the prompt as too long; new results longer than `cap` (the
         share of a window the rejection named) are cut first, and prune or fold follow
         unless that was enough."""
         estimate = self.sizer.estimate(rendered.stream)
-        events: list[MaintenanceEvent] = []
+        changes: list[Change] = []
         if forced and cap is not None:
-            transcript, cut = self.cut_new_results(transcript, cap, estimate)
+            cut = self.cut_new_results(transcript, cap, estimate)
             if cut is not None:
-                events.append(cut)
-                estimate = cut.tokens_after
+                changes.append(cut)
+                transcript, estimate = cut.transcript, cut.event.tokens_after
         last = transcript.meta.last_request_at
         idle = time.time() - last if last is not None else None
         plan = self.plan(transcript)
@@ -156,28 +165,26 @@ class Maintainer:
             self.excess,
         )
         decision = decide(situation, self.profile, self.policy)
-        fits = events and self.window is not None and estimate < self.policy.trigger * self.window
+        fits = changes and self.window is not None and estimate < self.policy.trigger * self.window
         if forced and not fits:
             decision = Decision("prune" if plan else "fold", "overflow")
         if decision.action == "prune":
-            transcript, event = self._prune(transcript, plan, decision, estimate)
-            events.append(event)
-            estimate = event.tokens_after
+            pruned = self._prune(transcript, plan, decision, estimate)
+            changes.append(pruned)
+            transcript, estimate = pruned.transcript, pruned.event.tokens_after
         over = self.window is not None and estimate >= self.policy.trigger * self.window
         if (decision.action == "fold" or over) and self._may_fold():
             folded = await self._fold(transcript, decision.reason or "trigger", estimate)
             if folded is not None:
-                transcript, event = folded
-                events.append(event)
-        if events:
+                changes.append(folded)
+                transcript = folded.transcript
+        if changes:
             self.excess = 0.0
             plan = self.plan(transcript)  # what the rewritten conversation still offers
         self._planned = (transcript.key, len(transcript), plan)
-        return transcript, events
+        return changes
 
-    def cut_new_results(
-        self, transcript: Transcript, cap: int, estimate: int
-    ) -> tuple[Transcript, MaintenanceEvent | None]:
+    def cut_new_results(self, transcript: Transcript, cap: int, estimate: int) -> Change | None:
         """Results added since the last answered request that are longer than `cap` (a
         share of a window just learned), cut as they would have been had the window been
         known; no provider has read them yet, so no cache is lost."""
@@ -188,23 +195,18 @@ class Maintainer:
             if isinstance(m, ToolResult) and len(m.content) > cap
         ]
         if not found:
-            return transcript, None
+            return None
         edits = {i: cap_text(m.content, cap)[0] for i, m in found}
         scratch = scratch_copy(transcript)
         rewrite = scratch.replace_content(edits)
         dropped = sum(self.tokens(m.content) - self.tokens(edits[i]) for i, m in found)
         after = max(estimate - dropped, 0)
         event = MaintenanceEvent("cut", "overflow", rewrite.revision, len(edits), estimate, after)
-        return self._adopt(scratch, rewrite), event
-
-    def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
-        if self.persist is not None:
-            self.persist(scratch, rewrite)  # raises: nothing was rewritten anywhere
-        return scratch
+        return Change(scratch, rewrite, event)
 
     def _prune(
         self, transcript: Transcript, plan: PrunePlan, decision: Decision, estimate: int
-    ) -> tuple[Transcript, MaintenanceEvent]:
+    ) -> Change:
         scratch = scratch_copy(transcript)
         rewrite = scratch.replace_content(plan.edits)
         after = max(estimate - plan.dropped_tokens, 0)
@@ -218,14 +220,12 @@ class Maintainer:
             decision.predicted_cost,
             decision.predicted_saving,
         )
-        return self._adopt(scratch, rewrite), event
+        return Change(scratch, rewrite, event)
 
     def _may_fold(self) -> bool:
         return self.policy.fold and self.futile_folds < self.policy.max_futile_folds
 
-    async def _fold(
-        self, transcript: Transcript, reason: Reason, estimate: int
-    ) -> tuple[Transcript, MaintenanceEvent] | None:
+    async def _fold(self, transcript: Transcript, reason: Reason, estimate: int) -> Change | None:
         span = fold_span(transcript, self.plan(transcript).tail_start)
         if span is None:
             return None
@@ -243,4 +243,4 @@ class Maintainer:
         event = MaintenanceEvent(
             "fold", reason, rewrite.revision, covered, estimate, after, usage=folded.usage
         )
-        return self._adopt(scratch, rewrite), event
+        return Change(scratch, rewrite, event)

@@ -27,8 +27,8 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from warmloop.errors import ToolFailed
+from warmloop.re2_syntax import to_re2
 from warmloop.tools.invoke import describe_exception
-from warmloop.workspace.pattern import to_re2
 
 MAX_CHECKS = 50_000
 """Keyword checks one call may take: ordinary arguments need a few hundred, a list of 2,000

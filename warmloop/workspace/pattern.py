@@ -27,10 +27,10 @@ from typing import Protocol
 
 import re2  # type: ignore[import-untyped]
 
+from warmloop.re2_syntax import to_re2
+
 MAX_PATTERN_CHARS = 1_000
 _SHOWN_CHARS = 120
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-_UP_TO = re.compile(r"\{,(\d+)\}")  # Python's `{,n}`: RE2 reads it as literal text
 _BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
 # A flag group that turns multi-line mode off would make the whole-text form miss lines.
 _MULTILINE_OFF = re.compile(r"\(\?[A-Za-z]*-[A-Za-z]*m")
@@ -80,53 +80,6 @@ class LinePattern:
         for number, line in enumerate(byte_lines(text), start=1):
             if self._line.search(line) is not None:
                 yield number, line
-
-
-def to_re2(pattern: str, *, whole_text: bool = False) -> str:
-    """`pattern` with Python-only spellings rewritten in RE2 syntax; the rest unchanged.
-
-    With `whole_text`, the line anchors `\\A`, `\\Z` and `\\z` become `^` and `$`, for use
-    in multi-line mode over a whole text.
-    """
-    out: list[str] = []
-    i, in_class, class_start = 0, False, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            escape = pattern[i + 1]
-            width = {"u": 4, "U": 8}.get(escape, 0)
-            digits = pattern[i + 2 : i + 2 + width]
-            if whole_text and escape in "AZz" and not in_class:
-                out.append("^" if escape == "A" else "$")
-                i += 2
-            elif escape == "Z" and not in_class:
-                out.append("\\z")  # Python's \Z is end of text, which RE2 spells \z
-                i += 2
-            elif width and len(digits) == width and set(digits) <= _HEX_DIGITS:
-                out.append(f"\\x{{{digits}}}")
-                i += 2 + width
-            else:
-                out.append(pattern[i : i + 2])
-                i += 2
-            continue
-        if in_class:
-            end = pattern.find(":]", i + 2) if pattern.startswith("[:", i) else -1
-            if end != -1:  # a POSIX class such as [:alpha:] does not end the set
-                out.append(pattern[i : end + 2])
-                i = end + 2
-                continue
-            # A `]` first in the set (`[]a]`, `[^]a]`) is a member, not the end.
-            in_class = not (char == "]" and i > class_start)
-        elif char == "[":
-            in_class = True
-            class_start = i + 2 if pattern.startswith("^", i + 1) else i + 1
-        elif (up_to := _UP_TO.match(pattern, i)) is not None:
-            out.append(f"{{0,{up_to.group(1)}}}")
-            i = up_to.end()
-            continue
-        out.append(char)
-        i += 1
-    return "".join(out)
 
 
 def _cut(text: str) -> str:

@@ -1,0 +1,48 @@
+"""What an agent learns across its runs, in one object the agent owns: the opening of its
+first fresh session (every later fresh session must open with the same bytes, or the cache
+that session wrote is lost), every cache bust its runs saw, and how long its recent runs
+went on (the horizon the warm prune is priced over). A run reads and adds to it; nothing
+else writes it."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from warmloop.cache.guard import Bust, PrefixCheck, opening_bust
+from warmloop.cache.wire import WireStream
+
+RUNS_REMEMBERED = 256
+"""How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
+long-lived agent serving many tasks does not grow without bound."""
+
+
+@dataclass
+class Learned:
+    """An agent's memory of its runs (see the module docstring)."""
+
+    opening: WireStream | None = None
+    """The first request of the agent's first fresh session."""
+    busts: list[Bust] = field(default_factory=list)
+    run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
+    """Requests each recent finished run sent."""
+
+    def checked(
+        self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
+    ) -> PrefixCheck:
+        """The verdict on a request: the guard's `check`, except that a fresh session's
+        first request is checked against the opening (the cache earlier sessions wrote).
+        A bust is remembered."""
+        if fresh and self.opening is None:
+            self.opening = wire  # the first session: nothing to reuse yet
+        elif fresh and self.opening is not None:
+            bust = opening_bust(self.opening, wire)
+            shared = 0 if bust else sum(len(text) for _, text in wire.opening)
+            check = PrefixCheck(bust.position if bust else shared, length, bust)
+        if check.bust is not None:
+            self.busts.append(check.bust)
+        return check
+
+    def finished(self, requests: int) -> None:
+        """A run ended with outputs after `requests` requests."""
+        self.run_lengths.append(requests)
