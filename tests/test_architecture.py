@@ -1,0 +1,200 @@
+"""The architecture, read from the code's own imports (DESIGN.md, Layout).
+
+Every `import` and `from ... import` of warmloop is an edge, wherever it is written: at the
+top, under `if TYPE_CHECKING:`, or inside a function (a lazy import hides a cycle, it does
+not remove it). The test fails on any cycle between modules, and on any import that goes
+up the layers below: a module imports its own package or the layers beneath it, never a
+layer above or a package beside it on the same layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+import warmloop
+
+PACKAGE = Path(warmloop.__file__).parent
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("messages", "re2_syntax", "cache"),
+    ("transcript_file",),
+    ("transcript",),
+    ("tools",),
+    ("protocols", "outputs"),
+    ("providers", "workspace"),
+    ("maintenance", "telemetry"),
+    ("sessions", "audit"),
+    ("agent",),
+    ("cli",),
+    ("", "__main__"),  # the package's public face, and `python -m warmloop`
+)
+"""Bottom to top. `errors` imports nothing of warmloop; `messages` only `errors`; the
+transcript only the parts and the cache's guard; providers never reach the agent, sessions,
+maintenance or the CLI; the audit never reaches the agent."""
+
+RANK = {unit: n for n, layer in enumerate(LAYERS) for unit in layer}
+
+
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its `__init__`)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _owner(name: str, known: Mapping[str, Path]) -> str | None:
+    """The module `name` (a module, or a name inside one) belongs to."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str, path: Path, known: Mapping[str, Path]) -> Iterator[str]:
+    """The warmloop modules `module` imports, anywhere in its text."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            # `from package import module` imports that module; `from module import name`
+            # imports the module.
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            owner = _owner(target, known) if target.startswith("warmloop") else None
+            if owner is not None and owner != module:
+                yield owner
+
+
+def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: set(imports(name, path, known)) for name, path in known.items()}
+
+
+def cycles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def unit(module: str) -> str:
+    """The layer unit of a module: its first name under `warmloop` ('' for the package)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def upward(edges: Mapping[str, set[str]]) -> list[str]:
+    """Every import that goes up a layer or sideways into another package on its layer."""
+    wrong = []
+    for source, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            here, there = unit(source), unit(target)
+            if here != there and RANK[there] >= RANK[here]:
+                wrong.append(f"{source} imports {target}")
+    return wrong
+
+
+def test_every_module_is_on_a_layer() -> None:
+    units = {unit(m) for m in modules()}
+    assert units <= RANK.keys(), f"put {sorted(units - RANK.keys())} on a layer in LAYERS"
+
+
+def test_no_module_imports_its_way_back_to_itself() -> None:
+    assert cycles(graph()) == []
+
+
+def test_imports_go_down_the_layers_only() -> None:
+    assert upward(graph()) == []
+
+
+def test_errors_import_nothing_and_messages_only_errors() -> None:
+    edges = graph()
+    assert edges["warmloop.errors"] == set()
+    assert edges["warmloop.messages"] <= {"warmloop.errors"}
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        ("providers", "agent"),
+        ("providers", "sessions"),
+        ("providers", "maintenance"),
+        ("providers", "cli"),
+        ("audit", "agent"),
+    ],
+)
+def test_the_named_rules_of_the_layout_hold(low: str, high: str) -> None:
+    edges = graph()
+    crossing = [
+        f"{s} imports {t}"
+        for s, targets in edges.items()
+        if unit(s) == low
+        for t in targets
+        if unit(t) == high
+    ]
+    assert crossing == []
+
+
+def test_the_checks_see_every_kind_of_import(tmp_path: Path) -> None:
+    """A cycle through a type-checking import and one through a function-local import are
+    both found, and an upward import is named (the checks can fail)."""
+    root = tmp_path / "warmloop"
+    (root / "cache").mkdir(parents=True)
+    (root / "agent").mkdir()
+    for init in (root, root / "cache", root / "agent"):
+        (init / "__init__.py").write_text("")
+    (root / "errors.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from warmloop.cache import a\n"
+    )
+    (root / "cache" / "a.py").write_text("def f():\n    from warmloop import errors\n")
+    (root / "cache" / "b.py").write_text("from warmloop.agent.c import X\n")
+    (root / "agent" / "c.py").write_text("X = 1\n")
+    edges = graph(root)
+    assert cycles(edges) == [["warmloop.cache.a", "warmloop.errors"]]
+    assert "warmloop.cache.b imports warmloop.agent.c" in upward(edges)
