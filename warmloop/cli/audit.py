@@ -1,7 +1,4 @@
-"""`warmloop record` and `warmloop audit`: see what a cache really served, and why not more.
-
-Registered on the `main` group of `warmloop.cli.run` by importing this module.
-"""
+"""`warmloop record` and `warmloop audit`: see what a cache really served, and why not more."""
 
 from __future__ import annotations
 
@@ -20,11 +17,11 @@ from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
-from warmloop.cli.run import fail, main
+from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 
 
-@main.command()
+@click.command()
 @click.option(
     "--upstream",
     required=True,
@@ -68,7 +65,7 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-@main.command()
+@click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
