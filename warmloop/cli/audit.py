@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 
 import click
@@ -17,6 +16,7 @@ from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
+from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 
@@ -51,18 +51,13 @@ def record(upstream: str, port: int, out: Path) -> None:
         soft_wrap=True,
     )
     # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        recorder.serve_forever()
+        with terminate_as_interrupt():
+            recorder.serve_forever()
     except KeyboardInterrupt:
         console.print(Text(f"stopped; requests are in {out}", style="dim"))
     finally:
-        signal.signal(signal.SIGTERM, previous)
         recorder.close()
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 @click.command()

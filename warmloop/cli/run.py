@@ -7,14 +7,8 @@ traceback; a failed run still saves its transcript when `--save` was given.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -23,10 +17,14 @@ from rich.text import Text
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.agent.run import Run, RunError
 from warmloop.cache.facts import MIN_WINDOW
-from warmloop.cache.pricing import cost_report
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
 from warmloop.cli.console import console as safe_console
+from warmloop.cli.interrupt import (
+    INTERRUPTED_EXIT,
+    TERMINATED_EXIT,
+    Terminated,
+    terminate_as_interrupt,
+)
+from warmloop.cli.model_options import LOCAL_HELP, model_options
 from warmloop.cli.options import (
     CliContext,
     command_store,
@@ -36,115 +34,15 @@ from warmloop.cli.options import (
     store_option,
     workspace_option,
 )
+from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
-from warmloop.cli.view import (
-    LiveView,
-    bust_lines,
-    maintenance_line,
-    notes,
-    outputs_view,
-    requests_table,
-    totals_line,
-)
-from warmloop.errors import ConfigurationError, WarmloopError
+from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
+from warmloop.errors import WarmloopError
 from warmloop.providers.local import DEFAULT_N_CTX
-from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import EXAMPLES
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
-
-LOCAL_HELP = (
-    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
-    + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
-    + "."
-)
-
-INTERRUPTED_EXIT = 130
-TERMINATED_EXIT = 143
-"""128 + the signal's number, as shells report a command ended by SIGINT or SIGTERM."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a service stop, `kill`), handled as Ctrl-C is: the step in progress is
-    closed, the transcript saved, and the process exits 143."""
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM raises `Terminated` in the main thread (restored after)."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-"""The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
-
-
-def check_writable(path: Path) -> None:
-    """Fail now, before any model work, if `path` cannot take the transcript: a file is
-    created and removed beside it, as saving will."""
-    if path.is_dir():
-        fail(f"--save {path} is a directory; pass a file path")
-    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
-    try:
-        probe.open("x").close()
-        probe.unlink()
-    except OSError as exc:
-        fail(
-            f"could not save the transcript to {path} ({exc.strerror}); "
-            "pass a --save path in a writable directory"
-        )
-
-
-def write_transcript(transcript: Transcript, path: Path) -> str | None:
-    """Write the transcript's JSON to `path` atomically (a temporary file in the same
-    directory, then a rename), so an existing file is never left half written. Returns
-    what went wrong, or None."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as out:
-            out.write(transcript.dump())
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        return (
-            f"could not save the transcript to {path} ({exc.strerror}); "
-            "pass a --save path in a writable directory"
-        )
-    return None
-
-
-def save_transcript(transcript: Transcript, path: Path) -> None:
-    """`write_transcript`; failing to save is an error, not a traceback."""
-    problem = write_transcript(transcript, path)
-    if problem is not None:
-        fail(problem)
-
-
-def model_options(pairs: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
-    """`--option KEY=VALUE` pairs (VALUE as JSON when it parses, else text) and
-    `--base-url` as keyword options for the model."""
-    chosen: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ConfigurationError(f"--option {pair!r} must be KEY=VALUE, e.g. timeout=30")
-        try:
-            chosen[key.strip()] = json.loads(raw)
-        except ValueError:
-            chosen[key.strip()] = raw
-    if base_url is not None:
-        chosen["base_url"] = base_url
-    return chosen
 
 
 @click.command()
@@ -217,13 +115,9 @@ def run(
     console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
-        chosen = model_options(options, base_url)
-        if n_ctx is not None:
-            if model_spec.strip().partition(":")[0] != "local":
-                fail(f"--n-ctx applies to local models only, not {redact_spec(model_spec)!r}")
-            chosen["n_ctx"] = n_ctx
-        if context_window is not None:
-            chosen["context_window"] = context_window
+        chosen = model_options(
+            model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
+        )
         model = context.model_factory(model_spec, **chosen)
         agent = Agent(
             model,
@@ -277,39 +171,6 @@ def show_report(console: Console, result: Run) -> None:
             style="yellow",
             soft_wrap=True,
         )
-
-
-def report(console: Console, result: Run) -> None:
-    """The run's outputs, then per-request cache reuse and the totals."""
-    console.print()
-    console.print(outputs_view(result.outputs, extracted=result.extracted))
-    console.print()
-    requests_report(console, result.requests, result.model, result.usages())
-    for line in notes(result):
-        console.print(line, soft_wrap=True)
-
-
-def requests_report(
-    console: Console,
-    requests: Sequence[RequestRecord],
-    model: str,
-    usages: Sequence[Usage] | None = None,
-) -> None:
-    """Per-request cache reuse, the totals, the cost and any cache bust: for a finished run
-    and for one that failed after some requests. `usages` (default: the requests') is what
-    is priced, so a fold's own summary request counts too."""
-    cost = cost_report(model, usages if usages is not None else [r.usage for r in requests])
-    try:
-        per_request = cost.per_request
-        described = cost.describe()
-    except WarmloopError as exc:  # e.g. usage billed at a rate the price table lacks
-        per_request, described = None, f"cost unknown: {exc}"
-    costs = None if per_request is None else [c.total for c in per_request][: len(requests)]
-    console.print(requests_table(requests, costs))
-    console.print(totals_line(requests), soft_wrap=True)
-    console.print(Text(described, style="dim"), soft_wrap=True)
-    for line in bust_lines(requests):
-        console.print(line, soft_wrap=True)
 
 
 def resumable_spec(model: str) -> str:
