@@ -2,13 +2,15 @@
 checked first, tool errors are shown whole, a failed run still shows its requests, `show`
 prints each thought once and nothing internal, `--help` and the README name the same
 models, and a local run that would overflow its window stops early, naming `--n-ctx`.
-`python -m warmloop` is the same command."""
+`python -m warmloop` is the same command, and `record` stops cleanly on SIGTERM."""
 
 from __future__ import annotations
 
 import importlib
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
 import tomllib
@@ -180,6 +182,30 @@ def test_the_installed_command_is_the_cli_group() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     module, _, name = pyproject["project"]["scripts"]["warmloop"].partition(":")
     assert getattr(importlib.import_module(module), name) is main
+
+
+def test_record_stops_on_sigterm_and_says_where_the_log_is(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    command = [WARMLOOP, "record", "--upstream", "http://127.0.0.1:9", "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--out", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(200),
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "record never said it was listening"
+        assert process.stdout.readline().startswith(f"recording to {log}")
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert f"stopped; requests are in {log}" in stdout
 
 
 @pytest.mark.engine

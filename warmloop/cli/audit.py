@@ -46,13 +46,15 @@ def record(upstream: str, port: int, out: Path) -> None:
         recorder = Recorder(upstream, out, port=port)
     except WarmloopError as exc:
         fail(str(exc))
-    console.print(
-        Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
-        soft_wrap=True,
-    )
     # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
+    # The handler is in place before the address is printed: a client (or a supervisor) may
+    # act on that line at once.
     try:
         with terminate_as_interrupt():
+            console.print(
+                Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
+                soft_wrap=True,
+            )
             recorder.serve_forever()
     except KeyboardInterrupt:
         console.print(Text(f"stopped; requests are in {out}", style="dim"))
