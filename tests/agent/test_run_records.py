@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 
 from warmloop import Agent, ScriptedModel, Toolbox, call, tool
-from warmloop.cli.run import report
+from warmloop.cli.view import report
 from warmloop.tools.invoke import default_result_cap
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from warmloop.audit.log import read_log
 from warmloop.audit.report import AuditReport, audit
-from warmloop.cli.run import main
+from warmloop.cli.main import main
 
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
 

@@ -15,7 +15,9 @@ from warmloop.cache.guard import PrefixGuard
 from warmloop.cache.record import RequestRecord
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import ANTHROPIC, canonical_stream
-from warmloop.cli.run import CliContext, main, report
+from warmloop.cli.main import main
+from warmloop.cli.options import CliContext
+from warmloop.cli.view import report
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.base import ModelResponse, Rendered

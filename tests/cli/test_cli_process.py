@@ -1,20 +1,27 @@
 """The real `warmloop` executable in a subprocess, as a newcomer runs it: the save path is
 checked first, tool errors are shown whole, a failed run still shows its requests, `show`
 prints each thought once and nothing internal, `--help` and the README name the same
-models, and a local run that would overflow its window stops early, naming `--n-ctx`."""
+models, and a local run that would overflow its window stops early, naming `--n-ctx`.
+`python -m warmloop` is the same command, and `record` stops cleanly on SIGTERM."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import tomllib
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.support.fake_servers import Failure, Script, ToolUse, serve
+from warmloop.cli.main import main
 from warmloop.messages import SystemText, ToolResult, UserText
 from warmloop.protocols import react_text
 from warmloop.providers.chat_template import DETAILS_KEY
@@ -24,6 +31,7 @@ from warmloop.transcript import Transcript
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "workspace"
 WARMLOOP = str(Path(sys.executable).with_name("warmloop"))
+PYTHON_M = (sys.executable, "-m", "warmloop")
 
 
 HANG_GUARD = 1_200
@@ -31,19 +39,40 @@ HANG_GUARD = 1_200
 (the real model on two cores shared with other work took over 120 s)."""
 
 
-def warmloop(*args: str, columns: int = 100) -> subprocess.CompletedProcess[str]:
-    """Run the installed executable; a fixed width, and no API key from the environment."""
-    env = {**os.environ, "COLUMNS": str(columns), "OPENAI_COMPATIBLE_API_KEY": ""}
+def environment(columns: int) -> dict[str, str]:
+    """A fixed width, and no API key from the environment."""
+    return {**os.environ, "COLUMNS": str(columns), "OPENAI_COMPATIBLE_API_KEY": ""}
+
+
+def warmloop(
+    *args: str, columns: int = 100, command: Sequence[str] = (WARMLOOP,)
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed executable (or `command`, e.g. PYTHON_M)."""
     return subprocess.run(
-        [WARMLOOP, *args], capture_output=True, text=True, env=env, timeout=HANG_GUARD, check=False
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        env=environment(columns),
+        timeout=HANG_GUARD,
+        check=False,
     )
 
 
-def run_on(url: str, *extra: str, columns: int = 100) -> subprocess.CompletedProcess[str]:
+def run_on(
+    url: str, *extra: str, columns: int = 100, command: Sequence[str] = (WARMLOOP,)
+) -> subprocess.CompletedProcess[str]:
     task = "Which function computes the order total?"
     spec = f"openai-compatible:{url}"
     return warmloop(
-        "run", task, "--model", spec, "--workspace", str(EXAMPLE), *extra, columns=columns
+        "run",
+        task,
+        "--model",
+        spec,
+        "--workspace",
+        str(EXAMPLE),
+        *extra,
+        columns=columns,
+        command=command,
     )
 
 
@@ -125,6 +154,58 @@ def test_n_ctx_is_refused_for_a_remote_model_before_any_request() -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("error: --n-ctx applies to local models only")
     assert script.received == []
+
+
+def test_python_m_warmloop_is_the_warmloop_command() -> None:
+    module = warmloop("--help", command=PYTHON_M)
+    assert module.returncode == 0, module.stderr
+    assert module.stdout.startswith("Usage: warmloop [OPTIONS] COMMAND [ARGS]...")
+    assert module.stdout == warmloop("--help").stdout
+    verb = warmloop("run", "--help", command=PYTHON_M)
+    assert verb.stdout.startswith("Usage: warmloop run [OPTIONS] TASK")
+
+
+def test_python_m_warmloop_runs_a_task_and_shows_it(tmp_path: Path) -> None:
+    saved = tmp_path / "run.json"
+    script = Script([ToolUse("search", {"pattern": "total"}), ToolUse("submit", {"answer": "x"})])
+    with serve(script) as url:
+        result = run_on(url, "--save", str(saved), command=PYTHON_M)
+    assert result.returncode == 0, result.stderr
+    assert "total: 2 requests" in result.stdout
+    assert f"transcript saved to {saved}" in result.stdout
+    shown = warmloop("show", str(saved), command=PYTHON_M)
+    assert shown.returncode == 0, shown.stderr
+    assert "→ search" in shown.stdout
+
+
+def test_the_installed_command_is_the_cli_group() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    module, _, name = pyproject["project"]["scripts"]["warmloop"].partition(":")
+    assert getattr(importlib.import_module(module), name) is main
+
+
+def test_record_stops_on_sigterm_and_says_where_the_log_is(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    command = [WARMLOOP, "record", "--upstream", "http://127.0.0.1:9", "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--out", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(200),
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "record never said it was listening"
+        assert process.stdout.readline().startswith(f"recording to {log}")
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert f"stopped; requests are in {log}" in stdout
 
 
 @pytest.mark.engine

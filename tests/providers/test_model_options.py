@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from warmloop import Agent, ConfigurationError, ScriptedModel, Transcript, call, tool
-from warmloop.cli.run import CliContext, main
+from warmloop.cli.main import main
+from warmloop.cli.options import CliContext
 from warmloop.providers.select import resolve_model
 
 KEYS = {

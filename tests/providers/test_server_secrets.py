@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from warmloop import Agent, RequestFailed
-from warmloop.cli.run import main
+from warmloop.cli.main import main
 from warmloop.errors import ConfigurationError
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.redact import redact_spec, redact_url, scrub, url_secrets

@@ -1,12 +1,8 @@
-"""`warmloop record` and `warmloop audit`: see what a cache really served, and why not more.
-
-Registered on the `main` group of `warmloop.cli.run` by importing this module.
-"""
+"""`warmloop record` and `warmloop audit`: see what a cache really served, and why not more."""
 
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 
 import click
@@ -20,11 +16,12 @@ from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
-from warmloop.cli.run import fail, main
+from warmloop.cli.interrupt import terminate_as_interrupt
+from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 
 
-@main.command()
+@click.command()
 @click.option(
     "--upstream",
     required=True,
@@ -49,26 +46,23 @@ def record(upstream: str, port: int, out: Path) -> None:
         recorder = Recorder(upstream, out, port=port)
     except WarmloopError as exc:
         fail(str(exc))
-    console.print(
-        Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
-        soft_wrap=True,
-    )
     # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # The handler is in place before the address is printed: a client (or a supervisor) may
+    # act on that line at once.
     try:
-        recorder.serve_forever()
+        with terminate_as_interrupt():
+            console.print(
+                Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
+                soft_wrap=True,
+            )
+            recorder.serve_forever()
     except KeyboardInterrupt:
         console.print(Text(f"stopped; requests are in {out}", style="dim"))
     finally:
-        signal.signal(signal.SIGTERM, previous)
         recorder.close()
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-@main.command()
+@click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(

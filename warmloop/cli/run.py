@@ -1,4 +1,5 @@
-"""The `warmloop` command: run an agent over a workspace, show a saved transcript.
+"""`warmloop run` and `warmloop resume`: run an agent over a workspace, or continue a stored
+session with a follow-up, showing each step as it happens.
 
 Every WarmloopError ends the command with a one-line red message and exit code 1, never a
 traceback; a failed run still saves its transcript when `--save` was given.
@@ -6,191 +7,45 @@ traceback; a failed run still saves its transcript when `--save` was given.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.text import Text
 
-from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, Agent
+from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.agent.run import Run, RunError
 from warmloop.cache.facts import MIN_WINDOW
-from warmloop.cache.pricing import cost_report
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
 from warmloop.cli.console import console as safe_console
-from warmloop.cli.session_view import resume_line
-from warmloop.cli.view import (
-    LiveView,
-    bust_lines,
-    maintenance_line,
-    notes,
-    one_line,
-    outputs_view,
-    requests_table,
-    totals_line,
-    transcript_view,
+from warmloop.cli.interrupt import (
+    INTERRUPTED_EXIT,
+    TERMINATED_EXIT,
+    Terminated,
+    terminate_as_interrupt,
 )
-from warmloop.errors import ConfigurationError, TranscriptError, WarmloopError
-from warmloop.providers.base import Model
+from warmloop.cli.model_options import LOCAL_HELP, model_options
+from warmloop.cli.options import (
+    CliContext,
+    command_store,
+    fail,
+    load_session,
+    max_steps_option,
+    store_option,
+    workspace_option,
+)
+from warmloop.cli.save import check_writable, save_transcript, write_transcript
+from warmloop.cli.session_view import resume_line
+from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
+from warmloop.errors import WarmloopError
 from warmloop.providers.local import DEFAULT_N_CTX
-from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
-from warmloop.providers.redact import redact_spec
-from warmloop.providers.select import EXAMPLES, resolve_model
-from warmloop.sessions.locate import STORE_VARIABLE, open_store
+from warmloop.providers.redact import MASK, redact_spec
+from warmloop.providers.select import EXAMPLES
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
-ERROR_CHARS = 500
-MAX_SHOW_BYTES = 32 * 2**20
-"""The largest transcript file `show` reads (long sessions stay far below it)."""
-LOCAL_HELP = (
-    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
-    + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
-    + "."
-)
-INTERRUPTED_EXIT = 130
-TERMINATED_EXIT = 143
-"""128 + the signal's number, as shells report a command ended by SIGINT or SIGTERM."""
 
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a service stop, `kill`), handled as Ctrl-C is: the step in progress is
-    closed, the transcript saved, and the process exits 143."""
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM raises `Terminated` in the main thread (restored after)."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-"""The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
-
-
-@dataclass
-class CliContext:
-    """What the commands build on; tests pass one whose factory returns a scripted model."""
-
-    model_factory: Callable[..., Model] = resolve_model
-
-
-def _stdout() -> Console:
-    # Control characters in anything shown are escaped (cli_console).
-    return safe_console()
-
-
-def fail(message: str) -> NoReturn:
-    """Print `message` as one red line on stderr and exit with code 1."""
-    safe_console(stderr=True).print(
-        Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
-    )
-    raise click.exceptions.Exit(1)
-
-
-def check_writable(path: Path) -> None:
-    """Fail now, before any model work, if `path` cannot take the transcript: a file is
-    created and removed beside it, as saving will."""
-    if path.is_dir():
-        fail(f"--save {path} is a directory; pass a file path")
-    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
-    try:
-        probe.open("x").close()
-        probe.unlink()
-    except OSError as exc:
-        fail(
-            f"could not save the transcript to {path} ({exc.strerror}); "
-            "pass a --save path in a writable directory"
-        )
-
-
-def write_transcript(transcript: Transcript, path: Path) -> str | None:
-    """Write the transcript's JSON to `path` atomically (a temporary file in the same
-    directory, then a rename), so an existing file is never left half written. Returns
-    what went wrong, or None."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temp.open("w", encoding="utf-8") as out:
-            out.write(transcript.dump())
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        return (
-            f"could not save the transcript to {path} ({exc.strerror}); "
-            "pass a --save path in a writable directory"
-        )
-    return None
-
-
-def save_transcript(transcript: Transcript, path: Path) -> None:
-    """`write_transcript`; failing to save is an error, not a traceback."""
-    problem = write_transcript(transcript, path)
-    if problem is not None:
-        fail(problem)
-
-
-def model_options(pairs: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
-    """`--option KEY=VALUE` pairs (VALUE as JSON when it parses, else text) and
-    `--base-url` as keyword options for the model."""
-    chosen: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise ConfigurationError(f"--option {pair!r} must be KEY=VALUE, e.g. timeout=30")
-        try:
-            chosen[key.strip()] = json.loads(raw)
-        except ValueError:
-            chosen[key.strip()] = raw
-    if base_url is not None:
-        chosen["base_url"] = base_url
-    return chosen
-
-
-workspace_option = click.option(
-    "--workspace",
-    type=click.Path(path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Directory the agent may read (list_files, read_file, search).",
-)
-max_steps_option = click.option(
-    "--max-steps",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_STEPS,
-    show_default=True,
-    help="Step budget.",
-)
-"""Options `run` and `resume` share."""
-
-
-@click.group()
-@click.version_option(package_name="warmloop")
-@click.pass_context
-def main(ctx: click.Context) -> None:
-    """Tool-using LLM agents that keep the provider's prompt cache warm."""
-    ctx.ensure_object(CliContext)
-
-
-@main.command()
+@click.command()
 @click.argument("task")
 @click.option(
     "--model",
@@ -237,13 +92,7 @@ def main(ctx: click.Context) -> None:
     metavar="NAME",
     help="Store the run as session NAME step by step, or continue NAME if it exists.",
 )
-@click.option(
-    "--store",
-    metavar="PATH|URL",
-    envvar=STORE_VARIABLE,
-    help="Session store: a SQLite file or a postgresql:// URL "
-    "[default: sessions.db in the user data directory].",
-)
+@store_option
 @click.pass_obj
 def run(
     context: CliContext,
@@ -262,17 +111,13 @@ def run(
     """Run TASK with read-only tools over a workspace and show each step as it happens."""
     if save is not None:
         check_writable(save)
-    console = _stdout()
+    console = safe_console()
     console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
-        chosen = model_options(options, base_url)
-        if n_ctx is not None:
-            if model_spec.strip().partition(":")[0] != "local":
-                fail(f"--n-ctx applies to local models only, not {redact_spec(model_spec)!r}")
-            chosen["n_ctx"] = n_ctx
-        if context_window is not None:
-            chosen["context_window"] = context_window
+        chosen = model_options(
+            model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
+        )
         model = context.model_factory(model_spec, **chosen)
         agent = Agent(
             model,
@@ -282,9 +127,8 @@ def run(
             on_message=LiveView(console),
             on_maintenance=lambda event: console.print(maintenance_line(event), soft_wrap=True),
         )
-        opened = open_store(store) if session is not None else None
+        opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
-            click.get_current_context().call_on_close(opened.close)
             console.print(resume_line(session, opened.info(session), time.time()))
         with terminate_as_interrupt():
             result = agent.run_sync(task, session=session, store=opened)
@@ -329,80 +173,48 @@ def show_report(console: Console, result: Run) -> None:
         )
 
 
-def report(console: Console, result: Run) -> None:
-    """The run's outputs, then per-request cache reuse and the totals."""
-    console.print()
-    console.print(outputs_view(result.outputs, extracted=result.extracted))
-    console.print()
-    requests_report(console, result.requests, result.model, result.usages())
-    for line in notes(result):
-        console.print(line, soft_wrap=True)
+def resumable_spec(model: str) -> str:
+    """The --model string that selects a stored session's model again (`local:gemma-...`
+    is the embedded model, selected as `local`)."""
+    return "local" if model.startswith("local:") else model
 
 
-def requests_report(
-    console: Console,
-    requests: Sequence[RequestRecord],
-    model: str,
-    usages: Sequence[Usage] | None = None,
+@click.command()
+@click.argument("name")
+@click.argument("task")
+@click.option("--model", "model_spec", metavar="SPEC", help="Model [default: the session's].")
+@workspace_option
+@max_steps_option
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
+@store_option
+@click.pass_context
+def resume(
+    ctx: click.Context,
+    name: str,
+    task: str,
+    model_spec: str | None,
+    workspace: Path,
+    max_steps: int,
+    save: Path | None,
+    store: str | None,
 ) -> None:
-    """Per-request cache reuse, the totals, the cost and any cache bust: for a finished run
-    and for one that failed after some requests. `usages` (default: the requests') is what
-    is priced, so a fold's own summary request counts too."""
-    cost = cost_report(model, usages if usages is not None else [r.usage for r in requests])
-    try:
-        per_request = cost.per_request
-        described = cost.describe()
-    except WarmloopError as exc:  # e.g. usage billed at a rate the price table lacks
-        per_request, described = None, f"cost unknown: {exc}"
-    costs = None if per_request is None else [c.total for c in per_request][: len(requests)]
-    console.print(requests_table(requests, costs))
-    console.print(totals_line(requests), soft_wrap=True)
-    console.print(Text(described, style="dim"), soft_wrap=True)
-    for line in bust_lines(requests):
-        console.print(line, soft_wrap=True)
-
-
-def read_transcript_file(file: Path) -> str:
-    """The text of a transcript file, refusing (with `fail`) what no transcript is: not a
-    regular file (opening a FIFO would block) or larger than MAX_SHOW_BYTES (a forged
-    300 MB file took 2.4 GB to parse)."""
-    info = file.stat()
-    if not stat.S_ISREG(info.st_mode):
-        fail(f"cannot read {file} (not a regular file); pass a file from warmloop run --save")
-    if info.st_size > MAX_SHOW_BYTES:
+    """Continue stored session NAME with the follow-up TASK (its cache is reused if warm)."""
+    stored = load_session(command_store(store), name)
+    if stored.transcript is None and model_spec is None:
+        fail(f"session {name!r} has no step stored yet; pass --model to run it")
+    spec = model_spec or resumable_spec(stored.info.meta.model)
+    if model_spec is None and MASK in spec:
         fail(
-            f"{file} is {info.st_size / 2**20:,.0f} MiB, more than the "
-            f"{MAX_SHOW_BYTES // 2**20} MiB a transcript file may have; it is not one "
-            "warmloop wrote (Transcript.load reads any size)"
+            f"session {name!r} ran on {spec}, whose credentials are never stored; "
+            "pass --model with the full server URL"
         )
-    with file.open("rb") as handle:
-        data = handle.read(MAX_SHOW_BYTES + 1)  # it may have grown since
-    if len(data) > MAX_SHOW_BYTES:
-        fail(f"{file} grew past {MAX_SHOW_BYTES // 2**20} MiB while it was read")
-    return data.decode("utf-8")
-
-
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-def show(file: Path) -> None:
-    """Pretty-print a transcript saved with `warmloop run --save FILE`."""
-    try:
-        text = read_transcript_file(file)
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        fail(f"cannot read {file} ({reason}); pass a file written by warmloop run --save")
-    try:
-        transcript = Transcript.load(text)
-    except TranscriptError as exc:
-        fail(
-            f"{file} is not a readable warmloop transcript ({exc}); "
-            "pass a file written by warmloop run --save"
-        )
-    console = _stdout()
-    for part in transcript_view(transcript):
-        console.print(part, soft_wrap=True)
-
-
-# Command modules register themselves on `main`: sessions (resume, sessions, export and
-# `show NAME`), audit (record and audit).
-from warmloop.cli import audit, sessions  # noqa: E402, F401
+    ctx.invoke(
+        run,
+        task=task,
+        model_spec=spec,
+        workspace=workspace,
+        max_steps=max_steps,
+        save=save,
+        session=name,
+        store=store,
+    )

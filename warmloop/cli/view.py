@@ -1,4 +1,5 @@
-"""How the CLI shows things: live step lines, outputs, the per-request table, saved transcripts.
+"""How the CLI shows things: live step lines, outputs, the per-request table, the report
+that ends a run, saved transcripts.
 
 Everything the model or a tool wrote is wrapped in `rich.text.Text`, never parsed as rich
 markup, so a `[red]` in a file is shown as written.
@@ -15,7 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from warmloop.agent.run import Run
+from warmloop.cache.pricing import cost_report
 from warmloop.cache.record import RequestRecord
+from warmloop.cache.usage import Usage
+from warmloop.errors import WarmloopError
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import (
     AssistantTurn,
@@ -188,6 +192,39 @@ def notes(run: Run) -> list[Text]:
             )
         )
     return lines
+
+
+def report(console: Console, result: Run) -> None:
+    """The run's outputs, then per-request cache reuse and the totals."""
+    console.print()
+    console.print(outputs_view(result.outputs, extracted=result.extracted))
+    console.print()
+    requests_report(console, result.requests, result.model, result.usages())
+    for line in notes(result):
+        console.print(line, soft_wrap=True)
+
+
+def requests_report(
+    console: Console,
+    requests: Sequence[RequestRecord],
+    model: str,
+    usages: Sequence[Usage] | None = None,
+) -> None:
+    """Per-request cache reuse, the totals, the cost and any cache bust: for a finished run
+    and for one that failed after some requests. `usages` (default: the requests') is what
+    is priced, so a fold's own summary request counts too."""
+    cost = cost_report(model, usages if usages is not None else [r.usage for r in requests])
+    try:
+        per_request = cost.per_request
+        described = cost.describe()
+    except WarmloopError as exc:  # e.g. usage billed at a rate the price table lacks
+        per_request, described = None, f"cost unknown: {exc}"
+    costs = None if per_request is None else [c.total for c in per_request][: len(requests)]
+    console.print(requests_table(requests, costs))
+    console.print(totals_line(requests), soft_wrap=True)
+    console.print(Text(described, style="dim"), soft_wrap=True)
+    for line in bust_lines(requests):
+        console.print(line, soft_wrap=True)
 
 
 def _block(message: Message) -> Iterator[Text]:
