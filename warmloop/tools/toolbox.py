@@ -22,7 +22,7 @@ from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
 from warmloop.messages import Notice, ToolCall
 from warmloop.tools.announce import Taught, announcement, untagged
 from warmloop.tools.catalog import Catalog, Entry, RemoteTool, call_entry, failure_text, validated
-from warmloop.tools.code import CodeMode, HostFunction
+from warmloop.tools.code import CodeMode, HostFunction, host_function
 from warmloop.tools.gateway import (
     CODE_ARGS,
     CODE_SPEC,
@@ -35,6 +35,8 @@ from warmloop.tools.gateway import (
     SEARCH_ARGS,
     SEARCH_SPEC,
     SUBMIT,
+    not_listed,
+    search_answer,
 )
 from warmloop.tools.invoke import DEFAULT_TOOL_TIMEOUT, stringify
 from warmloop.tools.schema import ToolSpec
@@ -52,10 +54,6 @@ from warmloop.transcript import Transcript
 
 if TYPE_CHECKING:
     from warmloop.tools.mcp import McpServer
-
-
-PLAIN = (str, int, float, bool, type(None), list, dict, tuple)
-"""Values a tool's result keeps inside run_code."""
 
 
 class Toolbox(BaseToolbox):
@@ -170,7 +168,7 @@ class Disclosure:
                 except ValueError as exc:
                     return self._error(call, f"Invalid arguments for {call.name}: {exc}")
                 return await self._catalog_call(call, call.name, arguments)
-            return self._error(call, self._not_listed(call.name))
+            return self._error(call, not_listed(call.name, call.name in self.discovered))
         return await BaseToolbox.run(box, call, max_result_chars=self.cap)
 
     def _error(self, call: ToolCall, text: str) -> Execution:
@@ -193,29 +191,9 @@ class Disclosure:
         matches = self.box.catalog.search(query, limit)
         if not matches:
             return self._error(call, f"No tool matches {query!r}. Try other words.")
-        lines, new = [], []
-        for entry in matches:
-            known = entry.name in self.discovered
-            lines.append(f"- {untagged(entry.spec.compact())}" + ("" if known else " (new)"))
-            if not known:
-                new.append(entry.name)
-        self.found += new
-        head = f"{len(matches)} {'match' if len(matches) == 1 else 'matches'} for {query!r}"
-        tail = (
-            f"Call them with {GATEWAY}; the new ones are described in full after this step."
-            if new
-            else f"Call them with {GATEWAY}."
-        )
-        text = "\n".join([f"{head}:", *lines, tail])
-        return self._shown(call, text)
-
-    def _not_listed(self, name: str) -> str:
-        if name in self.discovered:
-            return f"{name} is not in the tool list: call it with {GATEWAY}(name={name!r}, ...)."
-        return (
-            f"{name} has not been discovered yet: find it with {SEARCH} first (it is then "
-            f"described in full), and call it with {GATEWAY}."
-        )
+        discovered = self.discovered
+        self.found += [e.name for e in matches if e.name not in discovered]
+        return self._shown(call, search_answer(query, [e.spec for e in matches], discovered))
 
     async def _gateway(self, call: ToolCall) -> Execution:
         args = self._arguments(call, GATEWAY_ARGS)
@@ -230,7 +208,7 @@ class Disclosure:
         if name not in self.box.catalog:
             return self._error(call, f"No tool is named {name!r}. Find tools with {SEARCH} first.")
         if name not in self.discovered:
-            return self._error(call, self._not_listed(name))
+            return self._error(call, not_listed(name, False))
         return await self._catalog_call(call, name, arguments)
 
     async def _catalog_call(self, call: ToolCall, name: str, arguments: Any) -> Execution:
@@ -265,31 +243,7 @@ class Disclosure:
         # Natively the provider discloses the catalog: the toolbox cannot see what it taught.
         names = self.box.catalog.names() if self.box.native else sorted(self.discovered)
         entries += [e for n in names if (e := self.box.catalog.get(n))]
-        return {entry.name: self._host_function(entry) for entry in entries}
-
-    def _host_function(self, entry: Entry) -> HostFunction:
-        order = list(entry.spec.parameters.get("properties", {}))
-        box = self.box
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > len(order):
-                raise TypeError(f"{entry.name} takes at most {len(order)} arguments")
-            kwargs.update(zip(order, args, strict=False))
-            try:
-                checked = validated(entry, kwargs)
-            except ValueError as exc:
-                raise TypeError(f"invalid arguments for {entry.name}: {exc}") from None
-            except ToolFailed as exc:
-                raise RuntimeError(f"{entry.name} cannot be called: {exc}") from None
-            outcome = await call_entry(entry, checked, box.timeout)
-            if outcome.timed_out or outcome.error is not None:
-                raise RuntimeError(failure_text(entry.name, outcome))
-            value = outcome.value
-            # Plain data crosses into the sandbox as is; anything else as the text the
-            # model would have seen (a pydantic model, a dataclass, ...).
-            return value if isinstance(value, PLAIN) else stringify(value)
-
-        return call
+        return {entry.name: host_function(entry, self.box.timeout) for entry in entries}
 
     async def _code(self, call: ToolCall) -> Execution:
         args = self._arguments(call, CODE_ARGS)
