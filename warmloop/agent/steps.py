@@ -35,7 +35,8 @@ from warmloop.outputs import SUBMITTED
 from warmloop.providers.base import Rendered
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.tools.gateway import SUBMIT
-from warmloop.tools.tool import Execution
+from warmloop.tools.invoke import Execution
+from warmloop.tools.toolbox import Disclosure
 from warmloop.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class Runner:
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
+    tools: Disclosure = field(init=False)
+    """This run's view of the agent's toolbox: what it taught, the calls it left running."""
     facts: ModelFacts = field(init=False)
     """The model's facts for this conversation: a window learned from a rejection (kept
     in the transcript's meta) overrides the model's."""
@@ -81,6 +84,7 @@ class Runner:
             self.transcript.guard = PrefixGuard()
         self.start = len(self.transcript)
         self.facts = self.agent.model.facts
+        self.tools = self.agent.toolbox.conversation()
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
@@ -271,7 +275,7 @@ class Runner:
         submitted: BaseModel | None = None
         failed = True
         cap = self.agent.result_cap(self.facts)
-        tools = self.agent.toolbox.conversation(self.transcript, max_result_chars=cap)
+        tools = self.tools.step(self.transcript, max_result_chars=cap)
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
@@ -323,7 +327,7 @@ class Runner:
             self.start,
             self.maintenance,
             self.executions,
-            list(self.agent.toolbox.stuck),
+            list(self.tools.stuck),
             warnings=list(self.warnings),
             facts=self.facts,
         )
