@@ -30,7 +30,8 @@ from warmloop.providers.chat_template import TemplatePrompt, TemplateTurn, promp
 from warmloop.providers.local import LocalModel
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import Toolbox, tool
+from warmloop.tools.tool import tool
+from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 
 STEPS = 12

@@ -53,10 +53,10 @@ from warmloop.protocols.react_text import call_id
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Script
 from warmloop.tools.announce import announcement
+from warmloop.tools.invoke import Execution
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.search import Index
-from warmloop.tools.tool import OWN_CAP, Cap, Execution
-from warmloop.tools.toolbox import Disclosure, Toolbox
+from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure, Toolbox
 from warmloop.transcript import Transcript
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
@@ -85,21 +85,20 @@ class Resending(Disclosure):
 
 
 class ResendingToolbox(Toolbox):
-    def conversation(
-        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
-    ) -> Disclosure:
-        return Resending(self, transcript, self._cap(max_result_chars))
+    def conversation(self) -> Disclosure:
+        return Resending(self)
 
 
 class Growing(Disclosure):
     """Search as warmloop does, but a discovered tool is called by its own name (it joins
     the tool block, see `tool_block`) and nothing is announced."""
 
-    def __init__(self, box: GrowingToolbox, transcript: Transcript, cap: int | None) -> None:
-        super().__init__(box, transcript, cap)
-        self.known |= box.bound  # bound tools are the (remembered) discovered ones
-
     box: GrowingToolbox
+
+    def step(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> Disclosure:
+        super().step(transcript, max_result_chars=max_result_chars)
+        self.known |= self.box.bound  # bound tools are the (remembered) discovered ones
+        return self
 
     async def run(self, call: ToolCall) -> Execution:
         if call.name in self.box.catalog and call.name in self.box.bound:
@@ -118,10 +117,8 @@ class GrowingToolbox(Toolbox):
         super().__init__(*args, **kwargs)
         self.bound: set[str] = set()
 
-    def conversation(
-        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
-    ) -> Disclosure:
-        return Growing(self, transcript, self._cap(max_result_chars))
+    def conversation(self) -> Disclosure:
+        return Growing(self)
 
 
 _LISTED = re.compile(r"^- (\w+)\(", re.MULTILINE)

@@ -39,7 +39,8 @@ from warmloop.providers.base import Model
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
 from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import Tool, Toolbox, tool
+from warmloop.tools.tool import Tool, tool
+from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript, check_pairing
 
 __all__ = [

@@ -30,7 +30,8 @@ from warmloop import (
 )
 from warmloop.messages import AssistantTurn, Message, ToolResult
 from warmloop.providers.base import Rendered
-from warmloop.tools.tool import Execution, Toolbox
+from warmloop.tools.invoke import Execution
+from warmloop.tools.toolbox import Toolbox
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 

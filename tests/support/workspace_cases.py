@@ -24,7 +24,7 @@ import pytest
 
 import warmloop.workspace
 from warmloop.messages import ToolCall
-from warmloop.tools.tool import Toolbox
+from warmloop.tools.toolbox import Toolbox
 from warmloop.workspace import workspace_tools
 
 # A hung case ends the test process with every thread's stack instead of hanging the suite;

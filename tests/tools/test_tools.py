@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import BaseModel
 
@@ -29,7 +31,7 @@ async def big(n: int) -> str:
     return "x" * n
 
 
-def box(**kwargs: int) -> Toolbox:
+def box(**kwargs: Any) -> Toolbox:
     return Toolbox([read, explode, big], **kwargs)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.messages import ToolCall
-from warmloop.tools.tool import Toolbox
+from warmloop.tools.toolbox import Toolbox
 from warmloop.workspace import (
     MAX_LISTED_FILES,
     MAX_READ_LINES,

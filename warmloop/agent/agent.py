@@ -33,7 +33,8 @@ from warmloop.sessions.store import SessionStore
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import check_result_cap
 from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import Tool, Toolbox, ToolFunction
+from warmloop.tools.tool import Tool, ToolFunction
+from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 
 DEFAULT_INSTRUCTIONS = (
@@ -60,8 +61,8 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
 class Agent:
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
 
-    `tools` is a list of tools or a `Toolbox` (`warmloop.tools.Toolbox` for a catalog,
-    code mode and MCP). `max_result_chars` caps each tool result: `"window"` (default) a
+    `tools` is a list of tools or a `Toolbox` (which also takes a catalog, code mode and
+    MCP). `max_result_chars` caps each tool result: `"window"` (default) a
     share of the model's window when the window is a fact, no cap while it is only assumed;
     an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
     bust the guard saw in this agent's runs, including a fresh session whose opening

@@ -15,7 +15,7 @@ from warmloop.cache.record import RequestRecord
 from warmloop.cache.usage import Usage
 from warmloop.errors import WarmloopError
 from warmloop.maintenance.maintainer import MaintenanceEvent
-from warmloop.tools.tool import Execution, StuckCall
+from warmloop.tools.invoke import Execution, StuckCall
 from warmloop.transcript import Transcript
 
 

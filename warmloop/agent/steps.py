@@ -42,9 +42,9 @@ from warmloop.outputs import SUBMITTED, Outputs
 from warmloop.providers.base import Model, Rendered
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.tools.gateway import SUBMIT
-from warmloop.tools.invoke import MIN_RESULT_CHARS, WINDOW_SHARE, default_result_cap
+from warmloop.tools.invoke import MIN_RESULT_CHARS, WINDOW_SHARE, Execution, default_result_cap
 from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import Execution, Toolbox
+from warmloop.tools.toolbox import Disclosure, Toolbox
 from warmloop.transcript import Transcript
 
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
@@ -100,6 +100,8 @@ class Runner:
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
+    tools: Disclosure = field(init=False)
+    """This run's view of the agent's toolbox: what it taught, the calls it left running."""
     facts: ModelFacts = field(init=False)
     """The model's facts for this conversation: a window learned from a rejection (kept
     in the transcript's meta) overrides the model's."""
@@ -118,6 +120,7 @@ class Runner:
             self.transcript.guard = PrefixGuard()
         self.start = len(self.transcript)
         self.facts = self.settings.model.facts
+        self.tools = self.settings.toolbox.conversation()
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
@@ -301,7 +304,7 @@ class Runner:
         submitted: BaseModel | None = None
         failed = True
         cap = self.settings.result_cap(self.facts)
-        tools = self.settings.toolbox.conversation(self.transcript, max_result_chars=cap)
+        tools = self.tools.step(self.transcript, max_result_chars=cap)
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
@@ -353,7 +356,7 @@ class Runner:
             self.start,
             self.maintenance,
             self.executions,
-            list(self.settings.toolbox.stuck),
+            list(self.tools.stuck),
             warnings=list(self.warnings),
             facts=self.facts,
         )

@@ -1,8 +1,9 @@
 """Tools and the one Toolbox: a tool from a typed function (`tool`), its schema (`schema`),
-invoking it under a timeout (`invoke`), and the `Toolbox` (`toolbox`) that holds core tools
-and, for large sets, a searchable catalog (`catalog`, `search`), announcements
-(`announce`), the stable gateway tools (`gateway`), code mode (`code`) and MCP servers
-(`mcp`, `remote_schema`). A plain list of tools is the Toolbox's simplest case.
+invoking it under a time limit and saying what happened (`invoke`), and the `Toolbox`
+(`toolbox`), whose simplest case is a plain list of tools. For large sets it adds a
+searchable catalog (`catalog`, `search`), announcements (`announce`), the stable gateway
+tools (`gateway`), code mode (`code`) and MCP servers (`mcp`, `remote_schema`); each
+conversation sees it through its own `toolbox.Disclosure`.
 
     from warmloop import Agent, Toolbox
 

@@ -20,9 +20,6 @@ from warmloop.transcript import Transcript
 NO_TAG = "\\u003c"
 """`<` as a JSON string escape: how text from outside spells it inside a wrapper."""
 
-MEMO_SIZE = 8
-"""Transcripts whose taught set is remembered (the incremental scan of each)."""
-
 
 def untagged(text: str) -> str:
     """`text` (JSON, or a listing quoting it) with no `<` that could open or close a tag. In
@@ -58,18 +55,19 @@ def taught_in(transcript: Transcript, start: int = 0) -> set[str]:
 
 
 class Taught:
-    """What each transcript has taught, scanned incrementally: a transcript only grows
-    between rewrites, and a rewrite changes its key (revision), which scans it afresh."""
+    """What one conversation's transcript has taught, scanned incrementally: a transcript
+    only grows between rewrites, and a rewrite (a new revision) or another branch changes
+    its key, which scans it afresh."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, int, int], tuple[int, frozenset[str]]] = {}
+        self._key: tuple[str, int, int] | None = None
+        self._scanned = 0
+        self._names: frozenset[str] = frozenset()
 
     def __call__(self, transcript: Transcript) -> frozenset[str]:
-        key = transcript.key
-        scanned, names = self._seen.pop(key, (0, frozenset()))
-        if scanned < len(transcript):
-            names = names | taught_in(transcript, scanned)
-        self._seen[key] = (len(transcript), names)
-        while len(self._seen) > MEMO_SIZE:
-            del self._seen[next(iter(self._seen))]
-        return names
+        if transcript.key != self._key:
+            self._key, self._scanned, self._names = transcript.key, 0, frozenset()
+        if self._scanned < len(transcript):
+            self._names |= taught_in(transcript, self._scanned)
+            self._scanned = len(transcript)
+        return self._names

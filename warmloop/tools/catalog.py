@@ -85,6 +85,13 @@ def failure_text(name: str, outcome: Outcome) -> str:
     return f"{name} failed: {describe_exception(error)}"
 
 
+def _used_twice(name: str) -> str:
+    return (
+        f"tool name {name!r} is used twice (by the catalog, a core tool, the toolbox's own "
+        "tools, or outputs, whose tool is 'submit'); names must be unique"
+    )
+
+
 class Catalog:
     """Tools kept out of the tool block, always in name order, with a BM25F index."""
 
@@ -100,10 +107,7 @@ class Catalog:
         """Add a tool; a name already in use (or reserved), or a remote tool's schema that
         cannot be used, is a configuration error."""
         if entry.name in self._entries or entry.name in self.reserved:
-            raise ConfigurationError(
-                f"tool name {entry.name!r} is used twice (by the catalog, a core tool, the "
-                "toolbox's own tools, or outputs, whose tool is 'submit'); names must be unique"
-            )
+            raise ConfigurationError(_used_twice(entry.name))
         if isinstance(entry, RemoteTool):
             why = remote_schema.unusable(entry.spec.parameters)
             if why:
@@ -111,6 +115,13 @@ class Catalog:
         check_timeout(entry.timeout, f"tool {entry.name!r}")
         self._entries[entry.name] = entry
         self._index = None
+
+    def reserve(self, name: str) -> None:
+        """Keep `name` out of the catalog (a core tool has it); a catalog tool of that name
+        is a configuration error."""
+        if name in self._entries:
+            raise ConfigurationError(_used_twice(name))
+        self.reserved |= {name}
 
     def replace(self, old: Iterable[str], new: Iterable[Entry]) -> None:
         """Swap a group of tools (a reconnected server's) for its new listing."""

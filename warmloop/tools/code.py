@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmloop.errors import CodeFailed, ConfigurationError
+from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
+from warmloop.tools.catalog import Entry, call_entry, failure_text, validated
 from warmloop.tools.invoke import describe_exception, stringify
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -31,6 +32,34 @@ WATCHDOG_GRACE = 5.0
 HostFunction = Callable[..., Awaitable[Any]]
 """A tool as the sandbox calls it: keyword (or positional) arguments, a value back; it
 raises with a message the code (and then the model) sees."""
+PLAIN = (str, int, float, bool, type(None), list, dict, tuple)
+"""Values a tool's result keeps inside run_code."""
+
+
+def host_function(entry: Entry, default_limit: float | None) -> HostFunction:
+    """`entry` as code calls it: arguments by keyword or in schema order, checked against
+    its schema, run within its time limit (or `default_limit`); plain data back as is."""
+    order = list(entry.spec.parameters.get("properties", {}))
+
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(order):
+            raise TypeError(f"{entry.name} takes at most {len(order)} arguments")
+        kwargs.update(zip(order, args, strict=False))
+        try:
+            checked = validated(entry, kwargs)
+        except ValueError as exc:
+            raise TypeError(f"invalid arguments for {entry.name}: {exc}") from None
+        except ToolFailed as exc:
+            raise RuntimeError(f"{entry.name} cannot be called: {exc}") from None
+        outcome = await call_entry(entry, checked, default_limit)
+        if outcome.timed_out or outcome.error is not None:
+            raise RuntimeError(failure_text(entry.name, outcome))
+        value = outcome.value
+        # Plain data crosses into the sandbox as is; anything else as the text the model
+        # would have seen (a pydantic model, a dataclass, ...).
+        return value if isinstance(value, PLAIN) else stringify(value)
+
+    return call
 
 
 @dataclass(frozen=True)

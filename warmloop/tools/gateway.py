@@ -1,14 +1,17 @@
 """The stable tools a large toolbox puts in the tool block: `search_tools`, `call_tool`
-and, in code mode, `run_code`. Their descriptions never mention the catalog's contents, so
-the tool block stays byte-identical however many tools are found, connected or announced.
+and, in code mode, `run_code`, and what the first two answer. Their descriptions never
+mention the catalog's contents, so the tool block stays byte-identical however many tools
+are found, connected or announced.
 """
 
 from __future__ import annotations
 
+from collections.abc import Container, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from warmloop.tools.announce import untagged
 from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
 
 SEARCH = "search_tools"
@@ -67,3 +70,30 @@ CODE_SPEC, CODE_ARGS = _spec(
     {"code": (str, ...)},
     {"code": "The Python code to run."},
 )
+
+
+def search_answer(query: str, matches: Sequence[ToolSpec], discovered: Container[str]) -> str:
+    """What `search_tools` answers: each match compactly, the ones not yet `discovered`
+    marked new (they are announced in full after the step)."""
+    lines = [
+        f"- {untagged(spec.compact())}" + ("" if spec.name in discovered else " (new)")
+        for spec in matches
+    ]
+    new = any(spec.name not in discovered for spec in matches)
+    head = f"{len(matches)} {'match' if len(matches) == 1 else 'matches'} for {query!r}"
+    tail = (
+        f"Call them with {GATEWAY}; the new ones are described in full after this step."
+        if new
+        else f"Call them with {GATEWAY}."
+    )
+    return "\n".join([f"{head}:", *lines, tail])
+
+
+def not_listed(name: str, discovered: bool) -> str:
+    """Why a catalog tool called by its own name (or not yet found) was refused."""
+    if discovered:
+        return f"{name} is not in the tool list: call it with {GATEWAY}(name={name!r}, ...)."
+    return (
+        f"{name} has not been discovered yet: find it with {SEARCH} first (it is then "
+        f"described in full), and call it with {GATEWAY}."
+    )

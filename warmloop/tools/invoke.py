@@ -1,5 +1,6 @@
-"""Running one tool function: time limits, workers that cannot be stopped, and turning
-whatever comes back into text a transcript can always hold.
+"""Running one tool function: time limits, workers that cannot be stopped, turning whatever
+comes back into text a transcript can always hold, and the `Execution` that says what
+happened on the way (a cut, a timeout, a worker left running).
 
 Sync tools run in daemon threads, not asyncio's default executor: that executor's shutdown
 waits for every thread at `asyncio.run` exit, so one hung tool would hang the program.
@@ -12,15 +13,20 @@ import contextlib
 import contextvars
 import inspect
 import json
+import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from warmloop.errors import ConfigurationError
+from warmloop.messages import ToolCall, ToolResult
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TOOL_TIMEOUT = 120.0
 """Seconds a tool may run: long enough for a build or a test run, short enough that a hung
@@ -140,6 +146,76 @@ def cap_text(text: str, limit: int | None) -> tuple[str, int | None]:
         if kept + len(notice) <= limit or kept == 0:
             return text[:kept] + notice, total
         kept = max(0, limit - len(notice))
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One executed call: the result the model sees, and what happened on the way.
+
+    `truncated_from` is the result's full length in characters when it was cut to
+    `max_result_chars` (None: not cut); `timed_out` marks a call stopped by its time limit,
+    and `stuck` one whose worker could not be stopped and is still running.
+    """
+
+    result: ToolResult
+    truncated_from: int | None = None
+    timed_out: bool = False
+    stuck: bool = False
+
+
+@dataclass(frozen=True)
+class StuckCall:
+    """A timed-out call whose worker (a thread, or a task that ignored cancellation) is
+    still running; it holds whatever the tool holds until it returns."""
+
+    call: ToolCall
+    timeout: float
+    since: float  # time.time() when it was given up on
+    worker: threading.Thread | asyncio.Task[Any] = field(repr=False)
+
+    @property
+    def running(self) -> bool:
+        """Whether the worker is still running."""
+        if isinstance(self.worker, threading.Thread):
+            return self.worker.is_alive()
+        return not self.worker.done()
+
+
+def executed(call: ToolCall, text: str, *, is_error: bool, cap: int | None) -> Execution:
+    """`text` as `call`'s result: made encodable, cut to `cap` characters (None: not cut)."""
+    shown, cut_from = cap_text(encodable(text), cap)
+    return Execution(ToolResult(call.id, call.name, shown, is_error), cut_from)
+
+
+def timed_out(
+    call: ToolCall,
+    limit: float | None,
+    worker: threading.Thread | asyncio.Task[Any] | None,
+    cap: int | None,
+    stuck: list[StuckCall],
+) -> Execution:
+    """The error result of a call stopped by its time limit; a worker that is still running
+    is logged and added to `stuck` (the caller's record of what it left running)."""
+    seconds = f"{limit:g}" if limit is not None else "?"
+    text = (
+        f"{call.name} timed out after {seconds} s and was stopped. Try a smaller request "
+        "or another way."
+    )
+    if worker is not None:
+        stuck.append(StuckCall(call, limit or 0.0, time.time(), worker))
+        logger.warning(
+            "tool %r (call %s) is still running after its %s s timeout and cannot be "
+            "stopped; it is reported in Run.stuck (Toolbox.stuck for a direct call)",
+            call.name,
+            call.id,
+            seconds,
+        )
+        text = (
+            f"{call.name} timed out after {seconds} s and is still running in the "
+            "background; its result will not arrive. Try a smaller request or another way."
+        )
+    execution = executed(call, text, is_error=True, cap=cap)
+    return Execution(execution.result, execution.truncated_from, True, worker is not None)
 
 
 @dataclass(frozen=True)

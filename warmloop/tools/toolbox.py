@@ -1,17 +1,23 @@
-"""A toolbox with a catalog: core tools in the tool block, everything else found with
-`search_tools`, taught once by an announcement and called through `call_tool` (or from
-`run_code`), so the tool block stays byte-identical for the whole session.
+"""The toolbox: the tools an agent can call, and one conversation's view of them.
 
-`Toolbox` holds the tools; `Disclosure` is one conversation's view of it for one step,
-built from that conversation's transcript (what it has been taught), so an agent shared by
-many conversations, a resumed session and a follow-up each see exactly what their own
-transcript taught them. With `native=True` the catalog is sent instead as the provider's
-deferred tools (Anthropic tool search, OpenAI Responses tool search), which the provider
-discloses itself; the gateway and announcements are then not used.
+A plain list is the simplest toolbox: `Toolbox([read_file, search])` puts every tool in the
+tool block. A large one keeps a few core tools there and the rest in a catalog (Python
+tools, MCP servers' tools) found with `search_tools`, taught once by an announcement and
+called through `call_tool` (or from `run_code` in code mode), so the tool block stays
+byte-identical for the whole session. With `native=True` the catalog is sent instead as the
+provider's deferred tools (Anthropic tool search, OpenAI Responses tool search), which the
+provider discloses itself; the gateway and announcements are then not used.
+
+A toolbox holds configuration, never the state of a run: what a conversation has been
+taught, what it discovers and the calls it left running live in that conversation's
+`Disclosure` (`Toolbox.conversation`), read back from its own transcript. So one toolbox
+serves many agents and runs at once, and a resumed session, a follow-up and a fresh process
+each see exactly what their own transcript taught them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -19,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
-from warmloop.messages import Notice, ToolCall
+from warmloop.messages import Notice, ToolCall, ToolResult
 from warmloop.tools.announce import Taught, announcement, untagged
-from warmloop.tools.catalog import Catalog, Entry, RemoteTool, call_entry, failure_text, validated
-from warmloop.tools.code import CodeMode, HostFunction
+from warmloop.tools.catalog import Catalog, RemoteTool, call_entry, failure_text, validated
+from warmloop.tools.code import CodeMode, HostFunction, host_function
 from warmloop.tools.gateway import (
     CODE_ARGS,
     CODE_SPEC,
@@ -35,36 +41,55 @@ from warmloop.tools.gateway import (
     SEARCH_ARGS,
     SEARCH_SPEC,
     SUBMIT,
+    not_listed,
+    search_answer,
 )
-from warmloop.tools.invoke import DEFAULT_TOOL_TIMEOUT, stringify
-from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import (
-    OWN_CAP,
-    Cap,
+from warmloop.tools.invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     Execution,
-    Tool,
-    ToolFunction,
-    describe_invalid,
-    parse_arguments,
+    StuckCall,
+    check_result_cap,
+    check_timeout,
+    describe_exception,
+    executed,
+    invoke,
+    stringify,
+    timed_out,
 )
-from warmloop.tools.tool import Toolbox as BaseToolbox
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Tool, ToolFunction, describe_invalid, parse_arguments
 from warmloop.transcript import Transcript
 
 if TYPE_CHECKING:
     from warmloop.tools.mcp import McpServer
 
 
-PLAIN = (str, int, float, bool, type(None), list, dict, tuple)
-"""Values a tool's result keeps inside run_code."""
+class _OwnCap:
+    """The default of a per-call cap: the toolbox's own `max_result_chars`."""
+
+    def __repr__(self) -> str:
+        return "OWN_CAP"
 
 
-class Toolbox(BaseToolbox):
-    """Core tools (always in the tool block) plus a searchable catalog.
+OWN_CAP = _OwnCap()
+Cap = int | None | _OwnCap
 
-    `catalog`: tools disclosed on demand (`Tool`s, functions, or `RemoteTool`s);
+
+def _cap(box: Toolbox, cap: Cap) -> int | None:
+    return box.max_result_chars if isinstance(cap, _OwnCap) else check_result_cap(cap)
+
+
+class Toolbox:
+    """The tools an agent can call: `core` tools, always in the tool block (a plain list
+    of tools is the simplest toolbox), plus, for large sets, a catalog disclosed on demand.
+
+    `catalog`: tools found with `search_tools` (`Tool`s, functions, or `RemoteTool`s);
     `servers`: MCP servers whose tools join the catalog (see `warmloop.tools.mcp`);
     `code`: a `CodeMode` (or True for the default limits) adds `run_code`;
     `native`: send the catalog as provider-native deferred tools instead of the gateway.
+    `max_result_chars`: the cap on a result when the caller passes none (None, the default,
+    never cuts; an int caps every result, errors and the notice included); an agent passes
+    its own per run. `timeout`: seconds any tool without its own may run (None: no limit).
     """
 
     def __init__(
@@ -78,17 +103,19 @@ class Toolbox(BaseToolbox):
         max_result_chars: int | None = None,
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
-        super().__init__(core, max_result_chars=max_result_chars, timeout=timeout)
-        clash = sorted(set(self.names) & RESERVED)
-        if clash:
-            raise ConfigurationError(f"tool names {clash} are the toolbox's own; rename them")
-        self.catalog = Catalog(
-            (
-                item if isinstance(item, Tool | RemoteTool) else Tool.from_function(item)
-                for item in catalog
-            ),
-            reserved=frozenset(self.names) | RESERVED | {SUBMIT},
-        )
+        self.max_result_chars = max_result_chars
+        self.timeout = check_timeout(timeout, "the toolbox")
+        self._tools: dict[str, Tool] = {}
+        self._stuck: list[StuckCall] = []
+        self.catalog = Catalog(reserved=RESERVED | {SUBMIT})
+        for item in core:
+            if not isinstance(item, Tool) and not callable(item):
+                raise ConfigurationError(f"tools must be functions or Tool objects, got {item!r}")
+            self.add(item if isinstance(item, Tool) else Tool.from_function(item))
+        for entry in catalog:
+            self.catalog.add(
+                entry if isinstance(entry, Tool | RemoteTool) else Tool.from_function(entry)
+            )
         self.code = CodeMode() if code is True else (code or None)
         self.native = native
         self.servers = list(servers)
@@ -96,7 +123,34 @@ class Toolbox(BaseToolbox):
         # skipped, with a warning.
         for server in self.servers:
             server.join(self.catalog)
-        self.taught = Taught()
+
+    @property
+    def max_result_chars(self) -> int | None:
+        return self._max_result_chars
+
+    @max_result_chars.setter
+    def max_result_chars(self, value: int | None) -> None:
+        self._max_result_chars = check_result_cap(value)
+
+    def add(self, item: Tool) -> None:
+        """Add a core tool; a name already in use, or one of the toolbox's own tools, is a
+        configuration error."""
+        if item.name in RESERVED:
+            own = ", ".join(sorted(RESERVED))
+            raise ConfigurationError(f"{item.name!r} is one of the toolbox's own tools ({own})")
+        if item.name in self._tools:
+            raise ConfigurationError(f"two tools are named {item.name!r}; names must be unique")
+        self.catalog.reserve(item.name)
+        self._tools[item.name] = item
+
+    @property
+    def names(self) -> list[str]:
+        """The core tools' names, in the order they were added."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        """The core tool named `name`, if any."""
+        return self._tools.get(name)
 
     @property
     def gateway(self) -> bool:
@@ -105,7 +159,7 @@ class Toolbox(BaseToolbox):
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tool block: the same bytes for the whole session whatever is discovered."""
-        block = list(super().specs())
+        block = [t.spec for t in self._tools.values()]
         if self.gateway:
             block += [SEARCH_SPEC, GATEWAY_SPEC]
         elif self.native:
@@ -115,14 +169,87 @@ class Toolbox(BaseToolbox):
         return tuple(block)
 
     def __contains__(self, name: object) -> bool:
-        return super().__contains__(name) or any(s.name == name for s in self.specs())
+        return name in self._tools or any(s.name == name for s in self.specs())
 
-    def conversation(
-        self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP
-    ) -> Disclosure:
-        """This conversation's view for one step, results capped at `max_result_chars`
-        (default: the toolbox's own; see `Disclosure`)."""
-        return Disclosure(self, transcript, self._cap(max_result_chars))
+    def conversation(self) -> Disclosure:
+        """A new conversation's view of this toolbox (an agent's run takes one); all it
+        learns and leaves running is kept there, not here."""
+        return Disclosure(self)
+
+    @property
+    def stuck(self) -> tuple[StuckCall, ...]:
+        """Timed-out calls made on this toolbox directly (`run`, `execute`) whose worker is
+        still running (finished ones drop out); a run reports its own in `Run.stuck`."""
+        self._stuck = [s for s in self._stuck if s.running]
+        return tuple(self._stuck)
+
+    def error(self, call: ToolCall, message: str, cap: Cap = OWN_CAP) -> ToolResult:
+        """An error result for `call`, made encodable and capped like every result."""
+        return executed(call, message, is_error=True, cap=_cap(self, cap)).result
+
+    def validate(self, call: ToolCall) -> tuple[Tool, BaseModel] | ToolResult:
+        """The core tool and its validated arguments, or the error result to send back."""
+        checked = self._check(call, self.max_result_chars)
+        return checked.result if isinstance(checked, Execution) else checked
+
+    def _check(self, call: ToolCall, cap: int | None) -> tuple[Tool, BaseModel] | Execution:
+        found = self._tools.get(call.name)
+        if found is None:
+            known = ", ".join(self._tools) or "(none)"
+            text = f"Unknown tool {call.name!r}. Available tools: {known}."
+            return executed(call, text, is_error=True, cap=cap)
+        try:
+            args = found.args_model.model_validate(parse_arguments(call.arguments))
+        except Exception as exc:  # validators may raise anything; the model must hear why
+            return executed(
+                call,
+                f"Invalid arguments for {call.name}:\n{describe_invalid(exc)}\n"
+                f"Expected: {found.spec.compact()}",
+                is_error=True,
+                cap=cap,
+            )
+        return found, args
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Run one core tool's call. Never raises for anything the tool or the model did."""
+        return (await self.run(call)).result
+
+    async def run(
+        self,
+        call: ToolCall,
+        *,
+        max_result_chars: Cap = OWN_CAP,
+        stuck: list[StuckCall] | None = None,
+    ) -> Execution:
+        """Run one core tool's call and say what happened: cut (at `max_result_chars`,
+        default the toolbox's own), timed out, left running. A call left running is added
+        to `stuck` (a conversation's own list; by default this toolbox's `stuck`)."""
+        cap = _cap(self, max_result_chars)
+        checked = self._check(call, cap)
+        if isinstance(checked, Execution):
+            return checked
+        found, args = checked
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        limit = self.timeout if found.timeout is None else found.timeout
+        limit = None if limit is None or math.isinf(limit) else limit
+        outcome = await invoke(found.function, kwargs, limit, call.name)
+        if outcome.timed_out:
+            left = self._stuck if stuck is None else stuck
+            return timed_out(call, limit, outcome.left_running, cap, left)
+        if outcome.error is not None:
+            text = f"{call.name} failed: {describe_exception(outcome.error)}"
+            return executed(call, text, is_error=True, cap=cap)
+        try:
+            text = stringify(outcome.value)
+        except Exception as exc:  # tuple keys, cycles, a __str__ that raises, ...
+            return executed(
+                call,
+                f"{call.name} returned a value that cannot be shown as text: "
+                f"{describe_exception(exc)}",
+                is_error=True,
+                cap=cap,
+            )
+        return executed(call, text, is_error=False, cap=cap)
 
     def close(self) -> None:
         """Stop every MCP server this toolbox started."""
@@ -131,14 +258,31 @@ class Toolbox(BaseToolbox):
 
 
 class Disclosure:
-    """One conversation's view of a toolbox for one step: runs its calls, and afterwards
-    hands over the announcement of the tools this step discovered (once per tool)."""
+    """One conversation's view of a toolbox for the length of a run: what its transcript
+    has taught, what each step discovers (announced once, after that step's results), and
+    the calls it left running. Internal: a run takes one from `Toolbox.conversation` and
+    begins each step with `step`."""
 
-    def __init__(self, box: Toolbox, transcript: Transcript, cap: int | None = None) -> None:
+    def __init__(self, box: Toolbox) -> None:
         self.box = box
-        self.cap = cap
-        self.known = set(box.taught(transcript))
+        self.cap = box.max_result_chars
+        self.known: set[str] = set()
         self.found: list[str] = []
+        self.left_running: list[StuckCall] = []
+        self._taught = Taught()
+
+    def step(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> Disclosure:
+        """Begin a step over `transcript` as it is now (what it taught so far), results
+        capped at `max_result_chars` (default: the toolbox's own); returns this view."""
+        self.cap = _cap(self.box, max_result_chars)
+        self.known = set(self._taught(transcript))
+        self.found = []
+        return self
+
+    @property
+    def stuck(self) -> tuple[StuckCall, ...]:
+        """Timed-out calls of this conversation whose worker is still running."""
+        return tuple(s for s in self.left_running if s.running)
 
     @property
     def discovered(self) -> set[str]:
@@ -170,14 +314,11 @@ class Disclosure:
                 except ValueError as exc:
                     return self._error(call, f"Invalid arguments for {call.name}: {exc}")
                 return await self._catalog_call(call, call.name, arguments)
-            return self._error(call, self._not_listed(call.name))
-        return await BaseToolbox.run(box, call, max_result_chars=self.cap)
+            return self._error(call, not_listed(call.name, call.name in self.discovered))
+        return await box.run(call, max_result_chars=self.cap, stuck=self.left_running)
 
     def _error(self, call: ToolCall, text: str) -> Execution:
-        return Execution(self.box.error(call, text, self.cap))
-
-    def _shown(self, call: ToolCall, text: str) -> Execution:
-        return self.box._result(call, text, is_error=False, cap=self.cap)
+        return Execution(executed(call, text, is_error=True, cap=self.cap).result)
 
     def _arguments(self, call: ToolCall, model: type[BaseModel]) -> BaseModel | Execution:
         try:
@@ -193,29 +334,10 @@ class Disclosure:
         matches = self.box.catalog.search(query, limit)
         if not matches:
             return self._error(call, f"No tool matches {query!r}. Try other words.")
-        lines, new = [], []
-        for entry in matches:
-            known = entry.name in self.discovered
-            lines.append(f"- {untagged(entry.spec.compact())}" + ("" if known else " (new)"))
-            if not known:
-                new.append(entry.name)
-        self.found += new
-        head = f"{len(matches)} {'match' if len(matches) == 1 else 'matches'} for {query!r}"
-        tail = (
-            f"Call them with {GATEWAY}; the new ones are described in full after this step."
-            if new
-            else f"Call them with {GATEWAY}."
-        )
-        text = "\n".join([f"{head}:", *lines, tail])
-        return self._shown(call, text)
-
-    def _not_listed(self, name: str) -> str:
-        if name in self.discovered:
-            return f"{name} is not in the tool list: call it with {GATEWAY}(name={name!r}, ...)."
-        return (
-            f"{name} has not been discovered yet: find it with {SEARCH} first (it is then "
-            f"described in full), and call it with {GATEWAY}."
-        )
+        discovered = self.discovered
+        self.found += [e.name for e in matches if e.name not in discovered]
+        text = search_answer(query, [e.spec for e in matches], discovered)
+        return executed(call, text, is_error=False, cap=self.cap)
 
     async def _gateway(self, call: ToolCall) -> Execution:
         args = self._arguments(call, GATEWAY_ARGS)
@@ -225,12 +347,14 @@ class Disclosure:
         arguments: dict[str, Any] = getattr(args, "arguments")  # noqa: B009
         if name in self.box.names:  # a core tool through the gateway: allowed, same rules
             inner = ToolCall(call.id, name, stringify(arguments))
-            execution = await BaseToolbox.run(self.box, inner, max_result_chars=self.cap)
+            execution = await self.box.run(
+                inner, max_result_chars=self.cap, stuck=self.left_running
+            )
             return replace(execution, result=replace(execution.result, name=call.name))
         if name not in self.box.catalog:
             return self._error(call, f"No tool is named {name!r}. Find tools with {SEARCH} first.")
         if name not in self.discovered:
-            return self._error(call, self._not_listed(name))
+            return self._error(call, not_listed(name, False))
         return await self._catalog_call(call, name, arguments)
 
     async def _catalog_call(self, call: ToolCall, name: str, arguments: Any) -> Execution:
@@ -246,9 +370,10 @@ class Disclosure:
             return self._error(call, text)
         except ToolFailed as exc:  # its schema cannot check them (see remote_schema)
             return self._error(call, f"{name} cannot be called: {exc}")
-        outcome = await call_entry(entry, kwargs, self.box.timeout)
+        timeout = self.box.timeout
+        outcome = await call_entry(entry, kwargs, timeout)
         if outcome.timed_out:
-            timed = self.box._timed_out(call, self.box.timeout, outcome.left_running, self.cap)
+            timed = timed_out(call, timeout, outcome.left_running, self.cap, self.left_running)
             text = failure_text(name, outcome)
             return replace(timed, result=replace(timed.result, content=text))
         if outcome.error is not None:
@@ -257,39 +382,16 @@ class Disclosure:
             text = stringify(outcome.value)
         except Exception as exc:
             return self._error(call, f"{name} returned a value that cannot be shown: {exc}")
-        return self._shown(call, text)
+        return executed(call, text, is_error=False, cap=self.cap)
 
     def functions(self) -> dict[str, HostFunction]:
         """The tools code can call: core tools and discovered catalog tools."""
-        entries: list[Entry] = [t for n in self.box.names if (t := self.box.get(n))]
-        # Natively the provider discloses the catalog: the toolbox cannot see what it taught.
-        names = self.box.catalog.names() if self.box.native else sorted(self.discovered)
-        entries += [e for n in names if (e := self.box.catalog.get(n))]
-        return {entry.name: self._host_function(entry) for entry in entries}
-
-    def _host_function(self, entry: Entry) -> HostFunction:
-        order = list(entry.spec.parameters.get("properties", {}))
         box = self.box
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > len(order):
-                raise TypeError(f"{entry.name} takes at most {len(order)} arguments")
-            kwargs.update(zip(order, args, strict=False))
-            try:
-                checked = validated(entry, kwargs)
-            except ValueError as exc:
-                raise TypeError(f"invalid arguments for {entry.name}: {exc}") from None
-            except ToolFailed as exc:
-                raise RuntimeError(f"{entry.name} cannot be called: {exc}") from None
-            outcome = await call_entry(entry, checked, box.timeout)
-            if outcome.timed_out or outcome.error is not None:
-                raise RuntimeError(failure_text(entry.name, outcome))
-            value = outcome.value
-            # Plain data crosses into the sandbox as is; anything else as the text the
-            # model would have seen (a pydantic model, a dataclass, ...).
-            return value if isinstance(value, PLAIN) else stringify(value)
-
-        return call
+        entries: list[Tool | RemoteTool] = [t for n in box.names if (t := box.get(n))]
+        # Natively the provider discloses the catalog: the toolbox cannot see what it taught.
+        names = box.catalog.names() if box.native else sorted(self.discovered)
+        entries += [e for n in names if (e := box.catalog.get(n))]
+        return {entry.name: host_function(entry, box.timeout) for entry in entries}
 
     async def _code(self, call: ToolCall) -> Execution:
         args = self._arguments(call, CODE_ARGS)
@@ -300,4 +402,4 @@ class Disclosure:
             text = await self.box.code.run(getattr(args, "code"), self.functions())  # noqa: B009
         except CodeFailed as exc:
             return self._error(call, f"{RUN_CODE} failed:\n{exc}")
-        return self._shown(call, text)
+        return executed(call, text, is_error=False, cap=self.cap)
