@@ -9,7 +9,7 @@ adopted, so a failure leaves the conversation as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,7 +26,7 @@ from warmloop.tools.invoke import cap_text
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, scratch_copy
 
-Persist = Callable[[Transcript, Rewrite], None]
+Persist = Callable[[Transcript, Rewrite], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class Maintainer:
         estimate = self.sizer.estimate(rendered.stream)
         events: list[MaintenanceEvent] = []
         if forced and cap is not None:
-            transcript, cut = self.cut_new_results(transcript, cap, estimate)
+            transcript, cut = await self.cut_new_results(transcript, cap, estimate)
             if cut is not None:
                 events.append(cut)
                 estimate = cut.tokens_after
@@ -160,7 +160,7 @@ class Maintainer:
         if forced and not fits:
             decision = Decision("prune" if plan else "fold", "overflow")
         if decision.action == "prune":
-            transcript, event = self._prune(transcript, plan, decision, estimate)
+            transcript, event = await self._prune(transcript, plan, decision, estimate)
             events.append(event)
             estimate = event.tokens_after
         over = self.window is not None and estimate >= self.policy.trigger * self.window
@@ -175,7 +175,7 @@ class Maintainer:
         self._planned = (transcript.key, len(transcript), plan)
         return transcript, events
 
-    def cut_new_results(
+    async def cut_new_results(
         self, transcript: Transcript, cap: int, estimate: int
     ) -> tuple[Transcript, MaintenanceEvent | None]:
         """Results added since the last answered request that are longer than `cap` (a
@@ -195,14 +195,14 @@ class Maintainer:
         dropped = sum(self.tokens(m.content) - self.tokens(edits[i]) for i, m in found)
         after = max(estimate - dropped, 0)
         event = MaintenanceEvent("cut", "overflow", rewrite.revision, len(edits), estimate, after)
-        return self._adopt(scratch, rewrite), event
+        return await self._adopt(scratch, rewrite), event
 
-    def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
+    async def _adopt(self, scratch: Transcript, rewrite: Rewrite) -> Transcript:
         if self.persist is not None:
-            self.persist(scratch, rewrite)  # raises: nothing was rewritten anywhere
+            await self.persist(scratch, rewrite)  # raises: nothing was rewritten anywhere
         return scratch
 
-    def _prune(
+    async def _prune(
         self, transcript: Transcript, plan: PrunePlan, decision: Decision, estimate: int
     ) -> tuple[Transcript, MaintenanceEvent]:
         scratch = scratch_copy(transcript)
@@ -218,7 +218,7 @@ class Maintainer:
             decision.predicted_cost,
             decision.predicted_saving,
         )
-        return self._adopt(scratch, rewrite), event
+        return await self._adopt(scratch, rewrite), event
 
     def _may_fold(self) -> bool:
         return self.policy.fold and self.futile_folds < self.policy.max_futile_folds
@@ -243,4 +243,4 @@ class Maintainer:
         event = MaintenanceEvent(
             "fold", reason, rewrite.revision, covered, estimate, after, usage=folded.usage
         )
-        return self._adopt(scratch, rewrite), event
+        return await self._adopt(scratch, rewrite), event
