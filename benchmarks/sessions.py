@@ -14,6 +14,7 @@ step); PostgreSQL is the local server `scripts/postgres.sh` starts (default sett
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import secrets
 import statistics
@@ -46,8 +47,9 @@ Opener = Callable[[], SqlStore]
 Samples = dict[int, list[tuple[float, float]]]
 
 
-def grow(store: SqlStore, name: str) -> Samples:
-    """Grow session `name` step by step; per-step (wall, CPU) seconds near each size."""
+async def grow(store: SqlStore, name: str) -> Samples:
+    """Grow session `name` step by step; per-step (wall, CPU) seconds near each size (as
+    the loop awaits it: the transaction in a worker thread)."""
     lease: Lease = store.acquire(name)
     transcript = Transcript([SystemText("You are a benchmark agent."), UserText("Read all.")])
     recorder = SessionRecorder(store, lease, transcript)
@@ -58,7 +60,7 @@ def grow(store: SqlStore, name: str) -> Samples:
         transcript.extend(step_messages(k))
         records.append(RequestRecord(Usage(10, 1000 + k, 0, 20), 0.5, PrefixCheck(1, 1)))
         started, cpu = time.perf_counter(), time.process_time()
-        recorder.appended(transcript, records)
+        await recorder.appended(transcript, records)
         elapsed = (time.perf_counter() - started, time.process_time() - cpu)
         for size in SIZES:
             if abs(len(transcript) - size) <= WINDOW:
@@ -68,13 +70,13 @@ def grow(store: SqlStore, name: str) -> Samples:
     return samples
 
 
-def resume_seconds(open_store: Opener, name: str) -> tuple[float, int]:
+async def resume_seconds(open_store: Opener, name: str) -> tuple[float, int]:
     """Median seconds to resume `name` from a fresh store object (lease, load, validate)."""
     times, length = [], 0
     for _ in range(RESUMES):
         store = open_store()
         started = time.perf_counter()
-        with open_session(name, store) as recorder:
+        async with open_session(name, store) as recorder:
             length = len(recorder.transcript)
             times.append(time.perf_counter() - started)
         store.close()
@@ -84,7 +86,7 @@ def resume_seconds(open_store: Opener, name: str) -> tuple[float, int]:
 def report(label: str, open_store: Opener) -> None:
     store = open_store()
     name = "bench-" + secrets.token_hex(3)
-    samples = grow(store, name)
+    samples = asyncio.run(grow(store, name))
     store.close()
     wall = {size: statistics.median(w for w, _ in values) for size, values in samples.items()}
     cpu = {size: statistics.median(c for _, c in values) for size, values in samples.items()}
@@ -98,7 +100,7 @@ def report(label: str, open_store: Opener) -> None:
             f"ratio {size:,} / {SIZES[0]} msgs: wall {wall[size] / wall[SIZES[0]]:.2f}, "
             f"CPU {cpu[size] / cpu[SIZES[0]]:.2f} (1.00 = perfectly flat)"
         )
-    seconds, length = resume_seconds(open_store, name)
+    seconds, length = asyncio.run(resume_seconds(open_store, name))
     print(f"resume a {length:,}-message session: {seconds * 1000:.1f} ms (median of {RESUMES})")
 
 

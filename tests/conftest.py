@@ -22,6 +22,8 @@ from tests.support.wire import WireLog, wire_stream
 from warmloop.agent.agent import Agent
 from warmloop.providers.scripted import ScriptedModel
 
+pytest_plugins = ["tests.support.stores"]  # store fixtures: each store on SQLite and PostgreSQL
+
 
 @pytest.fixture
 def wire_log() -> WireLog:

@@ -6,6 +6,7 @@ every message the store ever acknowledged."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -21,6 +22,7 @@ from tests.support.session_workers import SESSION, crash_worker, identity
 from tests.support.stores import open_spec
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.sessions.resume import open_session
+from warmloop.sessions.sql import SqlStore
 from warmloop.transcript import Transcript, check_pairing
 
 KILLS = 50  # per store
@@ -79,6 +81,15 @@ def check_stored_steps_are_whole(transcript: Transcript) -> None:
     assert len(results) in (0, len(turn.tool_calls)), (len(results), turn.tool_calls)
 
 
+async def resume(store: SqlStore) -> Transcript:
+    """The session resumed (a cut step closed) and released again."""
+    async with open_session(SESSION, store) as recorder:  # the killed holder is gone: no wait
+        resumed = recorder.transcript
+        assert not resumed.pending_calls()
+        check_pairing(resumed.messages)
+    return resumed
+
+
 def check_after_kill(spec: str, log: Path) -> int:
     """Load, check, resume (closing a cut step) and account for every acknowledged message;
     returns the session's message count."""
@@ -90,10 +101,7 @@ def check_after_kill(spec: str, log: Path) -> int:
             assert not acknowledged
             return 0
         check_stored_steps_are_whole(stored.transcript)
-        with open_session(SESSION, store) as recorder:  # the killed holder is gone: no wait
-            resumed = recorder.transcript
-            assert not resumed.pending_calls()
-            check_pairing(resumed.messages)
+        resumed = asyncio.run(resume(store))
         kept = {identity(m) for m in resumed} | {
             identity(a.message) for a in store.archive(SESSION)
         }

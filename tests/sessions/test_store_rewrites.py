@@ -165,16 +165,16 @@ def test_a_fault_mid_transaction_leaves_nothing_changed(
     assert loaded(store) == after
 
 
-def test_the_recorder_adopts_a_rewrite_only_once_it_is_stored(store: SqlStore) -> None:
+async def test_the_recorder_adopts_a_rewrite_only_once_it_is_stored(store: SqlStore) -> None:
     lease, transcript = stored_session(store)
     recorder = SessionRecorder(store, lease, transcript)
     _fail_on_insert(store, "archive")
     with pytest.raises(SessionError):
-        recorder.rewrite(transcript, PRUNE)
+        await recorder.rewrite(transcript, PRUNE)
     assert transcript.revision == 0
     assert recorder.transcript is transcript
     _heal(store, "archive")
-    adopted = recorder.rewrite(transcript, PRUNE)
+    adopted = await recorder.rewrite(transcript, PRUNE)
     assert adopted.revision == 1
     assert adopted.id == transcript.id
     assert transcript.revision == 0  # the caller's copy was never touched

@@ -11,15 +11,22 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
+from warmloop.messages import Rewrite
+from warmloop.sessions.lease import Lease
+from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.sqlite import SQLiteStore
+from warmloop.sessions.store import SessionStore
+from warmloop.transcript import Transcript
 
 POSTGRES_VARIABLE = "WARMLOOP_TEST_POSTGRES"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
@@ -115,3 +122,72 @@ def make_store(store_spec: str) -> Iterator[OpenStore]:
 def store(make_store: OpenStore) -> SqlStore:
     """A fresh store of each kind."""
     return make_store()
+
+
+class ThreadRecordingStore:
+    """A real store that records which thread each contract call ran on (`calls`: the
+    method's name and `threading.get_ident()`), so a test can tell a call made on the
+    event loop's thread from one moved off it."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.location = store.location
+        self.calls: list[tuple[str, int]] = []
+
+    def _called(self, name: str) -> None:
+        self.calls.append((name, threading.get_ident()))
+
+    def acquire(self, session_id: str, *, seconds: float | None = None) -> Lease:
+        self._called("acquire")
+        return self.store.acquire(session_id, seconds=seconds)
+
+    def release(self, lease: Lease) -> None:
+        self._called("release")
+        self.store.release(lease)
+
+    def renew(self, lease: Lease) -> None:
+        self._called("renew")
+        self.store.renew(lease)
+
+    def append(
+        self,
+        lease: Lease,
+        transcript: Transcript,
+        requests: Sequence[StoredRequest] = (),
+        *,
+        cache_ttl: str = "",
+    ) -> None:
+        self._called("append")
+        self.store.append(lease, transcript, requests, cache_ttl=cache_ttl)
+
+    def rewrite(self, lease: Lease, transcript_after: Transcript, rewrite: Rewrite) -> None:
+        self._called("rewrite")
+        self.store.rewrite(lease, transcript_after, rewrite)
+
+    def load(self, session_id: str) -> StoredSession | None:
+        self._called("load")
+        return self.store.load(session_id)
+
+    def info(self, session_id: str) -> SessionInfo | None:
+        self._called("info")
+        return self.store.info(session_id)
+
+    def sessions(self) -> list[SessionInfo]:
+        self._called("sessions")
+        return self.store.sessions()
+
+    def requests(self, session_id: str) -> list[StoredRequest]:
+        self._called("requests")
+        return self.store.requests(session_id)
+
+    def archive(self, session_id: str) -> list[ArchivedMessage]:
+        self._called("archive")
+        return self.store.archive(session_id)
+
+    def rewrites(self, session_id: str) -> list[RewritePoint]:
+        self._called("rewrites")
+        return self.store.rewrites(session_id)
+
+    def close(self) -> None:
+        self._called("close")
+        self.store.close()

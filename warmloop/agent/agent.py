@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
@@ -172,7 +172,7 @@ class Agent:
         store: SessionStore | str | PathLike[str] | None,
         history: Transcript | None,
         conversation_id: str | None,
-    ) -> AbstractContextManager[SessionRecorder | None]:
+    ) -> AbstractAsyncContextManager[SessionRecorder | None]:
         """The stored session's recorder, holding its lease, or nothing without `session`."""
         if session is None:
             if store is not None:
@@ -204,7 +204,7 @@ class Agent:
         With `session`, create or continue that stored session in place (in `store`, by
         default the SQLite file in the user's data directory), persisting each step;
         SessionBusy if another process holds it."""
-        with self._session(session, store, history, conversation_id) as hook:
+        async with self._session(session, store, history, conversation_id) as hook:
             return await self._runner(task, history, conversation_id, hook).run()
 
     def run_sync(
@@ -223,13 +223,20 @@ class Agent:
             pass
         else:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
-        with self._session(session, store, history, conversation_id) as hook:
-            runner = self._runner(task, history, conversation_id, hook)
-            try:
-                return asyncio.run(runner.run())
-            except KeyboardInterrupt as exc:
+        runner: Runner | None = None
+
+        async def run() -> Run:
+            nonlocal runner
+            async with self._session(session, store, history, conversation_id) as hook:
+                runner = self._runner(task, history, conversation_id, hook)
+                return await runner.run()
+
+        try:
+            return asyncio.run(run())
+        except KeyboardInterrupt as exc:
+            if runner is not None:
                 runner.interrupted(exc)
-                raise
+            raise
 
 
 def task_text(task: str | Mapping[str, object]) -> str:

@@ -142,14 +142,14 @@ class Runner:
                 window=facts.window,
             )
 
-    def window_learned(self, exc: ContextWindowExceeded) -> None:
+    async def window_learned(self, exc: ContextWindowExceeded) -> None:
         """A rejection named the window: a fact for the rest of this conversation (kept in
         its meta, so a stored session remembers it)."""
         if exc.window is None or exc.window < MIN_WINDOW:
             return
         self.facts = self.facts.told_window(exc.window, "learned", "a rejection named it")
         self.transcript.meta = replace(self.transcript.meta, context_window=exc.window)
-        self.persisted(best_effort=True)  # stored now: the retry may fail as well
+        await self.persisted(best_effort=True)  # stored now: the retry may fail as well
         if self.maintainer is not None and self.facts.window is not None:
             self.maintainer.learned_window(self.facts.window)
 
@@ -158,14 +158,14 @@ class Runner:
         if self.settings.on_message is not None:
             self.settings.on_message(message)
 
-    def persisted(self, *, best_effort: bool = False) -> None:
+    async def persisted(self, *, best_effort: bool = False) -> None:
         """Hand what is new to the session hook (one transaction). On the way out of a
         failed run (`best_effort`) a store failure is dropped: the stored session stays at
         its last complete step, and resuming closes the step."""
         if self.hook is None:
             return
         try:
-            self.hook.appended(self.transcript, self.requests)
+            await self.hook.appended(self.transcript, self.requests)
         except Exception:
             if not best_effort:
                 raise
@@ -173,7 +173,6 @@ class Runner:
     def interrupted(self, exc: BaseException) -> None:
         """Close the step in progress and attach the transcript to `exc`."""
         self.transcript.answer_pending(INTERRUPTED)
-        self.persisted(best_effort=True)
         exc.transcript = self.transcript  # type: ignore[attr-defined]
 
     async def run(self) -> Run:
@@ -185,7 +184,7 @@ class Runner:
             raise
         except Exception as exc:
             self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
-            self.persisted(best_effort=True)
+            await self.persisted(best_effort=True)
             raise RunAborted(
                 f"the run stopped on an unexpected {type(exc).__name__}: {exc}",
                 self.transcript,
@@ -193,6 +192,7 @@ class Runner:
             ) from exc
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
             self.interrupted(exc)
+            await self.persisted(best_effort=True)
             raise
 
     async def steps(self) -> Run:
@@ -244,7 +244,7 @@ class Runner:
             return rendered
         for change in changes:
             if self.hook is not None:  # stored with its archive rows first; raises: not adopted
-                self.hook.stored(change.transcript, change.rewrite)
+                await self.hook.stored(change.transcript, change.rewrite)
             self.transcript = change.transcript
             self.maintenance.append(change.event)
             if settings.on_maintenance is not None:
@@ -261,7 +261,7 @@ class Runner:
             try:
                 response = await model.send(rendered, session_id=self.transcript.conversation)
             except ContextWindowExceeded as exc:
-                self.window_learned(exc)
+                await self.window_learned(exc)
                 if self.maintainer is None:
                     raise
                 # A forced maintenance point, then one retry.
@@ -283,7 +283,7 @@ class Runner:
             tools_fingerprint=self.settings.fingerprint,
         )
         self.append(response.turn)
-        self.persisted()  # the turn is stored before any of its tools runs
+        await self.persisted()  # the turn is stored before any of its tools runs
         problem = response.format_error
         if problem is None:
             self.syntax_errors = 0
@@ -324,7 +324,7 @@ class Runner:
             self.append(result)
         for notice in tools.announcements():  # tools discovered in this step, taught once
             self.append(notice)
-        self.persisted()
+        await self.persisted()
         self.failed_steps = self.failed_steps + 1 if failed else 0
         return submitted
 

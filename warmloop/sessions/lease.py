@@ -103,8 +103,8 @@ def heartbeat_seconds(lease: Lease) -> float:
 
 
 class Heartbeat:
-    """Renews a held lease from a daemon thread until stopped: the holder is alive and
-    working (a tool or model call may outlast the lease). A lost lease stops it; the
+    """Renews a held lease from a daemon thread, from `start` to `stop`: the holder is alive
+    and working (a tool or model call may outlast the lease). A lost lease stops it; the
     holder's next write then fails with SessionBusy, as it would have."""
 
     def __init__(self, renew: Callable[[Lease], None], lease: Lease) -> None:
@@ -115,13 +115,16 @@ class Heartbeat:
             target=self._run, name=f"warmloop-lease-{lease.session_id}", daemon=True
         )
 
-    def __enter__(self) -> Heartbeat:
+    def start(self) -> None:
+        """Renew every `heartbeat_seconds` from now on."""
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Stop renewing; waits for a renewal in progress (a transaction), so call it off
+        the event loop."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def _run(self) -> None:
         while not self._stop.wait(heartbeat_seconds(self._lease)):

@@ -1,7 +1,8 @@
 """The loop's persistence hook: after the loop appends a complete unit (an assistant turn as
-soon as it arrives, a step's tool results once they are all in) it calls `appended`, which
-stores what is new in one transaction. Rewrites go through `rewrite`, which stores them
-with their archive rows before the loop adopts them.
+soon as it arrives, a step's tool results once they are all in) it awaits `appended`, which
+stores what is new in one transaction. Rewrites go through `rewrite` (or `stored`), which
+stores them with their archive rows before the loop adopts them. Every store call runs in
+a worker thread (`off_loop`): the event loop never waits on the database.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from warmloop.messages import AssistantTurn, Rewrite
 from warmloop.sessions.lease import Lease
+from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.records import StoredRequest
 from warmloop.sessions.store import SessionStore
 from warmloop.transcript import Transcript, scratch_copy
@@ -33,7 +35,7 @@ class SessionRecorder:
         self._requests = 0  # how many of the run's request records are stored
         self._window = transcript.meta.context_window  # the learned window last stored
 
-    def appended(self, transcript: Transcript, requests: Sequence[RequestRecord]) -> None:
+    async def appended(self, transcript: Transcript, requests: Sequence[RequestRecord]) -> None:
         """Store the messages and request records that are new since the last call."""
         new = requests[self._requests :]
         start = self.lease.length
@@ -51,12 +53,12 @@ class SessionRecorder:
             )
             for n, r in enumerate(new)
         ]
-        self.store.append(self.lease, transcript, stored, cache_ttl=self.cache_ttl)
-        self._requests = len(requests)
+        await off_loop(self.store.append, self.lease, transcript, stored, cache_ttl=self.cache_ttl)
+        self._requests += len(new)
         self._window = transcript.meta.context_window
         self.transcript = transcript
 
-    def rewrite(
+    async def rewrite(
         self, transcript: Transcript, change: Callable[[Transcript], Rewrite]
     ) -> Transcript:
         """Apply `change` (`replace_content` or `fold`) to a scratch copy, store it with its
@@ -66,12 +68,12 @@ class SessionRecorder:
         done = change(scratch)
         if not done.replaced and done.folded is None:
             return transcript
-        self.stored(scratch, done)
+        await self.stored(scratch, done)
         return scratch
 
-    def stored(self, scratch: Transcript, rewrite: Rewrite) -> None:
+    async def stored(self, scratch: Transcript, rewrite: Rewrite) -> None:
         """Store a rewrite already applied to a scratch copy (with its archive rows, one
         transaction); the copy becomes the session's transcript. Raises, changing nothing,
         if the store fails."""
-        self.store.rewrite(self.lease, scratch, rewrite)
+        await off_loop(self.store.rewrite, self.lease, scratch, rewrite)
         self.transcript = scratch

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.messages import Meta
 from warmloop.sessions.lease import Heartbeat, Lease
 from warmloop.sessions.locate import open_store
+from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.session import validate_session_id
 from warmloop.sessions.store import SessionStore
@@ -22,47 +23,50 @@ INTERRUPTED_BY_STOP = (
 )
 
 
-@contextmanager
-def open_session(
+@asynccontextmanager
+async def open_session(
     session_id: str,
     store: SessionStore | str | os.PathLike[str] | None = None,
     *,
     conversation_id: str | None = None,
     cache_ttl: str = "",
-) -> Iterator[SessionRecorder]:
+) -> AsyncIterator[SessionRecorder]:
     """The recorder of session `session_id` in `store` (a store, a spec for `open_store`,
     or None for the default), holding its lease until the block ends.
 
     Raises SessionBusy at once if another holder has it. While the block runs, a heartbeat
     renews the lease, so a long tool or model call keeps it. A call whose result was never
     stored (the process stopped during the tool) gets an "interrupted" error result,
-    stored before the block starts, so pairing holds.
+    stored before the block starts, so pairing holds. Every store call (opening the store,
+    the lease, loading) runs off the event loop; sync code enters through `asyncio.run`.
     """
     validate_session_id(session_id)
     owned = not isinstance(store, SessionStore)
-    opened = open_store(store) if not isinstance(store, SessionStore) else store
+    opened = await off_loop(open_store, store) if not isinstance(store, SessionStore) else store
     try:
-        lease = opened.acquire(session_id)
+        lease = await off_loop(opened.acquire, session_id)
+        heartbeat = Heartbeat(opened.renew, lease)
         try:
-            with Heartbeat(opened.renew, lease):  # a call may outlast the lease
-                yield _recorder(opened, lease, session_id, conversation_id, cache_ttl)
+            heartbeat.start()  # a call may outlast the lease
+            yield await _recorder(opened, lease, session_id, conversation_id, cache_ttl)
         finally:
+            await off_loop(heartbeat.stop)  # it may be inside a renewal
             # If releasing fails the lease expires by itself; the run's outcome matters more.
             with suppress(SessionError):
-                opened.release(lease)
+                await off_loop(opened.release, lease)
     finally:
         if owned:
-            opened.close()
+            await off_loop(opened.close)
 
 
-def _recorder(
+async def _recorder(
     store: SessionStore,
     lease: Lease,
     session_id: str,
     conversation_id: str | None,
     cache_ttl: str,
 ) -> SessionRecorder:
-    stored = store.load(session_id)
+    stored = await off_loop(store.load, session_id)
     transcript = stored.transcript if stored is not None else None
     if transcript is None:
         transcript = Transcript(conversation=conversation_id, meta=Meta(created_at=time.time()))
@@ -73,5 +77,5 @@ def _recorder(
         )
     recorder = SessionRecorder(store, lease, transcript, cache_ttl=cache_ttl)
     if transcript.answer_pending(INTERRUPTED_BY_STOP):
-        recorder.appended(transcript, ())
+        await recorder.appended(transcript, ())
     return recorder

@@ -4,6 +4,10 @@ Writes need the session's lease (`acquire`): `append` stores what is new since t
 write, and `rewrite` stores a rewrite with its archive rows; each is one transaction that
 first checks the lease token, the stored length and the revision (a compare-and-swap), so a
 write either lands whole or not at all, and only from the lease holder. Reads need no lease.
+
+The contract is synchronous, one for the event loop and for sync code (the CLI): a run calls
+it from worker threads (`off_loop`), never on the loop, and runs sharing a store call it
+from several threads at once, so every store must be thread-safe.
 """
 
 from __future__ import annotations
