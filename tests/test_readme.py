@@ -116,3 +116,14 @@ def test_the_license_is_an_spdx_string_so_installs_print_no_warning() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["license"] == "MIT"
     assert pyproject["build-system"]["requires"] == ["setuptools>=77"]  # reads SPDX strings
+
+
+def test_the_readme_lists_the_whole_public_api() -> None:
+    """Every name `warmloop` exports is listed in the README's Public API section, and
+    every name listed there is exported."""
+    import warmloop
+
+    section = README.split("## Public API", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^- [^:]+: (.*?)\.$", section, re.M | re.S))
+    names = {n for line in listed for n in re.findall(r"`(\w+)`", line)}
+    assert names == set(warmloop.__all__)

@@ -1,4 +1,7 @@
-"""warmloop: tool-using LLM agents whose every request extends the previous one."""
+"""warmloop: tool-using LLM agents whose every request extends the previous one.
+
+The public API: every name a user constructs, passes or catches is importable from here
+(the README lists them); everything else lives in the one module that defines it."""
 
 from warmloop.agent.agent import Agent
 from warmloop.agent.run import (
@@ -18,6 +21,9 @@ from warmloop.errors import (
     ContextWindowExceeded,
     PairingError,
     ProviderError,
+    SessionBusy,
+    SessionError,
+    ToolFailed,
     TranscriptError,
     WarmloopError,
     WorkspaceError,
@@ -38,19 +44,27 @@ from warmloop.messages import (
 from warmloop.providers.base import Model
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
+from warmloop.sessions.locate import open_store
+from warmloop.sessions.sqlite import SQLiteStore
+from warmloop.sessions.store import SessionStore
+from warmloop.tools.code import CodeMode
+from warmloop.tools.mcp import McpServer
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool, tool
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript, check_pairing
+from warmloop.workspace import Workspace, workspace_tools
 
 __all__ = [
     "Agent",
     "AssistantTurn",
+    "CodeMode",
     "ConfigurationError",
     "ContextWindowExceeded",
     "ExtractFailed",
     "MaintenanceEvent",
     "MaintenancePolicy",
+    "McpServer",
     "Meta",
     "Model",
     "ModelFacts",
@@ -64,12 +78,17 @@ __all__ = [
     "Run",
     "RunAborted",
     "RunError",
+    "SQLiteStore",
     "ScriptedModel",
+    "SessionBusy",
+    "SessionError",
+    "SessionStore",
     "Summary",
     "SyntaxBudgetExceeded",
     "SystemText",
     "Tool",
     "ToolCall",
+    "ToolFailed",
     "ToolResult",
     "ToolSpec",
     "Toolbox",
@@ -79,10 +98,13 @@ __all__ = [
     "Usage",
     "UserText",
     "WarmloopError",
+    "Workspace",
     "WorkspaceError",
     "call",
     "check_pairing",
+    "open_store",
     "raw_call",
     "resolve_model",
     "tool",
+    "workspace_tools",
 ]
