@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import anthropic
 from anthropic.types import Message as AnthropicMessage
@@ -26,9 +25,10 @@ from warmloop.messages import AssistantTurn, JsonValue, ToolCall
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, raise_clean
-from warmloop.providers.select import api_key as api_key_from_env
+from warmloop.providers.redact import raise_clean
 from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -210,27 +210,15 @@ class AnthropicModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=cache_ttl, context_window=context_window, output_reserve=max_tokens
         )
-        self._client = self._build_client(api_key, client, max_retries, timeout, base_url)
-
-    @staticmethod
-    def _build_client(
-        api_key: str | None,
-        client: anthropic.AsyncAnthropic | None,
-        max_retries: int | None,
-        timeout: float | None,
-        base_url: str | None = None,
-    ) -> anthropic.AsyncAnthropic:
-        options: dict[str, Any] = {}
-        if base_url is not None:
-            options["base_url"] = base_url
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        if timeout is not None:
-            options["timeout"] = timeout
-        if client is not None:
-            return client.with_options(**options) if options else client
-        key = api_key or api_key_from_env(API_KEY_VARIABLE)
-        return anthropic.AsyncAnthropic(api_key=key, **options)
+        self._client = sdk_client(
+            anthropic.AsyncAnthropic,
+            client,
+            key=lambda: find_key(api_key, API_KEY_VARIABLE),
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        self._secrets = client_secrets(self._client.api_key, base_url)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the `messages.create` keyword arguments and their prefix stream."""
@@ -249,5 +237,5 @@ class AnthropicModel(KnownFacts):
                 if found is not None:
                     raise found from exc
             error = ProviderError(describe_failure(exc, self.model))
-            raise_clean(error, client_key(self._client), exc)
+            raise_clean(error, self._secrets, exc)
         return parse_message(message, self.cache_ttl, self.name)

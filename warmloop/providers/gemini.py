@@ -11,7 +11,6 @@ implicit: Gemini reports hits in `usage_metadata.cached_content_token_count`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,10 +36,12 @@ from warmloop.messages import (
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets
 from warmloop.providers.gemini_retry import GaveUp, with_retries
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, raise_clean
+from warmloop.providers.redact import raise_clean
 from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import parse_arguments
@@ -53,18 +54,6 @@ EMPTY_TURN = "(empty response)"
 """Stands in for a model turn without parts: Gemini rejects a content with no parts."""
 Part = dict[str, JsonValue]
 Content = dict[str, JsonValue]
-
-
-def gemini_api_key() -> str:
-    """The key from GEMINI_API_KEY, else GOOGLE_API_KEY; a clear error naming both if neither."""
-    for variable in API_KEY_VARIABLES:
-        value = os.environ.get(variable, "").strip()
-        if value:
-            return value
-    raise ConfigurationError(
-        "no API key: set the environment variable GEMINI_API_KEY (or GOOGLE_API_KEY), "
-        "or pass api_key= or client= to GeminiModel"
-    )
 
 
 def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
@@ -324,9 +313,11 @@ class GeminiModel(KnownFacts):
             retry_options=types.HttpRetryOptions(attempts=1),
         )
         self._client = client or genai.Client(
-            api_key=api_key or gemini_api_key(),
+            api_key=find_key(api_key, *API_KEY_VARIABLES),
             http_options=types.HttpOptions(base_url=base_url) if base_url else None,
         )
+        # The SDK keeps the key on its API client (there is no public accessor).
+        self._secrets = client_secrets(self._client._api_client.api_key, base_url)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
@@ -350,8 +341,7 @@ class GeminiModel(KnownFacts):
                 delay=self.retry_delay,
             )
         except GaveUp as exc:
-            key = client_key(getattr(self._client, "_api_client", None))
-            raise_clean(self._failure(exc), key, exc.error)
+            raise_clean(self._failure(exc), self._secrets, exc.error)
         except json.JSONDecodeError as exc:  # a 200 whose body is not JSON, or cut short
             raise not_json(exc.doc, self.name) from exc
         except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse

@@ -11,11 +11,10 @@ SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderEr
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
@@ -27,11 +26,12 @@ from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_parse import parse_completion
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, redact_spec, redact_url, scrubbed, url_secrets
-from warmloop.providers.select import api_key as require_key
+from warmloop.providers.redact import redact_spec, redact_url, scrubbed, url_secrets
 from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -111,26 +111,6 @@ def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> Pro
     )
 
 
-def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: float) -> AsyncOpenAI:
-    """An AsyncOpenAI client with warmloop's retry and timeout settings."""
-    if max_retries < 0 or timeout <= 0:
-        raise ConfigurationError("max_retries must be >= 0 and timeout > 0 (seconds)")
-    query: dict[str, str] = {}
-    if base_url is not None and urlsplit(base_url).query:
-        # The SDK appends paths to the base URL as text, so `...?token=x` would become
-        # `...?token=xchat/completions`: the query travels as default query parameters.
-        parts = urlsplit(base_url)
-        query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        base_url = urlunsplit(parts._replace(query=""))
-    return AsyncOpenAI(
-        api_key=key,
-        base_url=base_url,
-        max_retries=max_retries,
-        timeout=timeout,
-        default_query=query or None,
-    )
-
-
 class ChatCompletionsModel(KnownFacts):
     """A Model speaking Chat Completions through an AsyncOpenAI client."""
 
@@ -153,7 +133,7 @@ class ChatCompletionsModel(KnownFacts):
         self.facts = facts
         self.client = client
         self.key_variable = key_variable
-        self.secrets = (*secrets, *client_key(client))
+        self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
         self.text_protocol = text_protocol
         self.cache_key = cache_key
@@ -223,8 +203,14 @@ class OpenAIChatModel(ChatCompletionsModel):
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
         if client is None:
-            key = api_key or require_key(OPENAI_KEY)
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,  # a given client is used as it is: the defaults above are not its settings
+                key=lambda: find_key(api_key, OPENAI_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
         super().__init__(
             name,
             model,
@@ -233,6 +219,7 @@ class OpenAIChatModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=merged,
             breakpoint=takes_breakpoints(facts.profile) and not text_protocol,
+            secrets=url_secrets(base_url) if base_url is not None else (),
         )
 
 
@@ -253,8 +240,14 @@ class DeepSeekModel(ChatCompletionsModel):
         context_window: int | None = None,
     ) -> None:
         if client is None:
-            key = api_key or require_key(DEEPSEEK_KEY)
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, DEEPSEEK_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
         # DeepSeek's disk cache matches prefixes from token 0 with no routing, and its docs
         # list no prompt_cache_key: sending one would only risk a rejected parameter.
         name = f"deepseek:{model}"
@@ -267,6 +260,7 @@ class DeepSeekModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=params,
             cache_key=False,
+            secrets=url_secrets(base_url),
         )
 
 
@@ -302,8 +296,14 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         else:
             base_url, model = split_server_spec(base_url_or_name)
         if client is None:
-            key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, SERVER_KEY, placeholder=PLACEHOLDER_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
             # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into headers on every
             # request: OpenAI identifiers the user's own server has no business seeing.
             client.organization = None

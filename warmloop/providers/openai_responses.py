@@ -36,11 +36,12 @@ from warmloop.messages import (
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.openai_cache import marked_text, retention_params, takes_breakpoints
 from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, raise_clean
-from warmloop.providers.select import api_key as key_from_env
+from warmloop.providers.redact import raise_clean
 from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -333,18 +334,15 @@ class OpenAIResponsesModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
-        options: dict[str, Any] = {}
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        if timeout is not None:
-            options["timeout"] = timeout
-        if base_url is not None:
-            options["base_url"] = base_url
-        if client is None:
-            client = AsyncOpenAI(api_key=api_key or key_from_env(KEY_VARIABLE), **options)
-        elif options:
-            client = client.with_options(**options)
-        self.client = client
+        self.client = sdk_client(
+            AsyncOpenAI,
+            client,
+            key=lambda: find_key(api_key, KEY_VARIABLE),
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        self._secrets = client_secrets(self.client.api_key, base_url)
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
             params["reasoning"] = dict(reasoning)
@@ -373,5 +371,5 @@ class OpenAIResponsesModel(KnownFacts):
                 if found is not None:
                     raise found from exc
             error = ProviderError(describe_error(exc, self.model, self.client.max_retries))
-            raise_clean(error, client_key(self.client), exc)
+            raise_clean(error, self._secrets, exc)
         return parse_body(read_body(content, self.name), self.model)

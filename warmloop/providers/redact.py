@@ -14,8 +14,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 from warmloop.errors import ContextWindowExceeded, ProviderError
 
 MASK = "***"
-MIN_KEY_CHARS = 8
-"""An API key shorter than this is a placeholder (`not-needed`, `k`), not worth masking."""
 
 
 def _parts(url: str) -> tuple[str, list[str]]:
@@ -61,13 +59,6 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
         if len(secret) >= 3:  # a one- or two-letter value would mask ordinary words
             text = text.replace(secret, MASK)
     return text
-
-
-def client_key(client: object) -> tuple[str, ...]:
-    """The API key an SDK client holds (`api_key`), as a secret to scrub from messages: a
-    server that echoes it in an error body must not get it into a transcript or a log."""
-    key = getattr(client, "api_key", None)
-    return (key,) if isinstance(key, str) and len(key) >= MIN_KEY_CHARS else ()
 
 
 def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
