@@ -7,7 +7,8 @@ assistant turn whose raw content blocks are kept for the exact echo the API expe
 
 Faults: the SDK itself retries rate limits (429), overloads (529), other 5xx, 408/409 and
 timeouts with backoff (`max_retries`, `timeout`); what is still failing after that, and
-authentication or invalid-request errors (never retried), become `ProviderError`.
+authentication or invalid-request errors (never retried), become `ProviderError` by the
+one mapping every provider shares (`failures`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import raise_clean
-from warmloop.providers.transport import broken_reply, not_json
+from warmloop.providers.failures import Failures, not_json, stainless_errors
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -125,50 +124,8 @@ def parse_message(message: object, cache_ttl: str, name: str = PREFIX) -> ModelR
     return ModelResponse(turn, parse_usage(message.usage, cache_ttl))
 
 
-def _reason(error: anthropic.APIStatusError) -> str:
-    """The API's own error message ("API > Errors > Error shapes"), else the SDK's summary."""
-    body = error.body
-    detail = body.get("error") if isinstance(body, dict) else None
-    if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-        return f"{detail.get('type', 'error')}: {detail['message']}"
-    return error.message
-
-
-def describe_failure(error: Exception, model: str) -> str:
-    """What went wrong with a request, and what to do about it."""
-    if isinstance(error, anthropic.APIStatusError):
-        return _describe_status(error, model)
-    if isinstance(error, anthropic.APITimeoutError):
-        return "Anthropic did not answer in time, even after retries; raise timeout= or retry."
-    if isinstance(error, anthropic.APIConnectionError):
-        return broken_reply(error) or (
-            f"could not reach Anthropic ({error.message}); check the network and retry."
-        )
-    return f"the Anthropic SDK refused the request: {error}"
-
-
-def _describe_status(error: anthropic.APIStatusError, model: str) -> str:
-    reason = _reason(error)
-    if isinstance(error, anthropic.AuthenticationError):
-        return (
-            f"Anthropic rejected the API key (401): {reason}. "
-            f"Check {API_KEY_VARIABLE} or the api_key you passed."
-        )
-    if isinstance(error, anthropic.PermissionDeniedError):
-        return (
-            f"Anthropic denied access (403): {reason}. Check that this key may use model {model!r}."
-        )
-    if isinstance(error, anthropic.NotFoundError):
-        return f"Anthropic found no such model or endpoint (404): {reason}. Check {model!r}."
-    if isinstance(error, anthropic.RateLimitError | anthropic.InternalServerError):
-        return (
-            f"Anthropic is still failing after the SDK's retries ({error.status_code}): "
-            f"{reason}. Wait and resume, or raise max_retries/timeout."
-        )
-    return (
-        f"Anthropic rejected the request ({error.status_code}): {reason}. "
-        "Fix the request (model, max_tokens, thinking, tools) and retry."
-    )
+# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes.
+ERRORS = stainless_errors(anthropic, ValueError)
 
 
 class AnthropicModel(KnownFacts):
@@ -218,7 +175,8 @@ class AnthropicModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
-        self._secrets = client_secrets(self._client.api_key, base_url)
+        secrets = client_secrets(self._client.api_key, base_url)
+        self._failures = Failures(self.name, model, API_KEY_VARIABLE, ERRORS, secrets)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the `messages.create` keyword arguments and their prefix stream."""
@@ -226,16 +184,7 @@ class AnthropicModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """One Messages request. Anthropic routes caches by prefix, so `session_id` is unused."""
-        try:
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self._failures.mapped(tries="the SDK's retries"):
             message = await self._client.messages.create(**rendered.payload)
-        except (anthropic.APIError, ValueError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                raise not_json(exc.doc, self.name) from exc
-            # ValueError: the SDK refuses non-streaming requests it expects to run > 10 min.
-            if isinstance(exc, anthropic.APIStatusError):
-                found = context_overflow(self.name, exc.message, exc.body)
-                if found is not None:
-                    raise found from exc
-            error = ProviderError(describe_failure(exc, self.model))
-            raise_clean(error, self._secrets, exc)
-        return parse_message(message, self.cache_ttl, self.name)
+            return parse_message(message, self.cache_ttl, self.name)

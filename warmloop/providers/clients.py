@@ -48,11 +48,15 @@ def api_key(given: str | None, *variables: str, placeholder: str | None = None) 
             return value
     if placeholder is not None:
         return placeholder
-    first, *others = variables
-    also = "".join(f" (or {other})" for other in others)
     raise ConfigurationError(
-        f"no API key: set the environment variable {first}{also}, or pass api_key= or client="
+        f"no API key: set the environment variable {key_names(*variables)}, "
+        "or pass api_key= or client="
     )
+
+
+def key_names(first: str, *others: str) -> str:
+    """Where a key is looked up, in words: `GEMINI_API_KEY (or GOOGLE_API_KEY)`."""
+    return first + "".join(f" (or {other})" for other in others)
 
 
 def client_options(

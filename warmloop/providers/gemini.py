@@ -10,13 +10,11 @@ implicit: Gemini reports hits in `usage_metadata.cached_content_token_count`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import pydantic
 from google import genai
-from google.genai import errors as genai_errors
 from google.genai import types
 
 from warmloop.cache.facts import table_facts
@@ -37,12 +35,10 @@ from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets
-from warmloop.providers.gemini_retry import GaveUp, with_retries
+from warmloop.providers.clients import client_secrets, key_names
+from warmloop.providers.failures import Failures, attempts
+from warmloop.providers.gemini_retry import GEMINI_ERRORS, GaveUp, with_retries
 from warmloop.providers.memo import AppendMemo, ToolsMemo
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import raise_clean
-from warmloop.providers.transport import broken_reply, not_json
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import parse_arguments
 from warmloop.transcript import Transcript
@@ -239,38 +235,10 @@ def parse_turn(response: types.GenerateContentResponse, turn_index: int) -> Assi
     )
 
 
-def describe_api_error(
-    error: genai_errors.APIError, attempts: int, asked: float | None = None
-) -> str:
-    """What failed and what to do about it, by HTTP status; `attempts` is how many were
-    made, `asked` a wait the server asked for that was too long to sit through."""
-    what = f"Gemini API error {error.code} {error.status or ''}: {error.message or error}"
-    if asked is not None:
-        return (
-            f"{what.strip()} (the server asks to wait {asked:,.0f} s before trying again, "
-            f"after {_attempts(attempts)}; try again then)"
-        )
-    if error.code in (401, 403):
-        hint = "check GEMINI_API_KEY (or GOOGLE_API_KEY) and that the key may use this model"
-    elif error.code == 404:
-        hint = "check the model name (e.g. gemini:gemini-2.5-flash)"
-    elif error.code == 429:
-        hint = f"rate limit or quota still exceeded after {_attempts(attempts)}; wait or raise it"
-    elif error.code >= 500 or error.code == 408:
-        hint = f"the service kept failing for {_attempts(attempts)}; try again later"
-    else:
-        hint = "the request was rejected; check the model name, tools and API key"
-    return f"{what.strip()} ({hint})"
-
-
-def _attempts(n: int) -> str:
-    return "1 attempt" if n == 1 else f"{n} attempts"
-
-
 class GeminiModel(KnownFacts):
     """A Gemini model (`gemini:<model>`) called through the official google-genai SDK.
 
-    Retries 408/429/5xx and network failures (`max_retries` after the first attempt),
+    Retries 408/409/429/5xx and network failures (`max_retries` after the first attempt),
     waiting what the server asks (`Retry-After`, `RetryInfo`) or else an exponential backoff
     from `retry_delay` seconds (`gemini_retry`); other errors fail at once.
     """
@@ -317,7 +285,9 @@ class GeminiModel(KnownFacts):
             http_options=types.HttpOptions(base_url=base_url) if base_url else None,
         )
         # The SDK keeps the key on its API client (there is no public accessor).
-        self._secrets = client_secrets(self._client._api_client.api_key, base_url)
+        secrets = client_secrets(self._client._api_client.api_key, base_url)
+        key = key_names(*API_KEY_VARIABLES)
+        self._failures = Failures(self.name, model, key, GEMINI_ERRORS, secrets)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
@@ -332,39 +302,23 @@ class GeminiModel(KnownFacts):
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             http_options=self._http_options,
         )
-        try:
-            response = await with_retries(
-                lambda: self._client.aio.models.generate_content(
-                    model=payload["model"], contents=payload["contents"], config=config
-                ),
-                attempts=self.attempts,
-                delay=self.retry_delay,
-            )
-        except GaveUp as exc:
-            raise_clean(self._failure(exc), self._secrets, exc.error)
-        except json.JSONDecodeError as exc:  # a 200 whose body is not JSON, or cut short
-            raise not_json(exc.doc, self.name) from exc
-        except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse
-            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else "?"
-            raise ProviderError(
-                f"{self.name}: malformed reply: {where} does not have the documented shape "
-                f"({exc.error_count()} problem(s)); try again or check the model name"
-            ) from exc
-        turn = parse_turn(response, rendered.turn_index)
-        return ModelResponse(turn, parse_usage(response.usage_metadata))
-
-    def _failure(self, gave_up: GaveUp) -> ProviderError:
-        """The ProviderError for a request that failed for good."""
-        error, attempts = gave_up.error, gave_up.attempts
-        if isinstance(error, genai_errors.APIError):
-            found = context_overflow(self.name, str(error.message or error), error.details)
-            if found is not None:
-                return found
-            return ProviderError(describe_api_error(error, attempts, gave_up.asked))
-        broken = broken_reply(error)
-        return ProviderError(
-            f"{broken} ({_attempts(attempts)})"
-            if broken
-            else f"could not reach the Gemini API after {_attempts(attempts)} "
-            f"({type(error).__name__}: {error}); check the network or raise timeout"
-        )
+        with self._failures.mapped(tries=attempts(self.attempts)):
+            try:
+                response = await with_retries(
+                    lambda: self._client.aio.models.generate_content(
+                        model=payload["model"], contents=payload["contents"], config=config
+                    ),
+                    attempts=self.attempts,
+                    delay=self.retry_delay,
+                )
+            except GaveUp as exc:
+                tries = attempts(exc.attempts)
+                self._failures.raise_for(exc.error, tries=tries, asked=exc.asked)
+            except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse
+                where = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else "?"
+                raise ProviderError(
+                    f"{self.name}: malformed reply: {where} does not have the documented shape "
+                    f"({exc.error_count()} problem(s)); try again or check the model name"
+                ) from exc
+            turn = parse_turn(response, rendered.turn_index)
+            return ModelResponse(turn, parse_usage(response.usage_metadata))

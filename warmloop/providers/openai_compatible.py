@@ -5,7 +5,8 @@ Rendering is `chat_format.ChatRenderer` (pure, memoised per message). This modul
 edge: `send` puts a rendered payload on the wire with the session id as `prompt_cache_key`
 (a routing key, so never part of the prefix stream) and parses the reply into an
 `AssistantTurn` and a normalised `Usage`. Retries of 408/409/429/5xx and timeouts are the
-SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`.
+SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`
+(`failures`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
 from warmloop.cache.facts import ModelFacts, table_facts
-from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
@@ -29,10 +30,9 @@ from warmloop.providers.chat_parse import parse_completion
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
+from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import redact_spec, redact_url, scrubbed, url_secrets
-from warmloop.providers.transport import broken_reply, read_body
+from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -63,52 +63,9 @@ _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters
     "extra_body",
     "timeout",
 }
-_CLIENT_ERRORS = (400, 404, 409, 413, 422)
 
 
-def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> ProviderError:
-    """A final SDK failure as a ProviderError saying what went wrong and what to do (a
-    prompt over the context window as ContextWindowExceeded)."""
-    if isinstance(exc, openai.APIStatusError):
-        found = context_overflow(name, exc.message, exc.body)
-        if found is not None:
-            return found
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderError(
-            f"{name}: no reply within the timeout, retries included; raise timeout= or "
-            "max_retries=, or check that the server is not overloaded"
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        broken = broken_reply(exc)
-        if broken is not None:
-            return ProviderError(f"{name}: {broken}")
-        return ProviderError(
-            f"{name}: cannot connect ({exc}); check that the server is running and the "
-            "base URL is right"
-        )
-    if not isinstance(exc, openai.APIStatusError):
-        return ProviderError(f"{name}: request failed: {exc}")
-    status = exc.status_code
-    detail = exc.message
-    if status in (401, 403):
-        return ProviderError(
-            f"{name}: authentication failed ({status}): {detail}; check the API key in "
-            f"{key_variable} and that it may use this model"
-        )
-    if status in _CLIENT_ERRORS:
-        return ProviderError(
-            f"{name}: the request was rejected ({status}): {detail}; check the model name, "
-            "the base URL and the request parameters"
-        )
-    if status == 429:
-        return ProviderError(
-            f"{name}: rate limited (429), retries exhausted: {detail}; wait and run again, "
-            "or raise max_retries="
-        )
-    return ProviderError(
-        f"{name}: the server failed ({status}), retries exhausted: {detail}; try again "
-        "later or raise max_retries="
-    )
+ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
 class ChatCompletionsModel(KnownFacts):
@@ -135,6 +92,7 @@ class ChatCompletionsModel(KnownFacts):
         self.key_variable = key_variable
         self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
+        self.failures = Failures(name, model, key_variable, ERRORS, self.secrets)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
@@ -158,28 +116,17 @@ class ChatCompletionsModel(KnownFacts):
             kwargs["prompt_cache_key"] = session_id
         if extra_body:
             kwargs["extra_body"] = extra_body
-        try:
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self.failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
-            content = raw.content
             return parse_completion(
-                read_body(content, self.name),
+                read_body(raw.content, self.name),
                 rendered.turn_index,
                 name=self.name,
                 text_protocol=self.text_protocol,
             )
-        except openai.OpenAIError as exc:
-            error = provider_error(exc, self.name, self.key_variable)
-            clean = scrubbed(error, self.secrets)
-            if clean is not error:  # the SDK's own exception holds the secret too: unchained
-                raise clean from None
-            raise error from exc
-        except ProviderError as exc:
-            clean = scrubbed(exc, self.secrets)
-            if clean is not exc:
-                raise clean from None
-            raise
 
 
 class OpenAIChatModel(ChatCompletionsModel):

@@ -6,7 +6,8 @@ place: notices as `<system-reminder>` developer text (never hoisted into `instru
 assistant turns as the raw output items the API returned (reasoning items with their
 `encrypted_content`, messages, function calls) echoed verbatim, tool results as
 `function_call_output` items. `send` adds `prompt_cache_key` (the session id), calls the
-official SDK and parses the reply; the SDK retries 429/5xx/timeouts itself.
+official SDK and parses the reply; the SDK retries 429/5xx/timeouts itself, and what
+still fails becomes a `ProviderError` (`failures`).
 """
 
 from __future__ import annotations
@@ -38,11 +39,9 @@ from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.memo import AppendMemo, ToolsMemo
 from warmloop.providers.openai_cache import marked_text, retention_params, takes_breakpoints
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import raise_clean
-from warmloop.providers.transport import broken_reply, read_body
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -268,44 +267,7 @@ def parse_body(body: dict[str, Any], model: str) -> ModelResponse:
     return ModelResponse(parse_turn(output), parse_usage(body.get("usage")))
 
 
-def describe_error(exc: openai.APIError, model: str, retries: int) -> str:
-    """What went wrong with a request, and what to do about it."""
-    if isinstance(exc, openai.AuthenticationError):
-        return (
-            f"OpenAI rejected the API key (HTTP 401: {exc.message}); "
-            f"set a valid key in {KEY_VARIABLE}"
-        )
-    if isinstance(exc, openai.PermissionDeniedError):
-        return (
-            f"OpenAI denied access to model {model!r} (HTTP 403: {exc.message}); "
-            "check that this key's project may use it"
-        )
-    if isinstance(exc, openai.RateLimitError):
-        return (
-            f"OpenAI still rate-limited the request after {retries} retries "
-            f"(HTTP 429: {exc.message}); wait, lower the request rate or raise max_retries"
-        )
-    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        return (
-            f"OpenAI kept failing with HTTP {exc.status_code} after {retries} retries "
-            f"({exc.message}); try again later or raise max_retries"
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return (
-            f"OpenAI rejected the request (HTTP {exc.status_code}: {exc.message}); "
-            f"check the model name {model!r} and the options (reasoning, "
-            "prompt_cache_retention) against the models this key can use"
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return (
-            f"the OpenAI request timed out after {retries} retries; "
-            "raise timeout= or try again later"
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        return broken_reply(exc) or (
-            f"could not reach OpenAI ({exc.message}); check the network and the base URL"
-        )
-    return f"the OpenAI request failed ({type(exc).__name__}: {exc.message})"
+ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
 class OpenAIResponsesModel(KnownFacts):
@@ -342,7 +304,10 @@ class OpenAIResponsesModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
-        self._secrets = client_secrets(self.client.api_key, base_url)
+        secrets = client_secrets(self.client.api_key, base_url)
+        self._failures = Failures(
+            self.name, model, KEY_VARIABLE, ERRORS, secrets, status_style="HTTP {code}"
+        )
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
             params["reasoning"] = dict(reasoning)
@@ -362,14 +327,7 @@ class OpenAIResponsesModel(KnownFacts):
         # item: a whole session's worth of client CPU on every step. The items are wire
         # JSON already, so they go into the body untouched.
         kwargs["extra_body"] = {"input": kwargs.pop("input")}
-        try:
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
             raw = await self.client.responses.with_raw_response.create(**kwargs)
-            content = raw.content
-        except openai.APIError as exc:
-            if isinstance(exc, openai.APIStatusError):
-                found = context_overflow(self.name, exc.message, exc.body)
-                if found is not None:
-                    raise found from exc
-            error = ProviderError(describe_error(exc, self.model, self.client.max_retries))
-            raise_clean(error, self._secrets, exc)
-        return parse_body(read_body(content, self.name), self.model)
+            return parse_body(read_body(raw.content, self.name), self.model)

@@ -8,10 +8,7 @@ redacted, whatever their names.
 
 from __future__ import annotations
 
-from typing import NoReturn
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
-
-from warmloop.errors import ContextWindowExceeded, ProviderError
 
 MASK = "***"
 
@@ -59,25 +56,6 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
         if len(secret) >= 3:  # a one- or two-letter value would mask ordinary words
             text = text.replace(secret, MASK)
     return text
-
-
-def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
-    """`error` with every secret masked: itself when none occurs, else a new error of the
-    same class (raise it `from None`: the original may hold the secret too)."""
-    text = scrub(str(error), secrets)
-    if text == str(error):
-        return error
-    if isinstance(error, ContextWindowExceeded):
-        return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
-    return ProviderError(text)
-
-
-def raise_clean(error: ProviderError, secrets: tuple[str, ...], cause: BaseException) -> NoReturn:
-    """Raise `error` from `cause`, or its scrubbed copy from nothing when it held a secret."""
-    clean = scrubbed(error, secrets)
-    if clean is error:
-        raise error from cause
-    raise clean from None
 
 
 def redact_spec(spec: str) -> str:
