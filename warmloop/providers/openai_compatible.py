@@ -1,7 +1,7 @@
 """Chat Completions through the official `openai` SDK: OpenAI, DeepSeek, and OpenAI-compatible
 servers (vLLM, SGLang, llama.cpp server, Ollama).
 
-Rendering is `chat_format.ChatRenderer` (pure, memoised per message). This module is the I/O
+Rendering and reading are `chat_format` (pure, memoised per message). This module is the I/O
 edge: `send` puts a rendered payload on the wire with the session id as `prompt_cache_key`
 (a routing key, so never part of the prefix stream) and parses the reply into an
 `AssistantTurn` and a normalised `Usage`. Retries of 408/409/429/5xx and timeouts are the
@@ -25,8 +25,7 @@ from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_parse import parse_completion
+from warmloop.providers.chat_format import ChatRenderer, parse_reply
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
@@ -121,7 +120,7 @@ class ChatCompletionsModel(KnownFacts):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
-            return parse_completion(
+            return parse_reply(
                 read_body(raw.content, self.name),
                 rendered.turn_index,
                 name=self.name,
