@@ -91,7 +91,7 @@ class ChatCompletionsModel(KnownFacts):
         self.key_variable = key_variable
         self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
-        self.failures = Failures(name, model, key_variable, ERRORS, self.secrets)
+        self._failures = Failures(name, model, key_variable, ERRORS, self.secrets)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
@@ -116,7 +116,7 @@ class ChatCompletionsModel(KnownFacts):
         if extra_body:
             kwargs["extra_body"] = extra_body
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
-        with self.failures.mapped(tries=retries(self.client.max_retries)):
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
@@ -148,10 +148,12 @@ class OpenAIChatModel(ChatCompletionsModel):
         name = f"openai-chat:{model}"
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
+        # A given client is used as it is: the defaults above are not settings its caller
+        # chose (here and in the two models below).
         if client is None:
             client = sdk_client(
                 AsyncOpenAI,
-                None,  # a given client is used as it is: the defaults above are not its settings
+                None,
                 key=lambda: find_key(api_key, OPENAI_KEY),
                 base_url=base_url,
                 max_retries=max_retries,
