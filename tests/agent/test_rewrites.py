@@ -26,7 +26,7 @@ from warmloop.protocols import react_text
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_template import render_gemma
-from warmloop.providers.gemini import GeminiRenderer
+from warmloop.providers.gemini_format import GeminiRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, check_pairing

@@ -56,7 +56,7 @@ from warmloop.messages import Notice
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_template import render_chatml
-from warmloop.providers.gemini import GeminiRenderer
+from warmloop.providers.gemini_format import GeminiRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.tools import remote_schema
 from warmloop.tools.catalog import RemoteTool

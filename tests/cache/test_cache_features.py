@@ -27,7 +27,8 @@ from warmloop.cache.price_table import prices_for
 from warmloop.cache.pricing import cost_breakdown
 from warmloop.cache.usage import Usage
 from warmloop.providers.openai_compatible import OpenAIChatModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel, parse_usage
+from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.responses_format import parse_usage
 
 BREAKPOINT = {"mode": "explicit"}
 

@@ -44,7 +44,8 @@ from warmloop import (
 )
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import dumps
-from warmloop.providers.gemini import DETAILS_KEY, GeminiModel, GeminiRenderer
+from warmloop.providers.gemini import GeminiModel
+from warmloop.providers.gemini_format import DETAILS_KEY, GeminiRenderer
 from warmloop.providers.select import resolve_model
 
 MODEL = "gemini-2.5-flash"

@@ -7,29 +7,25 @@ assistant turn whose raw content blocks are kept for the exact echo the API expe
 
 Faults: the SDK itself retries rate limits (429), overloads (529), other 5xx, 408/409 and
 timeouts with backoff (`max_retries`, `timeout`); what is still failing after that, and
-authentication or invalid-request errors (never retried), become `ProviderError`.
+authentication or invalid-request errors (never retried), become `ProviderError` by the
+one mapping every provider shares (`failures`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import anthropic
-from anthropic.types import Message as AnthropicMessage
 
 from warmloop.cache.facts import table_facts
-from warmloop.cache.usage import Usage, count
-from warmloop.errors import ConfigurationError, ProviderError
-from warmloop.messages import AssistantTurn, JsonValue, ToolCall
+from warmloop.errors import ConfigurationError
+from warmloop.messages import JsonValue
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
-from warmloop.providers.anthropic_format import DETAILS_KEY, AnthropicRenderer
+from warmloop.providers.anthropic_format import AnthropicRenderer, parse_reply
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, raise_clean
-from warmloop.providers.select import api_key as api_key_from_env
-from warmloop.providers.transport import broken_reply, not_json
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.failures import Failures, stainless_errors
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -37,138 +33,8 @@ API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 PREFIX = "anthropic"
 
 
-def _get(value: object, name: str) -> object:
-    """Field `name` of an SDK object (declared or extra) or a dict; None when absent."""
-    if isinstance(value, dict):
-        return value.get(name)
-    found = getattr(value, name, None)
-    if found is None:
-        extra = getattr(value, "model_extra", None)
-        found = extra.get(name) if isinstance(extra, dict) else None
-    return found
-
-
-def parse_usage(usage: object, cache_ttl: str) -> Usage:
-    """Normalise Anthropic usage; total input is the sum of the three input counters.
-
-    The 1h share of the writes comes from `cache_creation.ephemeral_1h_input_tokens`; a reply
-    without that breakdown (or with an empty one) wrote only at our breakpoints, which all
-    carry the configured TTL. Server-side compaction reports its own usage as `compaction`
-    entries of `usage.iterations`, not included in the top-level fields ("Compaction",
-    Usage); thinking tokens are in `output_tokens_details.thinking_tokens`.
-    """
-    written = count(_get(usage, "cache_creation_input_tokens"))
-    split_1h = _get(_get(usage, "cache_creation"), "ephemeral_1h_input_tokens")
-    if split_1h is None:
-        split_1h = written if cache_ttl == "1h" else 0
-    compaction = Usage()
-    iterations = _get(usage, "iterations")
-    for item in iterations if isinstance(iterations, list) else ():
-        if _get(item, "type") == "compaction":
-            compaction += Usage(
-                count(_get(item, "input_tokens")),
-                count(_get(item, "cache_read_input_tokens")),
-                count(_get(item, "cache_creation_input_tokens")),
-                count(_get(item, "output_tokens")),
-            )
-    return Usage(
-        input_tokens=count(_get(usage, "input_tokens")),
-        cache_read_tokens=count(_get(usage, "cache_read_input_tokens")),
-        cache_write_tokens=written,
-        output_tokens=count(_get(usage, "output_tokens")),
-        cache_write_1h_tokens=min(count(split_1h), written),
-        reasoning_tokens=count(_get(_get(usage, "output_tokens_details"), "thinking_tokens")),
-        compaction_input_tokens=compaction.input_tokens,
-        compaction_cache_read_tokens=compaction.cache_read_tokens,
-        compaction_cache_write_tokens=compaction.cache_write_tokens,
-        compaction_output_tokens=compaction.output_tokens,
-    )
-
-
-def parse_message(message: object, cache_ttl: str, name: str = PREFIX) -> ModelResponse:
-    """The assistant turn (raw blocks kept for the echo) and usage of one reply; a reply
-    that is not a Message, or one without `content` or `usage`, is a ProviderError."""
-    if isinstance(message, str | bytes):
-        raise not_json(message, name)
-    if not isinstance(message, AnthropicMessage):
-        raise ProviderError(f"{name}: malformed reply: expected a message, got {message!r:.60}")
-    error = _get(message, "error")
-    if error is not None and not isinstance(message.content, list):  # an error sent with 200
-        detail = _get(error, "message") or error
-        raise ProviderError(f"{name}: the API answered with an error: {str(detail)[:500]}")
-    if not isinstance(message.content, list):
-        raise ProviderError(f"{name}: malformed reply: the message has no `content` list")
-    if message.usage is None:
-        raise ProviderError(f"{name}: malformed reply: the message has no `usage`")
-    for index, block in enumerate(message.content):
-        if not callable(getattr(block, "to_dict", None)) or not isinstance(block.type, str):
-            raise ProviderError(f"{name}: malformed reply: content block {index} has no type")
-    # `to_dict` is the SDK's own request-body form of a response block (fields the API set),
-    # so echoing it is what `Message.to_param()` would send back.
-    blocks = [block.to_dict(mode="json") for block in message.content]
-    texts, thoughts, calls = [], [], []
-    for block in message.content:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "thinking":
-            thoughts.append(block.thinking)
-        elif block.type == "tool_use":
-            arguments = json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
-            calls.append(ToolCall(block.id, block.name, arguments))
-    details: dict[str, JsonValue] = {"content": blocks, "stop_reason": message.stop_reason}
-    turn = AssistantTurn(
-        text="".join(texts),
-        reasoning="\n\n".join(thoughts),
-        tool_calls=tuple(calls),
-        provider_details={DETAILS_KEY: details},
-    )
-    return ModelResponse(turn, parse_usage(message.usage, cache_ttl))
-
-
-def _reason(error: anthropic.APIStatusError) -> str:
-    """The API's own error message ("API > Errors > Error shapes"), else the SDK's summary."""
-    body = error.body
-    detail = body.get("error") if isinstance(body, dict) else None
-    if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-        return f"{detail.get('type', 'error')}: {detail['message']}"
-    return error.message
-
-
-def describe_failure(error: Exception, model: str) -> str:
-    """What went wrong with a request, and what to do about it."""
-    if isinstance(error, anthropic.APIStatusError):
-        return _describe_status(error, model)
-    if isinstance(error, anthropic.APITimeoutError):
-        return "Anthropic did not answer in time, even after retries; raise timeout= or retry."
-    if isinstance(error, anthropic.APIConnectionError):
-        return broken_reply(error) or (
-            f"could not reach Anthropic ({error.message}); check the network and retry."
-        )
-    return f"the Anthropic SDK refused the request: {error}"
-
-
-def _describe_status(error: anthropic.APIStatusError, model: str) -> str:
-    reason = _reason(error)
-    if isinstance(error, anthropic.AuthenticationError):
-        return (
-            f"Anthropic rejected the API key (401): {reason}. "
-            f"Check {API_KEY_VARIABLE} or the api_key you passed."
-        )
-    if isinstance(error, anthropic.PermissionDeniedError):
-        return (
-            f"Anthropic denied access (403): {reason}. Check that this key may use model {model!r}."
-        )
-    if isinstance(error, anthropic.NotFoundError):
-        return f"Anthropic found no such model or endpoint (404): {reason}. Check {model!r}."
-    if isinstance(error, anthropic.RateLimitError | anthropic.InternalServerError):
-        return (
-            f"Anthropic is still failing after the SDK's retries ({error.status_code}): "
-            f"{reason}. Wait and resume, or raise max_retries/timeout."
-        )
-    return (
-        f"Anthropic rejected the request ({error.status_code}): {reason}. "
-        "Fix the request (model, max_tokens, thinking, tools) and retry."
-    )
+# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes.
+ERRORS = stainless_errors(anthropic, ValueError)
 
 
 class AnthropicModel(KnownFacts):
@@ -210,27 +76,16 @@ class AnthropicModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=cache_ttl, context_window=context_window, output_reserve=max_tokens
         )
-        self._client = self._build_client(api_key, client, max_retries, timeout, base_url)
-
-    @staticmethod
-    def _build_client(
-        api_key: str | None,
-        client: anthropic.AsyncAnthropic | None,
-        max_retries: int | None,
-        timeout: float | None,
-        base_url: str | None = None,
-    ) -> anthropic.AsyncAnthropic:
-        options: dict[str, Any] = {}
-        if base_url is not None:
-            options["base_url"] = base_url
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        if timeout is not None:
-            options["timeout"] = timeout
-        if client is not None:
-            return client.with_options(**options) if options else client
-        key = api_key or api_key_from_env(API_KEY_VARIABLE)
-        return anthropic.AsyncAnthropic(api_key=key, **options)
+        self._client = sdk_client(
+            anthropic.AsyncAnthropic,
+            client,
+            key=lambda: find_key(api_key, API_KEY_VARIABLE),
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        secrets = client_secrets(self._client.api_key, base_url)
+        self._failures = Failures(self.name, model, API_KEY_VARIABLE, ERRORS, secrets)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the `messages.create` keyword arguments and their prefix stream."""
@@ -238,16 +93,9 @@ class AnthropicModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """One Messages request. Anthropic routes caches by prefix, so `session_id` is unused."""
-        try:
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self._failures.mapped(tries="the SDK's retries"):
             message = await self._client.messages.create(**rendered.payload)
-        except (anthropic.APIError, ValueError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                raise not_json(exc.doc, self.name) from exc
-            # ValueError: the SDK refuses non-streaming requests it expects to run > 10 min.
-            if isinstance(exc, anthropic.APIStatusError):
-                found = context_overflow(self.name, exc.message, exc.body)
-                if found is not None:
-                    raise found from exc
-            error = ProviderError(describe_failure(exc, self.model))
-            raise_clean(error, client_key(self._client), exc)
-        return parse_message(message, self.cache_ttl, self.name)
+            return parse_reply(
+                message, rendered.turn_index, name=self.name, cache_ttl=self.cache_ttl
+            )

@@ -1,21 +1,27 @@
-"""The Anthropic Messages wire format, rendered purely and memoised per message.
+"""The Anthropic Messages wire format: tools and messages to the wire, the reply and its
+usage back.
 
 Leading system texts become `system` blocks; everything after is `messages` with strict
 user/assistant alternation. Tool results, notices and follow-up texts appended after one
 assistant turn are merged, in order, into one user turn: merging only joins pieces appended
 since the last assistant turn, so every earlier wire turn stays byte-identical (I1).
 Assistant turns that came from Anthropic are echoed from their raw content blocks (thinking
-signatures, redacted thinking and tool_use inputs exactly as received).
+signatures, redacted thinking and tool_use inputs exactly as received), which `parse_reply`
+keeps in the turn's provider details.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from warmloop.cache.wire import ANTHROPIC, Canonicalizer
+from anthropic.types import Message as AnthropicMessage
+
+from warmloop.cache.usage import Usage, count
+from warmloop.cache.wire import ANTHROPIC
+from warmloop.errors import ProviderError
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -23,15 +29,16 @@ from warmloop.messages import (
     Notice,
     Summary,
     SystemText,
+    ToolCall,
     ToolResult,
     UserText,
 )
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.anthropic_cache import place_breakpoints
-from warmloop.providers.base import Rendered
-from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.base import ModelResponse
+from warmloop.providers.failures import not_json
+from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
-from warmloop.transcript import Transcript
 
 DETAILS_KEY = "anthropic"
 """`AssistantTurn.provider_details[DETAILS_KEY]["content"]` holds the raw response blocks."""
@@ -53,6 +60,8 @@ search returns a `tool_reference` to them)."""
 
 
 def wire_tools(tools: Sequence[ToolSpec]) -> list[Block]:
+    """The tools as Messages API tool definitions (server-side tool search first when any
+    is deferred)."""
     blocks: list[Block] = [TOOL_SEARCH] if any(t.defer_loading for t in tools) else []
     for t in tools:
         block: Block = {"name": t.name, "description": t.description, "input_schema": t.parameters}
@@ -119,42 +128,123 @@ def wire_piece(message: Message) -> tuple[str, list[Block]]:
     raise TypeError(f"unknown message kind: {message!r}")
 
 
-class AnthropicRenderer:
-    """Renders transcripts to Messages API payloads, memoising each wire message."""
+def wire_messages(wire: Wire, messages: Iterable[Message]) -> Wire:
+    """`wire` with `messages` added: system texts before the first message go to `system`,
+    the rest to `messages`, pieces of one role after another joining its turn (as new
+    containers: payloads already handed out keep what they were sent)."""
+    system: list[Block] | None = wire.system
+    items: list[WireMessage] = list(wire.items)
+    for message in messages:
+        if isinstance(message, SystemText) and not items:
+            system = [*(system or ()), text_block(message.text)]
+            continue
+        role, blocks = wire_piece(message)
+        if items and items[-1]["role"] == role:
+            items[-1] = {"role": role, "content": [*items[-1]["content"], *blocks]}
+        else:
+            items.append({"role": role, "content": blocks})
+    return Wire(system, tuple(items))
+
+
+def _get(value: object, name: str) -> object:
+    """Field `name` of an SDK object (declared or extra) or a dict; None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    found = getattr(value, name, None)
+    if found is None:
+        extra = getattr(value, "model_extra", None)
+        found = extra.get(name) if isinstance(extra, dict) else None
+    return found
+
+
+def parse_usage(usage: object, cache_ttl: str) -> Usage:
+    """Normalise Anthropic usage; total input is the sum of the three input counters.
+
+    The 1h share of the writes comes from `cache_creation.ephemeral_1h_input_tokens`; a reply
+    without that breakdown (or with an empty one) wrote only at our breakpoints, which all
+    carry the configured TTL. Server-side compaction reports its own usage as `compaction`
+    entries of `usage.iterations`, not included in the top-level fields ("Compaction",
+    Usage); thinking tokens are in `output_tokens_details.thinking_tokens`.
+    """
+    written = count(_get(usage, "cache_creation_input_tokens"))
+    split_1h = _get(_get(usage, "cache_creation"), "ephemeral_1h_input_tokens")
+    if split_1h is None:
+        split_1h = written if cache_ttl == "1h" else 0
+    compaction = Usage()
+    iterations = _get(usage, "iterations")
+    for item in iterations if isinstance(iterations, list) else ():
+        if _get(item, "type") == "compaction":
+            compaction += Usage(
+                count(_get(item, "input_tokens")),
+                count(_get(item, "cache_read_input_tokens")),
+                count(_get(item, "cache_creation_input_tokens")),
+                count(_get(item, "output_tokens")),
+            )
+    return Usage(
+        input_tokens=count(_get(usage, "input_tokens")),
+        cache_read_tokens=count(_get(usage, "cache_read_input_tokens")),
+        cache_write_tokens=written,
+        output_tokens=count(_get(usage, "output_tokens")),
+        cache_write_1h_tokens=min(count(split_1h), written),
+        reasoning_tokens=count(_get(_get(usage, "output_tokens_details"), "thinking_tokens")),
+        compaction_input_tokens=compaction.input_tokens,
+        compaction_cache_read_tokens=compaction.cache_read_tokens,
+        compaction_cache_write_tokens=compaction.cache_write_tokens,
+        compaction_output_tokens=compaction.output_tokens,
+    )
+
+
+def parse_reply(
+    message: object, turn_index: int, *, name: str = "anthropic", cache_ttl: str = "5m"
+) -> ModelResponse:
+    """The assistant turn (raw blocks kept for the echo) and usage of one reply; a reply
+    that is not a Message, or one without `content` or `usage`, is a ProviderError.
+    (Anthropic names every tool call, so `turn_index` is not needed for ids.)"""
+    if isinstance(message, str | bytes):
+        raise not_json(message, name)
+    if not isinstance(message, AnthropicMessage):
+        raise ProviderError(f"{name}: malformed reply: expected a message, got {message!r:.60}")
+    error = _get(message, "error")
+    if error is not None and not isinstance(message.content, list):  # an error sent with 200
+        detail = _get(error, "message") or error
+        raise ProviderError(f"{name}: the API answered with an error: {str(detail)[:500]}")
+    if not isinstance(message.content, list):
+        raise ProviderError(f"{name}: malformed reply: the message has no `content` list")
+    if message.usage is None:
+        raise ProviderError(f"{name}: malformed reply: the message has no `usage`")
+    for index, block in enumerate(message.content):
+        if not callable(getattr(block, "to_dict", None)) or not isinstance(block.type, str):
+            raise ProviderError(f"{name}: malformed reply: content block {index} has no type")
+    # `to_dict` is the SDK's own request-body form of a response block (fields the API set),
+    # so echoing it is what `Message.to_param()` would send back.
+    blocks = [block.to_dict(mode="json") for block in message.content]
+    texts, thoughts, calls = [], [], []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "thinking":
+            thoughts.append(block.thinking)
+        elif block.type == "tool_use":
+            arguments = json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
+            calls.append(ToolCall(block.id, block.name, arguments))
+    details: dict[str, JsonValue] = {"content": blocks, "stop_reason": message.stop_reason}
+    turn = AssistantTurn(
+        text="".join(texts),
+        reasoning="\n\n".join(thoughts),
+        tool_calls=tuple(calls),
+        provider_details={DETAILS_KEY: details},
+    )
+    return ModelResponse(turn, parse_usage(message.usage, cache_ttl))
+
+
+class AnthropicRenderer(Renderer[Wire]):
+    """Renders transcripts to `messages.create` keyword arguments, memoising each wire
+    message, with the cache breakpoints placed (the stream leaves them out)."""
 
     def __init__(self, head: Mapping[str, JsonValue], control: Mapping[str, JsonValue]) -> None:
-        self.head = dict(head)
+        super().__init__(head, ANTHROPIC, Wire(), wire_tools, wire_messages)
         self.control = dict(control)
-        self._memo = AppendMemo()
-        self._system: list[Block] = []
-        self._wire: list[WireMessage] = []
-        self._tools = ToolsMemo(wire_tools)
-        self._canon = Canonicalizer(ANTHROPIC)
 
-    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        """Pure: the payload with its breakpoints placed (the stream leaves them out)."""
-        self._sync_messages(transcript)
-        payload: dict[str, Any] = dict(self.head)
-        if tools:
-            payload["tools"] = self._tools.get(tools)
-        if self._system:
-            payload["system"] = list(self._system)
-        payload["messages"] = list(self._wire)
-        marked = place_breakpoints(payload, self.control)
-        return Rendered(marked, self._canon.stream, transcript.assistant_turns())
-
-    def _sync_messages(self, transcript: Transcript) -> None:
-        start, new = self._memo.sync(transcript)
-        if not start:
-            self._system, self._wire = [], []
-        for message in new:
-            if isinstance(message, SystemText) and not self._wire:
-                # A new list: payloads already handed out keep the system they were sent.
-                self._system = [*self._system, text_block(message.text)]
-                continue
-            role, blocks = wire_piece(message)
-            if self._wire and self._wire[-1]["role"] == role:
-                # A new dict: payloads already handed out keep the message they were given.
-                self._wire[-1] = {"role": role, "content": [*self._wire[-1]["content"], *blocks]}
-            else:
-                self._wire.append({"role": role, "content": blocks})
+    def payload(self, wire: Wire, tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        """The request with its breakpoints placed."""
+        return place_breakpoints(super().payload(wire, tools), self.control)

@@ -1,16 +1,31 @@
-"""The Chat Completions wire format (OpenAI and OpenAI-compatible servers), rendered purely.
+"""The Chat Completions wire format (OpenAI and OpenAI-compatible servers): tools and
+messages to the wire, the reply and its usage back.
 
-`ChatRenderer.render` is a pure function of (transcript, tools); it memoises each message's
-wire form by position, so a step's work is proportional to what is new (the transcript is
-append-only between rewrites, and a rewrite bumps its revision, which drops the memo).
+Rendering is pure and memoised per message (`render.Renderer`): the opening system text is
+the system message, later system text, notices and summaries are user text in place, and
+each assistant turn echoes the fields its host sent (reasoning, raw tool calls).
+
+Reading is tolerant, because OpenAI-compatible hosts differ from OpenAI's reference in ways
+a strict reader trips on: Mistral leaves `type` off tool calls, OpenRouter leaves
+`arguments` off a call whose parameters are all optional, reasoning comes as
+`reasoning_content` (DeepSeek), `reasoning` (Groq, OpenRouter, Cerebras, Ollama) or
+`reasoning_details` (OpenRouter), servers repeat call ids, gateways report overlapping cache
+counters. Each is read as the host sent it and echoed as the host sent it (a repeated call
+id is renamed once, for every wire format, by `Transcript.unique_calls`); what cannot be
+read at all is a `ProviderError` that names the field, never an AttributeError out of the
+loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from warmloop.cache.wire import CHAT, Canonicalizer
+from warmloop.cache.usage import Usage, count, prompt_split
+from warmloop.cache.wire import CHAT
+from warmloop.errors import ProviderError
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -24,9 +39,9 @@ from warmloop.messages import (
 )
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
-from warmloop.providers.base import Rendered
-from warmloop.providers.memo import AppendMemo, ToolsMemo
+from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.openai_cache import marked_text
+from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -34,9 +49,16 @@ ERROR_PREFIX = "ERROR: "
 DETAILS_KEY = "chat"
 """`AssistantTurn.provider_details[DETAILS_KEY]` holds extra assistant fields to echo back
 (e.g. DeepSeek's `reasoning_content`)."""
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+"""Assistant fields that carry reasoning a host wants back: DeepSeek's `reasoning_content`
+(required on tool-call turns), `reasoning` (Groq, OpenRouter, Cerebras, Ollama) and
+OpenRouter's `reasoning_details` ("Preserving reasoning blocks": send them back unchanged to
+keep reasoning across tool calls)."""
+EMPTY_ARGUMENTS = "{}"
 
 
 def wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, JsonValue]]:
+    """The tools as Chat Completions function tools."""
     return [
         {
             "type": "function",
@@ -96,8 +118,227 @@ def wire_message(
     raise TypeError(f"unknown message kind: {message!r}")
 
 
-class ChatRenderer:
-    """Renders transcripts to Chat Completions payloads, memoising per message."""
+def wire_messages(wire: Wire, messages: Iterable[Message], *, breakpoint: bool = False) -> Wire:
+    """`wire` with `messages` added, one wire message each (the first one, when it is system
+    text, as the system message: with an explicit cache breakpoint if `breakpoint`)."""
+    items = list(wire.items)
+    for message in messages:
+        items.append(wire_message(message, opening=not items, breakpoint=breakpoint))
+    return Wire(items=tuple(items))
+
+
+def _dict(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProviderError(f"malformed reply: {what} is {_shape(value)}, not a JSON object")
+    return value
+
+
+def _shape(value: object) -> str:
+    if value is None:
+        return "missing or null"
+    return f"a JSON {type(value).__name__}" if not isinstance(value, str) else "a string"
+
+
+def parse_usage(body: Mapping[str, Any]) -> Usage:
+    """Normalise a completion's usage (from the whole body: llama.cpp reports `timings` beside
+    `usage`): `input_tokens` uncached, `cache_read_tokens` cached.
+
+    Reads, in order: DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`,
+    OpenAI's `prompt_tokens_details.cached_tokens` (and `cache_write_tokens`; the two never
+    add up to more than the prompt), and the llama.cpp server's `timings.cache_n`/`prompt_n`.
+    """
+    timings = body.get("timings")
+    timings = timings if isinstance(timings, dict) else {}
+    usage = body.get("usage")
+    if not isinstance(usage, dict):  # some servers omit usage but still report timings
+        return Usage(
+            input_tokens=count(timings.get("prompt_n")),
+            cache_read_tokens=count(timings.get("cache_n")),
+            output_tokens=count(timings.get("predicted_n")),
+        )
+    output = count(usage.get("completion_tokens"))
+    reasoning = _nested(usage, "completion_tokens_details", "reasoning_tokens")
+    if "prompt_cache_hit_tokens" in usage and "prompt_cache_miss_tokens" in usage:
+        return Usage(
+            input_tokens=count(usage["prompt_cache_miss_tokens"]),
+            cache_read_tokens=count(usage["prompt_cache_hit_tokens"]),
+            output_tokens=output,
+            reasoning_tokens=reasoning,
+        )
+    details = usage.get("prompt_tokens_details")
+    if "prompt_cache_hit_tokens" in usage:
+        read: object = usage["prompt_cache_hit_tokens"]
+    elif isinstance(details, dict) and details.get("cached_tokens") is not None:
+        read = details["cached_tokens"]
+    else:
+        read = timings.get("cache_n")
+    written = details.get("cache_write_tokens") if isinstance(details, dict) else None
+    uncached, hit, wrote = prompt_split(usage.get("prompt_tokens"), read, written)
+    return Usage(uncached, hit, wrote, output, reasoning_tokens=reasoning)
+
+
+def _nested(value: Mapping[str, Any], *keys: str) -> int:
+    found: object = value
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return count(found)
+
+
+def reasoning_details(message: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """Assistant fields the next request must echo back as the host sent them."""
+    details: dict[str, JsonValue] = {}
+    for key in REASONING_FIELDS:
+        if message.get(key) is not None:
+            details[key] = message[key]
+    if message.get("refusal") is not None:
+        details["refusal"] = message["refusal"]
+    return details
+
+
+def _reasoning_text(message: Mapping[str, Any]) -> str:
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str):
+            return str(message[key])
+    items = message.get("reasoning_details")
+    if isinstance(items, list):  # OpenRouter: summaries or text, one item per block
+        texts = [
+            item.get("summary") or item.get("text") for item in items if isinstance(item, dict)
+        ]
+        return "\n\n".join(t for t in texts if isinstance(t, str) and t)
+    return ""
+
+
+def tool_calls(
+    message: Mapping[str, Any], turn_index: int
+) -> tuple[tuple[ToolCall, ...], list[JsonValue] | None]:
+    """The message's tool calls, and the raw list to echo when the host's form differs
+    from the standard one (no `type`, no or non-string `arguments`, no id)."""
+    raw = message.get("tool_calls")
+    if raw is None:
+        return (), None
+    if not isinstance(raw, list):
+        raise ProviderError(f"malformed reply: tool_calls is {_shape(raw)}, not a list")
+    calls: list[ToolCall] = []
+    echo: list[JsonValue] = []
+    for index, item in enumerate(raw):
+        item = _dict(item, f"tool call {index}")
+        kind = item.get("type", "function")
+        if kind not in ("function", None):  # Mistral leaves `type` off: a function call
+            raise ProviderError(
+                f"the model returned a {kind!r} tool call, but only function tools were "
+                "offered; this server's tool-calling output is not supported, try "
+                "text_protocol=True"
+            )
+        function = _dict(item.get("function"), f"the function of tool call {index}")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ProviderError(f"malformed reply: tool call {index} has no function name")
+        arguments = function.get("arguments")
+        if arguments is None:  # OpenRouter, for a tool whose parameters are all optional
+            text = EMPTY_ARGUMENTS
+        elif isinstance(arguments, str):
+            text = arguments
+        else:  # an object where a JSON string belongs: kept as its JSON
+            text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        given = item.get("id")
+        # A server that sends no id still needs one to pair the result (I4: deterministic).
+        call_id = given if isinstance(given, str) and given else None
+        call_id = call_id or react_text.call_id(turn_index, index)
+        # A repeated id stays as sent: the runner renames it (Transcript.unique_calls), and
+        # the renderer echoes the turn's ids.
+        calls.append(ToolCall(call_id, name, text))
+        echo.append({**item, "id": call_id})
+    standard = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in calls
+    ]
+    return tuple(calls), (None if echo == standard else echo)
+
+
+def first_message(body: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The first choice's message; a ProviderError naming what is missing (or the server's
+    own error, which some hosts send with status 200)."""
+    error = body.get("error")
+    if error is not None and not body.get("choices"):
+        detail = error.get("message") if isinstance(error, dict) else error
+        raise ProviderError(
+            f"{name}: the server answered with an error: {str(detail)[:500] or 'no detail given'}"
+            "; check the server's logs, or retry"
+        )
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ProviderError(
+            f"{name}: the reply has no choices; the server returned an empty completion, "
+            "retry the request or check the server's logs"
+        )
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ProviderError(f"{name}: malformed reply: the first choice has no message object")
+    content = message.get("content")
+    blocks = isinstance(content, list) and all(isinstance(b, dict) for b in content)
+    if content is not None and not isinstance(content, str) and not blocks:
+        raise ProviderError(
+            f"{name}: malformed reply: the message content is neither text nor a list of blocks"
+        )
+    return message
+
+
+def _chunks_text(value: object, kind: str) -> str:
+    """The text of a block list's `kind` blocks (a block's own field may be text or a
+    nested list of text chunks, as Mistral's `thinking` is)."""
+    parts: list[str] = []
+    for block in value if isinstance(value, list) else ():
+        if not isinstance(block, dict) or block.get("type") != kind:
+            continue
+        inner = block.get(kind)
+        if isinstance(inner, str):
+            parts.append(inner)
+        elif isinstance(inner, list):
+            parts.extend(
+                c["text"] for c in inner if isinstance(c, dict) and isinstance(c.get("text"), str)
+            )
+    return "".join(parts)
+
+
+def parse_reply(
+    body: Mapping[str, Any],
+    turn_index: int,
+    *,
+    name: str = "chat completions",
+    text_protocol: bool = False,
+) -> ModelResponse:
+    """The reply's first choice as a ModelResponse (format_error set if text didn't parse)."""
+    usage = parse_usage(body)
+    message = first_message(body, name)
+    content = message.get("content")
+    details = reasoning_details(message)
+    text = content or ""
+    thinking = ""
+    if isinstance(content, list):  # text and thinking blocks (Mistral): echoed as they came
+        details["content"] = content
+        text, thinking = _chunks_text(content, "text"), _chunks_text(content, "thinking")
+    if text_protocol:
+        echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
+        return text_protocol_reply(text, turn_index, usage, echo)
+    try:
+        calls, raw_calls = tool_calls(message, turn_index)
+    except ProviderError as exc:
+        raise ProviderError(f"{name}: {exc}") from None
+    if raw_calls is not None:
+        details["tool_calls"] = raw_calls
+    turn = AssistantTurn(
+        text=text,
+        reasoning="\n\n".join(r for r in (thinking, _reasoning_text(message)) if r),
+        tool_calls=calls,
+        provider_details={DETAILS_KEY: details} if details else {},
+    )
+    return ModelResponse(turn, usage)
+
+
+class ChatRenderer(Renderer[Wire]):
+    """Renders transcripts to Chat Completions payloads, memoising per message; with
+    `text_protocol`, as the text protocol's alternating turns (no native tools)."""
 
     def __init__(
         self,
@@ -111,26 +352,17 @@ class ChatRenderer:
         self.text_protocol = text_protocol
         self.breakpoint = breakpoint
         self.params = dict(params or {})
-        self._memo = AppendMemo()
-        self._wire: list[dict[str, JsonValue]] = []
-        self._tools = ToolsMemo(wire_tools)
-        self._canon = Canonicalizer(CHAT)
+        head = {"model": model, **self.params}
+        super().__init__(
+            head, CHAT, Wire(), wire_tools, partial(wire_messages, breakpoint=breakpoint)
+        )
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
-        payload: dict[str, Any] = {"model": self.model, **self.params}
-        if self.text_protocol:
-            payload["messages"] = [
-                {"role": role, "content": text}
-                for role, text in react_text.turns(transcript.visible_messages(), tools)
-            ]
-            return Rendered(payload, self._canon.stream, transcript.assistant_turns())
-        if tools:
-            payload["tools"] = self._tools.get(tools)
-        start, new = self._memo.sync(transcript)
-        if not start:
-            self._wire = []
-        self._wire.extend(
-            wire_message(m, opening=not self._wire, breakpoint=self.breakpoint) for m in new
-        )
-        payload["messages"] = list(self._wire)
-        return Rendered(payload, self._canon.stream, transcript.assistant_turns())
+        """Pure: the same transcript and tools give the same payload and stream."""
+        if not self.text_protocol:
+            return super().render(transcript, tools)
+        messages = [
+            {"role": role, "content": text}
+            for role, text in react_text.turns(transcript.visible_messages(), tools)
+        ]
+        return self.rendered({**self.head, "messages": messages}, transcript)

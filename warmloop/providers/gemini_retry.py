@@ -3,8 +3,8 @@
 The google-genai SDK's own retries back off exponentially and ignore how long the server
 asks a client to wait, so a quota error was hammered with retries that could not succeed
 (and the error then claimed every attempt had been made, even for a 400 sent once). Here
-each retriable failure (408, 429, 500, 502, 503, 504, or the network) waits for what the
-server asked, `Retry-After` or a `google.rpc.RetryInfo` `retryDelay` (Gemini API
+each failure `failures` counts as worth retrying (408, 409, 429, 5xx, or the network)
+waits for what the server asked, `Retry-After` or a `google.rpc.RetryInfo` `retryDelay` (Gemini API
 troubleshooting guide, "Error codes": 429 RESOURCE_EXHAUSTED), else for an exponential
 backoff, and the attempts actually made are counted.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import importlib
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -22,23 +21,33 @@ from typing import Any, TypeVar
 
 from google.genai import errors as genai_errors
 
+from warmloop.providers.failures import (
+    HttpError,
+    SdkErrors,
+    classify,
+    library_network_errors,
+    library_timeouts,
+)
+
 T = TypeVar("T")
-RETRIABLE = frozenset({408, 429, 500, 502, 503, 504})
 MAX_WAIT = 120.0
 """The longest wait a server may ask for that is still worth sitting through: a quota that
 resets in an hour is reported at once instead of hanging the run."""
 _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
-def transport_errors() -> tuple[type[BaseException], ...]:
-    """Network failures the SDK can surface: httpx2 (its own client), httpx (a client a
-    user passed in), aiohttp (when installed), and timeouts."""
-    found: list[type[BaseException]] = [TimeoutError]
-    names = (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("aiohttp", "ClientError"))
-    for module, name in names:
-        with contextlib.suppress(ImportError, AttributeError):
-            found.append(getattr(importlib.import_module(module), name))
-    return tuple(found)
+def _http_error(exc: genai_errors.APIError) -> HttpError:
+    return HttpError(exc.code, str(exc.message or exc), exc.details, exc.status or "")
+
+
+GEMINI_ERRORS = SdkErrors(
+    http=genai_errors.APIError,
+    read=_http_error,
+    # The SDK lets its HTTP library's failures through: httpx2 (its own client), httpx (a
+    # client a user passed in), aiohttp (when installed).
+    timeout=library_timeouts(),
+    network=library_network_errors(),
+)
 
 
 def _header_wait(response: object) -> float | None:
@@ -95,16 +104,11 @@ async def with_retries(
 ) -> T:
     """`request()`, tried up to `attempts` times; GaveUp carries the last failure and the
     attempts made. Non-retriable API errors are not retried."""
-    network = transport_errors()
     for attempt in range(1, attempts + 1):
         try:
             return await request()
-        except genai_errors.APIError as exc:
-            if exc.code not in RETRIABLE or attempt == attempts:
-                raise GaveUp(exc, attempt) from exc
-            failure: BaseException = exc
-        except network as exc:
-            if attempt == attempts:
+        except GEMINI_ERRORS.caught as exc:
+            if not classify(exc, GEMINI_ERRORS).retried or attempt == attempts:
                 raise GaveUp(exc, attempt) from exc
             failure = exc
         asked = server_wait(failure)

@@ -1,38 +1,37 @@
 """Chat Completions through the official `openai` SDK: OpenAI, DeepSeek, and OpenAI-compatible
 servers (vLLM, SGLang, llama.cpp server, Ollama).
 
-Rendering is `chat_format.ChatRenderer` (pure, memoised per message). This module is the I/O
+Rendering and reading are `chat_format` (pure, memoised per message). This module is the I/O
 edge: `send` puts a rendered payload on the wire with the session id as `prompt_cache_key`
 (a routing key, so never part of the prefix stream) and parses the reply into an
 `AssistantTurn` and a normalised `Usage`. Retries of 408/409/429/5xx and timeouts are the
-SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`.
+SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`
+(`failures`).
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
 from warmloop.cache.facts import ModelFacts, table_facts
-from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_parse import parse_completion
+from warmloop.providers.chat_format import ChatRenderer, parse_reply
+from warmloop.providers.clients import api_key as find_key
+from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
+from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
-from warmloop.providers.overflow import context_overflow
-from warmloop.providers.redact import client_key, redact_spec, redact_url, scrubbed, url_secrets
-from warmloop.providers.select import api_key as require_key
-from warmloop.providers.transport import broken_reply, read_body
+from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -63,72 +62,9 @@ _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters
     "extra_body",
     "timeout",
 }
-_CLIENT_ERRORS = (400, 404, 409, 413, 422)
 
 
-def provider_error(exc: openai.OpenAIError, name: str, key_variable: str) -> ProviderError:
-    """A final SDK failure as a ProviderError saying what went wrong and what to do (a
-    prompt over the context window as ContextWindowExceeded)."""
-    if isinstance(exc, openai.APIStatusError):
-        found = context_overflow(name, exc.message, exc.body)
-        if found is not None:
-            return found
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderError(
-            f"{name}: no reply within the timeout, retries included; raise timeout= or "
-            "max_retries=, or check that the server is not overloaded"
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        broken = broken_reply(exc)
-        if broken is not None:
-            return ProviderError(f"{name}: {broken}")
-        return ProviderError(
-            f"{name}: cannot connect ({exc}); check that the server is running and the "
-            "base URL is right"
-        )
-    if not isinstance(exc, openai.APIStatusError):
-        return ProviderError(f"{name}: request failed: {exc}")
-    status = exc.status_code
-    detail = exc.message
-    if status in (401, 403):
-        return ProviderError(
-            f"{name}: authentication failed ({status}): {detail}; check the API key in "
-            f"{key_variable} and that it may use this model"
-        )
-    if status in _CLIENT_ERRORS:
-        return ProviderError(
-            f"{name}: the request was rejected ({status}): {detail}; check the model name, "
-            "the base URL and the request parameters"
-        )
-    if status == 429:
-        return ProviderError(
-            f"{name}: rate limited (429), retries exhausted: {detail}; wait and run again, "
-            "or raise max_retries="
-        )
-    return ProviderError(
-        f"{name}: the server failed ({status}), retries exhausted: {detail}; try again "
-        "later or raise max_retries="
-    )
-
-
-def make_client(key: str, base_url: str | None, *, max_retries: int, timeout: float) -> AsyncOpenAI:
-    """An AsyncOpenAI client with warmloop's retry and timeout settings."""
-    if max_retries < 0 or timeout <= 0:
-        raise ConfigurationError("max_retries must be >= 0 and timeout > 0 (seconds)")
-    query: dict[str, str] = {}
-    if base_url is not None and urlsplit(base_url).query:
-        # The SDK appends paths to the base URL as text, so `...?token=x` would become
-        # `...?token=xchat/completions`: the query travels as default query parameters.
-        parts = urlsplit(base_url)
-        query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        base_url = urlunsplit(parts._replace(query=""))
-    return AsyncOpenAI(
-        api_key=key,
-        base_url=base_url,
-        max_retries=max_retries,
-        timeout=timeout,
-        default_query=query or None,
-    )
+ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
 class ChatCompletionsModel(KnownFacts):
@@ -153,8 +89,9 @@ class ChatCompletionsModel(KnownFacts):
         self.facts = facts
         self.client = client
         self.key_variable = key_variable
-        self.secrets = (*secrets, *client_key(client))
+        self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
+        self._failures = Failures(name, model, key_variable, ERRORS, self.secrets)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         merged = dict(params or {})
@@ -178,28 +115,17 @@ class ChatCompletionsModel(KnownFacts):
             kwargs["prompt_cache_key"] = session_id
         if extra_body:
             kwargs["extra_body"] = extra_body
-        try:
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
             raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
-            content = raw.content
-            return parse_completion(
-                read_body(content, self.name),
+            return parse_reply(
+                read_body(raw.content, self.name),
                 rendered.turn_index,
                 name=self.name,
                 text_protocol=self.text_protocol,
             )
-        except openai.OpenAIError as exc:
-            error = provider_error(exc, self.name, self.key_variable)
-            clean = scrubbed(error, self.secrets)
-            if clean is not error:  # the SDK's own exception holds the secret too: unchained
-                raise clean from None
-            raise error from exc
-        except ProviderError as exc:
-            clean = scrubbed(exc, self.secrets)
-            if clean is not exc:
-                raise clean from None
-            raise
 
 
 class OpenAIChatModel(ChatCompletionsModel):
@@ -222,9 +148,17 @@ class OpenAIChatModel(ChatCompletionsModel):
         name = f"openai-chat:{model}"
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
+        # A given client is used as it is: the defaults above are not settings its caller
+        # chose (here and in the two models below).
         if client is None:
-            key = api_key or require_key(OPENAI_KEY)
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, OPENAI_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
         super().__init__(
             name,
             model,
@@ -233,6 +167,7 @@ class OpenAIChatModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=merged,
             breakpoint=takes_breakpoints(facts.profile) and not text_protocol,
+            secrets=url_secrets(base_url) if base_url is not None else (),
         )
 
 
@@ -253,8 +188,14 @@ class DeepSeekModel(ChatCompletionsModel):
         context_window: int | None = None,
     ) -> None:
         if client is None:
-            key = api_key or require_key(DEEPSEEK_KEY)
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, DEEPSEEK_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
         # DeepSeek's disk cache matches prefixes from token 0 with no routing, and its docs
         # list no prompt_cache_key: sending one would only risk a rejected parameter.
         name = f"deepseek:{model}"
@@ -267,6 +208,7 @@ class DeepSeekModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=params,
             cache_key=False,
+            secrets=url_secrets(base_url),
         )
 
 
@@ -302,8 +244,14 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         else:
             base_url, model = split_server_spec(base_url_or_name)
         if client is None:
-            key = api_key or os.environ.get(SERVER_KEY, "").strip() or PLACEHOLDER_KEY
-            client = make_client(key, base_url, max_retries=max_retries, timeout=timeout)
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, SERVER_KEY, placeholder=PLACEHOLDER_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
             # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into headers on every
             # request: OpenAI identifiers the user's own server has no business seeing.
             client.organization = None

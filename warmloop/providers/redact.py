@@ -8,14 +8,9 @@ redacted, whatever their names.
 
 from __future__ import annotations
 
-from typing import NoReturn
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from warmloop.errors import ContextWindowExceeded, ProviderError
-
 MASK = "***"
-MIN_KEY_CHARS = 8
-"""An API key shorter than this is a placeholder (`not-needed`, `k`), not worth masking."""
 
 
 def _parts(url: str) -> tuple[str, list[str]]:
@@ -61,32 +56,6 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
         if len(secret) >= 3:  # a one- or two-letter value would mask ordinary words
             text = text.replace(secret, MASK)
     return text
-
-
-def client_key(client: object) -> tuple[str, ...]:
-    """The API key an SDK client holds (`api_key`), as a secret to scrub from messages: a
-    server that echoes it in an error body must not get it into a transcript or a log."""
-    key = getattr(client, "api_key", None)
-    return (key,) if isinstance(key, str) and len(key) >= MIN_KEY_CHARS else ()
-
-
-def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
-    """`error` with every secret masked: itself when none occurs, else a new error of the
-    same class (raise it `from None`: the original may hold the secret too)."""
-    text = scrub(str(error), secrets)
-    if text == str(error):
-        return error
-    if isinstance(error, ContextWindowExceeded):
-        return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
-    return ProviderError(text)
-
-
-def raise_clean(error: ProviderError, secrets: tuple[str, ...], cause: BaseException) -> NoReturn:
-    """Raise `error` from `cause`, or its scrubbed copy from nothing when it held a secret."""
-    clean = scrubbed(error, secrets)
-    if clean is error:
-        raise error from cause
-    raise clean from None
 
 
 def redact_spec(spec: str) -> str:

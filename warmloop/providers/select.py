@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 from typing import Any
 
 from warmloop.errors import ConfigurationError
@@ -78,11 +77,3 @@ def resolve_model(spec: str, **options: Any) -> Model:
     except TypeError as exc:  # a value of the wrong kind, as the constructor found it
         raise ConfigurationError(f"model {prefix!r}: bad option value ({exc})") from exc
     return model
-
-
-def api_key(variable: str) -> str:
-    """The API key in environment variable `variable`, or a clear error naming it."""
-    value = os.environ.get(variable, "").strip()
-    if not value:
-        raise ConfigurationError(f"no API key: set the environment variable {variable}")
-    return value
