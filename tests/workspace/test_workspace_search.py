@@ -154,3 +154,24 @@ def test_search_matches_the_lines_python_re_matches(pattern: str, text: str) -> 
 @given(st.text(max_size=40).filter(lambda p: not any(s in p for s in ("\\Z", "\\u", "\\U", "{,"))))
 def test_patterns_without_python_only_spellings_are_left_alone(pattern: str) -> None:
     assert to_re2(pattern) == pattern
+
+
+def test_search_names_the_files_it_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file over the size cap may hold the match: "no matches" alone would be a wrong
+    answer, so the search says which files it did not read (and the rest still match)."""
+    import warmloop.workspace as workspace_module
+    from warmloop.workspace import Workspace
+
+    monkeypatch.setattr(workspace_module, "MAX_FILE_BYTES", 64)
+    (tmp_path / "big.log").write_text("needle\n" + "x" * 100)
+    (tmp_path / "small.txt").write_text("hay\n")
+    said = Workspace(tmp_path).search("needle")
+    assert said.splitlines() == [
+        "no matches for 'needle' under .",
+        "[not searched: 1 file(s) too big (over 64 bytes) or unreadable: big.log; "
+        "read_file says why]",
+    ]
+    (tmp_path / "small.txt").write_text("needle here\n")
+    assert Workspace(tmp_path).search("needle").splitlines()[0] == "small.txt:1: needle here"

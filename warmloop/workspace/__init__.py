@@ -40,6 +40,8 @@ MAX_WALK_ENTRIES = 100_000
 MAX_SEARCH_FILES = 5_000
 MAX_SEARCH_BYTES = 20_000_000
 MAX_ECHO_CHARS = 120
+MAX_SKIPPED_SHOWN = 5
+"""Unread files a search names; more are counted."""
 
 WORKSPACE_INSTRUCTIONS = (
     "You can read the files of a workspace with list_files, read_file and search. Paths are "
@@ -235,14 +237,24 @@ class Workspace:
         matcher = compile_pattern(pattern)
         with self.locate(path) as top:
             shown_top = self.show(top.parts)
-            matches, note = self._search(matcher, top)
+            matches, note, skipped = self._search(matcher, top)
         lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
+        if skipped:  # a match may be in a file the search could not read: say which
+            names = ", ".join(skipped[:MAX_SKIPPED_SHOWN])
+            more = len(skipped) - MAX_SKIPPED_SHOWN
+            names += f" and {more} more" if more > 0 else ""
+            lines.append(
+                f"[not searched: {len(skipped)} file(s) too big (over {MAX_FILE_BYTES:,} "
+                f"bytes) or unreadable: {names}; read_file says why]"
+            )
         return "\n".join([*lines, note] if note else lines)
 
-    def _search(self, matcher: LinePattern, top: Place) -> tuple[list[str], str]:
-        """The matches under `top`, and a note if the search stopped early."""
+    def _search(self, matcher: LinePattern, top: Place) -> tuple[list[str], str, list[str]]:
+        """The matches under `top`, a note if the search stopped early, and the files it
+        could not read (too big, or not readable)."""
         walk = self.walk(top)
         matches: list[str] = []
+        skipped: list[str] = []
         files = size = 0
         note = ""
         for file in walk:
@@ -255,7 +267,8 @@ class Workspace:
             try:
                 data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
             except WorkspaceError:
-                continue  # too big or unreadable; read_file explains if asked for directly
+                skipped.append(shown)  # read_file explains why if asked for it directly
+                continue
             files += 1
             size += len(data)
             if b"\0" in data[:BINARY_SNIFF_BYTES]:
@@ -274,7 +287,7 @@ class Workspace:
                 break
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
-        return matches, note
+        return matches, note, skipped
 
 
 def workspace_tools(root: Path) -> list[Tool]:
