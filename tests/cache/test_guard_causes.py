@@ -6,12 +6,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from warmloop.cache.causes import classify, volatile_value
 from warmloop.cache.guard import Bust, compare
-from warmloop.cache.wire import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
+from warmloop.cache.wire import (
+    ANTHROPIC,
+    CHAT,
+    GEMINI_HTTP,
+    GEMINI_SDK,
+    RESPONSES,
+    WireLayout,
+    canonical_stream,
+)
 
 TOOLS = [
     {"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}},
@@ -198,3 +207,36 @@ def test_classify_always_answers_with_a_known_kind(old: str, new: str, section: 
     )
     assert cause.kind in kinds
     assert cause.text
+
+
+def _gemini(layout: WireLayout, description: str, added: bool = False) -> dict[str, Any]:
+    """A Gemini request in the REST spelling (`functionDeclarations`, the audit's view) or
+    the SDK's (`function_declarations` under `config`, the run-time guard's view)."""
+    key = "functionDeclarations" if layout is GEMINI_HTTP else "function_declarations"
+    declarations = [
+        {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}},
+        {"name": "search", "description": description, "parameters": {"type": "object"}},
+    ]
+    if added:
+        declarations.append({"name": "write_file", "parameters": {"type": "object"}})
+    tools = [{key: declarations}]
+    contents = [{"role": "user", "parts": [{"text": "Find the bug."}]}]
+    if layout is GEMINI_HTTP:
+        return {"contents": contents, "tools": tools}
+    return {"model": "gemini-2.5-flash", "contents": contents, "config": {"tools": tools}}
+
+
+@pytest.mark.parametrize("layout", [GEMINI_HTTP, GEMINI_SDK], ids=["rest", "sdk"])
+def test_a_gemini_tool_change_names_the_tool_not_null(layout: WireLayout) -> None:
+    """Gemini holds every function in one tool entry: the cause names the declaration that
+    changed, or the one added, never 'null' or the whole list."""
+    found = bust(_gemini(layout, "Search."), _gemini(layout, "Search the repo."), layout)
+    assert (found.kind, found.cause) == (
+        "tool-schema",
+        "a tool's definition changed ('search': description or schema)",
+    )
+    found = bust(_gemini(layout, "Search."), _gemini(layout, "Search.", added=True), layout)
+    assert (found.kind, found.cause) == (
+        "tools-changed",
+        "tools added or removed (added write_file)",
+    )

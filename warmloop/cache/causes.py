@@ -22,25 +22,47 @@ def _json(text: str) -> Any:
         return None
 
 
-def _tool_names(value: Any) -> list[str] | None:
+_DECLARATIONS = ("functionDeclarations", "function_declarations")
+"""Gemini's one tool entry holding every function (REST spelling, then the SDK's)."""
+
+
+def _declarations(value: Any) -> list[Any] | None:
+    """The tools of a tools section one per entry: Gemini's declaration lists opened up,
+    OpenAI Chat's `function` wrappers unwrapped, any other entry as it is."""
     if not isinstance(value, list):
         return None
-    names = []
+    found: list[Any] = []
     for tool in value:
-        found = tool.get("name") if isinstance(tool, dict) else None
-        if found is None and isinstance(tool, dict):
-            inner = tool.get("function") or tool.get("function_declarations")
-            found = inner.get("name") if isinstance(inner, dict) else json.dumps(inner)
-        names.append(str(found))
-    return names
+        inner = next((tool[k] for k in _DECLARATIONS if isinstance(tool, dict) and k in tool), None)
+        if isinstance(inner, list):
+            found.extend(inner)
+        elif isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+            found.append(tool["function"])
+        else:
+            found.append(tool)
+    return found
+
+
+def _name(tool: Any) -> str:
+    """A tool's name; a built-in without one (Gemini's `{"googleSearch": {}}`) by its key."""
+    if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+        return str(tool["name"])
+    if isinstance(tool, dict) and len(tool) == 1:
+        return str(next(iter(tool)))
+    return json.dumps(tool, sort_keys=True)[:60]
+
+
+def _tool_names(value: Any) -> list[str] | None:
+    tools = _declarations(value)
+    return None if tools is None else [_name(tool) for tool in tools]
 
 
 def _changed_tool(old: Any, new: Any) -> str | None:
     """The name of the first tool whose definition differs (same names, same order)."""
-    names = _tool_names(old)
-    if names is None or not isinstance(new, list) or len(old) != len(new):
+    before, after = _declarations(old), _declarations(new)
+    if before is None or after is None or len(before) != len(after):
         return None
-    return next((name for name, a, b in zip(names, old, new, strict=True) if a != b), None)
+    return next((_name(a) for a, b in zip(before, after, strict=True) if a != b), None)
 
 
 # Keys and item types that carry reasoning a provider expects back (Anthropic thinking
