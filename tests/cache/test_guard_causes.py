@@ -240,3 +240,19 @@ def test_a_gemini_tool_change_names_the_tool_not_null(layout: WireLayout) -> Non
         "tools-changed",
         "tools added or removed (added write_file)",
     )
+
+
+def test_an_anthropic_container_change_is_not_a_bust() -> None:
+    """A new code-execution `container` leaves the cache as it was; `tool_choice` does not."""
+
+    def request(**extra: Any) -> dict[str, Any]:
+        messages = [{"role": "user", "content": "Run the tests."}]
+        return {"model": "claude-sonnet-4-6", "messages": messages, **extra}
+
+    before, after = request(container="container_1"), request(container="container_2")
+    stream = canonical_stream
+    assert compare(stream(before, ANTHROPIC), stream(after, ANTHROPIC)).bust is None
+    found = bust(
+        request(tool_choice={"type": "auto"}), request(tool_choice={"type": "any"}), ANTHROPIC
+    )
+    assert found.kind == "parameters"

@@ -44,7 +44,12 @@ class WireLayout:
     routing: frozenset[str] = ROUTING_KEYS
 
 
-ANTHROPIC = WireLayout("anthropic", ("messages",), ("tools",), ("system",))
+ANTHROPIC = WireLayout(
+    "anthropic", ("messages",), ("tools",), ("system",), routing=ROUTING_KEYS | {"container"}
+)
+"""`container` names the code-execution container a request runs in, not what it reads from
+the cache: recorded traffic reads 97% of the prompt from cache across a changed container,
+so a change there is not a bust (issue 19). `tool_choice` and thinking settings are."""
 CHAT = WireLayout(
     "openai-chat", ("messages",), ("tools",), system_roles=frozenset({"system", "developer"})
 )
