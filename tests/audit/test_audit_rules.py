@@ -5,13 +5,16 @@ right conversations, and the CLI prints, exports and fails cleanly."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
+from tests.support.workspace_cases import hang_guard
 from warmloop.audit.log import read_log
-from warmloop.audit.report import AuditReport, audit
+from warmloop.audit.report import AuditReport, _finite, audit
 from warmloop.cli.main import main
 
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
@@ -145,3 +148,35 @@ def test_the_cli_fails_in_one_line(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["record", "--upstream", "ftp://example", "--port", "0"])
     assert bad.exit_code == 1
     assert "--upstream must be an http(s) URL" in bad.stderr
+
+
+def test_the_cli_refuses_what_it_cannot_audit_and_prints_only_json(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    """A FIFO is refused, not waited on; an unknown --provider is named, not ignored; and
+    absurd counts in a log (10^400 tokens) neither crash the audit nor make --json print a
+    bare NaN or Infinity."""
+    fifo = tmp_path / "requests.jsonl"
+    os.mkfifo(fifo)
+    with hang_guard(pytestconfig):  # the old audit waited for a writer forever
+        refused = CliRunner().invoke(main, ["audit", str(fifo)])
+    assert refused.exit_code == 1
+    assert "is not a regular file" in refused.stderr
+    log = tmp_path / "log.jsonl"
+    anthropic_log(log, parallel=2, marked=True)
+    unknown = CliRunner().invoke(main, ["audit", str(log), "--provider", "acme:rocket-1"])
+    assert unknown.exit_code == 1
+    assert "--provider 'acme:rocket-1' has no prices in the table" in unknown.stderr
+    huge = [json.loads(line) for line in log.read_text().splitlines()]
+    huge[1]["usage"]["cache_creation_input_tokens"] = 10**400
+    log.write_text("\n".join(json.dumps(entry) for entry in huge) + "\n")
+    printed = CliRunner().invoke(main, ["audit", str(log), "--json"])
+    assert printed.exit_code == 0, printed.output
+    json.loads(printed.stdout, parse_constant=lambda name: pytest.fail(f"bare {name} printed"))
+
+
+def test_the_json_report_has_no_number_json_cannot_hold() -> None:
+    document = {"usd": float("nan"), "costs": [{"lost": float("inf")}, 1.5], "n": 3}
+    assert json.dumps(_finite(document), allow_nan=False) == (
+        '{"usd": null, "costs": [{"lost": null}, 1.5], "n": 3}'
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -106,12 +107,17 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
 
 def read_log(path: Path) -> LogContents:
     """Every request of a JSONL log, in file order; unreadable lines are listed, not fatal."""
-    try:
-        handle = path.open("r", encoding="utf-8", errors="replace")
+    try:  # opened without blocking, so a FIFO or a device is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot read {path} ({exc.strerror}); pass a JSONL file of requests"
         ) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigurationError(f"{path} is not a regular file; pass a JSONL file of requests")
+    os.set_blocking(fd, True)
+    handle = open(fd, encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
     requests: list[LoggedRequest] = []
     skipped: list[str] = []
     with handle:

@@ -6,6 +6,7 @@ data (what `warmloop audit --json` prints).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -186,9 +187,24 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                 ],
             }
         )
-    return {
-        "source": report.source,
-        "conversations": conversations,
-        "lost_by_cause_usd": report.lost_by_cause,
-        "skipped": list(report.skipped),
-    }
+    document: dict[str, Any] = _finite(
+        {
+            "source": report.source,
+            "conversations": conversations,
+            "lost_by_cause_usd": report.lost_by_cause,
+            "skipped": list(report.skipped),
+        }
+    )
+    return document
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinite number as null: JSON has no such numbers, and a
+    log's absurd counts (10^400 tokens) must not make the report unreadable."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value

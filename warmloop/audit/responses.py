@@ -91,11 +91,18 @@ def response_facts(body: bytes, content_type: str = "") -> ResponseFacts:
     return facts
 
 
+MAX_COUNT = 10**12
+"""More tokens than any request has held: a larger count in a log is damage, read as none
+(10^400 would overflow every price computed from it)."""
+
+
 def _int(raw: Mapping[str, Any], *path: str) -> int:
     value: Any = raw
     for key in path:
         value = value.get(key) if isinstance(value, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= MAX_COUNT else 0
 
 
 def normalise_usage(raw: Mapping[str, Any]) -> Usage:

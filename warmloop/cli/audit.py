@@ -14,6 +14,7 @@ from warmloop.audit.recorder import Recorder
 from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
+from warmloop.cache.price_table import PRICES_ENV, prices_for
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
 from warmloop.cli.interrupt import terminate_as_interrupt
@@ -81,6 +82,13 @@ def record(upstream: str, port: int, out: Path) -> None:
 def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str, ...]) -> None:
     """Explain a request log (from `warmloop record`, or JSONL of raw request bodies):
     per request what the cache served, where the prefix moved and why, and what it cost."""
+    for spec in providers:
+        if prices_for(spec) is None:
+            fail(
+                f"--provider {spec!r} has no prices in the table, so nothing can be priced "
+                f"under it; pass a priced model such as anthropic:claude-sonnet-4-6 (or add "
+                f"its prices with {PRICES_ENV})"
+            )
     try:
         report = audit_log(read_log(file), source=file.name, providers=providers or None)
     except WarmloopError as exc:
