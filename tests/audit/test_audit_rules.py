@@ -180,3 +180,15 @@ def test_the_json_report_has_no_number_json_cannot_hold() -> None:
     assert json.dumps(_finite(document), allow_nan=False) == (
         '{"usd": null, "costs": [{"lost": null}, 1.5], "n": 3}'
     )
+
+
+def test_the_html_page_never_overwrites_the_log_it_reads(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    anthropic_log(log, parallel=2, marked=True)
+    before = log.read_text()
+    (tmp_path / "link.jsonl").symlink_to(log)
+    for target in (log, tmp_path / "link.jsonl"):
+        refused = CliRunner().invoke(main, ["audit", str(log), "--html", str(target)])
+        assert refused.exit_code == 1
+        assert "is the log being audited" in refused.stderr
+    assert log.read_text() == before

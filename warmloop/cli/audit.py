@@ -82,6 +82,8 @@ def record(upstream: str, port: int, out: Path) -> None:
 def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str, ...]) -> None:
     """Explain a request log (from `warmloop record`, or JSONL of raw request bodies):
     per request what the cache served, where the prefix moved and why, and what it cost."""
+    if html_out is not None and _same_file(html_out, file):
+        fail(f"--html {html_out} is the log being audited; pass another path for the page")
     for spec in providers:
         if prices_for(spec) is None:
             fail(
@@ -106,3 +108,11 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
         console.print(part)
     if html_out is not None:
         console.print(Text(f"HTML report written to {html_out}", style="dim"))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (through links too); False if either is missing."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
