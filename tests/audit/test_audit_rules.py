@@ -192,3 +192,41 @@ def test_the_html_page_never_overwrites_the_log_it_reads(tmp_path: Path) -> None
         assert refused.exit_code == 1
         assert "is the log being audited" in refused.stderr
     assert log.read_text() == before
+
+
+def test_odd_shapes_and_deep_nesting_are_skipped_or_audited_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A body whose conversation is not a list, a line nested past the decoder's or the
+    audit's depth, and items of the wrong kind: each line is skipped with its reason or
+    audited as it is, and the report still prints (text, JSON, HTML)."""
+    lines = [
+        '{"input": 12}',
+        '{"messages": {"a": 1}}',
+        '{"model": "gpt-5", "messages": [{"role": "user", "content": '
+        + "[" * 10_000
+        + '"x"'
+        + "]" * 10_000
+        + "}]}",
+        '{"model": "gpt-5", "messages": [{"role": "user", "content": '
+        + "[" * 500
+        + '"x"'
+        + "]" * 500
+        + "}]}",
+        '{"messages": [1, 2, "x", null]}',
+        '{"model": "gpt-5", "input": "hello"}',
+        '{"contents": [{"parts": 5}]}',
+    ]
+    log = tmp_path / "odd.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    assert list(read_log(log).skipped) == [
+        "line 1: 'input' is not a list (it is int)",
+        "line 2: 'messages' is not a list (it is dict)",
+        "line 3: nested too deeply to be a request",
+        "line 4: nested more than 100 levels deep",
+    ]
+    page = tmp_path / "page.html"
+    for args in ([], ["--json", "--html", str(page)]):
+        result = CliRunner().invoke(main, ["audit", str(log), *args])
+        assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["conversations"]) == 3

@@ -86,6 +86,12 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
         body = {k: v for k, v in data.items() if k not in {"usage", "diagnostics", *TIME_KEYS}}
     if not CONVERSATION_KEYS & body.keys():
         return f"line {number}: the body has no messages, input or contents"
+    for key in sorted(CONVERSATION_KEYS & body.keys()):
+        value = body[key]
+        if key == "input" and isinstance(value, str):  # Responses' one-message shorthand
+            body = {**body, "input": [{"role": "user", "content": value}]}
+        elif not isinstance(value, list):
+            return f"line {number}: {key!r} is not a list (it is {type(value).__name__})"
     response = _mapping(data.get("response")) or {}
     usage = (
         _mapping(data.get("usage"))
@@ -124,8 +130,14 @@ def read_log(path: Path) -> LogContents:
         for number, line in _lines(handle):
             try:
                 data = json.loads(line)
+            except RecursionError:
+                skipped.append(f"line {number}: nested too deeply to be a request")
+                continue
             except ValueError:
                 skipped.append(f"line {number}: not JSON (a half-written line?)")
+                continue
+            if _deeper_than(data, MAX_DEPTH):
+                skipped.append(f"line {number}: nested more than {MAX_DEPTH} levels deep")
                 continue
             found = parse_line(number, data)
             if isinstance(found, str):
@@ -133,6 +145,27 @@ def read_log(path: Path) -> LogContents:
             else:
                 requests.append(found)
     return LogContents(tuple(requests), tuple(skipped))
+
+
+MAX_DEPTH = 100
+"""Levels of nesting a logged line may have: request bodies nest a few dozen at most, and
+everything that reads one (the canonical stream, the audit's blocks) walks it recursively."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` arrays and objects deep (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _lines(handle: Any) -> Iterator[tuple[int, str]]:
