@@ -51,8 +51,8 @@ def database() -> Iterator[str]:
     server = os.environ.get("WARMLOOP_TEST_POSTGRES", "").strip()
     if not server:
         script = ROOT / "scripts" / "postgres.sh"
-        server = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True)
-        server = server.stdout.strip()
+        started = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True)
+        server = started.stdout.strip()
     name = "warmloop_bench_" + secrets.token_hex(4)
     admin(server, f"CREATE DATABASE {name}")
     try:
@@ -161,17 +161,16 @@ def crash(count: int, workers: int, kill_every: int) -> None:
     enters = Counter((a.task, a.call) for a in host.log if a.kind == "tool-enter")
     expected = reference(count)
     identical = sum(a.body == expected[(a.task, a.step)] for a in sent)
-    print(
-        f"crash: {count} tasks, {workers} workers, {outcome.kills} kills, {outcome.seconds:.1f} s"
-    )
-    print(f"  tasks: {dict(states)} (workflows: {len(outcome.state.tasks)})")
-    print(
-        f"  requests: {len(sent)} sent for {len(per_step)} steps; resent (response never stored):"
-    )
-    print(f"    {sum(n - 1 for n in per_step.values())}; resent after a stored response: ")
-    print(f"    {sum('request' in v for v in host.violations)}")
-    print(f"  tools: {sum(enters.values())} runs of {len(enters)} calls; run again after a stored")
-    print(f"    result: {sum('run after' in v for v in host.violations)}")
+    resent = sum(n - 1 for n in per_step.values())
+    after_stored = sum("request" in v for v in host.violations)
+    tools_again = sum("run after" in v for v in host.violations)
+    print(f"crash: {count} tasks, {workers} workers, {outcome.kills} kills")
+    workflows = len(outcome.state.tasks)
+    print(f"  {outcome.seconds:.1f} s; tasks: {dict(states)} ({workflows} workflows)")
+    print(f"  requests: {len(sent)} sent for {len(per_step)} steps; {resent} sent again whose")
+    print(f"    response was never stored; {after_stored} sent again after a stored response")
+    print(f"  tools: {sum(enters.values())} runs of {len(enters)} calls; {tools_again} run again")
+    print("    after their result was stored")
     print(f"  transcripts: {pairing_ok}/{count} load with pairing intact, {whole} with all steps")
     print(f"  byte-identical to an uninterrupted run: {identical}/{len(sent)} requests")
 
@@ -186,9 +185,8 @@ def throughput(count: int) -> None:
     base = seconds[1]
     for workers, taken in seconds.items():
         rate = count / taken
-        print(
-            f"throughput: {workers} worker(s): {taken:.1f} s, {rate:.1f} tasks/s, x{base / taken:.2f}"
-        )
+        speedup = base / taken
+        print(f"throughput: {workers} worker(s): {taken:.1f} s, {rate:.1f} tasks/s, x{speedup:.2f}")
 
 
 def rate(count: int, per_minute: int) -> None:

@@ -87,6 +87,9 @@ def test_a_bad_registry_spec_is_refused_clearly(spec: str, says: str) -> None:
 
 
 def test_a_factory_that_returns_no_agent_is_named() -> None:
-    bad = AgentRegistry({"bad": lambda: "not an agent"})  # type: ignore[dict-item]
+    def not_an_agent() -> Agent:
+        return "not an agent"  # type: ignore[return-value]
+
+    bad = AgentRegistry({"bad": not_an_agent})
     with pytest.raises(ConfigurationError, match="returned str, not an Agent"):
         bad.build("bad")
