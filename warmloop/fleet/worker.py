@@ -59,25 +59,32 @@ def _current() -> _Worker:
     return _worker
 
 
-@DBOS.step(name="warmloop.fleet.begin")
+RETRIED = {
+    "retries_allowed": True,
+    "interval_seconds": LEASE_WAIT_SECONDS,
+    "max_attempts": LEASE_TRIES,
+    "backoff_rate": 1.0,
+}
+"""A step DBOS tries again: on a busy session (another task of the same session, or a dead
+worker's lease), or a database that is away for a while."""
+
+
+@DBOS.step(name="warmloop.fleet.begin", **RETRIED)  # type: ignore[arg-type]
 async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
     """Open the task's session (created if new; a cut step of an earlier run closed) and
-    return where this task's run starts in it."""
+    return where this task's run starts in it, or why it cannot run."""
     spec = Task.from_json(task)
     session = spec.session or workflow_id
-    async with open_session(
-        session, _current().store, conversation_id=spec.conversation_id
-    ) as recorder:
-        return {"session": session, "start": len(recorder.transcript)}
+    try:
+        async with open_session(
+            session, _current().store, conversation_id=spec.conversation_id
+        ) as recorder:
+            return {"session": session, "start": len(recorder.transcript)}
+    except ConfigurationError as exc:  # a wrong task: trying again cannot help
+        return {"session": session, "error": str(exc)}
 
 
-@DBOS.step(
-    name="warmloop.fleet.attempt",
-    retries_allowed=True,
-    interval_seconds=LEASE_WAIT_SECONDS,
-    max_attempts=LEASE_TRIES,
-    backoff_rate=1.0,
-)
+@DBOS.step(name="warmloop.fleet.attempt", **RETRIED)  # type: ignore[arg-type]
 async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
     """Run (or go on with) the task's run in its session; its result, failed or not."""
     worker = _current()
@@ -99,7 +106,7 @@ async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, 
         outputs = run.outputs.model_dump(mode="json")
     except SessionBusy:
         raise  # a dead worker's lease not yet expired: DBOS tries again
-    except RunError as exc:
+    except (RunError, ConfigurationError) as exc:  # the run ended, or cannot start: a result
         error = str(exc)
     requests = [r for r in await off_loop(worker.store.requests, session) if r.position >= start]
     report = cost_report(agent.model.name, [r.usage for r in requests])
@@ -124,6 +131,8 @@ async def run_task(task: dict[str, Any]) -> dict[str, Any]:
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
     begun = await _begin(task, workflow_id)
+    if "error" in begun:
+        return TaskResult("failed", begun["session"], error=begun["error"]).to_json()
     return await _attempt(task, begun["session"], begun["start"])
 
 
