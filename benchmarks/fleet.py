@@ -2,7 +2,7 @@
 and a throwaway PostgreSQL database ($WARMLOOP_TEST_POSTGRES, or scripts/postgres.sh):
 
     python -m benchmarks.fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
-    python -m benchmarks.fleet throughput   # the same batch on 1, 2 and 4 workers, no kills
+    python -m benchmarks.fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
     python -m benchmarks.fleet rate         # a queue limited to 20 tasks a minute
 
 `crash` kills at whatever point a random worker has reached (several tasks in flight each),
@@ -68,13 +68,20 @@ def tasks(count: int) -> list[Task]:
     ]
 
 
-def latency(seed: int) -> FleetHost:
-    """A host whose every (task, step) answers after a seeded 5-40 ms."""
+FAST = (0.005, 0.04)
+"""Seconds a reply takes in the crash runs: a busy fleet, many steps per second."""
+MODEL_LIKE = (0.2, 0.6)
+"""Seconds a reply takes in the throughput runs: an LLM's latency, so the workers wait on
+the model as real ones do instead of measuring two shared CPU cores."""
+
+
+def latency(seed: int, low_high: tuple[float, float] = FAST) -> FleetHost:
+    """A host whose every (task, step) answers after a seeded delay in `low_high`."""
     rng = random.Random(seed)
     table: dict[tuple[str, int], float] = {}
 
     def delay(task: str, step: int) -> float:
-        return table.setdefault((task, step), rng.uniform(0.005, 0.04))
+        return table.setdefault((task, step), rng.uniform(*low_high))
 
     return FleetHost(steps=STEPS, latency=delay)
 
@@ -179,7 +186,7 @@ def throughput(count: int) -> None:
     seconds = {}
     for workers in (1, 2, 4):
         with database() as db:
-            outcome = run_batch(db, latency(SEED), count, workers)
+            outcome = run_batch(db, latency(SEED, MODEL_LIKE), count, workers)
             assert outcome.state.counts["done"] == count, outcome.state.counts
             seconds[workers] = outcome.seconds
     base = seconds[1]

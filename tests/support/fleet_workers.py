@@ -22,8 +22,8 @@ class Workers:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.kills = 0
 
-    def start(self, name: str) -> None:
-        command = [sys.executable, "-m", "warmloop", "worker", "--db", self.db]
+    def start(self, name: str, *options: str) -> None:
+        command = [sys.executable, "-m", "warmloop", "worker", "--db", self.db, *options]
         command += ["--agents", AGENTS, "--name", name, "--concurrency", str(self.concurrency)]
         if self.per_minute is not None:
             command += ["--per-minute", str(self.per_minute)]
