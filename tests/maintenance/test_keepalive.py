@@ -6,8 +6,6 @@ A 50,000-token prefix: one ping reads it (5,000), a miss re-writes it (62,500 - 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -70,6 +68,16 @@ def test_history_of_long_pauses_lets_the_cache_go_cold_at_once() -> None:
     assert rule_cost(8_000, costs, hours) == pytest.approx(costs.miss)
 
 
+def test_history_of_approvals_within_the_hour_pings_past_one_miss_worth() -> None:
+    # One miss pays for 11 pings (about 50 minutes); most approvals take 10 minutes, one
+    # took 55: pinging through the long one (12 pings) beats a miss after 11 of them.
+    costs = costs_of()
+    approvals = [600.0, 600.0, 600.0, 3_300.0]
+    assert keep_alive(costs, 11, approvals)
+    assert rule_cost(3_300, costs, approvals) == pytest.approx(12 * 5_000)
+    assert not keep_alive(costs, 11, [])
+
+
 def test_history_of_short_pauses_pings_through_them() -> None:
     costs = costs_of()
     builds = [600.0, 700.0, 900.0]
@@ -92,12 +100,12 @@ def test_without_history_the_rule_costs_at_most_twice_the_optimum_plus_one_ping(
     pause=st.floats(0, 50_000),
     history=st.lists(st.floats(0, 50_000), max_size=12),
 )
-def test_with_any_history_a_pause_costs_at_most_the_pings_a_miss_pays_for_plus_the_miss(
+def test_with_any_history_a_pause_costs_at_most_twice_the_pings_a_miss_pays_for_and_the_miss(
     pause: float, history: list[float]
 ) -> None:
     costs = costs_of()
     cost = rule_cost(pause, costs, history)
-    assert cost <= costs.pings_paid_for * costs.ping + costs.miss + 1e-6
+    assert cost <= 2 * costs.pings_paid_for * costs.ping + costs.miss + 1e-6
     assert cost >= offline_cost(pause, costs) - 1e-6
 
 
@@ -119,12 +127,20 @@ def test_the_longer_ttl_is_chosen_before_a_pause_expected_to_be_long() -> None:
     assert choice.expected < choice.default_expected
 
 
+def test_a_gap_nobody_waits_on_is_priced_as_a_miss_not_as_pings() -> None:
+    # Follow-ups 20-50 minutes later, nobody waiting: a miss each under 5m, nothing under 1h.
+    followups = [1_200.0, 3_000.0]
+    choice = choose_retention(SONNET, 50_000, 2_000, [], unattended=followups)
+    assert choice.default_expected == pytest.approx(57_500)
+    assert choice.retention.name == "1h"
+
+
 def test_the_default_ttl_stays_when_pauses_are_short_or_unknown() -> None:
     assert choose_retention(SONNET, 50_000, 2_000, [5.0, 10.0, 30.0]).retention.name == "5m"
     assert choose_retention(SONNET, 50_000, 2_000, []).retention.name == "5m"
 
 
-def test_no_longer_ttl_is_offered_where_writes_are_not_billed() -> None:
+def test_a_longer_ttl_that_costs_nothing_more_is_always_taken() -> None:
     openai = profile_for("openai:gpt-5", cache_ttl="in_memory")
-    assert choose_retention(openai, 50_000, 2_000, [3_000.0]).retention.name == "in_memory"
-    assert math.isfinite(openai.ttl_seconds)
+    for history in ([3_000.0], [30.0], []):
+        assert choose_retention(openai, 50_000, 2_000, history).retention.name == "24h"

@@ -16,8 +16,9 @@ agent knows, and decides in base-input tokens (multiples of the uncached input p
   pinging while the pings of this pause, this one included, cost no more than one miss.
   With history (this pause kind's earlier lengths, as the agent learned them) it picks the
   number of further pings with the least expected cost over the earlier pauses that
-  lasted at least this long, never past the same cap, so a pause longer than anything
-  seen costs at most the pings one miss pays for, plus the miss.
+  lasted at least this long (up to twice the pings one miss pays for: a human's approval
+  that usually ends within the hour is worth pinging through), and falls back to the
+  rent-or-buy rule once the pause outlasts everything seen.
 - `choose_retention`: at the last request before an expected pause, whether writing with
   a longer TTL where one is sold (Anthropic `1h` at 2x instead of 1.25x) costs less than
   handling the pause under the default one.
@@ -41,7 +42,11 @@ PING_TTL_LIMIT = 3600.0
 MARGIN_SHARE = 0.1
 """A keep-alive goes out this share of the TTL before the entry would expire..."""
 MIN_MARGIN = 15.0
-"""...and at least this many seconds before (queueing, a slow network, clock drift)."""
+"""...at least this many seconds before (queueing, a slow network, clock drift)..."""
+MAX_MARGIN = 60.0
+"""...and at most this many: the delays a margin absorbs do not grow with the TTL."""
+HISTORY_CAP = 2
+"""With history, at most this many times the pings one miss pays for."""
 ANSWER_TOKENS = 1
 """The keep-alive's answer: one output token."""
 
@@ -72,7 +77,7 @@ class PauseCosts:
 
 def margin(ttl: float) -> float:
     """Seconds before expiry at which a keep-alive goes out."""
-    return min(max(MIN_MARGIN, MARGIN_SHARE * ttl), ttl / 2)
+    return min(max(MIN_MARGIN, MARGIN_SHARE * ttl), MAX_MARGIN, ttl / 2)
 
 
 def pingable(retention: Retention) -> bool:
@@ -136,34 +141,43 @@ def keep_alive(costs: PauseCosts, sent: int, history: Sequence[float] = ()) -> b
     """At ping moment `sent + 1` of a pause (`sent` keep-alives already out), whether to
     send one more. `history`: the lengths (seconds) of earlier pauses of this kind."""
     cap = costs.pings_paid_for
-    if sent >= cap:
-        return False
     elapsed = (sent + 1) * costs.interval
     longer = [pause for pause in history if pause > elapsed]
     if not longer:
-        return True  # the rent-or-buy rule: nothing seen lasted this long
+        return sent < cap  # the rent-or-buy rule: nothing seen lasted this long
+    # History may carry the pings past one miss's worth (pauses known to end soon after),
+    # never past two: a pause longer than all it saw costs at most 2 * cap pings + a miss.
+    most = HISTORY_CAP * cap
+    if sent >= most:
+        return False
     best, best_cost = 0, math.inf
-    for more in range(cap - sent + 1):  # pings from now on, this one included
+    for more in range(most - sent + 1):  # pings from now on, this one included
         expected = sum(online_cost(p, costs, sent + more) for p in longer) / len(longer)
         if expected < best_cost - 1e-12:
             best, best_cost = more, expected
     return best > 0
 
 
+def ping_limit(costs: PauseCosts, history: Sequence[float] = ()) -> int:
+    """How many keep-alives the rule sends into a pause that never ends: `keep_alive`
+    depends only on the moment, so this is the whole plan for a pause of this kind."""
+    sent = 0
+    while keep_alive(costs, sent, history):
+        sent += 1
+    return sent
+
+
 def rule_cost(pause: float, costs: PauseCosts, history: Sequence[float] = ()) -> float:
     """What `keep_alive` makes a pause of `pause` seconds cost."""
-    sent = 0
-    while sent < costs.moments(pause) and keep_alive(costs, sent, history):
-        sent += 1
-    return online_cost(pause, costs, sent)
+    return online_cost(pause, costs, ping_limit(costs, history))
 
 
-def expected_cost(costs: PauseCosts | None, history: Sequence[float]) -> float:
-    """The mean cost of pauses like those in `history` under the rule (0 when never
-    pinged: then every pause past the TTL is charged nothing here, see `choose_retention`)."""
-    if costs is None or not history:
+def expected_cost(costs: PauseCosts, history: Sequence[float]) -> float:
+    """The mean cost of pauses like those in `history` under the rule."""
+    if not history:
         return 0.0
-    return sum(rule_cost(p, costs, history) for p in history) / len(history)
+    limit = ping_limit(costs, history)
+    return sum(online_cost(p, costs, limit) for p in history) / len(history)
 
 
 @dataclass(frozen=True)
@@ -181,51 +195,51 @@ def choose_retention(
     written_tokens: int,
     history: Sequence[float],
     *,
+    unattended: Sequence[float] = (),
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
 ) -> RetentionChoice:
-    """At a request followed by a pause like those in `history`, the retention with the
-    least expected cost: the extra price of writing `written_tokens` at its rate, plus the
-    pause under it (pinged by the rule, or a miss where it is never pinged). Only longer
-    retentions billed by the write are offered; with no history the default stays."""
+    """At a request followed by a pause like the gaps seen after earlier requests, the
+    retention with the least expected cost: the extra price of writing `written_tokens`
+    at its rate, plus the pause under it. `history`: gaps someone waited through (pinged
+    by the rule); `unattended`: gaps nobody waited on (never pinged: a miss once past the
+    TTL). Where writes are not billed the longest retention is taken: it costs nothing
+    more (OpenAI's `24h`); else with no history the default stays."""
     default = profile.retention
-    default_cost = _pause_under(profile, default, prefix_tokens, history, cold_tokens, output_ratio)
+    gaps = len(history) + len(unattended)
+
+    def pause_under(retention: Retention) -> float:
+        if not gaps:
+            return 0.0
+        write = retention.write_multiplier if profile.writes_billed else 1.0
+        cold = prefix_tokens if cold_tokens is None else min(cold_tokens, prefix_tokens)
+        cached = profile.cacheable(prefix_tokens)
+        miss = max(0.0, write * cold - profile.read_multiplier * cached)
+        missed = [p for p in unattended if p >= retention.seconds]
+        costs = pause_costs(
+            profile,
+            prefix_tokens,
+            cold_tokens=cold_tokens,
+            output_ratio=output_ratio,
+            retention=retention,
+        )
+        if costs is None:
+            missed += [p for p in history if p >= retention.seconds]
+            waited = 0.0
+        else:
+            waited = expected_cost(costs, history) * len(history)
+        return (waited + miss * len(missed)) / gaps
+
+    default_cost = pause_under(default)
     choice = RetentionChoice(default, default_cost, default_cost)
-    if not history or not profile.writes_billed:
-        return choice
-    for longer in profile.retentions:
+    for longer in sorted(profile.retentions, key=lambda r: r.seconds):
         if longer.seconds <= default.seconds:
             continue
+        if not profile.writes_billed:  # costs nothing more and never lives shorter
+            choice = RetentionChoice(longer, pause_under(longer), default_cost)
+            continue
         extra = (longer.write_multiplier - default.write_multiplier) * written_tokens
-        cost = extra + _pause_under(
-            profile, longer, prefix_tokens, history, cold_tokens, output_ratio
-        )
-        if cost < choice.expected - 1e-9:
+        cost = extra + pause_under(longer)
+        if gaps and cost < choice.expected - 1e-9:
             choice = RetentionChoice(longer, cost, default_cost)
     return choice
-
-
-def _pause_under(
-    profile: CacheProfile,
-    retention: Retention,
-    prefix_tokens: int,
-    history: Sequence[float],
-    cold_tokens: int | None,
-    output_ratio: float,
-) -> float:
-    if not history:
-        return 0.0
-    costs = pause_costs(
-        profile,
-        prefix_tokens,
-        cold_tokens=cold_tokens,
-        output_ratio=output_ratio,
-        retention=retention,
-    )
-    if costs is not None:
-        return expected_cost(costs, history)
-    # Never pinged: a pause past the TTL is one miss at this retention's write price.
-    write = retention.write_multiplier if profile.writes_billed else 1.0
-    cold = prefix_tokens if cold_tokens is None else min(cold_tokens, prefix_tokens)
-    miss = max(0.0, write * cold - profile.read_multiplier * profile.cacheable(prefix_tokens))
-    return sum(miss for p in history if p >= retention.seconds) / len(history)
