@@ -23,6 +23,7 @@ from warmloop.cache.guard import Bust
 from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import Outputs, OutputSpec
@@ -42,6 +43,9 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 DEFAULT_MAINTENANCE = MaintenancePolicy()
+DEFAULT_KEEPALIVE = KeepAlivePolicy()
+"""Keep-alives on by default: the rule never pings where it cannot pay (see
+`maintenance/keepalive.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -83,6 +87,7 @@ class Agent:
         on_message: Callable[[Message], None] | None = None,
         maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
+        keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -112,6 +117,11 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
+        if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
+            raise ConfigurationError(
+                f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
+            )
+        self.keepalive = keepalive
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 
@@ -142,6 +152,7 @@ class Agent:
             self.on_message,
             self.maintenance,
             self.on_maintenance,
+            self.keepalive,
         )
 
     def result_cap(self, facts: ModelFacts) -> int | None:

@@ -14,6 +14,7 @@ Every exit keeps the transcript: an error ends as a `RunError` carrying it (the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import RunPauses
 from warmloop.agent.run import (
     ExtractFailed,
     RequestFailed,
@@ -36,6 +38,7 @@ from warmloop.cache.record import RequestRecord
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import SUBMITTED, Outputs
@@ -67,6 +70,7 @@ class Settings:
     on_message: Callable[[Message], None] | None
     maintenance: MaintenancePolicy | None
     on_maintenance: Callable[[MaintenanceEvent], None] | None
+    keepalive: KeepAlivePolicy | None = None
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
@@ -106,6 +110,8 @@ class Runner:
     """The model's facts for this conversation: a window learned from a rejection (kept
     in the transcript's meta) overrides the model's."""
     warnings: list[str] = field(default_factory=list)
+    pauses: RunPauses = field(init=False)
+    """Keeping the cache warm while this run's tools run (`agent/pauses.py`)."""
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -121,6 +127,23 @@ class Runner:
         self.start = len(self.transcript)
         self.facts = self.settings.model.facts
         self.tools = self.settings.toolbox.conversation()
+        self.pauses = RunPauses(
+            self.settings.model,
+            self.settings.keepalive,
+            self.learned,
+            self.maintained,
+            self.warn,
+        )
+
+    def warn(self, line: str) -> None:
+        """Something the user should know about the run (`run.warnings`)."""
+        self.warnings.append(line)
+
+    def maintained(self, event: MaintenanceEvent) -> None:
+        """A maintenance action happened (a rewrite, a keep-alive): reported with the run."""
+        self.maintenance.append(event)
+        if self.settings.on_maintenance is not None:
+            self.settings.on_maintenance(event)
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
@@ -178,7 +201,9 @@ class Runner:
     async def run(self) -> Run:
         try:
             await self.settle_facts()
-            return await self.steps()
+            run = await self.steps()
+            await self.pauses.settle()  # a keep-alive still on the wire is in the cost
+            return run
         except RunError as exc:
             exc.requests = list(self.requests)
             raise
@@ -246,9 +271,7 @@ class Runner:
             if self.hook is not None:  # stored with its archive rows first; raises: not adopted
                 await self.hook.stored(change.transcript, change.rewrite)
             self.transcript = change.transcript
-            self.maintenance.append(change.event)
-            if settings.on_maintenance is not None:
-                settings.on_maintenance(change.event)
+            self.maintained(change.event)
         return settings.model.render(self.transcript, settings.tool_specs)
 
     async def query(self) -> AssistantTurn | None:
@@ -256,7 +279,7 @@ class Runner:
         model = self.settings.model
         rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
-        sent_at, started = time.time(), time.perf_counter()
+        sent_at, started, clock = time.time(), time.perf_counter(), self.pauses.now()
         try:
             try:
                 response = await model.send(rendered, session_id=self.transcript.conversation)
@@ -273,6 +296,7 @@ class Runner:
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        self.pauses.sent(rendered, clock, response.usage.prompt_tokens)
         if self.maintainer is not None:
             self.maintainer.observed(self.transcript, rendered, response.usage)
         self.transcript.meta = replace(
@@ -300,11 +324,33 @@ class Runner:
 
     async def act(self, turn: AssistantTurn, *, extracting: bool) -> BaseModel | None:
         """Answer every call of the turn, in order, appending each result as it comes;
-        returns the outputs on a valid submit."""
-        submitted: BaseModel | None = None
-        failed = True
+        returns the outputs on a valid submit. A pause for the tools (not for `submit`) is
+        kept warm beside them."""
         cap = self.settings.result_cap(self.facts)
         tools = self.tools.step(self.transcript, max_result_chars=cap)
+        slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
+        pause = (
+            self.pauses.pause(
+                f"tool:{slow}", self.facts, self.transcript.conversation, self.transcript.revision
+            )
+            if slow is not None and not extracting
+            else contextlib.nullcontext()
+        )
+        async with pause:
+            submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
+        await self.persisted()
+        self.failed_steps = self.failed_steps + 1 if failed else 0
+        return submitted
+
+    async def run_calls(
+        self, turn: AssistantTurn, tools: Disclosure, cap: int | None, *, extracting: bool
+    ) -> tuple[BaseModel | None, bool]:
+        """Answer every call of the turn, in order; the outputs on a valid submit, and
+        whether every call failed."""
+        submitted: BaseModel | None = None
+        failed = True
         for call in turn.tool_calls:
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
@@ -322,11 +368,7 @@ class Runner:
                 result = execution.result
             failed = failed and result.is_error
             self.append(result)
-        for notice in tools.announcements():  # tools discovered in this step, taught once
-            self.append(notice)
-        await self.persisted()
-        self.failed_steps = self.failed_steps + 1 if failed else 0
-        return submitted
+        return submitted, failed
 
     async def extract(self, reason: str) -> Run:
         """Ask once more, over the same history, for `submit`; raise with the transcript if not."""

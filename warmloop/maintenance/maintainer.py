@@ -34,7 +34,7 @@ class MaintenanceEvent:
     and after (estimated tokens), the planner's prediction in base-input tokens, and the
     fold's own request usage."""
 
-    kind: Literal["prune", "fold", "cut"]
+    kind: Literal["prune", "fold", "cut", "keepalive"]
     reason: Reason
     revision: int
     messages: int
@@ -46,6 +46,12 @@ class MaintenanceEvent:
 
     def describe(self) -> str:
         """One line for people."""
+        if self.kind == "keepalive":
+            read = self.usage.cache_read_tokens if self.usage is not None else 0
+            return (
+                f"keep-alive during a pause: the cache of about {self.tokens_before:,} prompt "
+                f"tokens refreshed ({read:,} read from the cache); nothing appended"
+            )
         what = {
             "prune": f"pruned {self.messages} tool results",
             "fold": f"folded {self.messages} messages into a summary",

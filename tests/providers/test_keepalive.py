@@ -1,0 +1,97 @@
+"""The keep-alive request on each wire format: the last request's payload byte for byte,
+only the answer's size changed, so the wire guard sees no bust (providers/keepalive.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from warmloop.cache.guard import PrefixGuard
+from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
+from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.base import Model
+from warmloop.providers.gemini import GeminiModel
+from warmloop.providers.keepalive import ANSWER_LIMITS, check_payload, keepalive_request
+from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.select import resolve_model
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Tool
+from warmloop.transcript import Transcript
+
+
+def lookup(city: str) -> str:
+    """Return the country a city is in."""
+    return city
+
+
+SPECS: tuple[ToolSpec, ...] = (Tool.from_function(lookup).spec,)
+
+
+def transcript() -> Transcript:
+    t = Transcript()
+    t.append(SystemText("You answer questions about cities."))
+    t.append(UserText("Which country is Paris in?"))
+    t.append(AssistantTurn("", "", (ToolCall("call_1_0", "lookup", '{"city": "Paris"}'),)))
+    t.append(ToolResult("call_1_0", "lookup", "France"))
+    return t
+
+
+def models() -> dict[str, Model]:
+    return {
+        "anthropic": AnthropicModel("claude-sonnet-4-6", api_key="offline"),
+        "anthropic-thinking": AnthropicModel(
+            "claude-sonnet-4-6",
+            api_key="offline",
+            max_tokens=8192,
+            thinking={"type": "enabled", "budget_tokens": 2048},
+        ),
+        "openai-responses": OpenAIResponsesModel("gpt-5", api_key="offline"),
+        "openai-chat": resolve_model("openai-chat:gpt-4o", api_key="offline"),
+        "gemini": GeminiModel("gemini-2.5-flash", api_key="offline"),
+    }
+
+
+def _without(payload: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(payload, default=str))
+    node = out
+    for key in path[:-1]:
+        node = node.get(key, {})
+    node.pop(path[-1], None)
+    return out
+
+
+@pytest.mark.parametrize("name", list(models()))
+def test_a_keep_alive_is_the_last_request_byte_for_byte_with_a_minimal_answer(
+    name: str,
+) -> None:
+    model = models()[name]
+    rendered = model.render(transcript(), SPECS)
+    keep = keepalive_request(rendered)
+    assert keep is not None
+    assert keep.keepalive
+    assert not rendered.keepalive
+    path, least = ANSWER_LIMITS[rendered.wire_format]
+    node: Any = keep.payload
+    for key in path:
+        node = node[key]
+    assert node == (2049 if name == "anthropic-thinking" else least)
+    # Everything but the answer's size is the same bytes, in the same order.
+    assert json.dumps(_without(keep.payload, path), default=str) == json.dumps(
+        _without(rendered.payload, path), default=str
+    )
+    assert rendered.payload is not keep.payload  # the sent request is never changed
+    # The wire guard, reading both as sent, sees the keep-alive extend the request exactly.
+    guard = PrefixGuard()
+    guard.check(check_payload(rendered))
+    verdict = guard.check(check_payload(keep))
+    assert verdict.bust is None
+    assert check_payload(keep).text == check_payload(rendered).text
+
+
+def test_a_format_without_a_keep_alive_gives_none() -> None:
+    from dataclasses import replace
+
+    rendered = models()["anthropic"].render(transcript(), SPECS)
+    assert keepalive_request(replace(rendered, wire_format="llama-cpp")) is None
