@@ -87,8 +87,8 @@ def scripted(name: str = SONNET) -> ScriptedModel:
     )
 
 
-def slow_tool(started: asyncio.Event, release: asyncio.Event) -> Any:
-    @tool
+def slow_tool(started: asyncio.Event, release: asyncio.Event, expected: float | None = None) -> Any:
+    @tool(expected_seconds=expected)
     async def run_tests(suite: str) -> str:
         """Run the test suite."""
         started.set()
@@ -99,7 +99,12 @@ def slow_tool(started: asyncio.Event, release: asyncio.Event) -> Any:
 
 
 async def eight_minute_run(
-    *, keepalive: bool = True, name: str = SONNET, fail: bool = False, **run: Any
+    *,
+    keepalive: bool = True,
+    name: str = SONNET,
+    fail: bool = False,
+    expected: float | None = None,
+    **run: Any,
 ) -> tuple[Any, SimulatedCache, ScriptedModel]:
     """A run whose one tool takes eight (fake) minutes; returns the run and the models."""
     time = FakeTime()
@@ -108,7 +113,7 @@ async def eight_minute_run(
     started, release = asyncio.Event(), asyncio.Event()
     agent = Agent(
         model,
-        Toolbox([slow_tool(started, release)], timeout=None),
+        Toolbox([slow_tool(started, release, expected)], timeout=None),
         instructions=INSTRUCTIONS,
         keepalive=time.policy() if keepalive else None,
     )
@@ -116,7 +121,7 @@ async def eight_minute_run(
     await started.wait()
     model.sent.clear()
     time.advance(270.0)  # the moment the 5-minute cache is pinged
-    if keepalive and inner.facts.profile.provider == "anthropic":
+    if keepalive and inner.facts.profile.provider == "anthropic" and expected is None:
         await asyncio.wait_for(
             model.sent.wait(), 30
         )  # out while the tool still runs (a hang guard)
@@ -191,4 +196,44 @@ async def test_nothing_is_pinged_once_the_run_is_over() -> None:
     time.advance(3_600.0)
     await asyncio.sleep(0)
     assert inner.keepalives == []
+    assert time.sleepers == []
+
+
+async def test_a_tool_declared_to_wait_for_hours_is_let_go_cold_at_once() -> None:
+    """`expected_seconds` is the rule's history until the agent has timed the tool: three
+    hours is longer than the pings one miss pays for, so none is sent."""
+    run, _, inner = await eight_minute_run(expected=3 * 3_600.0)
+    assert inner.keepalives == []
+    assert run.requests[1].usage.cache_read_tokens == 0
+
+
+async def test_waiting_between_runs_keeps_the_conversation_warm_until_the_block_ends() -> None:
+    time = FakeTime()
+    inner = ScriptedModel(
+        [call("submit", answer="ready"), call("submit", answer="approved")], name=SONNET
+    )
+    model = SimulatedCache(inner, time)
+    agent = Agent(model, instructions=INSTRUCTIONS, keepalive=time.policy())
+    first = await agent.run("Prepare the release.")
+    approved = asyncio.Event()
+
+    async def human() -> None:  # answers twenty minutes later
+        for _ in range(4):
+            model.sent.clear()
+            time.advance(270.0)
+            await asyncio.wait_for(model.sent.wait(), 30)  # a hang guard, not a timing
+        time.advance(120.0)
+        approved.set()
+
+    before = first.transcript.dump()
+    async with agent.waiting(first.transcript, since=0.0) as wait:
+        await asyncio.gather(human(), approved.wait())
+    assert len(inner.keepalives) == 4
+    assert [e.kind for e in wait.maintenance] == ["keepalive"] * 4
+    assert first.transcript.dump() == before  # nothing appended
+    second = await agent.run("Approved: go on.", history=first.transcript)
+    assert second.requests[0].usage.cache_read_tokens >= first.requests[0].usage.prompt_tokens
+    time.advance(3_600.0)  # the block is over: nothing more is pinged
+    await asyncio.sleep(0)
+    assert len(inner.keepalives) == 4
     assert time.sleepers == []

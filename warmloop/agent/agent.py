@@ -8,14 +8,16 @@ first session, every bust, how long its runs go on) lives in one object it owns,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
 from warmloop.cache.facts import ModelFacts
@@ -28,6 +30,7 @@ from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import Outputs, OutputSpec
 from warmloop.providers.base import Model
+from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -154,6 +157,41 @@ class Agent:
             self.on_maintenance,
             self.keepalive,
         )
+
+    def waiting(
+        self,
+        conversation: Transcript | str,
+        *,
+        store: SessionStore | str | PathLike[str] | None = None,
+        since: float | None = None,
+    ) -> AbstractAsyncContextManager[Waiting]:
+        """Keep a conversation's cache warm while the application waits on someone (a
+        human's approval, an answer), by the keep-alive rule: `async with
+        agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
+        Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
+        Outside such a block a finished run's cache is never pinged."""
+        if isinstance(conversation, Transcript):
+            return waiting(
+                self.model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            )
+        validate_id(conversation)
+        return self._waiting_session(conversation, store, since)
+
+    @contextlib.asynccontextmanager
+    async def _waiting_session(
+        self,
+        session: str,
+        store: SessionStore | str | PathLike[str] | None,
+        since: float | None,
+    ) -> AsyncIterator[Waiting]:
+        opened = store if isinstance(store, SessionStore) else open_store(store)
+        stored = await asyncio.to_thread(opened.load, session)
+        if stored is None or stored.transcript is None:
+            raise ConfigurationError(f"no stored session {session!r} to wait on")
+        async with waiting(
+            self.model, self.tool_specs, self.learned, self.keepalive, stored.transcript, since
+        ) as wait:
+            yield wait
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is

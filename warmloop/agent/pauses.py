@@ -1,4 +1,5 @@
-"""A run's pauses: keeping the cache warm while its tools run, as maintenance.
+"""Pauses: keeping the cache warm while a run's tools run, or while an application waits
+between runs (`waiting`), as maintenance.
 
 `RunPauses` remembers the last request sent (its payload, when, its prompt size); around
 each step's tool calls it starts a `Pinger` priced from the model's facts (a keep-alive
@@ -11,6 +12,7 @@ failed one becomes a warning. Nothing is appended to the transcript or stored se
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -19,8 +21,11 @@ from warmloop.cache.facts import ModelFacts
 from warmloop.maintenance.keepalive import pause_costs
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy, Ping, Pinger
+from warmloop.maintenance.size import TokenCounter
 from warmloop.providers.base import Model, Rendered
 from warmloop.providers.keepalive import answer_tokens
+from warmloop.tools.schema import ToolSpec
+from warmloop.transcript import Transcript
 
 
 @dataclass
@@ -46,13 +51,21 @@ class RunPauses:
 
     @contextlib.asynccontextmanager
     async def pause(
-        self, kind: str, facts: ModelFacts, session_id: str, revision: int
+        self,
+        kind: str,
+        facts: ModelFacts,
+        session_id: str,
+        revision: int,
+        expected: float | None = None,
     ) -> AsyncIterator[None]:
-        """Keep the cache warm while the body runs (a pause of `kind`), if the rule says so."""
+        """Keep the cache warm while the body runs (a pause of `kind`), if the rule says so.
+        `expected`: a tool's declared duration, the rule's history until it has its own."""
         policy, last = self.policy, self.last
         pinger = None
         if policy is not None and last is not None:
-            pinger = self._pinger(last, kind, facts, session_id, revision, policy)
+            seen = list(self.learned.pauses[kind])
+            history = seen or ([expected] if expected is not None else [])
+            pinger = self._pinger(last, history, facts, session_id, revision, policy)
         if pinger is not None:
             pinger.start()
         try:
@@ -67,7 +80,7 @@ class RunPauses:
     def _pinger(
         self,
         last: Rendered,
-        kind: str,
+        history: list[float],
         facts: ModelFacts,
         session_id: str,
         revision: int,
@@ -98,7 +111,7 @@ class RunPauses:
             session_id,
             costs,
             sent_at=self.last_at,
-            history=list(self.learned.pauses[kind]),
+            history=history,
             policy=policy,
             on_ping=record,
         )
@@ -109,3 +122,45 @@ class RunPauses:
         """Wait for keep-alives still on the wire, so their usage is in the run."""
         for pinger in self.pingers:
             await pinger.settle()
+
+
+@dataclass
+class Waiting:
+    """A wait between runs kept warm (`Agent.waiting`): the keep-alives it sent, as
+    maintenance events with their usage, and any that failed."""
+
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@contextlib.asynccontextmanager
+async def waiting(
+    model: Model,
+    tool_specs: tuple[ToolSpec, ...],
+    learned: Learned,
+    policy: KeepAlivePolicy | None,
+    transcript: Transcript,
+    since: float | None = None,
+) -> AsyncIterator[Waiting]:
+    """Keep `transcript`'s cache warm while the body waits (a human's answer, an
+    approval), by the same rule as inside a run, with this agent's earlier waits as its
+    history. The keep-alive is the conversation rendered as the next run will send it
+    before its new message (so its first one also writes the last turn, which the
+    follow-up then reads); `since`: seconds since the last request (default: from the
+    transcript's `last_request_at`)."""
+    wait = Waiting()
+    if policy is None or not len(transcript):
+        yield wait
+        return
+    if since is None:
+        last = transcript.meta.last_request_at
+        since = max(0.0, time.time() - last) if last else 0.0
+    rendered = model.render(transcript, tool_specs)
+    pauses = RunPauses(model, policy, learned, wait.maintenance.append, wait.warnings.append)
+    prompt = TokenCounter(model.name).count(rendered.stream)
+    pauses.sent(rendered, policy.clock() - since, prompt)
+    try:
+        async with pauses.pause("waiting", model.facts, transcript.conversation, 0):
+            yield wait
+    finally:
+        await pauses.settle()

@@ -329,9 +329,14 @@ class Runner:
         cap = self.settings.result_cap(self.facts)
         tools = self.tools.step(self.transcript, max_result_chars=cap)
         slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
+        found = self.settings.toolbox.get(slow) if slow is not None else None
         pause = (
             self.pauses.pause(
-                f"tool:{slow}", self.facts, self.transcript.conversation, self.transcript.revision
+                f"tool:{slow}",
+                self.facts,
+                self.transcript.conversation,
+                self.transcript.revision,
+                found.expected_seconds if found is not None else None,
             )
             if slow is not None and not extracting
             else contextlib.nullcontext()
