@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anthropic
+import httpx2
 import pytest
 
 from warmloop.cache.guard import PrefixGuard
@@ -95,3 +97,43 @@ def test_a_format_without_a_keep_alive_gives_none() -> None:
 
     rendered = models()["anthropic"].render(transcript(), SPECS)
     assert keepalive_request(replace(rendered, wire_format="llama-cpp")) is None
+
+
+async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_read() -> None:
+    """Messages API ("Prompt caching > Tracking cache performance"): a reply cut at
+    `max_tokens` (stop_reason `max_tokens`, one text token) with the prefix read from the
+    cache; the body on the wire is the last request's, `max_tokens` 1."""
+    sent: list[dict[str, Any]] = []
+    reply = {
+        "id": "msg_keepalive",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "I"}],
+        "stop_reason": "max_tokens",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 0,
+            "cache_read_input_tokens": 5120,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": 1,
+        },
+    }
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        return httpx2.Response(200, json=reply)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+    model = AnthropicModel("claude-sonnet-4-6", client=client)
+    rendered = model.render(transcript(), SPECS)
+    keep = keepalive_request(rendered)
+    assert keep is not None
+    response = await model.send(keep, session_id="c")
+    assert response.usage.cache_read_tokens == 5120
+    assert response.usage.cache_write_tokens == 0
+    (body,) = sent
+    assert body["max_tokens"] == 1
+    assert body["messages"] == json.loads(json.dumps(rendered.payload["messages"]))
+    assert body["tools"] == json.loads(json.dumps(rendered.payload["tools"]))
