@@ -237,3 +237,16 @@ async def test_waiting_between_runs_keeps_the_conversation_warm_until_the_block_
     await asyncio.sleep(0)
     assert len(inner.keepalives) == 4
     assert time.sleepers == []
+
+
+async def test_waiting_on_a_cache_already_gone_sends_nothing() -> None:
+    time = FakeTime()
+    inner = ScriptedModel([call("submit", answer="ready")], name=SONNET)
+    agent = Agent(inner, instructions=INSTRUCTIONS, keepalive=time.policy())
+    first = await agent.run("Prepare the release.")
+    async with agent.waiting(first.transcript, since=400.0) as wait:
+        for _ in range(3):
+            time.advance(300.0)
+            await asyncio.sleep(0)
+    assert inner.keepalives == []
+    assert wait.maintenance == []

@@ -88,6 +88,8 @@ class Pinger:
             wait = due - policy.clock()
             if wait > 0:
                 await policy.sleep(wait)
+            if policy.clock() >= self.last_use + self.costs.ttl:
+                return  # already gone (a late start): a keep-alive now would be a full write
             self.sent += 1
             self.last_use = policy.clock()
             ping = asyncio.create_task(self._ping(self.last_use))
