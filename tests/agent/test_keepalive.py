@@ -15,7 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from warmloop import Agent, ScriptedModel, Toolbox, call, tool
+from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
+from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import RunPauses
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
@@ -250,3 +252,23 @@ async def test_waiting_on_a_cache_already_gone_sends_nothing() -> None:
             await asyncio.sleep(0)
     assert inner.keepalives == []
     assert wait.maintenance == []
+
+
+async def test_a_cold_prune_that_leaves_little_to_re_send_is_not_worth_a_keep_alive() -> None:
+    """A miss costs what the resume re-writes after its cold prune: 50,000 tokens read at
+    0.1 per keep-alive against re-writing 2,000 at 1.25 is no bargain, the whole 50,000 is."""
+    found = []
+    for cold in (None, 2_000):
+        time = FakeTime()
+        inner = ScriptedModel(name=SONNET)
+        pauses = RunPauses(inner, time.policy(), Learned(), lambda e: None, lambda w: None)
+        conversation = Transcript()
+        conversation.append(SystemText(INSTRUCTIONS))
+        conversation.append(UserText("Run the tests."))
+        pauses.sent(inner.render(conversation, ()), 0.0, 50_000, cold)
+        async with pauses.pause("tool:run_tests", inner.facts, "c", 0):
+            time.advance(270.0)
+            for _ in range(5):
+                await asyncio.sleep(0)
+        found.append(len(inner.keepalives))
+    assert found == [1, 0]

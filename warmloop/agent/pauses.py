@@ -40,11 +40,17 @@ class RunPauses:
     last: Rendered | None = None
     last_at: float = 0.0
     last_prompt: int = 0
+    cold_prompt: int | None = None
+    """The prompt a cold resume would send after its prune (None: the whole)."""
     pingers: list[Pinger] = field(default_factory=list)
 
-    def sent(self, rendered: Rendered, at: float, prompt_tokens: int) -> None:
-        """A request went out at `at` (the policy's clock) with `prompt_tokens`."""
+    def sent(
+        self, rendered: Rendered, at: float, prompt_tokens: int, cold_tokens: int | None = None
+    ) -> None:
+        """A request went out at `at` (the policy's clock) with `prompt_tokens`; a cold
+        resume's prune would leave `cold_tokens` of it (the miss a keep-alive saves)."""
         self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
+        self.cold_prompt = cold_tokens
 
     def now(self) -> float:
         return self.policy.clock() if self.policy is not None else 0.0
@@ -91,7 +97,12 @@ class RunPauses:
         if answer is None:
             return None
         ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
-        costs = pause_costs(facts.profile, self.last_prompt, output_ratio=ratio * answer)
+        costs = pause_costs(
+            facts.profile,
+            self.last_prompt,
+            cold_tokens=self.cold_prompt,
+            output_ratio=ratio * answer,
+        )
         if costs is None:
             return None
         prompt = self.last_prompt

@@ -296,9 +296,12 @@ class Runner:
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
-        self.pauses.sent(rendered, clock, response.usage.prompt_tokens)
+        prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
-            self.maintainer.observed(self.transcript, rendered, response.usage)
+            plan = self.maintainer.observed(self.transcript, rendered, response.usage)
+            # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
+            cold = max(prompt - plan.dropped_tokens, 0)
+        self.pauses.sent(rendered, clock, prompt, cold)
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),

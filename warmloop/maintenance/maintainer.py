@@ -121,14 +121,15 @@ class Maintainer:
     def plan(self, transcript: Transcript) -> PrunePlan:
         return plan_prune(transcript, self.prune_policy, self.tokens)
 
-    def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> None:
+    def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> PrunePlan:
         """A request was answered: calibrate, and count the read cost of what a prune
-        would have removed from it."""
+        would have removed from it. Returns that prune (what a cold resume would drop)."""
         self.sizer.observed(rendered.stream, usage.prompt_tokens)
         planned = self._planned
         same = planned is not None and planned[:2] == (transcript.key, len(transcript))
         plan = planned[2] if planned is not None and same else self.plan(transcript)
         self.excess += self.profile.read_multiplier * plan.dropped_tokens
+        return plan
 
     def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
         """Tokens from the first changed message to the end, once the prune is applied."""
