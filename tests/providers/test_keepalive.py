@@ -4,18 +4,25 @@ only the answer's size changed, so the wire guard sees no bust (providers/keepal
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
 
+from warmloop import Agent
 from warmloop.cache.guard import PrefixGuard
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.keepalive import ANSWER_LIMITS, check_payload, keepalive_request
+from warmloop.providers.keepalive import (
+    ANSWER_LIMITS,
+    check_payload,
+    keepalive_request,
+    with_cache_ttl,
+)
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
 from warmloop.tools.schema import ToolSpec
@@ -137,3 +144,50 @@ async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_re
     assert body["max_tokens"] == 1
     assert body["messages"] == json.loads(json.dumps(rendered.payload["messages"]))
     assert body["tools"] == json.loads(json.dumps(rendered.payload["tools"]))
+
+
+def test_a_request_written_for_an_hour_is_the_same_prompt_with_1h_breakpoints() -> None:
+    rendered = models()["anthropic"].render(transcript(), SPECS)
+    longer = with_cache_ttl(rendered, "1h")
+    marks = re.findall(r'"cache_control": (\{[^}]*\})', json.dumps(longer.payload))
+    assert marks
+    assert set(marks) == {'{"type": "ephemeral", "ttl": "1h"}'}
+    assert '"ttl"' not in json.dumps(rendered.payload)  # the sent request is untouched
+    assert check_payload(longer).text == check_payload(rendered).text
+    chat = models()["openai-chat"].render(transcript(), SPECS)
+    assert with_cache_ttl(chat, "1h") is chat
+
+
+async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_hour() -> None:
+    bodies: list[dict[str, Any]] = []
+    reply = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "submit", "input": {"answer": "France"}}
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 10,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 5000,
+            "output_tokens": 20,
+        },
+    }
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=reply)
+
+    found = []
+    for gaps in ([5.0] * 20, [1_800.0] * 20):
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+        client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+        agent = Agent(AnthropicModel("claude-sonnet-4-6", client=client))
+        agent.learned.gaps.extend(gaps)
+        await agent.run("Which country is Paris in?")
+        found.append('"ttl": "1h"' in json.dumps(bodies[-1]))
+    assert found == [False, True]

@@ -33,6 +33,9 @@ class Learned:
         default_factory=lambda: defaultdict(lambda: deque(maxlen=PAUSES_REMEMBERED))
     )
     """Seconds each recent pause lasted, by kind (`tool:<name>`, `waiting`)."""
+    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
+    """Seconds from each recent request to the next one of its run: what follows a request
+    before its reply is known (the longer-TTL choice's history)."""
 
     def checked(
         self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
@@ -53,6 +56,10 @@ class Learned:
     def paused(self, kind: str, seconds: float) -> None:
         """A pause of `kind` ended after `seconds`."""
         self.pauses[kind].append(max(0.0, seconds))
+
+    def gap(self, seconds: float) -> None:
+        """The next request of a run went out `seconds` after the previous one."""
+        self.gaps.append(max(0.0, seconds))
 
     def finished(self, requests: int) -> None:
         """A run ended with outputs after `requests` requests."""

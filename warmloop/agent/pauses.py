@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 from warmloop.agent.learned import Learned
 from warmloop.cache.facts import ModelFacts
-from warmloop.maintenance.keepalive import pause_costs
+from warmloop.maintenance.keepalive import choose_retention, pause_costs
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.maintenance.size import TokenCounter
 from warmloop.providers.base import Model, Rendered
-from warmloop.providers.keepalive import answer_tokens
+from warmloop.providers.keepalive import answer_tokens, with_cache_ttl
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -42,15 +42,51 @@ class RunPauses:
     last_prompt: int = 0
     cold_prompt: int | None = None
     """The prompt a cold resume would send after its prune (None: the whole)."""
+    last_chars: int = 0
+    last_ttl: str | None = None
+    """The TTL the last request was written with, when not the model's own."""
+    chosen_ttl: str | None = None
     pingers: list[Pinger] = field(default_factory=list)
 
     def sent(
-        self, rendered: Rendered, at: float, prompt_tokens: int, cold_tokens: int | None = None
+        self,
+        rendered: Rendered,
+        at: float,
+        prompt_tokens: int,
+        cold_tokens: int | None = None,
+        chars: int = 0,
     ) -> None:
-        """A request went out at `at` (the policy's clock) with `prompt_tokens`; a cold
-        resume's prune would leave `cold_tokens` of it (the miss a keep-alive saves)."""
+        """A request went out at `at` (the policy's clock) with `prompt_tokens` (`chars`
+        long as the guard reads it); a cold resume's prune would leave `cold_tokens` of it
+        (the miss a keep-alive saves). The gap since the previous one is learned."""
+        if self.last is not None and self.policy is not None:
+            self.learned.gap(at - self.last_at)
         self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
-        self.cold_prompt = cold_tokens
+        self.cold_prompt, self.last_chars = cold_tokens, chars
+        self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
+
+    def with_retention(self, rendered: Rendered, facts: ModelFacts) -> Rendered:
+        """The request to send: written with a longer TTL where one is sold and the gaps
+        this agent saw after its requests make it cheaper (`choose_retention`); only
+        where the TTL is a cache marker (Anthropic), never a request parameter that the
+        guard would read as a changed prompt."""
+        self.chosen_ttl = None
+        if self.policy is None or rendered.wire_format != "anthropic" or not self.learned.gaps:
+            return rendered
+        chars = rendered.length
+        ratio = self.last_prompt / self.last_chars if self.last_chars else 0.25
+        written = max(0, chars - self.last_chars) if self.last is not None else chars
+        choice = choose_retention(
+            facts.profile,
+            int(chars * ratio),
+            int(written * ratio),
+            list(self.learned.gaps),
+            cold_tokens=self.cold_prompt,
+        )
+        if choice.retention.name == facts.profile.ttl:
+            return rendered
+        self.chosen_ttl = choice.retention.name
+        return with_cache_ttl(rendered, choice.retention.name)
 
     def now(self) -> float:
         return self.policy.clock() if self.policy is not None else 0.0
@@ -97,11 +133,13 @@ class RunPauses:
         if answer is None:
             return None
         ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
+        retention = facts.profile.retention_for(self.last_ttl) if self.last_ttl else None
         costs = pause_costs(
             facts.profile,
             self.last_prompt,
             cold_tokens=self.cold_prompt,
             output_ratio=ratio * answer,
+            retention=retention,
         )
         if costs is None:
             return None

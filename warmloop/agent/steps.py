@@ -279,10 +279,11 @@ class Runner:
         model = self.settings.model
         rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
+        sending = self.pauses.with_retention(rendered, self.facts)  # markers only: same prompt
         sent_at, started, clock = time.time(), time.perf_counter(), self.pauses.now()
         try:
             try:
-                response = await model.send(rendered, session_id=self.transcript.conversation)
+                response = await model.send(sending, session_id=self.transcript.conversation)
             except ContextWindowExceeded as exc:
                 await self.window_learned(exc)
                 if self.maintainer is None:
@@ -290,6 +291,7 @@ class Runner:
                 # A forced maintenance point, then one retry.
                 rendered = await self.maintain(rendered, forced=True)
                 check = self.check(rendered)
+                sending = rendered
                 response = await model.send(rendered, session_id=self.transcript.conversation)
             # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
             response = replace(response, turn=self.transcript.unique_calls(response.turn))
@@ -301,7 +303,7 @@ class Runner:
             plan = self.maintainer.observed(self.transcript, rendered, response.usage)
             # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
             cold = max(prompt - plan.dropped_tokens, 0)
-        self.pauses.sent(rendered, clock, prompt, cold)
+        self.pauses.sent(sending, clock, prompt, cold, rendered.length)
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),

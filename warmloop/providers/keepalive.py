@@ -28,6 +28,7 @@ from warmloop.cache.wire import (
     WireStream,
     canonical_stream,
 )
+from warmloop.providers.anthropic_cache import cache_control
 from warmloop.providers.base import Rendered
 
 ANSWER_LIMITS: Mapping[str, tuple[tuple[str, ...], int]] = {
@@ -83,3 +84,25 @@ def check_payload(rendered: Rendered) -> WireStream:
     else:
         node.pop(path[-1], None)
     return canonical_stream(payload, LAYOUTS[rendered.wire_format])
+
+
+def with_cache_ttl(rendered: Rendered, ttl: str) -> Rendered:
+    """`rendered` with every Anthropic cache breakpoint written for `ttl` (`1h`: kept an
+    hour, at 2x instead of 1.25x); the same request elsewhere. Markers are no part of the
+    canonical stream, so the guard sees the same prompt; all breakpoints get the one TTL,
+    as the API requires longer TTLs before shorter ones."""
+    if rendered.wire_format != "anthropic":
+        return rendered
+    control = cache_control(ttl)
+    return replace(rendered, payload=_remark(rendered.payload, control))
+
+
+def _remark(value: Any, control: Mapping[str, Any]) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: (dict(control) if k == "cache_control" else _remark(v, control))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_remark(v, control) for v in value]
+    return value
