@@ -22,9 +22,12 @@ from warmloop.maintenance.keepalive import choose_retention, pause_costs
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.maintenance.size import TokenCounter
+from warmloop.messages import AssistantTurn
 from warmloop.providers.base import Model, Rendered
 from warmloop.providers.keepalive import answer_tokens, with_cache_ttl
+from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
+from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 
 
@@ -90,6 +93,26 @@ class RunPauses:
 
     def now(self) -> float:
         return self.policy.clock() if self.policy is not None else 0.0
+
+    def for_turn(
+        self,
+        turn: AssistantTurn,
+        toolbox: Toolbox,
+        facts: ModelFacts,
+        transcript: Transcript,
+        *,
+        extracting: bool,
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """The pause while a turn's tools run, named for its first tool (with the tool's
+        `expected_seconds`); none for `submit` alone or the extract step."""
+        slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
+        if slow is None or extracting:
+            return contextlib.nullcontext()
+        found = toolbox.get(slow)
+        expected = found.expected_seconds if found is not None else None
+        return self.pause(
+            f"tool:{slow}", facts, transcript.conversation, transcript.revision, expected
+        )
 
     @contextlib.asynccontextmanager
     async def pause(

@@ -14,7 +14,6 @@ Every exit keeps the transcript: an error ends as a `RunError` carrying it (the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -333,18 +332,8 @@ class Runner:
         kept warm beside them."""
         cap = self.settings.result_cap(self.facts)
         tools = self.tools.step(self.transcript, max_result_chars=cap)
-        slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
-        found = self.settings.toolbox.get(slow) if slow is not None else None
-        pause = (
-            self.pauses.pause(
-                f"tool:{slow}",
-                self.facts,
-                self.transcript.conversation,
-                self.transcript.revision,
-                found.expected_seconds if found is not None else None,
-            )
-            if slow is not None and not extracting
-            else contextlib.nullcontext()
+        pause = self.pauses.for_turn(
+            turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
         )
         async with pause:
             submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
