@@ -25,7 +25,8 @@ agent knows, and decides in base-input tokens (multiples of the uncached input p
 
 What holds (tests/maintenance/test_keepalive.py): with no history, on any pause, the rule
 costs at most twice the offline optimum plus one ping (the rent-or-buy bound, plus the
-ping a live agent must send before it can know a pause ends inside the margin).
+ping a live agent must send before it can know a pause ends inside the margin); with any
+history, a pause costs at most twice the pings one miss pays for, plus the miss.
 """
 
 from __future__ import annotations
