@@ -8,14 +8,16 @@ first session, every bust, how long its runs go on) lives in one object it owns,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
 from warmloop.cache.facts import ModelFacts
@@ -23,10 +25,12 @@ from warmloop.cache.guard import Bust
 from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import Outputs, OutputSpec
 from warmloop.providers.base import Model
+from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -42,6 +46,9 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 DEFAULT_MAINTENANCE = MaintenancePolicy()
+DEFAULT_KEEPALIVE = KeepAlivePolicy()
+"""Keep-alives on by default: the rule never pings where it cannot pay (see
+`maintenance/keepalive.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -83,6 +90,7 @@ class Agent:
         on_message: Callable[[Message], None] | None = None,
         maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
+        keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -112,6 +120,11 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
+        if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
+            raise ConfigurationError(
+                f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
+            )
+        self.keepalive = keepalive
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 
@@ -142,7 +155,43 @@ class Agent:
             self.on_message,
             self.maintenance,
             self.on_maintenance,
+            self.keepalive,
         )
+
+    def waiting(
+        self,
+        conversation: Transcript | str,
+        *,
+        store: SessionStore | str | PathLike[str] | None = None,
+        since: float | None = None,
+    ) -> AbstractAsyncContextManager[Waiting]:
+        """Keep a conversation's cache warm while the application waits on someone (a
+        human's approval, an answer), by the keep-alive rule: `async with
+        agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
+        Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
+        Outside such a block a finished run's cache is never pinged."""
+        if isinstance(conversation, Transcript):
+            return waiting(
+                self.model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            )
+        validate_id(conversation)
+        return self._waiting_session(conversation, store, since)
+
+    @contextlib.asynccontextmanager
+    async def _waiting_session(
+        self,
+        session: str,
+        store: SessionStore | str | PathLike[str] | None,
+        since: float | None,
+    ) -> AsyncIterator[Waiting]:
+        opened = store if isinstance(store, SessionStore) else open_store(store)
+        stored = await asyncio.to_thread(opened.load, session)
+        if stored is None or stored.transcript is None:
+            raise ConfigurationError(f"no stored session {session!r} to wait on")
+        async with waiting(
+            self.model, self.tool_specs, self.learned, self.keepalive, stored.transcript, since
+        ) as wait:
+            yield wait
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is

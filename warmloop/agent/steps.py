@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import RunPauses
 from warmloop.agent.resumption import Position, position, stored_results
 from warmloop.agent.run import (
     ExtractFailed,
@@ -37,6 +38,7 @@ from warmloop.cache.record import RequestRecord
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import SUBMITTED, Outputs
@@ -68,6 +70,7 @@ class Settings:
     on_message: Callable[[Message], None] | None
     maintenance: MaintenancePolicy | None
     on_maintenance: Callable[[MaintenanceEvent], None] | None
+    keepalive: KeepAlivePolicy | None = None
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
@@ -112,6 +115,8 @@ class Runner:
     cut: frozenset[str] = frozenset()
     """Calls a crash left without a result (a resumed run answers an unrepeatable one
     "interrupted" instead of running it again)."""
+    pauses: RunPauses = field(init=False)
+    """Keeping the cache warm while this run's tools run (`agent/pauses.py`)."""
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -127,6 +132,23 @@ class Runner:
         self.start = len(self.transcript) if self.resume_at is None else self.resume_at
         self.facts = self.settings.model.facts
         self.tools = self.settings.toolbox.conversation()
+        self.pauses = RunPauses(
+            self.settings.model,
+            self.settings.keepalive,
+            self.learned,
+            self.maintained,
+            self.warn,
+        )
+
+    def warn(self, line: str) -> None:
+        """Something the user should know about the run (`run.warnings`)."""
+        self.warnings.append(line)
+
+    def maintained(self, event: MaintenanceEvent) -> None:
+        """A maintenance action happened (a rewrite, a keep-alive): reported with the run."""
+        self.maintenance.append(event)
+        if self.settings.on_maintenance is not None:
+            self.settings.on_maintenance(event)
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
@@ -184,7 +206,9 @@ class Runner:
     async def run(self) -> Run:
         try:
             await self.settle_facts()
-            return await self.steps()
+            run = await self.steps()
+            await self.pauses.settle()  # a keep-alive still on the wire is in the cost
+            return run
         except RunError as exc:
             exc.requests = list(self.requests)
             raise
@@ -278,9 +302,7 @@ class Runner:
             if self.hook is not None:  # stored with its archive rows first; raises: not adopted
                 await self.hook.stored(change.transcript, change.rewrite)
             self.transcript = change.transcript
-            self.maintenance.append(change.event)
-            if settings.on_maintenance is not None:
-                settings.on_maintenance(change.event)
+            self.maintained(change.event)
         return settings.model.render(self.transcript, settings.tool_specs)
 
     async def query(self) -> AssistantTurn | None:
@@ -288,10 +310,11 @@ class Runner:
         model = self.settings.model
         rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
-        sent_at, started = time.time(), time.perf_counter()
+        sending = self.pauses.with_retention(rendered, self.facts)  # markers only: same prompt
+        sent_at, started, clock = time.time(), time.perf_counter(), self.pauses.now()
         try:
             try:
-                response = await model.send(rendered, session_id=self.transcript.conversation)
+                response = await model.send(sending, session_id=self.transcript.conversation)
             except ContextWindowExceeded as exc:
                 await self.window_learned(exc)
                 if self.maintainer is None:
@@ -299,14 +322,19 @@ class Runner:
                 # A forced maintenance point, then one retry.
                 rendered = await self.maintain(rendered, forced=True)
                 check = self.check(rendered)
+                sending = rendered
                 response = await model.send(rendered, session_id=self.transcript.conversation)
             # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
             response = replace(response, turn=self.transcript.unique_calls(response.turn))
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
         self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
-            self.maintainer.observed(self.transcript, rendered, response.usage)
+            plan = self.maintainer.observed(self.transcript, rendered, response.usage)
+            # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
+            cold = max(prompt - plan.dropped_tokens, 0)
+        self.pauses.sent(sending, clock, prompt, cold, rendered.length)
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),
@@ -335,11 +363,29 @@ class Runner:
 
     async def act(self, turn: AssistantTurn, *, extracting: bool) -> BaseModel | None:
         """Answer every call of the turn, in order, appending each result as it comes;
-        returns the outputs on a valid submit."""
-        submitted: BaseModel | None = None
-        failed = True
+        returns the outputs on a valid submit. A pause for the tools (not for `submit`) is
+        kept warm beside them."""
         cap = self.settings.result_cap(self.facts)
         tools = self.tools.step(self.transcript, max_result_chars=cap)
+        pause = self.pauses.for_turn(
+            turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
+        )
+        async with pause:
+            submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
+        await self.persisted()
+        self.failed_steps = self.failed_steps + 1 if failed else 0
+        return submitted
+
+    async def run_calls(
+        self, turn: AssistantTurn, tools: Disclosure, cap: int | None, *, extracting: bool
+    ) -> tuple[BaseModel | None, bool]:
+        """Answer every call of the turn, in order, storing each result as it comes (a
+        returned tool never runs twice, a call whose result is stored is not run again);
+        the outputs on a valid submit, and whether every call failed."""
+        submitted: BaseModel | None = None
+        failed = True
         stored = stored_results(self.transcript.messages)  # the turn is the newest
         for call in turn.tool_calls:
             if call.id in stored:  # returned before a crash: never run again
@@ -368,11 +414,7 @@ class Runner:
             failed = failed and result.is_error
             self.append(result)
             await self.persisted()  # each result as it comes: a returned tool never runs twice
-        for notice in tools.announcements():  # tools discovered in this step, taught once
-            self.append(notice)
-        await self.persisted()
-        self.failed_steps = self.failed_steps + 1 if failed else 0
-        return submitted
+        return submitted, failed
 
     def repeatable(self, name: str) -> bool:
         tool = self.settings.toolbox.get(name)

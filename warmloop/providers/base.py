@@ -24,6 +24,10 @@ class Rendered:
     payload: Any
     derive: Callable[[Any], WireStream] = field(repr=False)
     turn_index: int = 0
+    wire_format: str = ""
+    """The wire format's name (`WireLayout.name`: `anthropic`, `openai-chat`, ...)."""
+    keepalive: bool = False
+    """A keep-alive (`providers.keepalive`): the previous request, a minimal answer."""
 
     @cached_property
     def wire(self) -> WireStream:
