@@ -12,7 +12,9 @@ key in `X-Session-ID`. Three fleets, each started fresh:
 
 Prompt tokens the replicas evaluated come from the replicas themselves: the prompt length
 each reports in `usage.prompt_tokens`, less the KV tokens its log says it reused
-("Llama.generate: N prefix-match hit", after restoring a saved state or from the live one).
+("Llama.generate: N prefix-match hit", after restoring a saved state or from the live one),
+checked against llama.cpp's own counter on the same logs ("prompt eval time = T ms / N
+tokens"), whose milliseconds are the replicas' prompt-evaluation seconds.
 Which replica served each request comes from nginx's own access log. Seconds are wall time
 for all sessions. vLLM's router (`vllm-router`, PyPI) was tried first: it waits for `GET
 /health` on every worker before it routes, and llama-cpp-python's server has no such route,
@@ -49,6 +51,9 @@ from warmloop.providers.routing import SESSION_HEADER
 from warmloop.transcript import Transcript
 
 PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt")
+PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
+"""llama.cpp's own counter, printed after each completion: milliseconds and prompt tokens
+evaluated (batches of more than one token; every batch here is)."""
 STARTUP_SECONDS = 180.0
 N_CTX = 2048
 MAX_TOKENS = 4
@@ -154,10 +159,18 @@ class Fleet:
     replica_logs: list[Path]
     access_log: Path | None
 
+    def logs(self) -> str:
+        """The replicas' logs, one after another."""
+        return "".join(p.read_text("utf-8", errors="replace") for p in self.replica_logs)
+
     def reused(self) -> int:
         """KV tokens the replicas reused, summed over their logs."""
-        text = "".join(p.read_text("utf-8", errors="replace") for p in self.replica_logs)
-        return sum(int(m.group(1)) for m in PREFIX_HIT.finditer(text))
+        return sum(int(m.group(1)) for m in PREFIX_HIT.finditer(self.logs()))
+
+    def prompt_eval(self) -> tuple[int, float]:
+        """Prompt tokens and seconds llama.cpp counted evaluating, summed over replicas."""
+        found = PROMPT_EVAL.findall(self.logs())
+        return sum(int(n) for _, n in found), sum(float(ms) for ms, _ in found) / 1000
 
     def replicas_per_session(self) -> float:
         """Mean number of replicas that served one session (nginx's access log)."""
@@ -229,6 +242,9 @@ class Result:
     mode: str
     prompt: int
     evaluated: int
+    counted: int
+    """llama.cpp's own count of the same: it must equal `evaluated`."""
+    eval_seconds: float
     seconds: float
     spread: float
 
@@ -252,23 +268,26 @@ async def measure(mode: str, args: argparse.Namespace, model_file: Path, root: P
         seconds = time.perf_counter() - started_at
         await client.close()
         total = sum(prompts)
-        return Result(
-            mode, total, total - running.reused(), seconds, running.replicas_per_session()
-        )
+        counted, eval_seconds = running.prompt_eval()
+        evaluated = total - running.reused()
+        spread = running.replicas_per_session()
+        return Result(mode, total, evaluated, counted, eval_seconds, seconds, spread)
 
 
 def table(results: Sequence[Result]) -> str:
     """The markdown table, ratios against the single-replica baseline."""
     base = results[0]
     lines = [
-        "| routing | prompt tokens | evaluated | vs single | seconds | vs single "
-        "| replicas per session |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| routing | prompt tokens | evaluated (llama.cpp's count) | vs single "
+        "| prompt-eval s | vs single | wall s | vs single | replicas per session |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
         lines.append(
-            f"| {r.mode} | {r.prompt} | {r.evaluated} | {r.evaluated / base.evaluated:.2f} "
-            f"| {r.seconds:.1f} | {r.seconds / base.seconds:.2f} | {r.spread:.2f} |"
+            f"| {r.mode} | {r.prompt} | {r.evaluated} ({r.counted}) "
+            f"| {r.evaluated / base.evaluated:.2f} | {r.eval_seconds:.1f} "
+            f"| {r.eval_seconds / base.eval_seconds:.2f} | {r.seconds:.1f} "
+            f"| {r.seconds / base.seconds:.2f} | {r.spread:.2f} |"
         )
     return "\n".join(lines)
 

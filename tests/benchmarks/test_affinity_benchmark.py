@@ -58,10 +58,16 @@ def test_reuse_and_spread_are_read_from_the_replicas_and_the_router(tmp_path: Pa
         "Llama.generate: 120 prefix-match hit, remaining 30 prompt tokens to eval\n"
         "Llama._create_completion: cache hit\n"
         "Llama.generate: 150 prefix-match hit, remaining 31 prompt tokens to eval\n"
+        "llama_perf_context_print: prompt eval time =    4136.14 ms /    31 tokens (  94.00 ms"
+        " per token,    10.64 tokens per second)\n"
+        "llama_perf_context_print:        eval time =     294.17 ms /     3 runs   (  98.06 ms"
+        " per token,    10.20 tokens per second)\n"
     )
     logs[1].write_text("Llama._create_completion: cache miss\n")
     access = tmp_path / "access.log"
     access.write_text("s1 127.0.0.1:1\ns1 127.0.0.1:1\ns2 127.0.0.1:1\ns2 127.0.0.1:2\n")
     fleet = Fleet("http://127.0.0.1:1/v1", logs, access)
     assert fleet.reused() == 270
+    tokens, seconds = fleet.prompt_eval()
+    assert (tokens, round(seconds, 5)) == (31, 4.13614)
     assert fleet.replicas_per_session() == 1.5
