@@ -123,6 +123,8 @@ def recording_client(base_url: str, wire_log: WireLog) -> AsyncOpenAI:
     """An SDK client that records every request body it sends into `wire_log`, by session."""
 
     async def record(request: httpx2.Request) -> None:
+        if not request.url.path.endswith("/chat/completions"):  # the window discovery
+            return
         session = request.headers["X-Session-ID"]
         wire_log.record(session, wire_stream(request.content, "messages"))
 
