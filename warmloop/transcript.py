@@ -309,7 +309,12 @@ def scratch_copy(transcript: Transcript) -> Transcript:
 
 def _add_span(spans: list[tuple[int, int]], summary: Summary, at: int) -> list[tuple[int, int]]:
     """The top-level hidden spans once `summary` (standing at index `at`) covers its span:
-    earlier spans inside it merge into it; a partial overlap is refused."""
+    earlier folds inside it merge into it; a partial overlap is refused.
+
+    An earlier fold `[s, e)` occupies `[s, e]`: its summary stands at `e`. It is covered
+    whole only when that summary is covered too (`e < end`). A span that hides its
+    messages but not its summary (the same span again, say) is a partial overlap and
+    refused: the new summary would push that one past the span it covers."""
     start, end = summary.start, summary.end
     if not 0 <= start < end or end != at:
         raise TranscriptError(
@@ -318,11 +323,12 @@ def _add_span(spans: list[tuple[int, int]], summary: Summary, at: int) -> list[t
         )
     kept = []
     for s, e in spans:
-        if start <= s and e <= end:
-            continue  # an earlier fold, covered whole by this one
-        if s < end and start < e:
+        if start <= s and e < end:
+            continue  # an earlier fold, its summary included, covered whole by this one
+        if s < end and start <= e:
             raise TranscriptError(
-                f"fold span [{start}, {end}) cuts through the earlier fold [{s}, {e})"
+                f"fold span [{start}, {end}) cuts through the earlier fold [{s}, {e}) "
+                f"(its summary stands at message {e})"
             )
         kept.append((s, e))
     return sorted([*kept, (start, end)])

@@ -174,6 +174,15 @@ def test_repeated_tool_failures_end_in_the_extract_step() -> None:
     assert run.steps == 5
 
 
+def test_a_step_that_succeeds_resets_the_tool_retry_budget() -> None:
+    # Two failures, a success, two failures: never more than 2 in a row, so no extract.
+    model = ScriptedModel([call("nope"), call("nope"), call("lookup", key="a")])
+    model.enqueue(call("nope"), call("nope"), call("submit", answer="done"))
+    run = agent(model, max_tool_retries=2).run_sync("task")
+    assert not run.extracted
+    assert run.outputs.model_dump() == {"answer": "done"}
+
+
 def test_three_consecutive_unparseable_turns_abort() -> None:
     model = ScriptedModel(["garbage", "more garbage", "Action: {"], text_protocol=True)
     with pytest.raises(SyntaxBudgetExceeded, match="3 consecutive") as info:

@@ -10,6 +10,8 @@ from typing import Any
 
 import anthropic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai import AsyncOpenAI
 
 from warmloop import TranscriptError
@@ -114,6 +116,8 @@ def test_a_later_fold_may_cover_an_earlier_one_whole_but_never_in_part() -> None
     transcript.fold(2, 6, "first")  # its summary stands at 6
     with pytest.raises(TranscriptError, match="cuts through the earlier fold"):
         transcript.fold(4, 9, "partial")
+    with pytest.raises(TranscriptError, match="its summary stands at message 6"):
+        transcript.fold(2, 6, "again")  # hides the same messages, not the first summary
     transcript.fold(2, 9, "both")  # covers [2, 6), its summary and the third step
     assert [m.kind for m in transcript.visible_messages()] == [
         "system", "user", "summary", "user",
@@ -223,3 +227,23 @@ def test_a_renderer_never_serves_one_branch_the_bytes_of_another(wire: str) -> N
         assert "RIGHT" not in left_stream
         assert "RIGHT" in right_stream
         assert "LEFT" not in right_stream
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), min_size=1, max_size=8))
+def test_any_folds_a_transcript_accepts_load_back_exactly(attempts: list[tuple[int, int]]) -> None:
+    # Whatever sequence of folds `fold` lets through, the transcript it leaves is one the
+    # loader accepts (a stored session is loaded through the same checks) and renders with
+    # pairing intact; a refused fold changes nothing.
+    transcript = Transcript(
+        [SystemText("sys"), UserText("task"), *[m for k in range(1, 6) for m in step(k, f"v{k}")]]
+    )
+    for a, b in attempts:
+        before = transcript.dump()
+        try:
+            transcript.fold(min(a, b), max(a, b) + 1, f"summary {a}-{b}")
+        except TranscriptError:
+            assert transcript.dump() == before
+            continue
+        assert Transcript.load(transcript.dump()) == transcript
+        check_pairing(transcript.visible_messages())

@@ -124,6 +124,10 @@ def test_dropping_the_oldest_turns_is_messages_removed() -> None:
     del window["messages"][2:4]
     found = bust(chat(turns=3), window)
     assert (found.section, found.kind) == ("message 2", "messages-removed")
+    assert found.cause.startswith("2 message(s) removed at message 2")
+    one = chat(turns=3)
+    del one["messages"][2]
+    assert bust(chat(turns=3), one).cause.startswith("1 message(s) removed at message 2")
 
 
 def test_a_summary_in_place_of_old_turns_is_compaction() -> None:

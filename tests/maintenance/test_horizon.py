@@ -1,15 +1,21 @@
 """The horizon a warm prune is priced over: what a live agent knows, never the step budget
 alone; and in a real agent run, short sessions are never rewritten warm for a saving that
-cannot come back before they end."""
+cannot come back before they end, and warm prunes stay batched (the excess builds up and
+restarts after each)."""
 
 from __future__ import annotations
 
+import itertools
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from warmloop import Agent, ScriptedModel, call, tool
+from warmloop.cache.profiles import CacheProfile
+from warmloop.maintenance import maintainer
 from warmloop.maintenance.horizon import requests_ahead
-from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.maintenance.planner import Decision, MaintenancePolicy, Situation, decide
 from warmloop.maintenance.prune import PrunePolicy
 
 
@@ -53,7 +59,7 @@ def read(path: str) -> str:
 def session(model: ScriptedModel, steps: int) -> list[str]:
     model.enqueue(*[call("read", path=str(k)) for k in range(steps)], call("submit", answer="ok"))
     policy = MaintenancePolicy(prune=PrunePolicy(tail_tokens=2_000, tail_messages=4))
-    agent = Agent(model, [read], maintenance=policy, max_steps=40)
+    agent = Agent(model, [read], maintenance=policy, max_steps=max(40, steps + 2))
     return [e.reason for e in agent.run_sync("Read them.").maintenance]
 
 
@@ -67,3 +73,29 @@ def test_a_short_first_run_is_not_pruned_warm_for_the_budget_it_will_not_use() -
 def test_a_long_run_still_prunes_warm_once_the_saving_comes_back() -> None:
     model = ScriptedModel(name="anthropic:claude-sonnet-4-6")
     assert "pays" in session(model, 36)
+
+
+def test_the_read_cost_paid_on_prunable_content_builds_up_and_restarts_after_each_prune(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The rent-or-buy rule in a real run: the excess (read cost paid on what a prune would
+    # drop) grows request by request, a warm prune comes once it covers the rewrite, and
+    # then it starts again from nothing, so prunes stay batched instead of following every
+    # step once the first one paid.
+    seen: list[tuple[float, str]] = []
+
+    def spy(situation: Situation, profile: CacheProfile, policy: MaintenancePolicy) -> Decision:
+        decision = decide(situation, profile, policy)
+        seen.append((situation.excess, decision.action))
+        return decision
+
+    monkeypatch.setattr(maintainer, "decide", spy)
+    reasons = session(ScriptedModel(name="anthropic:claude-sonnet-4-6"), 60)
+    assert reasons.count("pays") >= 3
+    prunes = [i for i, (_, action) in enumerate(seen) if action == "prune"]
+    assert len(prunes) == len(reasons)
+    for before, after in itertools.pairwise(prunes):
+        between = [excess for excess, _ in seen[before + 1 : after + 1]]
+        assert between[0] < seen[before][0] / 2  # restarted after the prune
+        assert between == sorted(between)  # and built up again until the next
+        assert between[-1] > between[0]

@@ -26,9 +26,14 @@ from warmloop.sessions.sql import SqlStore
 from warmloop.transcript import Transcript, check_pairing
 
 KILLS = 50  # per store
-PHASES = ("append", "tool", "rewrite", None)  # None: a random moment, no phase awaited
+PHASES = ("append", "tool", "rewrite", "rewritten", None)
+"""Where each kill is aimed: shortly after the worker announces a step's write, a tool or a
+rewrite's write; just after a rewrite was acknowledged (so rewrites land however slow the
+machine); None: a random moment."""
 POLL = 0.0005
-GIVE_UP = 5.0
+HANG_GUARD = 600.0
+"""Seconds a worker may take to reach a phase before the test calls it hung: a guard
+against a hang, not a speed check (each kill waits for its phase, however slow)."""
 
 
 def read_log(path: Path) -> list[dict[str, object]]:
@@ -46,22 +51,30 @@ def read_log(path: Path) -> list[dict[str, object]]:
     return entries
 
 
+def reached(entries: list[dict[str, object]], phase: str) -> bool:
+    """Whether the worker entered `phase` ("rewritten": a rewrite was acknowledged)."""
+    if phase == "rewritten":
+        started = [i for i, e in enumerate(entries) if e.get("phase") == "rewrite"]
+        return any("ack" in e for e in entries[started[0] + 1 :]) if started else False
+    return any(e.get("phase") == phase for e in entries)
+
+
 def kill_at(
     process: multiprocessing.process.BaseProcess, log: Path, phase: str | None, rng: random.Random
 ) -> str:
     """SIGKILL the worker shortly after it enters `phase` (or at a random moment); returns
     the last phase it had announced."""
     seen = len(read_log(log))
-    deadline = time.monotonic() + GIVE_UP
     if phase is None:
         time.sleep(rng.uniform(0.005, 0.15))
     else:
-        while time.monotonic() < deadline:
-            entries = read_log(log)[seen:]
-            if any(e.get("phase") == phase for e in entries):
-                break
+        deadline = time.monotonic() + HANG_GUARD
+        while not reached(read_log(log)[seen:], phase):
+            assert time.monotonic() < deadline, f"the worker never reached {phase!r}"
+            assert process.is_alive(), "the worker died before it was killed"
             time.sleep(POLL)
-        time.sleep(rng.uniform(0.0, 0.004))  # before, inside or just after the write
+        if phase != "rewritten":
+            time.sleep(rng.uniform(0.0, 0.004))  # before, inside or just after the write
     assert process.pid is not None
     os.kill(process.pid, signal.SIGKILL)
     process.join()
@@ -70,15 +83,17 @@ def kill_at(
 
 
 def check_stored_steps_are_whole(transcript: Transcript) -> None:
-    """A step's results are stored in one transaction: after the last assistant turn, all
-    of its calls have results or none do."""
+    """Each result is stored as it comes, in call order: after the last assistant turn, the
+    stored results answer the first calls of the turn, none skipped (a fleet worker resumes
+    there without running a returned tool again)."""
     last = max((i for i, m in enumerate(transcript) if isinstance(m, AssistantTurn)), default=-1)
     if last < 0:
         return
     turn = transcript[last]
     assert isinstance(turn, AssistantTurn)
     results = [m for m in transcript.messages[last + 1 :] if isinstance(m, ToolResult)]
-    assert len(results) in (0, len(turn.tool_calls)), (len(results), turn.tool_calls)
+    answered = [r.call_id for r in results]
+    assert answered == [c.id for c in turn.tool_calls[: len(answered)]], (answered, turn)
 
 
 async def resume(store: SqlStore) -> Transcript:

@@ -3,10 +3,13 @@ tool named exactly comes first, and matches share a word with the query."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.toolbox_session import catalog
+from warmloop.tools import search
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.search import Index, stem, terms
 
@@ -78,3 +81,32 @@ def test_every_match_shares_a_term_with_the_query(words: list[str]) -> None:
         text = f"{spec.name} {spec.description} {spec.parameters}"
         assert score > 0
         assert wanted & set(terms(text))
+
+
+def test_the_exact_name_outranks_a_tool_that_says_the_word_more_often() -> None:
+    # By BM25F alone the second tool wins (its name and description repeat the word, and
+    # the first tool's long description dilutes it); a query that is a tool's exact name
+    # still means that tool.
+    exact = ToolSpec("copy", "Duplicate an object into a bucket " + "in place " * 30, {})
+    louder = ToolSpec("copy_copy", "Copy, copy and copy again.", {})
+    other = ToolSpec("delete", "Delete an object.", {})
+    index = Index([exact, louder, other])
+    assert index.score(index.documents[1], terms("copy")) > index.score(
+        index.documents[0], terms("copy")
+    )
+    assert index.rank("copy", 3)[0][0] == "copy"
+
+
+def test_the_module_docstring_states_the_field_weights_the_code_uses() -> None:
+    doc = " ".join((search.__doc__ or "").split())
+    stated = re.search(
+        r"name \(split at .*?weight ([\d.]+)\), its description \(([\d.]+)\) and its argument "
+        r"names and descriptions \(([\d.]+)\)",
+        doc,
+    )
+    assert stated is not None, "the docstring no longer states the field weights"
+    assert tuple(float(w) for w in stated.groups()) == (
+        search.WEIGHTS["name"],
+        search.WEIGHTS["description"],
+        search.WEIGHTS["arguments"],
+    )

@@ -155,6 +155,7 @@ class Agent:
         history: Transcript | None,
         conversation_id: str | None,
         hook: SessionRecorder | None = None,
+        resume_at: int | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -162,8 +163,18 @@ class Agent:
             )
         if conversation_id is not None:
             validate_id(conversation_id)
+        if resume_at is not None and (hook is None or not 0 <= resume_at <= len(hook.transcript)):
+            raise ConfigurationError(
+                f"resume_at={resume_at!r} must be a position in the stored session's messages"
+            )
         return Runner(
-            self.settings(), self.learned, task_text(task), history, conversation_id, hook
+            self.settings(),
+            self.learned,
+            task_text(task),
+            history,
+            conversation_id,
+            hook,
+            resume_at,
         )
 
     def _session(
@@ -172,6 +183,7 @@ class Agent:
         store: SessionStore | str | PathLike[str] | None,
         history: Transcript | None,
         conversation_id: str | None,
+        resuming: bool = False,
     ) -> AbstractAsyncContextManager[SessionRecorder | None]:
         """The stored session's recorder, holding its lease, or nothing without `session`."""
         if session is None:
@@ -188,6 +200,7 @@ class Agent:
             store,
             conversation_id=conversation_id,
             cache_ttl=self.model.facts.profile.ttl,
+            close_pending=not resuming,
         )
 
     async def run(
@@ -198,14 +211,18 @@ class Agent:
         conversation_id: str | None = None,
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
+        resume_at: int | None = None,
     ) -> Run:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
         With `session`, create or continue that stored session in place (in `store`, by
         default the SQLite file in the user's data directory), persisting each step;
-        SessionBusy if another process holds it."""
-        async with self._session(session, store, history, conversation_id) as hook:
-            return await self._runner(task, history, conversation_id, hook).run()
+        SessionBusy if another process holds it. With `resume_at` too (where this task's
+        run began in the session), a run a crash cut short goes on from its last stored
+        step: a stored response is never requested again, a returned tool never run again."""
+        resuming = resume_at is not None
+        async with self._session(session, store, history, conversation_id, resuming) as hook:
+            return await self._runner(task, history, conversation_id, hook, resume_at).run()
 
     def run_sync(
         self,

@@ -10,8 +10,8 @@ search offers BM25 as its natural-language variant for the same reasons. Embeddi
 rank synonyms better but need a model at run time; a caller who has one can rank with it
 and hand the names to the toolbox instead.
 
-Fields and weights: the tool's name (split at `_`, `-`, `.` and camelCase, weight 3), its
-description (1) and its argument names and descriptions (1). Words are lower-cased, a
+Fields and weights: the tool's name (split at `_`, `-`, `.` and camelCase, weight 4), its
+description (1) and its argument names and descriptions (0.5). Words are lower-cased, a
 short stop list is dropped and a light suffix stemmer folds plurals and -ing/-ed forms.
 A query that names a tool exactly ranks that tool first. Ties go to the lower name.
 """
