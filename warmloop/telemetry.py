@@ -31,6 +31,7 @@ PROVIDER_NAMES = {
     "openai-chat": "openai",
     "gemini": "gcp.gemini",
     "deepseek": "deepseek",
+    "xai": "x_ai",
 }
 """warmloop's selection-string prefixes as `gen_ai.provider.name` values."""
 

@@ -147,5 +147,6 @@ class Model(Protocol):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one rendered request; raises ProviderError for failures that are final.
-        `session_id` is the conversation's routing key (`prompt_cache_key`)."""
+        `session_id` is the conversation's routing key, sent where the host reads it
+        (`routing`: `prompt_cache_key`, a session header, or nowhere)."""
         ...

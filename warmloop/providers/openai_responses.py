@@ -22,6 +22,7 @@ from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
+from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -64,9 +65,9 @@ class OpenAIResponsesModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
-        secrets = client_secrets(self.client.api_key, base_url)
+        self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
-            self.name, model, KEY_VARIABLE, ERRORS, secrets, status_style="HTTP {code}"
+            self.name, model, KEY_VARIABLE, ERRORS, self._secrets, status_style="HTTP {code}"
         )
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
@@ -81,8 +82,10 @@ class OpenAIResponsesModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one request; ProviderError once the SDK's retries cannot make it succeed."""
-        # The routing key is the session id: constant for a session, kept out of the stream.
-        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": session_id}
+        # The routing key is the conversation id: constant for a conversation and its forks,
+        # kept out of the stream (`routing`).
+        key = routing_key(session_id, self._secrets)
+        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": key}
         # The SDK walks every param through its TypedDict transform, about 3 ms per input
         # item: a whole session's worth of client CPU on every step. The items are wire
         # JSON already, so they go into the body untouched.
