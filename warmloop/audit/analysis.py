@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.audit.blocks import Pieces, estimate_tokens, ideal_marks, pieces, sized
+from warmloop.audit.blocks import (
+    Pieces,
+    conversation_pieces,
+    estimate_tokens,
+    ideal_marks,
+    pieces,
+    sized,
+)
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
@@ -120,14 +127,13 @@ def _simulate_own(
     usages: list[Usage] = []
     seen: list[Pieces] = []
     sent: list[tuple[Block, ...]] = []
-    for entry, parent, tokens, at in zip(
-        conversation.entries,
+    for found, parent, tokens, at in zip(
+        conversation_pieces(conversation),
         conversation.parents,
         sizes,
         request_times(conversation.entries),
         strict=True,
     ):
-        found = pieces(entry)
         common = seen[parent].common(found) if parent is not None else 0
         if conversation.wire.name != "anthropic":
             found = Pieces(found.texts, ideal_marks(len(found.texts), common, profile.ttl))

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.audit.conversations import Entry
+from warmloop.audit.conversations import Conversation, Entry
+from warmloop.cache.guard import common_prefix_length
 from warmloop.cache.simulate import Block
 from warmloop.cache.wire import CACHE_MARKERS, dumps, strip_keys
 
@@ -91,6 +92,54 @@ def pieces(entry: Entry) -> Pieces:
         return _anthropic(entry.record.body, stream.head[0][1])
     texts = tuple(f"{label}|{text}" for label, text in stream.head) + stream.items
     return Pieces(texts, (None,) * len(texts))
+
+
+def _split(found: Pieces, cuts: Mapping[int, set[int]]) -> Pieces:
+    """`found` with piece i cut at each offset of `cuts[i]`; a marker stays on the last part
+    (a cache marker closes its block, wherever the block is cut)."""
+    texts: list[str] = []
+    marks: list[str | None] = []
+    for i, (text, mark) in enumerate(zip(found.texts, found.marks, strict=True)):
+        start = 0
+        for offset in sorted(cuts.get(i, ())):
+            texts.append(text[start:offset])
+            marks.append(None)
+            start = offset
+        texts.append(text[start:])
+        marks.append(mark)
+    return Pieces(tuple(texts), tuple(marks))
+
+
+def conversation_pieces(conversation: Conversation) -> list[Pieces]:
+    """Each request's blocks, cut where it diverges from the request it continues (both
+    sides), so the shared start of a rebuilt message is one block on both: automatic
+    caching reads the longest common prefix, not whole messages. Cuts inside the prefix a
+    request shares with its parent are inherited, so the shared blocks stay identical."""
+    found = [pieces(entry) for entry in conversation.entries]
+    cuts: list[dict[int, set[int]]] = [{} for _ in found]
+    shared: list[tuple[int, int]] = [(0, 0)] * len(found)
+    for k, parent in enumerate(conversation.parents):
+        if parent is None:
+            continue
+        before, after = found[parent], found[k]
+        piece = before.common(after)
+        offset = 0
+        if piece < min(len(before.texts), len(after.texts)):
+            offset = common_prefix_length(before.texts[piece], after.texts[piece])
+            if 0 < offset < len(after.texts[piece]):
+                cuts[k].setdefault(piece, set()).add(offset)
+            if 0 < offset < len(before.texts[piece]):
+                cuts[parent].setdefault(piece, set()).add(offset)
+        shared[k] = (piece, offset)
+    for k, parent in enumerate(conversation.parents):  # parents come first: log order
+        if parent is None:
+            continue
+        piece, offset = shared[k]
+        for i, offsets in cuts[parent].items():
+            inherited = offsets if i < piece else {o for o in offsets if o < offset}
+            if i <= piece and inherited:
+                cuts[k].setdefault(i, set()).update(inherited)
+    return [_split(p, cut) for p, cut in zip(found, cuts, strict=True)]
 
 
 def sized(

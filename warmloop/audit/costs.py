@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
-from warmloop.audit.blocks import Pieces, ideal_marks, pieces, sized
+from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
 from warmloop.cache.price_table import Prices, prices_for
 from warmloop.cache.pricing import cost_breakdown
@@ -75,14 +75,13 @@ def _logged_requests(
     out: list[tuple[SimRequest, SimRequest, bool]] = []
     seen: list[Pieces] = []
     sent: list[tuple[Block, ...]] = []
-    for entry, parent, tokens, at in zip(
-        conversation.entries,
+    for found, parent, tokens, at in zip(
+        conversation_pieces(conversation),
         conversation.parents,
         sizes,
         request_times(conversation.entries),
         strict=True,
     ):
-        found = pieces(entry)
         common = seen[parent].common(found) if parent is not None else 0
         ideal = ideal_marks(len(found.texts), common, profile.ttl)
         marks = found.marks if keep_marks else ideal
