@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
@@ -163,13 +163,23 @@ class AuditReport:
 
 def _entries(contents: LogContents, skipped: list[str]) -> list[Entry]:
     entries = []
+    # One string per distinct canonical piece: each request of a conversation repeats every
+    # earlier one, so sharing them keeps the streams' memory to what is distinct, and lets
+    # grouping compare shared items by identity.
+    seen: dict[str, str] = {}
     for record in contents.requests:
         if record.status is not None and record.status >= 400:
             # A refused request never reached the cache: it reads nothing, writes nothing.
             skipped.append(f"line {record.line}: the API answered {record.status}")
             continue
         wire = detect_format(record.body, record.path)
-        stream = canonical_stream(record.body, wire.layout)
+        found = canonical_stream(record.body, wire.layout)
+        stream = replace(
+            found,
+            head=tuple((label, seen.setdefault(text, text)) for label, text in found.head),
+            items=tuple(seen.setdefault(text, text) for text in found.items),
+            lineage=None,
+        )
         entries.append(Entry(record, wire, stream, routing_key(record.body)))
     return entries
 
