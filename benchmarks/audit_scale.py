@@ -9,7 +9,7 @@ Each audit runs in a fresh subprocess (reading the log, grouping, analysing and 
 under the default providers, as `warmloop audit LOG` does), timed inside the child and
 measured for peak RSS with `os.wait4`. With `--baseline DIR` the same logs are also audited
 by the warmloop checkout in DIR (for example the main branch before this change), each run
-cut off after `--limit` seconds.
+stopped after `--limit` CPU seconds.
 
     python -m benchmarks.audit_scale [--large] [--baseline /path/to/other/checkout]
 
@@ -23,10 +23,11 @@ import argparse
 import json
 import os
 import random
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -127,39 +128,41 @@ def write_log(path: Path, shape: str, requests: int, seed: int = 1) -> None:
                 running[slot] = (grown, step + 1, len(json.dumps(body)) // 4)
 
 
-def run_audit(checkout: Path, log: Path, limit: float) -> dict[str, Any]:
-    """Audit `log` with the warmloop in `checkout`, in a child process: its seconds, its
-    peak RSS, the conversations it found (or a timeout)."""
+def run_audit(checkout: Path, log: Path, limit: float | None = None) -> dict[str, Any]:
+    """Audit `log` with the warmloop in `checkout`, in a child process: its seconds (wall
+    and CPU), its peak RSS and the conversations it found. With `limit`, the child is
+    stopped after that many CPU seconds (then `seconds` is None)."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+
+    def capped() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (int(limit), int(limit) + 5))
+
     process = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(log)],
         env=env,
         cwd=checkout,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=capped,
     )
-    started = time.monotonic()
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() - started > limit:
-            process.kill()
-            _, status, usage = os.wait4(process.pid, 0)
-            return {"seconds": None, "rss_mb": usage.ru_maxrss / 1024, "conversations": None}
-        time.sleep(0.05)
     output = process.stdout.read() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    cpu = usage.ru_utime + usage.ru_stime
+    rss = usage.ru_maxrss / 1024  # KiB on Linux
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in {signal.SIGXCPU, signal.SIGKILL}:
+        return {"seconds": None, "cpu": cpu, "rss_mb": rss, "conversations": None}
     if status != 0:
         raise RuntimeError(f"the audit of {log} failed (status {status})")
     found = json.loads(output.strip().splitlines()[-1])
-    return {**found, "rss_mb": usage.ru_maxrss / 1024}  # ru_maxrss is in KiB on Linux
+    return {**found, "rss_mb": rss}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.audit_scale", description=__doc__)
     parser.add_argument("--large", action="store_true", help="add a 20,000-request log")
     parser.add_argument("--baseline", type=Path, help="another warmloop checkout to compare")
-    parser.add_argument("--limit", type=float, default=120.0, help="seconds per baseline run")
+    parser.add_argument("--limit", type=float, default=60.0, help="CPU s per baseline run")
     parser.add_argument("--shapes", default="single,long")
     args = parser.parse_args()
     sizes = (*SIZES, LARGE) if args.large else SIZES
@@ -171,7 +174,7 @@ def main() -> None:
             for size in sizes:
                 log = Path(folder) / f"{shape}-{size}.jsonl"
                 write_log(log, shape, size)
-                found = run_audit(here, log, float("inf"))
+                found = run_audit(here, log)
                 per_k = found["cpu"] / (size / 1000)
                 first = first or per_k
                 row = (
@@ -185,7 +188,7 @@ def main() -> None:
                         f" {before['cpu']:.1f} | {before['conversations']:,} | "
                         f"{before['rss_mb']:.0f} |"
                         if before["seconds"] is not None
-                        else f" stopped after {args.limit:.0f} s wall | - | - |"
+                        else f" > {before['cpu']:.0f} (stopped) | - | {before['rss_mb']:.0f} |"
                     )
                 rows.append(row)
                 print(row, flush=True)
