@@ -118,11 +118,16 @@ class _Placed:
     def __init__(self) -> None:
         self.at: list[tuple[Conversation, int]] = []  # per entry: conversation and index
         self.newest: dict[tuple[int, int], int] = {}  # (conversation, entry) -> continuation
+        self._tips: dict[tuple[int, int], int] = {}  # the tip found last, to walk on from
 
     def tip(self, conversation: Conversation, at: int) -> int:
-        """The newest request down the line that continues entry `at`."""
+        """The newest request down the line that continues entry `at` (a line only grows,
+        so the walk goes on from the tip found last time: no line is walked twice)."""
+        start = (conversation.number, at)
+        at = self._tips.get(start, at)
         while (following := self.newest.get((conversation.number, at))) is not None:
             at = following
+        self._tips[start] = at
         return at
 
     def parent(self, entry: Entry, number: int | None) -> tuple[Conversation, int] | None:
