@@ -7,14 +7,16 @@ and a change there (a timestamp in the system prompt, a tool added) is a bust in
 conversation, not a new one.
 
 What the later request keeps of the earlier one is its longest common prefix plus the
-longest tail of the earlier one found again after that prefix: a trailing instruction that
-moves below each new step, a rebuilt user message that grows in the middle, or a sliding
-window that drops the oldest turns all keep almost everything, while two different tasks
-behind the same opening keep only the JSON around their first words. A request continues an
-earlier one when it keeps at least `KEEP_RATIO` of what it could have kept and adds a step
-of its own (`MIN_STEP`), so that two tasks which differ only in a word stay apart. A compaction
-keeps less (a summary replaces the middle) but still opens with the same first message, the
-task: `items` says how many whole leading messages the two share.
+longest tail of the earlier one found again after that prefix. A request continues an
+earlier one when it extends it, or adds a step of its own (`MIN_STEP`) and has one of two
+shapes: a rebuilt prompt (new text inserted before the end, the tail moved down: a rebuilt
+user message, a trailing instruction below a growing trajectory) losing almost nothing of
+the earlier one (`LOST_AT_MOST`: a counter or time in the moved text); or a sliding window
+(the oldest turns dropped, the rest found right after the common prefix, the new turns
+after it) keeping at least `WINDOW_KEEPS`. Two tasks from one template (a name and a few
+numbers apart) have neither shape: their names are replaced in place. A compaction keeps
+less (a summary replaces the middle) but still opens with the same first message, the task:
+`items` says how many whole leading messages the two share.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ from dataclasses import dataclass
 
 from warmloop.cache.guard import common_prefix_length
 
-KEEP_RATIO = 0.8
-"""Share of the earlier request's conversation part a continuation keeps, at least. A
-sliding window that drops one turn in five, or a rebuilt message whose volatile values
-change, stays above it; a different task after the same opening keeps a few percent."""
 MIN_STEP = 16
 """Characters a continuation adds, at least, unless it extends: a new step is a message (its
-JSON alone is longer), while two tasks that differ in a word ("task A", "task B") add one."""
+JSON alone is longer), while a retry whose timestamp moved adds a few."""
+LOST_AT_MOST = 0.02
+"""Share of the earlier request a rebuilt prompt may lose (above `MIN_STEP` characters):
+the volatile values in a moved instruction (a counter, a time). Two tasks from one template
+lose their names: "alpha] Review `alpha" of a 180-character first message is 17%."""
+WINDOW_KEEPS = 0.5
+"""Share of the earlier request a sliding window keeps, at least: the turns it did not drop,
+found right after the common prefix, with the new turns after them."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,9 @@ class Continuation:
     """Leading items (whole messages) the two share."""
     grown: int = 0
     """Characters of the later request that are neither the prefix nor the moved tail."""
+    window: bool = False
+    """The moved tail comes right after the common prefix (the oldest turns were dropped
+    and the new ones come after it), rather than after new text (a rebuilt prompt)."""
 
     @property
     def kept(self) -> int:
@@ -62,11 +70,16 @@ class Continuation:
 
     @property
     def continues(self) -> bool:
-        """Whether the later request carries the earlier one on: it extends it, or keeps at
-        least `KEEP_RATIO` of it and adds a step (`MIN_STEP`)."""
-        return self.extends or (
-            self.kept > 0 and self.kept >= KEEP_RATIO * self.size and self.grown >= MIN_STEP
-        )
+        """Whether the later request carries the earlier one on: it extends it, or adds a
+        step (`MIN_STEP`) and either moves the earlier tail down losing almost nothing
+        (`LOST_AT_MOST`) or drops the oldest turns keeping at least `WINDOW_KEEPS`."""
+        if self.extends:
+            return True
+        if self.grown < MIN_STEP or self.kept <= 0:
+            return False
+        if self.window:
+            return self.kept >= WINDOW_KEEPS * self.size
+        return self.lost <= max(MIN_STEP, LOST_AT_MOST * self.size)
 
 
 def longest_suffix_within(tail: str, text: str) -> int:
@@ -109,4 +122,5 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
     prefix += inside
     moved = longest_suffix_within(tail[inside:], rest[inside:])
     grown = len(rest) - inside - moved
-    return Continuation(size, prefix, moved, False, whole, grown)
+    window = moved > 0 and rest.startswith(tail[len(tail) - moved :], inside)
+    return Continuation(size, prefix, moved, False, whole, grown, window)
