@@ -192,6 +192,46 @@ def test_a_sliding_window_that_drops_the_oldest_turns_stays_one_conversation(
     assert min(found) == 5  # the first request whose window had to drop a turn
 
 
+def test_a_window_of_the_last_messages_that_drops_the_task_stays_one_conversation(
+    tmp_path: Path,
+) -> None:
+    bodies = [chat(m[-8:]) for m in steps("X", 12, 0)]  # the last 8 messages, task included
+    report = audited(tmp_path, bodies)
+    assert lines(report) == [list(range(1, 13))]
+    assert set(causes(report)[0].values()) == {"messages-removed"}
+
+
+def templated(name: str, count: int) -> list[list[dict[str, Any]]]:
+    """Requests of one task from a template: the same wording, the same calls and results
+    but for the module's name and a few numbers (a scripted task of a framework)."""
+    first: dict[str, Any] = {
+        "role": "user",
+        "content": f"[task:{name}] Review the module `{name}.py`: read it and its neighbours, "
+        "search for its callers, and compute how many lines change. Report one paragraph.",
+    }
+    messages: list[dict[str, Any]] = [first]
+    out = [messages]
+    for n in range(1, count):
+        listing = "".join(
+            f"def helper_{i}(value: int) -> int:\n    return value * {i} + {n}\n" for i in range(30)
+        )
+        messages = [
+            *messages,
+            call(n),
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": f"src/{name}.py\n{listing}"},
+        ]
+        out.append(messages)
+    return out
+
+
+def test_two_tasks_from_one_template_interleaved_stay_apart(tmp_path: Path) -> None:
+    alpha, beta = templated("alpha", 6), templated("beta", 6)
+    bodies = [chat(requests[k]) for k in range(6) for requests in (alpha, beta)]
+    report = audited(tmp_path, bodies)
+    assert lines(report) == [list(range(1, 12, 2)), list(range(2, 13, 2))]
+    assert causes(report) == [{}, {}]
+
+
 def test_conversations_behind_one_system_prompt_interleaved_stay_apart(tmp_path: Path) -> None:
     names = ["A", "B", "C", "D", "E"]
     queues = {name: steps(name, 6, 100 * k) for k, name in enumerate(names)}

@@ -5,10 +5,9 @@ the system prompt) it carries on, at the character level (`continuation`): it ex
 or keeps at least 80% of it as a prefix plus a tail found again further on (a rebuilt user
 message that grows in the middle, a trailing instruction that moves below each new step, a
 sliding window that drops the oldest turns). Of the candidates the anchor index offers
-(`anchors`: never a scan of every conversation), the longest one it extends wins (a fork
-that continues one conversation twice continues the request both branches extend; two tasks
-from one template keep most of each other but extend only their own), else the one it keeps
-most of, less what it drops. Its parent's conversation
+(`anchors`: never a scan of every conversation), the one it keeps most of, less what it
+drops, wins: the longest one it extends, when it extends one (a fork that continues one
+conversation twice continues the request both branches extend). Its parent's conversation
 is its own: the requests one request tree holds, branches included, are one conversation,
 and each request is measured against its parent, never against whatever request of another
 branch came just before it.
@@ -76,12 +75,7 @@ class Conversation:
 
 
 def _score(found: Continuation) -> tuple[int, int] | None:
-    if found.extends:
-        # Before any partial match: two tasks from one template (same tools, the same kind
-        # of calls and results, a name and a few numbers apart) keep most of each other,
-        # but each extends only its own earlier requests.
-        return 3, found.size
-    if found.continues:
+    if found.continues:  # an extension scores its whole size: the longest one wins
         return 2, found.kept - found.lost
     if found.items:
         return 1, found.items  # same task, middle replaced: a compaction
@@ -89,10 +83,10 @@ def _score(found: Continuation) -> tuple[int, int] | None:
 
 
 def best_parent(entry: Entry, candidates: Sequence[Entry]) -> int | None:
-    """The index in `candidates` of the request `entry` continues, or None: the longest one
-    it extends, else the one it keeps most of less what it drops, else (a compaction) the
-    one it shares most whole leading messages with; a tie goes to the earliest index
-    (candidates come latest first)."""
+    """The index in `candidates` of the request `entry` continues, or None: the one it keeps
+    most of less what it drops (the longest one it extends, when it extends one), else (a
+    compaction) the one it shares most whole leading messages with; a tie goes to the
+    earliest index (candidates come latest first)."""
     mine = entry.conversation_items
     best: tuple[int, int] | None = None
     chosen: int | None = None
