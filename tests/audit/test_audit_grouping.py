@@ -19,9 +19,11 @@ from hypothesis import strategies as st
 
 import warmloop.audit.conversations as conversations_module
 from warmloop.audit.anchors import CANDIDATES
-from warmloop.audit.conversations import Entry, best_parent
+from warmloop.audit.blocks import conversation_pieces
+from warmloop.audit.conversations import Conversation, Entry, best_parent, group
 from warmloop.audit.log import LogContents, LoggedRequest, read_log
-from warmloop.audit.report import AuditReport, audit, to_json
+from warmloop.audit.report import AuditReport, _entries, audit, to_json
+from warmloop.cache.guard import common_prefix_length
 from warmloop.cli.main import main
 
 SYSTEM = "You are a careful coding agent. Read before you edit; cite the lines you change. " * 20
@@ -100,6 +102,12 @@ def audited(tmp_path: Path, bodies: Sequence[dict[str, Any]]) -> AuditReport:
     lines = [json.dumps({"at": 1000.0 + 5 * k, "body": b}) for k, b in enumerate(bodies)]
     log.write_text("\n".join(lines) + "\n")
     return audit(read_log(log))
+
+
+def group_of(tmp_path: Path, bodies: Sequence[dict[str, Any]]) -> list[Conversation]:
+    log = tmp_path / "grouped.jsonl"
+    log.write_text("\n".join(json.dumps(b) for b in bodies) + "\n")
+    return group(_entries(read_log(log), []))
 
 
 def lines(report: AuditReport) -> list[list[int]]:
@@ -340,3 +348,22 @@ def test_interleaved_append_only_conversations_group_back_exactly(
             *range(1, len(conversation.findings)),
         ]
         assert all(f.divergence is None for f in conversation.findings)
+
+
+def test_blocks_are_cut_so_every_request_shares_its_whole_common_prefix_as_blocks(
+    tmp_path: Path,
+) -> None:
+    """The blocks the cache simulator sees: whatever prefix a request shares with the one it
+    continues (a rebuilt message's start, a window's first message) is whole shared blocks on
+    both sides, across the conversation (a cut made for a later request reaches back)."""
+    window = [chat(m[-8:]) for m in steps("X", 12, 0)]
+    rebuilt = [react(QUESTION["a"], step, 10) for step in range(8)]
+    for bodies in (window, rebuilt):
+        (conversation,) = group_of(tmp_path, bodies)
+        split = conversation_pieces(conversation)
+        for k, parent in enumerate(conversation.parents):
+            if parent is None:
+                continue
+            old, new = split[parent].texts, split[k].texts
+            shared = split[parent].common(split[k])
+            assert sum(map(len, old[:shared])) == common_prefix_length("".join(old), "".join(new))

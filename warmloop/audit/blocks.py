@@ -94,14 +94,14 @@ def pieces(entry: Entry) -> Pieces:
     return Pieces(texts, (None,) * len(texts))
 
 
-def _split(found: Pieces, cuts: Mapping[int, set[int]]) -> Pieces:
-    """`found` with piece i cut at each offset of `cuts[i]`; a marker stays on the last part
-    (a cache marker closes its block, wherever the block is cut)."""
+def _split(found: Pieces, cuts: Mapping[str, set[int]]) -> Pieces:
+    """`found` with each piece cut at the offsets `cuts` holds for its text; a marker stays
+    on the last part (a cache marker closes its block, wherever the block is cut)."""
     texts: list[str] = []
     marks: list[str | None] = []
-    for i, (text, mark) in enumerate(zip(found.texts, found.marks, strict=True)):
+    for text, mark in zip(found.texts, found.marks, strict=True):
         start = 0
-        for offset in sorted(cuts.get(i, ())):
+        for offset in sorted(cuts.get(text, ())):
             texts.append(text[start:offset])
             marks.append(None)
             start = offset
@@ -110,36 +110,43 @@ def _split(found: Pieces, cuts: Mapping[int, set[int]]) -> Pieces:
     return Pieces(tuple(texts), tuple(marks))
 
 
-def conversation_pieces(conversation: Conversation) -> list[Pieces]:
-    """Each request's blocks, cut where it diverges from the request it continues (both
-    sides), so the shared start of a rebuilt message is one block on both: automatic
-    caching reads the longest common prefix, not whole messages. Cuts inside the prefix a
-    request shares with its parent are inherited, so the shared blocks stay identical."""
+def conversation_pieces(conversation: Conversation, *, cut: bool = True) -> list[Pieces]:
+    """Each request's blocks; with `cut`, a piece is cut where a request diverges inside it
+    from the request it continues (both sides), so the shared start of a rebuilt message is
+    one block on both: automatic caching (and an engine's KV cache) reads the longest common
+    prefix, not whole messages. Cuts belong to a piece's text, wherever it is sent, and two
+    pieces that share a start share every cut inside it, so shared blocks stay identical
+    across the whole conversation. Explicit caching (Anthropic) reads only up to a marker at
+    the end of a block the client sent: no cut for it."""
     found = [pieces(entry) for entry in conversation.entries]
-    cuts: list[dict[int, set[int]]] = [{} for _ in found]
-    shared: list[tuple[int, int]] = [(0, 0)] * len(found)
+    if not cut:
+        return found
+    cuts: dict[str, set[int]] = {}
+    pairs: list[tuple[str, str, int]] = []
     for k, parent in enumerate(conversation.parents):
         if parent is None:
             continue
         before, after = found[parent], found[k]
         piece = before.common(after)
-        offset = 0
         if piece < min(len(before.texts), len(after.texts)):
-            offset = common_prefix_length(before.texts[piece], after.texts[piece])
-            if 0 < offset < len(after.texts[piece]):
-                cuts[k].setdefault(piece, set()).add(offset)
-            if 0 < offset < len(before.texts[piece]):
-                cuts[parent].setdefault(piece, set()).add(offset)
-        shared[k] = (piece, offset)
-    for k, parent in enumerate(conversation.parents):  # parents come first: log order
-        if parent is None:
-            continue
-        piece, offset = shared[k]
-        for i, offsets in cuts[parent].items():
-            inherited = offsets if i < piece else {o for o in offsets if o < offset}
-            if i <= piece and inherited:
-                cuts[k].setdefault(i, set()).update(inherited)
-    return [_split(p, cut) for p, cut in zip(found, cuts, strict=True)]
+            old, new = before.texts[piece], after.texts[piece]
+            offset = common_prefix_length(old, new)
+            if offset:
+                pairs.append((old, new, offset))
+                for text in (old, new):
+                    if offset < len(text):
+                        cuts.setdefault(text, set()).add(offset)
+    changed = True
+    while changed:  # pieces with a common start share the cuts inside it: to a fixpoint
+        changed = False
+        for old, new, offset in pairs:
+            inside = {c for c in cuts.get(old, set()) | cuts.get(new, set()) if c < offset}
+            for text in (old, new):
+                have = cuts.setdefault(text, set())
+                if not inside <= have:
+                    have |= inside
+                    changed = True
+    return [_split(p, cuts) for p in found]
 
 
 def sized(

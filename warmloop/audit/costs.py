@@ -76,7 +76,7 @@ def _logged_requests(
     seen: list[Pieces] = []
     sent: list[tuple[Block, ...]] = []
     for found, parent, tokens, at in zip(
-        conversation_pieces(conversation),
+        conversation_pieces(conversation, cut=profile.mode != "explicit"),
         conversation.parents,
         sizes,
         request_times(conversation.entries),
