@@ -12,6 +12,7 @@ to the whole gap between the two.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -108,10 +109,21 @@ def _perfect_requests(
     parents: Sequence[int | None],
     profile: CacheProfile,
 ) -> list[SimRequest]:
-    """Each request as its parent's blocks plus its new tokens, every gap kept warm."""
+    """Each request as its parent's blocks plus its new tokens, every gap kept warm. A
+    request shorter than its parent (a sliding window) reads as much of it as the cache
+    serves: under automatic caching the parent's new tokens are cut where the shorter one's
+    readable prefix ends, so the simulator can serve it."""
     out: list[SimRequest] = []
     warm = min(profile.ttl_seconds / 2, 60.0)
     at = times[0] if times else 0.0
+    cuts = sorted(
+        {
+            profile.cacheable(sizes[k])
+            for k, parent in enumerate(parents)
+            if parent is not None and sizes[k] < sizes[parent] and profile.mode != "explicit"
+        }
+        - {0}
+    )
     for k, (tokens, parent) in enumerate(zip(sizes, parents, strict=True)):
         if k:
             at += min(times[k] - times[k - 1], warm)
@@ -123,8 +135,12 @@ def _perfect_requests(
             kept.append(block)
             used += block.tokens
         ends_previous = len(kept) - 1
-        if tokens > used:
-            kept.append(Block(tokens - used, f"new {k}"))
+        start = used
+        for cut in cuts[bisect_right(cuts, used) : bisect_left(cuts, tokens)]:
+            kept.append(Block(cut - start, f"new {k} from {start}"))
+            start = cut
+        if tokens > start:
+            kept.append(Block(tokens - start, f"new {k} from {start}"))
         marks = {len(kept) - 1, ends_previous} if ends_previous >= 0 else {len(kept) - 1}
         out.append(
             SimRequest(
