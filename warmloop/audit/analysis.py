@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from warmloop.audit.attribution import attribute
 from warmloop.audit.blocks import Pieces, estimate_tokens, ideal_marks, pieces, sized
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
@@ -22,6 +23,7 @@ from warmloop.cache.guard import compare
 from warmloop.cache.profiles import CacheProfile
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict
 from warmloop.errors import ConfigurationError
 
 CONTEXT = 80
@@ -65,6 +67,10 @@ class Finding:
     cause_kind: str | None
     cause: str | None
     diagnostics: str | None
+    verdict: ProviderVerdict | None = None
+    """The provider's own verdict on this request, when the log has its diagnostics."""
+    agrees: bool | None = None
+    """Whether that verdict agrees with the audit's reading (None: nothing to compare)."""
 
 
 def request_times(entries: Sequence[Entry]) -> list[float]:
@@ -208,6 +214,8 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                     current,
                     anthropic,
                 )
+        section = divergence.section if divergence else None
+        verdict, agrees, cause = attribute(entry, k, section, cause)
         findings.append(
             Finding(
                 number=k + 1,
@@ -226,6 +234,8 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 cause_kind=cause[0] if cause else None,
                 cause=cause[1] if cause else None,
                 diagnostics=describe_diagnostics(entry.record.diagnostics),
+                verdict=verdict,
+                agrees=agrees,
             )
         )
         previous_pieces = current
