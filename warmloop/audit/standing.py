@@ -10,10 +10,11 @@ from warmloop.cache.verdict import UNCHANGED
 
 def worth_showing(finding: Finding) -> bool:
     """A request to explain: a bust or explained miss, or a provider verdict that says
-    more than "no divergence" (a change, a loss, a disagreement, a pending comparison)."""
+    more than "no divergence" (a change, a loss, a pending comparison). A "no divergence"
+    that disagrees with the audit is shown too: the audit saw a bust there."""
     verdict = finding.verdict
     said = verdict is not None and verdict.kind != UNCHANGED
-    return finding.cause_kind is not None or said or finding.agrees is False
+    return finding.cause_kind is not None or said
 
 
 def verdict_note(finding: Finding) -> tuple[str, str] | None:

@@ -66,7 +66,7 @@ def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
     """Each bust or explained miss: request, section and cause, the provider's own verdict
     beside it, then both sides from the divergence on."""
     for finding in conversation.findings:
-        if not worth_showing(finding) and finding.diagnostics is None:
+        if not worth_showing(finding):
             continue
         divergence = finding.divergence
         where = divergence.section if divergence else "cache rules"
