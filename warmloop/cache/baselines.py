@@ -6,8 +6,9 @@ compare it with (Anthropic's `diagnostics.previous_message_id`, OpenAI's
 response id) and picks, for a new request, the one it most likely continues: among requests
 of the same routing key, the one sharing the longest prefix; else one whose whole
 conversation the new request extends (a fork, or a follow-up run under a new key); else,
-when `loose`, any earlier request sharing the longest prefix (a proxy seeing a client that
-sends no key). Memory is bounded: the oldest entries are forgotten.
+when `loose` and the request has no key, any earlier request sharing the longest prefix (a
+proxy seeing a client that sends no key: a key it has not seen before is a new
+conversation by the client's own word). Memory is bounded: the oldest entries are forgotten.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Baselines:
         pool = (
             same_key
             or [a for a in answered if extends(a.stream, stream)]
-            or (answered if self.loose else [])
+            or (answered if self.loose and key is None else [])
         )
         if not pool:
             return None
