@@ -227,7 +227,7 @@ def test_the_terminal_shows_both_readings_and_who_lost_the_entry(tmp_path: Path)
     assert "request 5 (line 5), cache rules: no bust" in text
     assert "Anthropic: system_changed, about 3,300 input tokens missed  · disagrees" in text
     assert "OpenAI: comparison_response_not_found" in text
-    assert "lost by the provider (its own diagnostics) $" in text
+    assert "the provider (it lost the entry) $" in text
 
 
 def test_audit_json_from_the_command_line(tmp_path: Path) -> None:

@@ -86,9 +86,7 @@ def _verdicts(finding: Finding) -> str:
     """The audit's reading and the provider's verdict side by side, with how they stand."""
     verdict = finding.verdict
     if verdict is None:
-        if not finding.diagnostics:
-            return ""
-        return f'<p class="diagnostics">Provider diagnostics: {escape(finding.diagnostics)}</p>'
+        return ""
     note = verdict_note(finding)
     audit_side = (
         f"<b>{escape(cause_label(finding.cause_kind))}</b><br>{escape(finding.cause or '')}"
@@ -116,7 +114,8 @@ def _divergence(finding: Finding) -> str:
     divergence = finding.divergence
     cause = escape(finding.cause or "")
     where = escape(divergence.section) if divergence else "cache rules"
-    diagnostics = _verdicts(finding)
+    # Beside a provider's verdict the audit's cause is one of the two readings shown.
+    said = _verdicts(finding) if finding.verdict else f'<p class="cause">{cause}</p>'
     sides = ""
     if divergence is not None:
         lead = escape(divergence.context)
@@ -130,7 +129,7 @@ def _divergence(finding: Finding) -> str:
     return (
         f'<div class="divergence" data-number="{finding.number}">'
         f"<h3>Request {finding.number} (log line {finding.line}) · {where}</h3>"
-        f'<p class="cause">{cause}</p>{diagnostics}{sides}</div>'
+        f"{said}{sides}</div>"
     )
 
 

@@ -38,7 +38,7 @@ CAUSE_LABELS = {
     "idle": "idle past the TTL",
     "cache-marker": "cache marker moved or past the lookback",
     "unexplained": "not explained",
-    "provider-lost": "lost by the provider (its own diagnostics)",
+    "provider-lost": "the provider (it lost the entry)",
 }
 """How each cause kind is named for people."""
 
