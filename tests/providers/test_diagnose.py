@@ -190,3 +190,21 @@ def test_diagnose_is_refused_where_the_provider_has_no_diagnostics() -> None:
     model = resolve_model("anthropic:claude-sonnet-4-6", api_key="sk-test", diagnose=True)
     assert isinstance(model, AnthropicModel)
     assert model.diagnose
+
+
+async def test_the_verdict_is_a_span_attribute_when_traced(wire_log: WireLog) -> None:
+    sdk = pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from warmloop.telemetry import instrument
+
+    exporter = InMemorySpanExporter()
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    server = FakeAnthropic(3, wire_log, anthropic_verdicts)
+    model = instrument(server.model(diagnose=True), tracer=provider.get_tracer("test"))
+    await Agent(model, tools=TOOLS, max_steps=10).run("Work.")
+    spans = exporter.get_finished_spans()
+    said = [(span.attributes or {}).get("warmloop.cache.provider_verdict") for span in spans]
+    assert said == [None, "no divergence", "system_changed"]
