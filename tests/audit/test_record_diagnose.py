@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from warmloop.audit.log import read_log
 from warmloop.audit.recorder import Recorder
 from warmloop.audit.report import audit
+from warmloop.audit.responses import response_facts
 from warmloop.cache.verdict import ANTHROPIC_BETA
 from warmloop.cli.main import main
 
@@ -248,3 +249,20 @@ def test_the_command_says_when_diagnose_does_not_apply(
     real = CliRunner().invoke(main, [*args, "--upstream", "https://api.anthropic.com"])
     assert real.exit_code == 0, real.output
     assert "--diagnose applies" not in real.output
+
+
+def test_response_ids_and_diagnostics_are_read_from_streams_too() -> None:
+    message = {"id": "msg_9", "type": "message", "usage": {"input_tokens": 3}}
+    message["diagnostics"] = {"cache_miss_reason": None}
+    anthropic_events = (
+        f"event: message_start\ndata: {json.dumps({'type': 'message_start', 'message': message})}"
+        '\n\nevent: message_stop\ndata: {"type": "message_stop"}\n\n'
+    ).encode()
+    facts = response_facts(anthropic_events, "text/event-stream")
+    assert (facts.response_id, facts.diagnostics) == ("msg_9", {"cache_miss_reason": None})
+    response = {"id": "resp_9", "object": "response", "usage": {"input_tokens": 3}}
+    response["prompt_cache_diagnostics"] = {"type": "cache_hit"}
+    done = {"type": "response.completed", "response": response}
+    openai_events = f"event: response.completed\ndata: {json.dumps(done)}\n\n".encode()
+    facts = response_facts(openai_events, "text/event-stream")
+    assert (facts.response_id, facts.diagnostics) == ("resp_9", {"type": "cache_hit"})
