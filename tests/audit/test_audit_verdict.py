@@ -254,3 +254,17 @@ def test_a_logged_response_object_gives_openais_diagnostics(tmp_path: Path) -> N
         "comparison_response_not_found",
         "input_changed",
     ]
+
+
+def test_a_verdict_on_another_pair_of_requests_is_shown_but_not_compared(tmp_path: Path) -> None:
+    lines = anthropic_lines()
+    # request 5 was compared with request 1's response, not with request 4's
+    lines[4]["body"]["diagnostics"]["previous_message_id"] = "msg_1"
+    log = tmp_path / "other-pair.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = audit(read_log(log)).conversations[0]
+    odd = found.findings[4]
+    assert odd.verdict is not None
+    assert odd.verdict.compared_with == "msg_1"
+    assert odd.agrees is None
+    assert found.findings[3].agrees is True  # request 4 named request 3's response

@@ -215,7 +215,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                     anthropic,
                 )
         section = divergence.section if divergence else None
-        verdict, agrees, cause = attribute(entry, k, section, cause)
+        verdict, agrees, cause = attribute(entry, entries[k - 1] if k else None, section, cause)
         findings.append(
             Finding(
                 number=k + 1,

@@ -21,16 +21,19 @@ UNEXPLAINED = "unexplained"
 
 
 def attribute(
-    entry: Entry, index: int, section: str | None, cause: tuple[str, str] | None
+    entry: Entry, previous: Entry | None, section: str | None, cause: tuple[str, str] | None
 ) -> tuple[ProviderVerdict | None, bool | None, tuple[str, str] | None]:
-    """The provider's verdict on the request at `index` of its conversation, whether it
-    agrees with the audit's reading (`section` where the prefix moved, the cause), and the
-    cause the miss is charged to."""
+    """The provider's verdict on a request, whether it agrees with the audit's reading of it
+    against `previous` (the request before it in its conversation; `section` where the
+    prefix moved, the cause), and the cause the miss is charged to."""
     verdict = logged_verdict(entry.record, entry.wire.name)
     if verdict is None:
         return None, None, cause
-    # The first request of a conversation has nothing the audit compared it with.
-    ours = reading(section, cause[0] if cause else None) if index else None
+    # Both readings must be of the same pair: none for a conversation's first request, and
+    # none where the provider compared with another response than the previous one's.
+    earlier = previous.record.response_id if previous is not None else None
+    other = earlier is not None and verdict.compared_with not in (None, earlier)
+    ours = reading(section, cause[0] if cause else None) if previous and not other else None
     agrees = agreement(verdict, ours)
     if verdict.provider_loss and cause is not None and cause[0] == UNEXPLAINED:
         cause = (

@@ -48,6 +48,9 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     diagnostics: Mapping[str, Any] | None = None
     status: int | None = None
+    response_id: str | None = None
+    """The id of the response (the recorder logs it), which a later request's diagnostics
+    may name as the one it was compared with."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,14 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
             None,
         ),
         status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        response_id=next(
+            (
+                found
+                for found in (data.get("response_id"), response.get("id"))
+                if isinstance(found, str)
+            ),
+            None,
+        ),
     )
 
 
