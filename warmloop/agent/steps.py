@@ -328,7 +328,17 @@ class Runner:
             response = replace(response, turn=self.transcript.unique_calls(response.turn))
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
-        self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        record = RequestRecord(
+            response.usage, time.perf_counter() - started, check, response.verdict
+        )
+        self.requests.append(record)
+        if record.agrees is False and record.verdict is not None:
+            # The provider's reading against the guard's: reported, never raised.
+            where = check.bust.section if check.bust else "nothing moved"
+            self.warnings.append(
+                f"request {len(self.requests)}: the provider's cache verdict "
+                f"({record.verdict.describe()}) disagrees with the prefix guard ({where})"
+            )
         prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
             plan = self.maintainer.observed(self.transcript, rendered, response.usage)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from warmloop.audit.attribution import attribute
 from warmloop.audit.blocks import (
     Pieces,
     conversation_pieces,
@@ -30,6 +31,7 @@ from warmloop.cache.guard import compare
 from warmloop.cache.profiles import CacheProfile
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict
 from warmloop.errors import ConfigurationError
 
 CONTEXT = 80
@@ -76,6 +78,10 @@ class Finding:
     parent: int | None = None
     """The number of the request this one continues (None for a conversation's first):
     the previous one, or an earlier one when the conversation branched."""
+    verdict: ProviderVerdict | None = None
+    """The provider's own verdict on this request, when the log has its diagnostics."""
+    agrees: bool | None = None
+    """Whether that verdict agrees with the audit's reading (None: nothing to compare)."""
 
 
 def request_times(entries: Sequence[Entry]) -> list[float]:
@@ -225,6 +231,9 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                     current,
                     anthropic,
                 )
+        section = divergence.section if divergence else None
+        earlier = entries[parent] if parent is not None else None
+        verdict, agrees, cause = attribute(entry, earlier, section, cause)
         findings.append(
             Finding(
                 number=k + 1,
@@ -244,6 +253,8 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 cause=cause[1] if cause else None,
                 diagnostics=describe_diagnostics(entry.record.diagnostics),
                 parent=parent + 1 if parent is not None else None,
+                verdict=verdict,
+                agrees=agrees,
             )
         )
         seen.append(current)

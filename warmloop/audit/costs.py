@@ -7,7 +7,9 @@ provider's profile and priced with its dated table (`cache.pricing`), twice:
 - perfect: each request is the one it continues plus its new tokens and finds the cache warm
   (idle gaps shortened below the TTL), with the same prompt sizes.
 The difference per request is charged to that request's cause, so the dollars lost add up
-to the whole gap between the two.
+to the whole gap between the two. A request whose miss the provider's own diagnostics say it
+caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
+charged to the provider, apart from the client's causes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
+from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
 from warmloop.cache.price_table import Prices, prices_for
@@ -174,6 +177,8 @@ def provider_cost(
     for finding, (request, fallback, unmarked), ideal in zip(
         findings, requests, perfect_requests, strict=True
     ):
+        if finding.cause_kind == PROVIDER_LOST:  # the provider's own word: its entry was gone
+            logged = CacheSimulator(profile)
         actual = input_dollars(_replay(logged, request, fallback), prices)
         best = input_dollars(perfect.request(ideal), prices)
         pairs.append((actual, best))

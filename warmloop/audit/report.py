@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
+from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
 from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
@@ -39,6 +40,7 @@ CAUSE_LABELS = {
     "idle": "idle past the TTL",
     "cache-marker": "cache marker moved or past the lookback",
     "unexplained": "not explained",
+    "provider-lost": "the provider (it lost the entry)",
 }
 """How each cause kind is named for people."""
 
@@ -89,8 +91,14 @@ class ConversationReport:
 
     @property
     def busts(self) -> tuple[Finding, ...]:
-        """Requests with a classified cause (a bust or an explained miss)."""
-        return tuple(f for f in self.findings if f.cause_kind is not None)
+        """Requests with a classified cause (a bust or an explained miss) that is the
+        client's: a miss the provider says it caused is not one (`provider_lost`)."""
+        return tuple(f for f in self.findings if f.cause_kind not in (None, PROVIDER_LOST))
+
+    @property
+    def provider_lost(self) -> tuple[Finding, ...]:
+        """Requests whose miss the provider's own diagnostics put on the provider."""
+        return tuple(f for f in self.findings if f.cause_kind == PROVIDER_LOST)
 
 
 def resent_tokens(finding: Finding) -> int:
@@ -233,6 +241,8 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                     "limit_tokens": conversation.limit,
                     "hit_rate": round(conversation.hit_rate, 4),
                     "cached_over_limit": round(conversation.cached_over_limit, 4),
+                    "client_busts": len(conversation.busts),
+                    "provider_lost": len(conversation.provider_lost),
                 },
                 "requests": [asdict(f) for f in conversation.findings],
                 "costs": [

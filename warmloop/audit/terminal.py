@@ -14,6 +14,7 @@ from rich.text import Text
 
 from warmloop.audit.analysis import Finding
 from warmloop.audit.report import AuditReport, ConversationReport, cause_label
+from warmloop.audit.standing import verdict_note, worth_showing
 
 EXCERPT = 100
 
@@ -62,10 +63,10 @@ def _cause_cell(finding: Finding) -> Text:
 
 
 def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
-    """Each bust or explained miss: request, section and cause, the provider's own
-    diagnostics, then both sides from the divergence on."""
+    """Each bust or explained miss: request, section and cause, the provider's own verdict
+    beside it, then both sides from the divergence on."""
     for finding in conversation.findings:
-        if finding.cause_kind is None and finding.diagnostics is None:
+        if not worth_showing(finding):
             continue
         divergence = finding.divergence
         where = divergence.section if divergence else "cache rules"
@@ -74,8 +75,14 @@ def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
             f"(line {finding.line}), {where}: ",
             (finding.cause or "no bust", "yellow"),
         )
-        if finding.diagnostics:
-            yield Text.assemble(("  provider: ", "dim"), (finding.diagnostics, "cyan"))
+        said = finding.verdict.describe() if finding.verdict else finding.diagnostics
+        if said:
+            note = verdict_note(finding)
+            yield Text.assemble(
+                ("  provider: ", "dim"),
+                (said, "cyan"),
+                *((("  · ", "dim"), note) if note else ()),
+            )
         if divergence is not None:
             lead = _flat(divergence.context)[-30:]
             yield Text.assemble(
@@ -137,6 +144,13 @@ def conversation_view(conversation: ConversationReport) -> Iterator[RenderableTy
         f"{len(conversation.findings)} requests · hit rate {conversation.hit_rate:.0%} · "
         f"cached/limit {conversation.cached_over_limit:.2f}",
     )
+    lost = len(conversation.provider_lost)
+    if lost:
+        yield Text(
+            f"{lost} request(s) missed because the provider lost its entry (its own "
+            "diagnostics): charged to the provider, not to the client",
+            style="magenta",
+        )
     yield requests_table(conversation)
     yield from divergence_lines(conversation)
     if conversation.costs:

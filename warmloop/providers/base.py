@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict
 from warmloop.cache.wire import WireStream
 from warmloop.messages import AssistantTurn, JsonValue
 from warmloop.protocols import react_text
@@ -70,6 +71,8 @@ class ModelResponse:
     turn: AssistantTurn
     usage: Usage
     format_error: FormatProblem | None = None
+    verdict: ProviderVerdict | None = None
+    """The provider's own cache verdict, when the model asked for one (`diagnose=True`)."""
 
 
 class KnownFacts:
