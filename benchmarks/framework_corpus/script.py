@@ -15,6 +15,11 @@ import re
 
 STEPS = 16
 """Tool calls per task before the final answer."""
+SUBTASK_STEPS = 4
+"""Tool calls of a subagent's task (a task whose name ends in `-sub`)."""
+DELEGATE = "delegate"
+DELEGATE_AT = 2
+"""The step at which a parent whose tools offer `delegate` hands a subtask to a subagent."""
 TOOLS = ("read_file", "search", "calc")
 TASK_TAG = re.compile(r"\[task:([a-z0-9-]+)\]")
 OBS_TAG = re.compile(r"\[\[obs:([0-9a-f]{8})\]\]")
@@ -29,7 +34,7 @@ DESCRIPTIONS = {
     "search": "Search the repository for a word; returns matching lines with file names.",
     "calc": "Evaluate an arithmetic expression and return the number.",
 }
-ARGUMENT = {"read_file": "path", "search": "query", "calc": "expression"}
+ARGUMENT = {"read_file": "path", "search": "query", "calc": "expression", "delegate": "input"}
 
 
 def task_prompt(name: str) -> str:
@@ -40,8 +45,16 @@ def task_prompt(name: str) -> str:
     )
 
 
-def step_call(task: str, step: int) -> tuple[str, str]:
-    """The tool and its one string argument the model calls at `step` (from 0)."""
+def steps(task: str) -> int:
+    """Tool calls the task makes before its final answer."""
+    return SUBTASK_STEPS if task.endswith("-sub") else STEPS
+
+
+def step_call(task: str, step: int, delegate: bool = False) -> tuple[str, str]:
+    """The tool and its one string argument the model calls at `step` (from 0); with a
+    `delegate` tool, the subtask at `DELEGATE_AT`."""
+    if delegate and step == DELEGATE_AT:
+        return DELEGATE, task_prompt(f"{task}-sub")
     tool = TOOLS[step % len(TOOLS)]
     if tool == "read_file":
         return tool, f"src/{task}/part_{step:02d}.py"
@@ -72,8 +85,12 @@ def run_tool(tool: str, argument: str) -> str:
 
 
 def final_answer(task: str) -> str:
-    """The model's last reply for a task."""
-    return f"The module {task}.py is reviewed: {STEPS} tool results read, nothing to change."
+    """The model's last reply for a task; tagged like a tool answer, as a subagent's reply
+    is its parent's tool answer."""
+    return (
+        f"[[obs:{_tag('final', task)}]] The module {task}.py is reviewed: {steps(task)} tool "
+        "results read, nothing to change."
+    )
 
 
 def progress(text: str) -> tuple[str | None, int]:

@@ -14,8 +14,9 @@ It answers three wire formats in their documented non-streaming shapes:
 Anthropic's reply also streams ("Streaming Messages"), as pydantic-ai asks for it; the other
 two formats answer whole replies only (their frameworks here do not stream).
 
-The model's side comes from `script`: tool calls until the task has `STEPS` tool answers,
-then the final answer (a `final_answer` tool call when the request offers that tool, as
+The model's side comes from `script`: tool calls until the task has its `steps` tool answers,
+then the final answer (a parent offered a `delegate` tool hands it a subtask at step
+`DELEGATE_AT`; a `final_answer` tool call when the request offers that tool, as
 smolagents does). A request without tools gets text in the ReAct format
 (`Thought:` / `Action:` / `Action Input:`, then `Final Answer:`), or the JSON blob of a
 structured-chat agent when the prompt asks for an `action_input`. Usage is computed by the
@@ -35,11 +36,12 @@ from typing import Any
 
 from benchmarks.framework_corpus.script import (
     ARGUMENT,
-    STEPS,
+    DELEGATE,
     arguments_json,
     final_answer,
     progress,
     step_call,
+    steps,
 )
 from benchmarks.framework_corpus.truth import Request, blocks, has_marker, price
 
@@ -72,8 +74,8 @@ class Upstream:
             requests.append(Request(0, blocks(body, anthropic), has_marker(body), anthropic))
             bill = price(spec, requests)[-1][0]
         tools = [_tool_name(tool) for tool in body.get("tools") or []]
-        if done < STEPS:
-            tool, argument = step_call(task, done)
+        if done < steps(task):
+            tool, argument = step_call(task, done, DELEGATE in tools)
             call: tuple[str, str] | str = (tool, arguments_json(tool, argument))
         elif "final_answer" in tools:
             call = ("final_answer", json.dumps({"answer": final_answer(task)}))
@@ -92,14 +94,14 @@ def _tool_name(tool: dict[str, Any]) -> str:
 
 
 def _react_text(task: str, done: int) -> str:
-    if done >= STEPS:
+    if done >= steps(task):
         return f"Thought: I now know the final answer\nFinal Answer: {final_answer(task)}"
     tool, argument = step_call(task, done)
     return f"Thought: I should use {tool} next.\nAction: {tool}\nAction Input: {argument}"
 
 
 def _blob_text(task: str, done: int) -> str:
-    if done >= STEPS:
+    if done >= steps(task):
         action, argument = "Final Answer", final_answer(task)
     else:
         action, argument = step_call(task, done)

@@ -64,7 +64,8 @@ def test_the_corpus_holds_every_wire_and_at_least_four_frameworks() -> None:
     assert {"openai_agents_responses", "pydantic_ai_anthropic", "langgraph_chat"} <= names
     for log in LOGS:
         truth = json.loads(log.with_name(f"{_name(log)}.truth.json").read_text())
-        assert all(len(c["lines"]) >= 16 for c in truth["conversations"]), log.name
+        # 15+ tool calls and the answer (a subagent's conversation may be shorter)
+        assert max(len(c["lines"]) for c in truth["conversations"]) >= 16, log.name
 
 
 @pytest.mark.parametrize("name", [_name(log) for log in LOGS])
