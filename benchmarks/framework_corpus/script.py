@@ -4,7 +4,7 @@ model's side of the loop (which tool to call at each step, then the final answer
 Standard library only: the framework drivers import it from their own virtual environment.
 A task is named in its prompt as `[task:NAME]`; each tool answer carries a tag
 `[[obs:...]]` naming its call, so the loopback server knows how far a task has got from
-the request alone (the number of distinct tags in it), whatever the wire format.
+the request alone (the latest step whose answer it holds), whatever the wire format.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ DELEGATE_AT = 2
 """The step at which a parent whose tools offer `delegate` hands a subtask to a subagent."""
 TOOLS = ("read_file", "search", "calc")
 TASK_TAG = re.compile(r"\[task:([a-z0-9-]+)\]")
-OBS_TAG = re.compile(r"\[\[obs:([0-9a-f]{8})\]\]")
 SYSTEM = (
     "You are a careful code-review assistant. Use the tools to read files, search the "
     "repository and compute figures; answer only from what the tools return. "
@@ -67,6 +66,14 @@ def _tag(tool: str, argument: str) -> str:
     return hashlib.sha256(f"{tool}|{argument}".encode()).hexdigest()[:8]
 
 
+def answer_tag(task: str, step: int, delegate: bool = False) -> str:
+    """The tag the answer to `step`'s call carries (a subagent's: its final answer's)."""
+    tool, argument = step_call(task, step, delegate)
+    if tool == DELEGATE:
+        return f"[[obs:{_tag('final', f'{task}-sub')}]]"
+    return f"[[obs:{_tag(tool, argument)}]]"
+
+
 def run_tool(tool: str, argument: str) -> str:
     """A tool's deterministic answer (about 1-3 kB, a calculation less), tagged with its call."""
     tag = f"[[obs:{_tag(tool, argument)}]]"
@@ -93,10 +100,16 @@ def final_answer(task: str) -> str:
     )
 
 
-def progress(text: str) -> tuple[str | None, int]:
-    """From a request's text: its task and how many tool answers it already holds."""
+def progress(text: str, delegate: bool = False) -> tuple[str | None, int]:
+    """From a request's text: its task (the first tag) and how many steps are done: one more
+    than the latest step whose answer it holds, so a window that drops old turns still
+    counts right."""
     found = TASK_TAG.search(text)
-    return (found.group(1) if found else None), len(set(OBS_TAG.findall(text)))
+    if found is None:
+        return None, 0
+    task = found.group(1)
+    done = [k + 1 for k in range(steps(task)) if answer_tag(task, k, delegate) in text]
+    return task, max(done, default=0)
 
 
 def arguments_json(tool: str, argument: str) -> str:

@@ -63,7 +63,8 @@ class Upstream:
 
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         wire, spec = WIRES[path]
-        task, done = progress(json.dumps(body, ensure_ascii=False))
+        tools = [_tool_name(tool) for tool in body.get("tools") or []]
+        task, done = progress(json.dumps(body, ensure_ascii=False), DELEGATE in tools)
         if task is None:
             raise ValueError("a request without a [task:...] tag")
         anthropic = wire == "anthropic"
@@ -73,7 +74,6 @@ class Upstream:
             requests = self.history.setdefault(task, [])
             requests.append(Request(0, blocks(body, anthropic), has_marker(body), anthropic))
             bill = price(spec, requests)[-1][0]
-        tools = [_tool_name(tool) for tool in body.get("tools") or []]
         if done < steps(task):
             tool, argument = step_call(task, done, DELEGATE in tools)
             call: tuple[str, str] | str = (tool, arguments_json(tool, argument))
