@@ -13,7 +13,7 @@
 - A bust: a request whose canonical text does not start with its predecessor's (same
   conversation).
 - Dollars, per provider rule set, against a perfect append-only prefix (request k reads all
-  of request k-1 and pays the rest as new):
+  of request k-1, or as much of it as request k is long, and pays the rest as new):
   * OpenAI (automatic caching, `openai:gpt-5`): request k reads the longest common prefix
     with request k-1 in 128-token increments, from 1,024 tokens; the rest is plain input.
   * Anthropic (explicit breakpoints, `anthropic:claude-sonnet-4-6`): an Anthropic-format
@@ -197,7 +197,8 @@ def _explicit(spec: str, requests: Sequence[Request]) -> list[tuple[Bill, Bill]]
     for k, request in enumerate(requests):
         size = prompt_tokens(request.text)
         previous = prompt_tokens(requests[k - 1].text) if k else 0
-        best = previous if k and minimum <= previous <= size else 0
+        limit = min(previous, size)  # all an append-only loop could reuse
+        best = limit if k and limit >= minimum else 0
         new = size - best if size >= minimum else 0
         perfect = Bill(best, new, size - best - new)
         if request.anthropic and not request.marked:
