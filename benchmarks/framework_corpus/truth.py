@@ -16,6 +16,9 @@
   of request k-1, or as much of it as request k is long, and pays the rest as new):
   * OpenAI (automatic caching, `openai:gpt-5`): request k reads the longest common prefix
     with request k-1 in 128-token increments, from 1,024 tokens; the rest is plain input.
+    Gemini's implicit caching (`gemini:gemini-2.5-flash`) by the same rule, from its
+    minimum of 2,048 tokens, token by token. (DeepSeek is left out: its hits are whole
+    stored entries, prompts and the common prefixes it persists, not a plain prefix.)
   * Anthropic (explicit breakpoints, `anthropic:claude-sonnet-4-6`): an Anthropic-format
     request pays by its own `cache_control` markers (a request without one caches nothing);
     another format's request is priced as a careful client would mark it: a breakpoint on
@@ -65,7 +68,7 @@ VOLATILE = frozenset(
 )
 """Request keys that are no part of the cached prompt."""
 CONVERSATION = ("messages", "input", "system", "instructions", "tools")
-PROVIDERS = ("openai:gpt-5", "anthropic:claude-sonnet-4-6")
+PROVIDERS = ("openai:gpt-5", "anthropic:claude-sonnet-4-6", "gemini:gemini-2.5-flash")
 CHARS_PER_TOKEN = 4
 LOOKBACK = 20
 

@@ -5,7 +5,7 @@ a loopback API (`python -m benchmarks.framework_corpus` records them again). Bes
 is its truth, computed without the audit (`benchmarks/framework_corpus/truth.py`): which
 requests are one conversation (the generator's tasks), which requests do not extend their
 predecessor's canonical bytes, and the dollars lost against a perfect append-only prefix
-under OpenAI's and Anthropic's caching rules. The audit must agree on all three."""
+under OpenAI's, Anthropic's and Gemini's caching rules. The audit must agree on all three."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from warmloop.audit.report import audit, to_json
 
 CORPUS = Path(__file__).parent / "corpus"
 LOGS = sorted(CORPUS.glob("*.jsonl.gz"))
-PROVIDERS = ("openai:gpt-5", "anthropic:claude-sonnet-4-6")
+PROVIDERS = ("openai:gpt-5", "anthropic:claude-sonnet-4-6", "gemini:gemini-2.5-flash")
 RELATIVE = 0.01
 """The audit's dollars lost must be within 1% of the truth's."""
 FLOOR = 0.001
