@@ -20,11 +20,13 @@
     minimum of 2,048 tokens, token by token. (DeepSeek is left out: its hits are whole
     stored entries, prompts and the common prefixes it persists, not a plain prefix.)
   * Anthropic (explicit breakpoints, `anthropic:claude-sonnet-4-6`): an Anthropic-format
-    request pays by its own `cache_control` markers (a request without one caches nothing);
-    another format's request is priced as a careful client would mark it: a breakpoint on
-    its last block and on the last block it shares with its predecessor; a read needs an
-    earlier write at a block boundary of the same prefix within 20 blocks of a breakpoint;
-    prefixes under the model's minimum are never written. Writes cost the 5-minute rate.
+    request pays by its own `cache_control` markers (on tools, system and content blocks; a
+    top-level one marks the last block; a request without any caches nothing); another
+    format's request is priced as a careful client would mark it: a breakpoint on its last
+    block and on the last block it shares with its predecessor. A read needs an earlier
+    write at a block boundary of the same prefix within 20 blocks before a breakpoint; a
+    breakpoint past the read writes up to itself; prefixes under the model's minimum are
+    never written. Writes cost the 5-minute rate.
   Requests are seconds apart, so no TTL expires. Model facts (minimum, increment, prices)
   come from the library's dated tables (`warmloop.cache`), not from the audit.
 """
@@ -86,25 +88,25 @@ def strip_markers(value: Any) -> Any:
     return value
 
 
-def has_marker(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "cache_control" in value or any(has_marker(v) for v in value.values())
-    if isinstance(value, list):
-        return any(has_marker(v) for v in value)
-    return False
+def _marked(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("cache_control"), dict)
 
 
-def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[str, ...]:
-    """The canonical blocks of a request body, in the order the provider reads them."""
+def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], ...]:
+    """The canonical blocks of a request body, in the order the provider reads them, each
+    with whether it carries an explicit cache marker (a top-level one marks the last)."""
     params = {k: v for k, v in body.items() if k not in VOLATILE and k not in CONVERSATION}
-    out = [dumps(params)]
+    out = [(dumps(params), False)]
     tools = body.get("tools") or []
-    out.extend(dumps(tool) for tool in tools) if anthropic else out.append(dumps(tools))
+    if anthropic:
+        out.extend((dumps(tool), _marked(tool)) for tool in tools)
+    else:
+        out.append((dumps(tools), False))
     system = body.get("system", body.get("instructions"))
     if isinstance(system, list):
-        out.extend(dumps(block) for block in system)
+        out.extend((dumps(block), _marked(block)) for block in system)
     elif system is not None:
-        out.append(dumps(system))
+        out.append((dumps(system), False))
     items = body.get("messages", body.get("input"))
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
@@ -112,10 +114,21 @@ def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[str, ...]:
         content = item.get("content") if anthropic and isinstance(item, dict) else None
         if isinstance(content, list):
             role = item.get("role")
-            out.extend(f"{role}|{n}|{dumps(block)}" for n, block in enumerate(content))
+            out.extend(
+                (f"{role}|{n}|{dumps(block)}", _marked(block)) for n, block in enumerate(content)
+            )
         else:
-            out.append(dumps(item))
+            out.append((dumps(item), False))
+    if _marked(body):
+        out[-1] = (out[-1][0], True)
     return tuple(out)
+
+
+def request_of(line: int, body: Mapping[str, Any], anthropic: bool) -> Request:
+    """A logged request as the truth prices it."""
+    found = blocks(body, anthropic)
+    marks = frozenset(n + 1 for n, (_, marked) in enumerate(found) if marked)
+    return Request(line, tuple(text for text, _ in found), marks, anthropic)
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -138,7 +151,8 @@ class Request:
 
     line: int
     blocks: tuple[str, ...]
-    marked: bool
+    marks: frozenset[int]
+    """Block boundaries (blocks before them) with an explicit cache marker."""
     anthropic: bool
 
     @property
@@ -204,11 +218,6 @@ def _explicit(spec: str, requests: Sequence[Request]) -> list[tuple[Bill, Bill]]
         best = limit if k and limit >= minimum else 0
         new = size - best if size >= minimum else 0
         perfect = Bill(best, new, size - best - new)
-        if request.anthropic and not request.marked:
-            out.append((Bill(0, 0, size), perfect))
-            continue
-        if request.anthropic:
-            raise NotImplementedError("the truth prices unmarked Anthropic requests only")
         count = len(request.blocks)
         shared = 0
         if k:
@@ -216,7 +225,9 @@ def _explicit(spec: str, requests: Sequence[Request]) -> list[tuple[Bill, Bill]]
                 if a != b:
                     break
                 shared += 1
-        marks = {count} | ({shared} if 0 < shared < count else set())
+        careful = {count} | ({shared} if 0 < shared < count else set())
+        # An Anthropic request has the marks it sent (none: nothing read, nothing written).
+        marks = request.marks if request.anthropic else careful
         read_at = max(
             (
                 at
@@ -260,9 +271,7 @@ def truth(path: Path) -> dict[str, Any]:
         found = TASK_TAG.search(json.dumps(body, ensure_ascii=False))
         if found is None:
             raise ValueError(f"{path} line {line}: no [task:...] tag in the request")
-        tasks.setdefault(found.group(1), []).append(
-            Request(line, blocks(body, anthropic), has_marker(body), anthropic)
-        )
+        tasks.setdefault(found.group(1), []).append(request_of(line, body, anthropic))
     conversations = []
     for task, requests in tasks.items():
         texts = [r.text for r in requests]

@@ -43,7 +43,7 @@ from benchmarks.framework_corpus.script import (
     step_call,
     steps,
 )
-from benchmarks.framework_corpus.truth import Request, blocks, has_marker, price
+from benchmarks.framework_corpus.truth import Request, price, request_of
 
 WIRES = {
     "/v1/chat/completions": ("chat", "openai:gpt-5"),
@@ -72,7 +72,7 @@ class Upstream:
             self.count += 1
             number = self.count
             requests = self.history.setdefault(task, [])
-            requests.append(Request(0, blocks(body, anthropic), has_marker(body), anthropic))
+            requests.append(request_of(0, body, anthropic))
             bill = price(spec, requests)[-1][0]
         if done < steps(task):
             tool, argument = step_call(task, done, DELEGATE in tools)

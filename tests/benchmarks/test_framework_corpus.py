@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,13 @@ def test_anthropic_messages_answer_whole_and_streamed_alike() -> None:
         assert message.usage.cache_creation_input_tokens == 0
 
 
-def _requests(texts: list[list[str]]) -> list[Request]:
-    return [Request(n + 1, ("{}", *blocks), False, False) for n, blocks in enumerate(texts)]
+def _requests(texts: list[list[str]], anthropic: bool = False) -> list[Request]:
+    """Requests of these blocks (after an empty parameter block); Anthropic ones carry the
+    top-level marker, which marks their last block."""
+    return [
+        Request(n + 1, ("{}", *blocks), frozenset({len(blocks) + 1}), anthropic)
+        for n, blocks in enumerate(texts)
+    ]
 
 
 block = st.builds(str.__mul__, st.sampled_from("ab\u00e9{"), st.integers(1, 4000)) | st.text(
@@ -124,6 +130,20 @@ def test_an_append_only_conversation_loses_nothing_under_any_rule_set(
     for spec in PROVIDERS:
         for actual, perfect in price(spec, _requests(texts)):
             assert actual == perfect, spec
+    # Anthropic's automatic marker moves to the last block: a few blocks a step stay within
+    # the lookback, so it reads all the previous request wrote.
+    for actual, perfect in price("anthropic:claude-sonnet-4-6", _requests(texts, True)):
+        assert actual == perfect
+
+
+@given(growth)
+def test_an_anthropic_request_without_a_marker_caches_nothing(steps: list[list[str]]) -> None:
+    texts: list[list[str]] = []
+    for added in steps:
+        texts.append([*(texts[-1] if texts else []), *added])
+    unmarked = [replace(r, marks=frozenset()) for r in _requests(texts, True)]
+    for actual, _ in price("anthropic:claude-sonnet-4-6", unmarked):
+        assert actual.read == actual.written == 0
 
 
 @given(growth, st.integers(min_value=0), st.text(min_size=1, max_size=50))
