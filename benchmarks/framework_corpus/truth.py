@@ -174,7 +174,8 @@ class Bill:
 
     def dollars(self, spec: str) -> float:
         prices = prices_for(spec)
-        assert prices is not None, spec
+        if prices is None:
+            raise ValueError(f"{spec} has no prices in the table; the truth cannot price it")
         rates = prices.rates
         write = dict(rates.cache_writes).get("5m", rates.input)
         return (
