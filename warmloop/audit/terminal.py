@@ -109,6 +109,26 @@ def costs_table(conversation: ConversationReport) -> Table:
     return table
 
 
+def causes_table(report: AuditReport) -> Table:
+    """Each cause over the whole log: requests hit, tokens re-sent, dollars lost per provider."""
+    providers = list(dict.fromkeys(p for total in report.causes for p in total.lost_usd))
+    table = Table(title="causes over the whole log", title_justify="left")
+    table.add_column("cause")
+    for name in ("requests", "re-sent tokens", "per request"):
+        table.add_column(name, justify="right")
+    for provider in providers:
+        table.add_column(f"lost $ {provider}", justify="right")
+    for total in report.causes:
+        table.add_row(
+            Text(total.label),
+            str(total.requests),
+            f"{total.resent_tokens:,}",
+            f"{total.resent_per_request:,.0f}",
+            *(f"{total.lost_usd.get(provider, 0.0):.4f}" for provider in providers),
+        )
+    return table
+
+
 def conversation_view(conversation: ConversationReport) -> Iterator[RenderableType]:
     """Everything about one conversation, in reading order."""
     yield Text.assemble(
@@ -130,5 +150,7 @@ def report_view(report: AuditReport) -> Iterator[RenderableType]:
     for conversation in report.conversations:
         yield from conversation_view(conversation)
         yield Text("")
+    if report.causes:
+        yield causes_table(report)
     for problem in report.skipped:
         yield Text(f"skipped {problem}", style="dim")
