@@ -332,13 +332,8 @@ class Runner:
             response.usage, time.perf_counter() - started, check, response.verdict
         )
         self.requests.append(record)
-        if record.agrees is False and record.verdict is not None:
-            # The provider's reading against the guard's: reported, never raised.
-            where = check.bust.section if check.bust else "nothing moved"
-            self.warnings.append(
-                f"request {len(self.requests)}: the provider's cache verdict "
-                f"({record.verdict.describe()}) disagrees with the prefix guard ({where})"
-            )
+        if (disagreement := record.disagreement()) is not None:  # reported, never raised
+            self.warnings.append(f"request {len(self.requests)}: {disagreement}")
         prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
             plan = self.maintainer.observed(self.transcript, rendered, response.usage)

@@ -33,3 +33,14 @@ class RequestRecord:
             maintenance=self.prefix.maintenance,
         )
         return agreement(self.verdict, ours)
+
+    def disagreement(self) -> str | None:
+        """The provider's verdict against the guard's reading, in words, when they disagree
+        (a run reports it and goes on); None otherwise."""
+        if self.agrees is not False or self.verdict is None:
+            return None
+        where = self.prefix.bust.section if self.prefix.bust else "nothing moved"
+        return (
+            f"the provider's cache verdict ({self.verdict.describe()}) disagrees with the "
+            f"prefix guard ({where})"
+        )
