@@ -39,6 +39,8 @@ class FirstRequest:
     reused_tokens: int
     seconds: float
     process_seconds: float
+    table: str
+    """The run's own request table, as printed."""
 
 
 def fresh_run(arm: str, model: str, threads: int, *options: str) -> FirstRequest:
@@ -56,8 +58,14 @@ def fresh_run(arm: str, model: str, threads: int, *options: str) -> FirstRequest
     if found is None:
         raise SystemExit(f"no request table from {' '.join(command)}:\n{done.stdout}{done.stderr}")
     prompt, reused, seconds = found.groups()
+    table = done.stdout[done.stdout.find("Requests") :].split("\ncost")[0].rstrip()
     return FirstRequest(
-        arm, int(prompt.replace(",", "")), int(reused.replace(",", "")), float(seconds), elapsed
+        arm,
+        int(prompt.replace(",", "")),
+        int(reused.replace(",", "")),
+        float(seconds),
+        elapsed,
+        table,
     )
 
 
@@ -84,6 +92,7 @@ def main() -> None:
         f"\nfirst request: warm/cold = {warm.seconds / cold.seconds:.2f}x; "
         f"process: {warm.process_seconds / cold.process_seconds:.2f}x"
     )
+    print(f"\nthe warm run's own table:\n{warm.table}")
 
 
 if __name__ == "__main__":
