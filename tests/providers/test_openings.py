@@ -110,6 +110,18 @@ def test_openings_live_in_the_users_cache_directory(monkeypatch: pytest.MonkeyPa
     assert OpeningCache().directory == Path("/srv/models/openings")
 
 
+def test_a_local_model_keeps_openings_in_the_cache_unless_told_not_to(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("WARMLOOP_CACHE", str(tmp_path))
+    default = LocalModel("gemma-3-270m").openings
+    assert default is not None
+    assert default.directory == tmp_path / "openings"
+    assert LocalModel("gemma-3-270m", openings=False).openings is None
+    mine = OpeningCache(tmp_path / "mine", limit_bytes=10)
+    assert LocalModel("gemma-3-270m", openings=mine).openings is mine
+
+
 @given(
     st.lists(st.integers(0, 2**31 - 1), max_size=20),
     st.lists(st.integers(0, 2**31 - 1), max_size=20),
