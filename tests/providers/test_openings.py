@@ -17,6 +17,7 @@ from warmloop.errors import ConfigurationError
 from warmloop.messages import SystemText, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.chat_template import TemplatePrompt, prompt_parts, render_gemma
+from warmloop.providers.gemma import gemma_path
 from warmloop.providers.local import LocalModel
 from warmloop.providers.openings import MAGIC, OpeningCache, opening_key, openings_dir
 from warmloop.transcript import Transcript
@@ -172,3 +173,20 @@ def test_a_fresh_engine_loads_the_saved_opening_instead_of_evaluating_it(tmp_pat
     _, _, changed = elsewhere.complete(first_prompt("Say hello."))  # another engine setting
     elsewhere.close()
     assert changed.cache_read_tokens == 0
+
+
+def test_the_opening_is_the_system_text_every_task_shares() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    vocab = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)
+    try:
+        hello, opening = prompt_parts(vocab, first_prompt("Say hello."))
+        bye, same = prompt_parts(vocab, first_prompt("Say goodbye."))
+        assert opening == same
+        assert 0 < opening < min(len(hello), len(bye))
+        assert hello[:opening] == bye[:opening]
+        assert hello[opening:] != bye[opening:]
+        no_system = render_gemma(Transcript([UserText("Say hello.")], id="t"), ()).payload
+        assert isinstance(no_system, TemplatePrompt)
+        assert prompt_parts(vocab, no_system)[1] == 0
+    finally:
+        vocab.close()
