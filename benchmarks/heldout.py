@@ -41,6 +41,14 @@ def held(codebase: str, kind: str, task: str, accept: str) -> Question:
 
 NUMBER = r"(?<![\d.]){}(?![\d.])"
 
+
+def only_file(stem: str) -> str:
+    """An answer that names the file `<stem>.py` and no other Python file (a list of
+    guesses is not an answer)."""
+    other = rf"\b(?!{stem}\.py\b)\w+\.py\b"
+    return rf"(?s)^(?!.*{other}).*\b{stem}\.py\b"
+
+
 QUESTIONS: tuple[Question, ...] = (
     # tomllib
     held(
@@ -89,7 +97,7 @@ QUESTIONS: tuple[Question, ...] = (
         "tomllib",
         "search",
         "Which file of tomllib defines RE_NUMBER?",
-        r"tomllib/_re\.py|\b_re\.py\b",
+        only_file("_re"),
     ),
     held("tomllib", "search", "Which function in tomllib skips a comment?", r"\bskip_comment\b"),
     held(
@@ -136,7 +144,7 @@ QUESTIONS: tuple[Question, ...] = (
         "json",
         "search",
         "Which file of the json package defines NUMBER_RE?",
-        r"json/scanner\.py|\bscanner\.py\b",
+        only_file("scanner"),
     ),
     held(
         "json",
@@ -148,13 +156,13 @@ QUESTIONS: tuple[Question, ...] = (
         "json",
         "two reads",
         "json/__init__.py makes _default_encoder from a class; which file defines that class?",
-        r"json/encoder\.py|\bencoder\.py\b",
+        only_file("encoder"),
     ),
     held(
         "json",
         "two reads",
         "json/__init__.py makes _default_decoder from a class; which file defines that class?",
-        r"json/decoder\.py|\bdecoder\.py\b",
+        only_file("decoder"),
     ),
     # wsgiref
     held(
@@ -203,7 +211,7 @@ QUESTIONS: tuple[Question, ...] = (
         "wsgiref",
         "search",
         "Which file of wsgiref defines the Headers class?",
-        r"wsgiref/headers\.py|\bheaders\.py\b",
+        only_file("headers"),
     ),
     held(
         "wsgiref",
@@ -215,13 +223,13 @@ QUESTIONS: tuple[Question, ...] = (
         "wsgiref",
         "two reads",
         "ServerHandler in wsgiref/simple_server.py subclasses a class; which file defines it?",
-        r"wsgiref/handlers\.py|\bhandlers\.py\b",
+        only_file("handlers"),
     ),
     held(
         "wsgiref",
         "two reads",
         "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?",
-        r"wsgiref/headers\.py|\bheaders\.py\b",
+        only_file("headers"),
     ),
 )
 
