@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev]'
-bash scripts/chromium.sh
+bash scripts/debian.sh
 .venv/bin/ruff check warmloop tests benchmarks
 .venv/bin/ruff format --check warmloop tests benchmarks
 .venv/bin/mypy

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("maintenance", "telemetry"),
     ("sessions", "audit"),
     ("agent",),
+    ("fleet",),
     ("cli",),
     ("", "__main__"),  # the package's public face, and `python -m warmloop`
 )

@@ -40,10 +40,11 @@ def example(marker: str) -> str:
 
 
 def test_the_readme_has_the_python_examples_this_file_runs() -> None:
-    assert len(EXAMPLES) == 5
+    assert len(EXAMPLES) == 6
     assert "resolve_model(" in EXAMPLES[0]
     for marker in ("base_url=", 'ScriptedModel([call("lookup"', 'session="cities"', "Toolbox("):
         example(marker)
+    example("AgentRegistry()")  # the fleet's registry: tests/fleet/test_readme_fleet.py
 
 
 def test_the_first_example_runs_as_written_against_a_scripted_anthropic_server() -> None:

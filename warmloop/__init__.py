@@ -29,6 +29,7 @@ from warmloop.errors import (
     WorkspaceError,
 )
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
 from warmloop.messages import (
@@ -62,6 +63,7 @@ __all__ = [
     "ConfigurationError",
     "ContextWindowExceeded",
     "ExtractFailed",
+    "KeepAlivePolicy",
     "MaintenanceEvent",
     "MaintenancePolicy",
     "McpServer",

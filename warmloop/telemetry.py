@@ -7,7 +7,9 @@ semantic-convention attributes: `gen_ai.operation.name`, `gen_ai.provider.name`,
 its runs and forks), and from the normalised usage `gen_ai.usage.input_tokens` (every
 prompt token, cached or not), `gen_ai.usage.output_tokens`,
 `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`.
-A failed request ends its span with status ERROR and `error.type`. Nothing in the loop
+A model that asks for the provider's cache diagnostics (`diagnose=True`) adds the verdict as
+`warmloop.cache.provider_verdict`. A failed request ends its span with status ERROR and
+`error.type`. Nothing in the loop
 changes: pass the instrumented model to `Agent`.
 """
 
@@ -31,6 +33,7 @@ PROVIDER_NAMES = {
     "openai-chat": "openai",
     "gemini": "gcp.gemini",
     "deepseek": "deepseek",
+    "xai": "x_ai",
 }
 """warmloop's selection-string prefixes as `gen_ai.provider.name` values."""
 
@@ -76,6 +79,8 @@ class InstrumentedModel(WrappedModel):
             span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
             span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
             span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+            if response.verdict is not None:  # the provider's own cache verdict (`diagnose`)
+                span.set_attribute("warmloop.cache.provider_verdict", response.verdict.reason)
             return response
 
 

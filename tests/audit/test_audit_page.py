@@ -1,5 +1,5 @@
 """The audit's HTML report as a person sees it: rendered in headless Chromium (Debian's
-package, installed by scripts/chromium.sh), with its text visible, its bars to scale and a
+package, installed by scripts/debian.sh), with its text visible, its bars to scale and a
 screenshot left in the test's tmp dir."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from warmloop.audit.report import audit
 
 pytestmark = pytest.mark.skipif(
     chromium_binary() is None,
-    reason="Chromium is not installed and could not be: run `bash scripts/chromium.sh` as root",
+    reason="Chromium is not installed and could not be: run `bash scripts/debian.sh` as root",
 )
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -20,9 +20,13 @@ from warmloop.cli.main import main
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
 
 
-def anthropic_log(path: Path, *, parallel: int, marked: bool) -> None:
-    """Two requests; the second adds one turn of `parallel` tool calls. Anthropic reports
-    a miss on the second (nothing read) as it does when no marker reaches the last write."""
+def anthropic_log(
+    path: Path, *, parallel: int, marked: bool, note: bool = False, idle: float = 5.0
+) -> None:
+    """Two requests `idle` seconds apart; the second adds one turn of `parallel` tool calls
+    (and a text block after their results with `note`: 2 * parallel (+ 1) new blocks before
+    its marker). Anthropic reports a miss on the second (nothing read) as it does when no
+    marker reaches the last write."""
     task: dict[str, Any] = {"type": "text", "text": TASK}
     if marked:
         task["cache_control"] = {"type": "ephemeral"}
@@ -32,6 +36,8 @@ def anthropic_log(path: Path, *, parallel: int, marked: bool) -> None:
         {"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok " * 20}
         for k in range(parallel)
     ]
+    if note:
+        results.append({"type": "text", "text": "Carry on."})
     if marked:
         results[-1]["cache_control"] = {"type": "ephemeral"}
     second = {
@@ -47,7 +53,7 @@ def anthropic_log(path: Path, *, parallel: int, marked: bool) -> None:
         {"input_tokens": 0, "cache_creation_input_tokens": 3400, "cache_read_input_tokens": 0},
     ]
     lines = [
-        json.dumps({"at": 100.0 + 5 * k, "body": body, "usage": usage[k]})
+        json.dumps({"at": 100.0 + idle * k, "body": body, "usage": usage[k]})
         for k, body in enumerate((first, second))
     ]
     path.write_text("\n".join(lines) + "\n")
@@ -70,6 +76,43 @@ def test_a_marker_past_the_twenty_block_lookback_is_named(tmp_path: Path) -> Non
     (cost, *_) = report.conversations[0].costs
     assert cost.provider == "anthropic:claude-sonnet-4-6"
     assert cost.lost_by_cause["cache-marker"] > 0
+
+
+@pytest.mark.parametrize(
+    ("parallel", "note", "gap"), [(9, True, 19), (10, False, 20), (10, True, 21)]
+)
+def test_the_lookback_reaches_nineteen_blocks_back_and_not_twenty(
+    tmp_path: Path, parallel: int, note: bool, gap: int
+) -> None:
+    # Anthropic's rule as the simulator has it: a marker at block b reads an entry ending at
+    # block w when 0 <= b - w < 20.
+    log = tmp_path / "edge.jsonl"
+    anthropic_log(log, parallel=parallel, marked=True, note=note)
+    kind, cause = only_cause(audit(read_log(log)))
+    if gap < 20:
+        assert kind == "unexplained"
+    else:
+        assert kind == "cache-marker"
+        assert f"the nearest marker is {gap} blocks after" in str(cause)
+
+
+def test_the_whole_loss_of_a_marker_miss_or_an_idle_miss_is_charged_to_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "marker.jsonl"
+    anthropic_log(log, parallel=15, marked=True)
+    (marker, *_) = audit(read_log(log)).conversations[0].costs
+    assert marker.lost > 0
+    assert marker.lost_by_cause == pytest.approx({"cache-marker": marker.lost})
+    log = tmp_path / "idle.jsonl"
+    anthropic_log(log, parallel=2, marked=True, idle=900.0)  # 15 minutes: past the 5m TTL
+    report = audit(read_log(log))
+    kind, cause = only_cause(report)
+    assert kind == "idle"
+    assert "idle 15.0 min since the previous request" in str(cause)
+    (idle, *_) = report.conversations[0].costs
+    assert idle.lost > 0
+    assert idle.lost_by_cause == pytest.approx({"idle": idle.lost})
 
 
 def test_a_marker_within_the_lookback_is_not_blamed(tmp_path: Path) -> None:

@@ -249,3 +249,22 @@ async def test_provider_fault(provider: str, fault: str) -> None:
     if expected.startswith("RequestFailed"):
         assert outcome.transcript is not None
         assert [m.kind for m in outcome.transcript] == ["system", "user"]
+
+
+async def test_a_self_hosted_host_that_refuses_undocumented_fields_still_answers() -> None:
+    # From recorded traffic (issue 19): a strict OpenAI-compatible host answers 400 to a body
+    # field it does not know, and `prompt_cache_key` is one no such host documents. The key
+    # travels in the `X-Session-ID` header instead, which unknown-header rules never reject.
+    def strict(request: httpx2.Request) -> httpx2.Response:
+        if "prompt_cache_key" in json.loads(request.content):
+            error = {"message": "Unrecognized request argument supplied: prompt_cache_key"}
+            return httpx2.Response(400, json={"error": error | {"type": "invalid_request_error"}})
+        assert request.headers["X-Session-ID"]
+        return httpx2.Response(200, json=chat_ok())
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(strict))
+    client = AsyncOpenAI(api_key=SECRET, base_url="http://127.0.0.1:9/v1", http_client=http)
+    model = OpenAICompatibleModel("http://127.0.0.1:9/v1#m", client=client, context_window=8192)
+    outcome = await exercise(Agent(model), "Answer.")
+    check_outcome(outcome, answered=1)
+    expect(outcome, "ok")

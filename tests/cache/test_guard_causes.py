@@ -202,6 +202,8 @@ def test_classify_always_answers_with_a_known_kind(old: str, new: str, section: 
         "reasoning-dropped",
         "messages-removed",
         "messages-summarised",
+        "messages-inserted",
+        "message-rebuilt",
         "content-replaced",
         "content-truncated",
         "history-rewritten",

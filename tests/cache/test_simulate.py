@@ -238,7 +238,35 @@ def test_whole_entry_hits_refresh_the_entry_they_read() -> None:
 
 def test_gpt_5_6_12h_writes_are_billed_at_the_long_rate() -> None:
     long = replace(GPT56, ttl="12h")
-    assert usages(long, req(0, b(2000, "A"))) == [u(write=2000, write_1h=2000)]
+    twelve = Usage(0, 0, 2000, 0, cache_write_12h_tokens=2000)
+    assert usages(long, req(0, b(2000, "A"))) == [twelve]
+    rates = Rates(2.5, 0.25, 15, (("30m", 3.125), ("12h", 6.25)))
+    prices = Prices("openai:gpt-5.6-terra", rates, "test", date(2026, 11, 22))
+    outcome = simulate([req(0, b(2000, "A"))], long, prices)[0]
+    assert outcome.cost is not None
+    assert outcome.cost.total == pytest.approx(2000 * 6.25 / 1e6)
+
+
+def test_a_request_may_ask_for_a_longer_retention_than_the_profiles() -> None:
+    """GPT-5.6 (30m default): a request asking for 12h writes at the 12h rate and its
+    entry outlives the 30 minutes; the same request at the default has expired."""
+    first = replace(req(0, b(2000, "A")), retention="12h")
+    later = req(3_600, b(2000, "A"), b(100, "B"))
+    assert usages(GPT56, first, later)[1] == u(read=2000, write=100)
+    assert usages(GPT56, req(0, b(2000, "A")), later)[1] == u(write=2100)
+    assert usages(GPT56, first)[0].cache_write_12h_tokens == 2000
+
+
+def test_a_keep_alive_is_a_read_that_refreshes_the_entry() -> None:
+    """Anthropic 5m: the last request again at 270 s with a one-token answer reads it all
+    and keeps it alive, so the request after an eight-minute pause reads it too."""
+    last = req(0, b(5000, "A", "5m"))
+    ping = replace(last, at=270.0, output_tokens=1)
+    after = req(480, b(5000, "A", "5m"), b(200, "B", "5m"))
+    with_ping = usages(SONNET, last, ping, after)
+    assert with_ping[1] == u(read=5000, out=1)
+    assert with_ping[2] == u(read=5000, write=200)
+    assert usages(SONNET, last, after)[1] == u(write=5200)
 
 
 def test_deepseek_reads_whole_units_in_64_token_steps_and_learns_common_prefixes() -> None:

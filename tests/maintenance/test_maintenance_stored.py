@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from tests.maintenance.test_maintenance import FILES, POLICY, re_reader, read
-from tests.support.stores import SqlStore
 from warmloop import Agent, RequestFailed, ScriptedModel
 from warmloop.agent.run import RunAborted
 from warmloop.maintenance.prune import PLACEHOLDER_MARK
 from warmloop.messages import Rewrite, ToolResult
+from warmloop.sessions.sql import SqlStore
 from warmloop.transcript import Transcript, check_pairing
 
 
@@ -71,7 +71,7 @@ async def test_a_rewrite_the_store_refuses_leaves_the_live_conversation_as_it_wa
     model = ScriptedModel([re_reader] * 8, context_window=3_000)
     agent = Agent(model, [read], maintenance=POLICY, max_steps=8, max_result_chars=None)
     with pytest.raises(RunAborted, match="OSError: disk full") as failed:
-        await agent.run("Read every file.", session="s", store=refusing)  # type: ignore[arg-type]
+        await agent.run("Read every file.", session="s", store=refusing)
     assert refusing.refused == 1
     live = failed.value.transcript
     assert live.revision == 0

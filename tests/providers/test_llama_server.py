@@ -9,7 +9,6 @@ prompt tokens to eval"), not in the response body, so reuse is read from there.
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 import subprocess
@@ -124,7 +123,9 @@ def recording_client(base_url: str, wire_log: WireLog) -> AsyncOpenAI:
     """An SDK client that records every request body it sends into `wire_log`, by session."""
 
     async def record(request: httpx2.Request) -> None:
-        session = json.loads(request.content)["prompt_cache_key"]
+        if not request.url.path.endswith("/chat/completions"):  # the window discovery
+            return
+        session = request.headers["X-Session-ID"]
         wire_log.record(session, wire_stream(request.content, "messages"))
 
     http = httpx2.AsyncClient(event_hooks={"request": [record]})

@@ -129,6 +129,9 @@ class Flavour:
     top: Callable[[int, int, int], dict[str, Any]]
     reasoning: bool
     routed: bool
+    """`prompt_cache_key` in the body (OpenAI documents it; the others do not)."""
+    header: str | None = None
+    """The routing header the host reads (`routing`)."""
 
 
 def openai_usage(prompt: int, cached: int, output: int) -> dict[str, Any]:
@@ -206,7 +209,8 @@ FLAVOURS = [
         plain_usage,
         llama_timings,
         reasoning=True,
-        routed=True,
+        routed=False,
+        header="X-Session-ID",
     ),
 ]
 
@@ -221,11 +225,13 @@ class FakeProvider:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     expected: list[Usage] = field(default_factory=list)
     sent_arguments: list[str] = field(default_factory=list)
+    headers: list[str | None] = field(default_factory=list)
     previous_prompt: int = 0
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
         self.bodies.append(body)
+        self.headers.append(request.headers.get(self.flavour.header or "X-Session-ID"))
         self.wire_log.record(self.flavour.name, wire_stream(request.content, "messages"))
         k = len(self.bodies) - 1
         message = message_for(self.script[k], k, reasoning=self.flavour.reasoning)
@@ -262,6 +268,7 @@ async def test_thirty_step_session_only_appends_on_the_wire(
     assert run.usage.cache_read_tokens > run.usage.input_tokens > 0
     keys = {b.get("prompt_cache_key") for b in fake.bodies}
     assert keys == ({run.transcript.id} if flavour.routed else {None})
+    assert set(fake.headers) == ({run.transcript.id} if flavour.header else {None})
     if flavour.reasoning:
         check_reasoning_is_kept_and_echoed(run.transcript, fake.bodies, script)
 

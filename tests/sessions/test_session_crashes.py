@@ -83,15 +83,17 @@ def kill_at(
 
 
 def check_stored_steps_are_whole(transcript: Transcript) -> None:
-    """A step's results are stored in one transaction: after the last assistant turn, all
-    of its calls have results or none do."""
+    """Each result is stored as it comes, in call order: after the last assistant turn, the
+    stored results answer the first calls of the turn, none skipped (a fleet worker resumes
+    there without running a returned tool again)."""
     last = max((i for i, m in enumerate(transcript) if isinstance(m, AssistantTurn)), default=-1)
     if last < 0:
         return
     turn = transcript[last]
     assert isinstance(turn, AssistantTurn)
     results = [m for m in transcript.messages[last + 1 :] if isinstance(m, ToolResult)]
-    assert len(results) in (0, len(turn.tool_calls)), (len(results), turn.tool_calls)
+    answered = [r.call_id for r in results]
+    assert answered == [c.id for c in turn.tool_calls[: len(answered)]], (answered, turn)
 
 
 async def resume(store: SqlStore) -> Transcript:

@@ -1,5 +1,5 @@
 """Headless Chromium driven over the Chrome DevTools protocol (its websocket), for tests that
-check what a person sees on a page. Chromium comes from Debian (`scripts/chromium.sh`)."""
+check what a person sees on a page. Chromium comes from Debian (`scripts/debian.sh`)."""
 
 from __future__ import annotations
 

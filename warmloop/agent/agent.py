@@ -8,14 +8,16 @@ first session, every bust, how long its runs go on) lives in one object it owns,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
 from warmloop.cache.facts import ModelFacts
@@ -23,10 +25,12 @@ from warmloop.cache.guard import Bust
 from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import Outputs, OutputSpec
 from warmloop.providers.base import Model
+from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -42,6 +46,9 @@ DEFAULT_INSTRUCTIONS = (
     f"then call {SUBMIT} with your final outputs."
 )
 DEFAULT_MAINTENANCE = MaintenancePolicy()
+DEFAULT_KEEPALIVE = KeepAlivePolicy()
+"""Keep-alives on by default: the rule never pings where it cannot pay (see
+`maintenance/keepalive.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -83,6 +90,7 @@ class Agent:
         on_message: Callable[[Message], None] | None = None,
         maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
+        keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -112,6 +120,11 @@ class Agent:
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
+        if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
+            raise ConfigurationError(
+                f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
+            )
+        self.keepalive = keepalive
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 
@@ -142,7 +155,43 @@ class Agent:
             self.on_message,
             self.maintenance,
             self.on_maintenance,
+            self.keepalive,
         )
+
+    def waiting(
+        self,
+        conversation: Transcript | str,
+        *,
+        store: SessionStore | str | PathLike[str] | None = None,
+        since: float | None = None,
+    ) -> AbstractAsyncContextManager[Waiting]:
+        """Keep a conversation's cache warm while the application waits on someone (a
+        human's approval, an answer), by the keep-alive rule: `async with
+        agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
+        Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
+        Outside such a block a finished run's cache is never pinged."""
+        if isinstance(conversation, Transcript):
+            return waiting(
+                self.model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            )
+        validate_id(conversation)
+        return self._waiting_session(conversation, store, since)
+
+    @contextlib.asynccontextmanager
+    async def _waiting_session(
+        self,
+        session: str,
+        store: SessionStore | str | PathLike[str] | None,
+        since: float | None,
+    ) -> AsyncIterator[Waiting]:
+        opened = store if isinstance(store, SessionStore) else open_store(store)
+        stored = await asyncio.to_thread(opened.load, session)
+        if stored is None or stored.transcript is None:
+            raise ConfigurationError(f"no stored session {session!r} to wait on")
+        async with waiting(
+            self.model, self.tool_specs, self.learned, self.keepalive, stored.transcript, since
+        ) as wait:
+            yield wait
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
@@ -155,6 +204,7 @@ class Agent:
         history: Transcript | None,
         conversation_id: str | None,
         hook: SessionRecorder | None = None,
+        resume_at: int | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -162,8 +212,18 @@ class Agent:
             )
         if conversation_id is not None:
             validate_id(conversation_id)
+        if resume_at is not None and (hook is None or not 0 <= resume_at <= len(hook.transcript)):
+            raise ConfigurationError(
+                f"resume_at={resume_at!r} must be a position in the stored session's messages"
+            )
         return Runner(
-            self.settings(), self.learned, task_text(task), history, conversation_id, hook
+            self.settings(),
+            self.learned,
+            task_text(task),
+            history,
+            conversation_id,
+            hook,
+            resume_at,
         )
 
     def _session(
@@ -172,6 +232,7 @@ class Agent:
         store: SessionStore | str | PathLike[str] | None,
         history: Transcript | None,
         conversation_id: str | None,
+        resuming: bool = False,
     ) -> AbstractAsyncContextManager[SessionRecorder | None]:
         """The stored session's recorder, holding its lease, or nothing without `session`."""
         if session is None:
@@ -188,6 +249,7 @@ class Agent:
             store,
             conversation_id=conversation_id,
             cache_ttl=self.model.facts.profile.ttl,
+            close_pending=not resuming,
         )
 
     async def run(
@@ -198,14 +260,18 @@ class Agent:
         conversation_id: str | None = None,
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
+        resume_at: int | None = None,
     ) -> Run:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
         With `session`, create or continue that stored session in place (in `store`, by
         default the SQLite file in the user's data directory), persisting each step;
-        SessionBusy if another process holds it."""
-        async with self._session(session, store, history, conversation_id) as hook:
-            return await self._runner(task, history, conversation_id, hook).run()
+        SessionBusy if another process holds it. With `resume_at` too (where this task's
+        run began in the session), a run a crash cut short goes on from its last stored
+        step: a stored response is never requested again, a returned tool never run again."""
+        resuming = resume_at is not None
+        async with self._session(session, store, history, conversation_id, resuming) as hook:
+            return await self._runner(task, history, conversation_id, hook, resume_at).run()
 
     def run_sync(
         self,

@@ -1,17 +1,20 @@
 """What an agent learns across its runs, in one object the agent owns: the opening of its
 first fresh session (every later fresh session must open with the same bytes, or the cache
-that session wrote is lost), every cache bust its runs saw, and how long its recent runs
-went on (the horizon the warm prune is priced over). A run reads and adds to it; nothing
+that session wrote is lost), every cache bust its runs saw, how long its recent runs
+went on (the horizon the warm prune is priced over), and how long its pauses lasted, by
+kind (the keep-alive rule's history). A run reads and adds to it; nothing
 else writes it."""
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from warmloop.cache.guard import Bust, PrefixCheck, opening_bust
 from warmloop.cache.wire import WireStream
 
+PAUSES_REMEMBERED = 64
+"""How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
 RUNS_REMEMBERED = 256
 """How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
 long-lived agent serving many tasks does not grow without bound."""
@@ -26,6 +29,13 @@ class Learned:
     busts: list[Bust] = field(default_factory=list)
     run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
     """Requests each recent finished run sent."""
+    pauses: defaultdict[str, deque[float]] = field(
+        default_factory=lambda: defaultdict(lambda: deque(maxlen=PAUSES_REMEMBERED))
+    )
+    """Seconds each recent pause lasted, by kind (`tool:<name>`, `waiting`)."""
+    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
+    """Seconds from each recent request to the next one of its run: what follows a request
+    before its reply is known (the longer-TTL choice's history)."""
 
     def checked(
         self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
@@ -42,6 +52,14 @@ class Learned:
         if check.bust is not None:
             self.busts.append(check.bust)
         return check
+
+    def paused(self, kind: str, seconds: float) -> None:
+        """A pause of `kind` ended after `seconds`."""
+        self.pauses[kind].append(max(0.0, seconds))
+
+    def gap(self, seconds: float) -> None:
+        """The next request of a run went out `seconds` after the previous one."""
+        self.gaps.append(max(0.0, seconds))
 
     def finished(self, requests: int) -> None:
         """A run ended with outputs after `requests` requests."""

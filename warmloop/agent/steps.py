@@ -22,6 +22,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import RunPauses
+from warmloop.agent.resumption import Position, position, stored_results
 from warmloop.agent.run import (
     ExtractFailed,
     RequestFailed,
@@ -36,6 +38,7 @@ from warmloop.cache.record import RequestRecord
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import SUBMITTED, Outputs
@@ -67,6 +70,7 @@ class Settings:
     on_message: Callable[[Message], None] | None
     maintenance: MaintenancePolicy | None
     on_maintenance: Callable[[MaintenanceEvent], None] | None
+    keepalive: KeepAlivePolicy | None = None
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
@@ -91,6 +95,8 @@ class Runner:
     conversation_id: str | None
     hook: SessionRecorder | None = None
     """A stored session's persistence hook, called after each complete unit is appended."""
+    resume_at: int | None = None
+    """With a stored session: where the run to go on with began (a crash cut it short)."""
     transcript: Transcript = field(init=False)
     requests: list[RequestRecord] = field(default_factory=list)
     start: int = 0
@@ -106,6 +112,11 @@ class Runner:
     """The model's facts for this conversation: a window learned from a rejection (kept
     in the transcript's meta) overrides the model's."""
     warnings: list[str] = field(default_factory=list)
+    cut: frozenset[str] = frozenset()
+    """Calls a crash left without a result (a resumed run answers an unrepeatable one
+    "interrupted" instead of running it again)."""
+    pauses: RunPauses = field(init=False)
+    """Keeping the cache warm while this run's tools run (`agent/pauses.py`)."""
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -118,9 +129,26 @@ class Runner:
             self.transcript.conversation = self.conversation_id
         if self.transcript.guard is None:
             self.transcript.guard = PrefixGuard()
-        self.start = len(self.transcript)
+        self.start = len(self.transcript) if self.resume_at is None else self.resume_at
         self.facts = self.settings.model.facts
         self.tools = self.settings.toolbox.conversation()
+        self.pauses = RunPauses(
+            self.settings.model,
+            self.settings.keepalive,
+            self.learned,
+            self.maintained,
+            self.warn,
+        )
+
+    def warn(self, line: str) -> None:
+        """Something the user should know about the run (`run.warnings`)."""
+        self.warnings.append(line)
+
+    def maintained(self, event: MaintenanceEvent) -> None:
+        """A maintenance action happened (a rewrite, a keep-alive): reported with the run."""
+        self.maintenance.append(event)
+        if self.settings.on_maintenance is not None:
+            self.settings.on_maintenance(event)
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take a window this
@@ -178,7 +206,9 @@ class Runner:
     async def run(self) -> Run:
         try:
             await self.settle_facts()
-            return await self.steps()
+            run = await self.steps()
+            await self.pauses.settle()  # a keep-alive still on the wire is in the cost
+            return run
         except RunError as exc:
             exc.requests = list(self.requests)
             raise
@@ -197,24 +227,50 @@ class Runner:
 
     async def steps(self) -> Run:
         settings = self.settings
-        if not len(self.transcript):
-            self.append(SystemText(settings.instructions))
-        self.append(UserText(self.task))
-        for step in range(1, settings.max_steps + 1):
+        if self.start < len(self.transcript):  # a stored run a crash cut short goes on
+            ended = await self.resumed(position(self.transcript.messages[self.start :], SUBMIT))
+            if ended is not None:
+                return ended
+        else:
+            if not len(self.transcript):
+                self.append(SystemText(settings.instructions))
+            self.append(UserText(self.task))
+        for step in range(self.step + 1, settings.max_steps + 1):
             self.step = step
             turn = await self.query()
             if turn is None:
                 continue
-            if not turn.tool_calls:
-                return await self.extract("You answered without calling a tool.")
-            outputs = await self.act(turn, extracting=False)
-            if outputs is not None:
-                return self.finish(outputs, extracted=False)
-            if self.failed_steps > settings.max_tool_retries:
-                return await self.extract(f"{self.failed_steps} steps in a row failed.")
-            if step == settings.max_steps - 1:
-                self.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
+            ended = await self.stepped(turn)
+            if ended is not None:
+                return ended
         return await self.extract("The step budget is used up.")
+
+    async def stepped(self, turn: AssistantTurn) -> Run | None:
+        """Act on a step's turn; the run's end, or None to go on."""
+        settings = self.settings
+        if not turn.tool_calls:
+            return await self.extract("You answered without calling a tool.")
+        outputs = await self.act(turn, extracting=False)
+        if outputs is not None:
+            return self.finish(outputs, extracted=False)
+        if self.failed_steps > settings.max_tool_retries:
+            return await self.extract(f"{self.failed_steps} steps in a row failed.")
+        if self.step == settings.max_steps - 1:
+            self.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
+        return None
+
+    async def resumed(self, at: Position) -> Run | None:
+        """Take up the counters where the stored run stands and finish its last step (calls
+        whose result is stored never run again); the run's end, or None to go on."""
+        self.step, self.syntax_errors, self.failed_steps = (
+            at.steps,
+            at.syntax_errors,
+            at.failed_steps,
+        )
+        self.cut = frozenset(call.id for call in self.transcript.pending_calls())
+        if at.extract_prompt:
+            return await self.extract("", resumed=at)
+        return None if at.turn is None else await self.stepped(at.turn)
 
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
@@ -222,7 +278,7 @@ class Runner:
         transcript = self.transcript
         assert transcript.guard is not None
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
-        fresh = self.history is None and self.start == 0 and not self.requests
+        fresh = self.history is None and self.start == 0 and not self.requests and self.step <= 1
         return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
 
     async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
@@ -246,9 +302,7 @@ class Runner:
             if self.hook is not None:  # stored with its archive rows first; raises: not adopted
                 await self.hook.stored(change.transcript, change.rewrite)
             self.transcript = change.transcript
-            self.maintenance.append(change.event)
-            if settings.on_maintenance is not None:
-                settings.on_maintenance(change.event)
+            self.maintained(change.event)
         return settings.model.render(self.transcript, settings.tool_specs)
 
     async def query(self) -> AssistantTurn | None:
@@ -256,10 +310,11 @@ class Runner:
         model = self.settings.model
         rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
-        sent_at, started = time.time(), time.perf_counter()
+        sending = self.pauses.with_retention(rendered, self.facts)  # markers only: same prompt
+        sent_at, started, clock = time.time(), time.perf_counter(), self.pauses.now()
         try:
             try:
-                response = await model.send(rendered, session_id=self.transcript.conversation)
+                response = await model.send(sending, session_id=self.transcript.conversation)
             except ContextWindowExceeded as exc:
                 await self.window_learned(exc)
                 if self.maintainer is None:
@@ -267,14 +322,29 @@ class Runner:
                 # A forced maintenance point, then one retry.
                 rendered = await self.maintain(rendered, forced=True)
                 check = self.check(rendered)
+                sending = rendered
                 response = await model.send(rendered, session_id=self.transcript.conversation)
             # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
             response = replace(response, turn=self.transcript.unique_calls(response.turn))
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
-        self.requests.append(RequestRecord(response.usage, time.perf_counter() - started, check))
+        record = RequestRecord(
+            response.usage, time.perf_counter() - started, check, response.verdict
+        )
+        self.requests.append(record)
+        if record.agrees is False and record.verdict is not None:
+            # The provider's reading against the guard's: reported, never raised.
+            where = check.bust.section if check.bust else "nothing moved"
+            self.warnings.append(
+                f"request {len(self.requests)}: the provider's cache verdict "
+                f"({record.verdict.describe()}) disagrees with the prefix guard ({where})"
+            )
+        prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
-            self.maintainer.observed(self.transcript, rendered, response.usage)
+            plan = self.maintainer.observed(self.transcript, rendered, response.usage)
+            # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
+            cold = max(prompt - plan.dropped_tokens, 0)
+        self.pauses.sent(sending, clock, prompt, cold, rendered.length)
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),
@@ -283,29 +353,58 @@ class Runner:
             tools_fingerprint=self.settings.fingerprint,
         )
         self.append(response.turn)
-        await self.persisted()  # the turn is stored before any of its tools runs
         problem = response.format_error
         if problem is None:
+            await self.persisted()  # the turn is stored before any of its tools runs
             self.syntax_errors = 0
             return response.turn
         self.syntax_errors += 1
         if self.syntax_errors >= self.settings.max_syntax_errors:
+            await self.persisted()
             raise SyntaxBudgetExceeded(
                 f"{self.syntax_errors} consecutive model turns could not be parsed "
                 f"(last: {problem.detail})",
                 self.transcript,
             )
+        # Stored with its correction: a resumed run tells an unparseable turn by it.
         self.append(UserText(problem.correction))
+        await self.persisted()
         return None
 
     async def act(self, turn: AssistantTurn, *, extracting: bool) -> BaseModel | None:
         """Answer every call of the turn, in order, appending each result as it comes;
-        returns the outputs on a valid submit."""
-        submitted: BaseModel | None = None
-        failed = True
+        returns the outputs on a valid submit. A pause for the tools (not for `submit`) is
+        kept warm beside them."""
         cap = self.settings.result_cap(self.facts)
         tools = self.tools.step(self.transcript, max_result_chars=cap)
+        pause = self.pauses.for_turn(
+            turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
+        )
+        async with pause:
+            submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
+        await self.persisted()
+        self.failed_steps = self.failed_steps + 1 if failed else 0
+        return submitted
+
+    async def run_calls(
+        self, turn: AssistantTurn, tools: Disclosure, cap: int | None, *, extracting: bool
+    ) -> tuple[BaseModel | None, bool]:
+        """Answer every call of the turn, in order, storing each result as it comes (a
+        returned tool never runs twice, a call whose result is stored is not run again);
+        the outputs on a valid submit, and whether every call failed."""
+        submitted: BaseModel | None = None
+        failed = True
+        stored = stored_results(self.transcript.messages)  # the turn is the newest
         for call in turn.tool_calls:
+            if call.id in stored:  # returned before a crash: never run again
+                result = stored[call.id]
+                if call.name == SUBMIT and not result.is_error:
+                    checked = self.settings.outputs.validate(call)
+                    submitted = None if isinstance(checked, ToolResult) else checked
+                failed = failed and result.is_error
+                continue
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
                 result = self.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
@@ -316,23 +415,29 @@ class Runner:
                 else:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
+            elif call.id in self.cut and not self.repeatable(call.name):
+                result = self.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
                 execution = await tools.run(call)
                 self.executions.append(execution)
                 result = execution.result
             failed = failed and result.is_error
             self.append(result)
-        for notice in tools.announcements():  # tools discovered in this step, taught once
-            self.append(notice)
-        await self.persisted()
-        self.failed_steps = self.failed_steps + 1 if failed else 0
-        return submitted
+            await self.persisted()  # each result as it comes: a returned tool never runs twice
+        return submitted, failed
 
-    async def extract(self, reason: str) -> Run:
-        """Ask once more, over the same history, for `submit`; raise with the transcript if not."""
-        prompt = self.settings.outputs.extract_prompt(reason)
-        self.append(UserText(prompt, only_tool=SUBMIT))
-        turn = await self.query()
+    def repeatable(self, name: str) -> bool:
+        tool = self.settings.toolbox.get(name)
+        return tool is None or tool.repeatable
+
+    async def extract(self, reason: str, *, resumed: Position | None = None) -> Run:
+        """Ask once more, over the same history, for `submit`; raise with the transcript if
+        not. `resumed`: the stored run had begun its extract step."""
+        if resumed is None:
+            prompt = self.settings.outputs.extract_prompt(reason)
+            self.append(UserText(prompt, only_tool=SUBMIT))
+        stored = resumed.extract_turn if resumed is not None else None
+        turn = stored if stored is not None else await self.query()
         outputs = await self.act(turn, extracting=True) if turn and turn.tool_calls else None
         if outputs is None:
             raise ExtractFailed(

@@ -1,12 +1,13 @@
 """Per request of one conversation: tokens, the reusable prefix, the first divergence and why.
 
-A request that does not extend the previous one gets the guard's divergence and its
-classified cause (`cache.causes`). A request that does extend it but read less from the
-cache than it could (by more than the provider's rounding) gets the cause from the cache
-rules instead: below the minimum cacheable length, idle past the TTL, or (explicit
-breakpoints) no marker, a marker moved, or past the lookback. Cache reads, writes and
-misses are the logged usage when the log has it, else the simulator's under the model's
-own profile.
+Each request is measured against the one it continues (its parent in the conversation: the
+previous one, or an earlier one where the conversation branched). A request that does not
+extend it gets the guard's divergence and its classified cause (`cache.causes`). A request
+that does extend it but read less from the cache than it could (by more than the provider's
+rounding) gets the cause from the cache rules instead: below the minimum cacheable length,
+idle past the TTL, or (explicit breakpoints) no marker, a marker moved, or past the
+lookback. Cache reads, writes and misses are the logged usage when the log has it, else the
+simulator's under the model's own profile.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.audit.blocks import Pieces, estimate_tokens, ideal_marks, pieces, sized
+from warmloop.audit.attribution import attribute
+from warmloop.audit.blocks import (
+    Pieces,
+    conversation_pieces,
+    estimate_tokens,
+    ideal_marks,
+    pieces,
+    sized,
+)
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
@@ -22,6 +31,7 @@ from warmloop.cache.guard import compare
 from warmloop.cache.profiles import CacheProfile
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict
 from warmloop.errors import ConfigurationError
 
 CONTEXT = 80
@@ -65,6 +75,13 @@ class Finding:
     cause_kind: str | None
     cause: str | None
     diagnostics: str | None
+    parent: int | None = None
+    """The number of the request this one continues (None for a conversation's first):
+    the previous one, or an earlier one when the conversation branched."""
+    verdict: ProviderVerdict | None = None
+    """The provider's own verdict on this request, when the log has its diagnostics."""
+    agrees: bool | None = None
+    """Whether that verdict agrees with the audit's reading (None: nothing to compare)."""
 
 
 def request_times(entries: Sequence[Entry]) -> list[float]:
@@ -114,21 +131,26 @@ def _simulate_own(
 ) -> list[Usage]:
     simulator = CacheSimulator(profile)
     usages: list[Usage] = []
-    before: Pieces | None = None
-    blocks: tuple[Block, ...] = ()
-    for entry, tokens, at in zip(
-        conversation.entries, sizes, request_times(conversation.entries), strict=True
+    seen: list[Pieces] = []
+    sent: list[tuple[Block, ...]] = []
+    for found, parent, tokens, at in zip(
+        conversation_pieces(conversation, cut=profile.mode != "explicit"),
+        conversation.parents,
+        sizes,
+        request_times(conversation.entries),
+        strict=True,
     ):
-        found = pieces(entry)
-        common = before.common(found) if before else 0
+        common = seen[parent].common(found) if parent is not None else 0
         if conversation.wire.name != "anthropic":
             found = Pieces(found.texts, ideal_marks(len(found.texts), common, profile.ttl))
-        blocks = sized(found.texts, tokens, found.marks, blocks, common)
+        before = sent[parent] if parent is not None else ()
+        blocks = sized(found.texts, tokens, found.marks, before, common)
         try:
             usages.append(simulator.request(SimRequest(at, blocks)))
         except ConfigurationError:  # a request the API would have refused: nothing cached
             usages.append(Usage(input_tokens=tokens))
-        before = found
+        seen.append(found)
+        sent.append(blocks)
     return usages
 
 
@@ -180,17 +202,18 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
     times = request_times(entries)
     anthropic = conversation.wire.name == "anthropic"
     findings: list[Finding] = []
-    previous_pieces: Pieces | None = None
+    seen: list[Pieces] = []
     for k, entry in enumerate(entries):
         tokens, usage = sized_usage[k]
         usage = usage or simulated[k]
         current = pieces(entry)
         divergence, cause, reusable, limit, idle = None, None, 0, 0, None
-        if k:
-            before = entries[k - 1]
-            idle = times[k] - times[k - 1] if entry.record.at is not None else None
+        parent = conversation.parents[k]
+        if parent is not None:
+            before = entries[parent]
+            idle = times[k] - times[parent] if entry.record.at is not None else None
             check = compare(before.stream, entry.stream, context=EXCERPT)
-            limit = min(sizes[k - 1], tokens)
+            limit = min(sizes[parent], tokens)
             # Each request's tokens per character differ a little: never past the limit.
             reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
             bust = check.bust
@@ -198,16 +221,19 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
                 divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
                 cause = (bust.kind, bust.cause)
-            elif previous_pieces is not None:
+            else:
                 cause = _miss_cause(
                     profile,
                     reusable,
                     usage.cache_read_tokens,
                     idle,
-                    previous_pieces,
+                    seen[parent],
                     current,
                     anthropic,
                 )
+        section = divergence.section if divergence else None
+        earlier = entries[parent] if parent is not None else None
+        verdict, agrees, cause = attribute(entry, earlier, section, cause)
         findings.append(
             Finding(
                 number=k + 1,
@@ -226,7 +252,10 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 cause_kind=cause[0] if cause else None,
                 cause=cause[1] if cause else None,
                 diagnostics=describe_diagnostics(entry.record.diagnostics),
+                parent=parent + 1 if parent is not None else None,
+                verdict=verdict,
+                agrees=agrees,
             )
         )
-        previous_pieces = current
+        seen.append(current)
     return findings

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.audit.conversations import Entry
+from warmloop.audit.conversations import Conversation, Entry
+from warmloop.cache.guard import common_prefix_length
 from warmloop.cache.simulate import Block
 from warmloop.cache.wire import CACHE_MARKERS, dumps, strip_keys
 
@@ -91,6 +92,61 @@ def pieces(entry: Entry) -> Pieces:
         return _anthropic(entry.record.body, stream.head[0][1])
     texts = tuple(f"{label}|{text}" for label, text in stream.head) + stream.items
     return Pieces(texts, (None,) * len(texts))
+
+
+def _split(found: Pieces, cuts: Mapping[str, set[int]]) -> Pieces:
+    """`found` with each piece cut at the offsets `cuts` holds for its text; a marker stays
+    on the last part (a cache marker closes its block, wherever the block is cut)."""
+    texts: list[str] = []
+    marks: list[str | None] = []
+    for text, mark in zip(found.texts, found.marks, strict=True):
+        start = 0
+        for offset in sorted(cuts.get(text, ())):
+            texts.append(text[start:offset])
+            marks.append(None)
+            start = offset
+        texts.append(text[start:])
+        marks.append(mark)
+    return Pieces(tuple(texts), tuple(marks))
+
+
+def conversation_pieces(conversation: Conversation, *, cut: bool = True) -> list[Pieces]:
+    """Each request's blocks; with `cut`, a piece is cut where a request diverges inside it
+    from the request it continues (both sides), so the shared start of a rebuilt message is
+    one block on both: automatic caching (and an engine's KV cache) reads the longest common
+    prefix, not whole messages. Cuts belong to a piece's text, wherever it is sent, and two
+    pieces that share a start share every cut inside it, so shared blocks stay identical
+    across the whole conversation. Explicit caching (Anthropic) reads only up to a marker at
+    the end of a block the client sent: no cut for it."""
+    found = [pieces(entry) for entry in conversation.entries]
+    if not cut:
+        return found
+    cuts: dict[str, set[int]] = {}
+    pairs: list[tuple[str, str, int]] = []
+    for k, parent in enumerate(conversation.parents):
+        if parent is None:
+            continue
+        before, after = found[parent], found[k]
+        piece = before.common(after)
+        if piece < min(len(before.texts), len(after.texts)):
+            old, new = before.texts[piece], after.texts[piece]
+            offset = common_prefix_length(old, new)
+            if offset:
+                pairs.append((old, new, offset))
+                for text in (old, new):
+                    if offset < len(text):
+                        cuts.setdefault(text, set()).add(offset)
+    changed = True
+    while changed:  # pieces with a common start share the cuts inside it: to a fixpoint
+        changed = False
+        for old, new, offset in pairs:
+            inside = {c for c in cuts.get(old, set()) | cuts.get(new, set()) if c < offset}
+            for text in (old, new):
+                have = cuts.setdefault(text, set())
+                if not inside <= have:
+                    have |= inside
+                    changed = True
+    return [_split(p, cuts) for p in found]
 
 
 def sized(

@@ -4,19 +4,23 @@ Each conversation is replayed through its own simulated cache (`cache.simulate`)
 provider's profile and priced with its dated table (`cache.pricing`), twice:
 - as logged: the blocks each request really sent, at the times it sent them; explicit
   markers where the log has them (Anthropic), else where a careful client puts them;
-- perfect: each request is the previous one plus its new tokens and finds the cache warm
+- perfect: each request is the one it continues plus its new tokens and finds the cache warm
   (idle gaps shortened below the TTL), with the same prompt sizes.
 The difference per request is charged to that request's cause, so the dollars lost add up
-to the whole gap between the two.
+to the whole gap between the two. A request whose miss the provider's own diagnostics say it
+caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
+charged to the provider, apart from the client's causes.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
-from warmloop.audit.blocks import Pieces, ideal_marks, pieces, sized
+from warmloop.audit.attribution import PROVIDER_LOST
+from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
 from warmloop.cache.price_table import Prices, prices_for
 from warmloop.cache.pricing import cost_breakdown
@@ -73,16 +77,22 @@ def _logged_requests(
     request as sent had no explicit marker where it needed one."""
     keep_marks = conversation.wire.name == "anthropic"
     out: list[tuple[SimRequest, SimRequest, bool]] = []
-    before: Pieces | None = None
-    blocks: tuple[Block, ...] = ()
-    for entry, tokens, at in zip(
-        conversation.entries, sizes, request_times(conversation.entries), strict=True
+    seen: list[Pieces] = []
+    sent: list[tuple[Block, ...]] = []
+    for found, parent, tokens, at in zip(
+        conversation_pieces(conversation, cut=profile.mode != "explicit"),
+        conversation.parents,
+        sizes,
+        request_times(conversation.entries),
+        strict=True,
     ):
-        found = pieces(entry)
-        common = before.common(found) if before else 0
+        common = seen[parent].common(found) if parent is not None else 0
         ideal = ideal_marks(len(found.texts), common, profile.ttl)
         marks = found.marks if keep_marks else ideal
-        blocks = sized(found.texts, tokens, marks, blocks, common)
+        before = sent[parent] if parent is not None else ()
+        blocks = sized(found.texts, tokens, marks, before, common)
+        seen.append(found)
+        sent.append(blocks)
         unmarked = profile.mode == "explicit" and all(mark is None for mark in marks)
         out.append(
             (
@@ -93,20 +103,34 @@ def _logged_requests(
                 unmarked,
             )
         )
-        before = found
     return out
 
 
 def _perfect_requests(
-    times: Sequence[float], sizes: Sequence[int], profile: CacheProfile
+    times: Sequence[float],
+    sizes: Sequence[int],
+    parents: Sequence[int | None],
+    profile: CacheProfile,
 ) -> list[SimRequest]:
+    """Each request as its parent's blocks plus its new tokens, every gap kept warm. A
+    request shorter than its parent (a sliding window) reads as much of it as the cache
+    serves: under automatic caching the parent's new tokens are cut where the shorter one's
+    readable prefix ends, so the simulator can serve it."""
     out: list[SimRequest] = []
-    blocks: list[Block] = []
     warm = min(profile.ttl_seconds / 2, 60.0)
     at = times[0] if times else 0.0
-    for k, tokens in enumerate(sizes):
+    cuts = sorted(
+        {
+            profile.cacheable(sizes[k])
+            for k, parent in enumerate(parents)
+            if parent is not None and sizes[k] < sizes[parent] and profile.mode != "explicit"
+        }
+        - {0}
+    )
+    for k, (tokens, parent) in enumerate(zip(sizes, parents, strict=True)):
         if k:
             at += min(times[k] - times[k - 1], warm)
+        blocks = out[parent].blocks if parent is not None else ()
         kept, used = [], 0
         for block in blocks:
             if used + block.tokens > tokens:
@@ -114,13 +138,22 @@ def _perfect_requests(
             kept.append(block)
             used += block.tokens
         ends_previous = len(kept) - 1
-        if tokens > used:
-            kept.append(Block(tokens - used, f"new {k}"))
+        start = used
+        for cut in cuts[bisect_right(cuts, used) : bisect_left(cuts, tokens)]:
+            kept.append(Block(cut - start, f"new {k} from {start}"))
+            start = cut
+        if tokens > start:
+            kept.append(Block(tokens - start, f"new {k} from {start}"))
         marks = {len(kept) - 1, ends_previous} if ends_previous >= 0 else {len(kept) - 1}
-        blocks = [
-            Block(b.tokens, b.key, profile.ttl if i in marks else None) for i, b in enumerate(kept)
-        ]
-        out.append(SimRequest(at, tuple(blocks)))
+        out.append(
+            SimRequest(
+                at,
+                tuple(
+                    Block(b.tokens, b.key, profile.ttl if i in marks else None)
+                    for i, b in enumerate(kept)
+                ),
+            )
+        )
     return out
 
 
@@ -137,11 +170,15 @@ def provider_cost(
     perfect = CacheSimulator(profile)
     pairs: list[tuple[float, float]] = []
     lost: dict[str, float] = {}
-    perfect_requests = _perfect_requests(request_times(conversation.entries), sizes, profile)
+    perfect_requests = _perfect_requests(
+        request_times(conversation.entries), sizes, conversation.parents, profile
+    )
     requests = _logged_requests(conversation, sizes, profile)
     for finding, (request, fallback, unmarked), ideal in zip(
         findings, requests, perfect_requests, strict=True
     ):
+        if finding.cause_kind == PROVIDER_LOST:  # the provider's own word: its entry was gone
+            logged = CacheSimulator(profile)
         actual = input_dollars(_replay(logged, request, fallback), prices)
         best = input_dollars(perfect.request(ideal), prices)
         pairs.append((actual, best))

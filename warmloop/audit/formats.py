@@ -3,7 +3,8 @@
 The format comes from the endpoint path when the log has it (`/v1/messages`,
 `/chat/completions`, `/responses`, `:generateContent`), else from the body's shape. Each
 format's `WireLayout` comes from `cache.wire`, with the keys that never reach the prompt
-(streaming switches, output budgets, sampling, Anthropic's `diagnostics`) added to the keys
+(streaming switches, output budgets, sampling, Anthropic's `diagnostics`, OpenAI's
+`prompt_cache_options.comparison_response_id`) added to the keys
 the canonical stream leaves out, so switching them is not reported as a bust.
 """
 
@@ -43,6 +44,8 @@ NOT_IN_PROMPT = frozenset(
     }
 )
 """Request keys that choose how a reply is sampled or delivered, not what the prompt is."""
+COMPARISON = ("prompt_cache_options", "comparison_response_id")
+"""OpenAI's cache-diagnostics baseline: which response to compare with, not the prompt."""
 
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 _GEMINI_PATH = re.compile(r"/models/([^/:]+):(?:stream)?[gG]enerateContent")
@@ -73,7 +76,11 @@ def _audit_layout(layout: WireLayout) -> WireLayout:
 
 ANTHROPIC_FORMAT = WireFormat("anthropic", _audit_layout(ANTHROPIC), "anthropic")
 CHAT_FORMAT = WireFormat("openai-chat", _audit_layout(CHAT), "openai")
-RESPONSES_FORMAT = WireFormat("openai-responses", _audit_layout(RESPONSES), "openai")
+RESPONSES_FORMAT = WireFormat(
+    "openai-responses",
+    replace(_audit_layout(RESPONSES), unprompted=(COMPARISON,)),
+    "openai",
+)
 GEMINI_FORMAT = WireFormat("gemini", _audit_layout(GEMINI_HTTP), "gemini")
 FORMATS = (ANTHROPIC_FORMAT, CHAT_FORMAT, RESPONSES_FORMAT, GEMINI_FORMAT)
 

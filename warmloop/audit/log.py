@@ -2,7 +2,8 @@
 
 One line is one request. The recorder writes objects with `at` (epoch seconds), `path`,
 `status`, `body` (the request body as sent), `usage` (the provider's usage object from the
-response, as it was) and `diagnostics` (Anthropic's cache diagnostics, when present).
+response, as it was), `diagnostics` (the provider's cache diagnostics when present:
+Anthropic's `diagnostics`, OpenAI's `prompt_cache_diagnostics`) and `response_id`.
 `read_log` also takes lines that are a raw request body, optionally with `usage` and a
 timestamp beside the body's own keys, and wrappers that keep the body under `request` or
 `payload`. A line that is not JSON (a half-written last line) is reported, never fatal.
@@ -30,6 +31,8 @@ from warmloop.errors import ConfigurationError
 BODY_KEYS = ("body", "request", "payload", "request_body")
 TIME_KEYS = ("at", "timestamp", "ts", "time", "created_at")
 CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
+RECORD_KEYS = frozenset({"usage", "diagnostics", "prompt_cache_diagnostics", "response_id"})
+"""Keys beside a raw body that are the recorder's (or the response's), never a request's."""
 MILLISECONDS = 1e11
 """Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
 
@@ -45,6 +48,9 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     diagnostics: Mapping[str, Any] | None = None
     status: int | None = None
+    response_id: str | None = None
+    """The id of the response (the recorder logs it), which a later request's diagnostics
+    may name as the one it was compared with."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,7 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
         if not CONVERSATION_KEYS & data.keys():
             return f"line {number}: no request body (messages, input or contents)"
         # A raw body: our metadata keys are no request parameter of any of the APIs.
-        body = {k: v for k, v in data.items() if k not in {"usage", "diagnostics", *TIME_KEYS}}
+        body = {k: v for k, v in data.items() if k not in {*RECORD_KEYS, *TIME_KEYS}}
     if not CONVERSATION_KEYS & body.keys():
         return f"line {number}: the body has no messages, input or contents"
     for key in sorted(CONVERSATION_KEYS & body.keys()):
@@ -106,8 +112,24 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
         at=at,
         path=str(data.get("path") or ""),
         usage=usage,
-        diagnostics=_mapping(data.get("diagnostics")) or _mapping(response.get("diagnostics")),
+        diagnostics=next(
+            (
+                found
+                for where in (data, response)
+                for key in ("diagnostics", "prompt_cache_diagnostics")
+                if (found := _mapping(where.get(key)))
+            ),
+            None,
+        ),
         status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        response_id=next(
+            (
+                found
+                for found in (data.get("response_id"), response.get("id"))
+                if isinstance(found, str)
+            ),
+            None,
+        ),
     )
 
 

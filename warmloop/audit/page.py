@@ -2,7 +2,9 @@
 
 Per conversation: totals, a bar per request whose segments are cached / written / uncached
 tokens (every bar on one scale, so lengths compare across requests), each divergence with
-both sides side by side, and the input dollars lost per cause under each provider.
+both sides side by side and, where the log has the provider's own cache diagnostics, the
+audit's reading beside the provider's verdict (agreeing, disagreeing, or the provider's
+loss), and the input dollars lost per cause under each provider.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from html import escape
 
 from warmloop.audit.analysis import Finding
 from warmloop.audit.report import AuditReport, ConversationReport, cause_label
+from warmloop.audit.standing import state, verdict_note, worth_showing
+from warmloop.cache.verdict import PROVIDER_NAMES
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fff}
@@ -34,6 +38,13 @@ margin:4px 0;font-size:12px;max-height:220px;overflow:auto}
 .side h4{margin:4px 0;font-size:12px;color:#4a5160}
 mark.was{background:#f9d3cf}mark.now{background:#cdeed8}
 .diagnostics{color:#1f5fa8}
+.verdicts{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0}
+.verdict{padding:6px 10px;border-radius:6px;background:#f3f5f9}
+.verdict h4{margin:0 0 4px;font-size:12px;color:#4a5160}
+.verdicts .agreement,.verdicts .diagnostics{grid-column:1 / 3;margin:0;font-size:12px}
+.verdicts.agree .provider{background:#e3f4e9}.verdicts.disagree .provider{background:#fbe3e0}
+.verdicts.loss .provider{background:#efe4f7}.verdicts.disagree .agreement{color:#a2331f}
+.verdicts.loss .agreement{color:#6b3a91}
 table{border-collapse:collapse;margin:8px 0}
 td,th{border-bottom:1px solid #e3e6ec;padding:4px 10px;text-align:right}
 td:first-child,th:first-child{text-align:left}
@@ -71,15 +82,40 @@ def _request_row(finding: Finding, scale: float) -> str:
     )
 
 
+def _verdicts(finding: Finding) -> str:
+    """The audit's reading and the provider's verdict side by side, with how they stand."""
+    verdict = finding.verdict
+    if verdict is None:
+        return ""
+    note = verdict_note(finding)
+    audit_side = (
+        f"<b>{escape(cause_label(finding.cause_kind))}</b><br>{escape(finding.cause or '')}"
+        if finding.cause_kind
+        else "<b>no bust</b><br>the request extended the previous one"
+    )
+    missed = (
+        f"<br>about {verdict.missed_tokens:,} input tokens missed"
+        if verdict.missed_tokens is not None
+        else ""
+    )
+    name = PROVIDER_NAMES.get(verdict.provider, verdict.provider)
+    return (
+        f'<div class="verdicts {state(finding)}">'
+        f'<div class="verdict audit"><h4>warmloop\'s audit</h4>{audit_side}</div>'
+        f'<div class="verdict provider"><h4>{escape(name)}\'s own diagnostics</h4>'
+        f"<b>{escape(verdict.reason)}</b>{missed}</div>"
+        + (f'<p class="agreement">{escape(note[0])}</p>' if note else "")
+        + f'<p class="diagnostics">Provider diagnostics: {escape(verdict.describe())}</p>'
+        "</div>"
+    )
+
+
 def _divergence(finding: Finding) -> str:
     divergence = finding.divergence
     cause = escape(finding.cause or "")
     where = escape(divergence.section) if divergence else "cache rules"
-    diagnostics = (
-        f'<p class="diagnostics">Provider diagnostics: {escape(finding.diagnostics)}</p>'
-        if finding.diagnostics
-        else ""
-    )
+    # Beside a provider's verdict the audit's cause is one of the two readings shown.
+    said = _verdicts(finding) if finding.verdict else f'<p class="cause">{cause}</p>'
     sides = ""
     if divergence is not None:
         lead = escape(divergence.context)
@@ -93,7 +129,7 @@ def _divergence(finding: Finding) -> str:
     return (
         f'<div class="divergence" data-number="{finding.number}">'
         f"<h3>Request {finding.number} (log line {finding.line}) · {where}</h3>"
-        f'<p class="cause">{cause}</p>{diagnostics}{sides}</div>'
+        f"{said}{sides}</div>"
     )
 
 
@@ -135,7 +171,7 @@ def _conversation(conversation: ConversationReport) -> str:
         f"{escape(conversation.model or 'unknown model')}</div>"
     )
     rows = "".join(_request_row(f, scale) for f in findings)
-    busts = "".join(_divergence(f) for f in findings if f.cause_kind is not None)
+    busts = "".join(_divergence(f) for f in findings if worth_showing(f))
     return (
         f'<section class="conversation" id="conversation-{conversation.number}">'
         f"<h2>{escape(conversation.label)}</h2>"

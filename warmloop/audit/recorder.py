@@ -6,8 +6,10 @@ back as it arrives: status, headers and the raw body, chunk by chunk, so server-
 stream through live. For model requests (`POST` to a Chat Completions, Responses, Messages
 or Gemini `generateContent` / `streamGenerateContent` path) one JSONL line is appended
 after the response ends: arrival time, path (without the query, which may hold an API
-key), status, the request body, and the usage and cache diagnostics read from the
-response. Headers are never logged.
+key), status, the request body as forwarded, and the usage, response id and cache
+diagnostics read from the response. Headers are never logged. With `diagnose` the
+provider's own cache diagnostics are asked for on the way (`audit.diagnose`: only for
+api.anthropic.com and api.openai.com; any other upstream gets every request as sent).
 
 The request target can only be a path on the upstream: the URL is the upstream's with the
 target as its path, and a target that is no plain path (another host, control bytes, dot
@@ -23,35 +25,28 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from email.message import Message
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import httpx2
 
+from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.audit.formats import format_from_path
+from warmloop.audit.forwarding import (
+    HOP_BY_HOP,
+    check_upstream,
+    connection_options,
+    forwarded_headers,
+    one_line,
+    shown,
+    target_problem,
+)
 from warmloop.audit.log import LogWriter
 from warmloop.audit.responses import response_facts
 from warmloop.errors import ConfigurationError
 
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-        "content-length",
-    }
-)
 KEEP_BYTES = 64 * 1024 * 1024
 """Response bytes kept for reading usage (the body is forwarded whole regardless)."""
 UPSTREAM_READ_SECONDS = 600.0
@@ -70,7 +65,6 @@ MAX_LINE = 64 * 1024
 MAX_TRAILERS = 100
 DIGITS = re.compile(r"[0-9]+")
 HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
-PRINTABLE_ASCII = re.compile(r"[!-~]*")
 
 
 class _Refusal(Exception):
@@ -80,66 +74,6 @@ class _Refusal(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def check_upstream(url: str) -> str:
-    """The upstream base URL without a trailing slash; anything but http(s) is an error."""
-    parts = urlsplit(url)
-    problem = parts.scheme not in {"http", "https"} or not parts.netloc
-    if not problem:
-        try:
-            httpx2.URL(url)
-        except httpx2.InvalidURL:
-            problem = True
-    if problem or parts.query or parts.fragment:
-        raise ConfigurationError(
-            "--upstream must be an http(s) URL without a query, such as "
-            f"https://api.openai.com, got {url!r}"
-        )
-    return url.rstrip("/")
-
-
-def target_problem(target: str) -> str | None:
-    """Why a request target is no path on the upstream, or None when it is one: a path
-    starts with a single `/`, holds printable ASCII only, and no backslash or `.` or `..`
-    segment (percent-encoded or not), so it can never name another host or leave the
-    upstream's base path."""
-    if not target.startswith("/") or target.startswith("//"):
-        return "it must be a path that starts with a single '/'"
-    if not PRINTABLE_ASCII.fullmatch(target):
-        return "it holds a control byte, a space or a non-ASCII character"
-    path = unquote(target.split("?", 1)[0])
-    if "\\" in path:
-        return "it holds a backslash"
-    if any(segment in {".", ".."} for segment in path.split("/")):
-        return "it holds a '.' or '..' segment"
-    return None
-
-
-def connection_options(headers: Message) -> set[str]:
-    """The Connection header's options, lower-cased (`close`, and hop-by-hop header names)."""
-    return {
-        token.strip().lower()
-        for value in headers.get_all("Connection", [])
-        for token in value.split(",")
-    }
-
-
-def forwarded_headers(headers: Message) -> list[tuple[str, str]]:
-    """The request's headers as sent, less hop-by-hop ones (those the Connection header
-    names too), Host and Content-Length (the upstream connection sets its own)."""
-    hop = HOP_BY_HOP | connection_options(headers)
-    return [(k, v) for k, v in headers.items() if k.lower() not in hop]
-
-
-def one_line(text: str) -> str:
-    """`text` with line breaks and other unprintable characters escaped (`\\x1b`)."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
-def shown(text: str, limit: int = 80) -> str:
-    """A client's string quoted for a message, escaped and cut to `limit` characters."""
-    return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
 def _decoded(data: bytes, encoding: str) -> bytes:
@@ -171,8 +105,12 @@ class Recorder:
         port: int = 0,
         clock: Callable[[], float] = time.time,
         transport: httpx2.BaseTransport | None = None,
+        diagnose: bool = False,
     ) -> None:
         self.upstream = check_upstream(upstream)
+        wire = diagnosable(self.upstream) if diagnose else None
+        self.diagnoser = Diagnoser(wire) if wire is not None else None
+        """Asks the provider for its cache verdict (None: every request goes as sent)."""
         self._base = httpx2.URL(self.upstream)
         self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
@@ -362,6 +300,13 @@ class _Handler(BaseHTTPRequestHandler):
         headers = forwarded_headers(self.headers)
         if "close" in connection_options(self.headers):
             self.close_connection = True  # http.server sees `close` only as the whole value
+        path = self.path.split("?", 1)[0]
+        diagnoser = recorder.diagnoser
+        asked: Asked | None = None
+        if diagnoser is not None:
+            asked = diagnoser.ask(self.command, path, headers, body)
+            if asked is not None:
+                headers, body = asked.headers, asked.body
         try:
             with recorder.client.stream(
                 self.command, url, headers=headers, content=body
@@ -376,16 +321,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kept is None:
             return
-        path = self.path.split("?", 1)[0]
         if self.command != "POST" or format_from_path(path) is None:
             return
+        facts = response_facts(_decoded(kept, encoding), content_type)
+        if diagnoser is not None and asked is not None and status < 400:
+            diagnoser.answered(asked, facts.response_id)
         try:
             request = json.loads(body)
         except ValueError:
             return
         if not isinstance(request, dict):
             return
-        facts = response_facts(_decoded(kept, encoding), content_type)
         recorder.record(
             {
                 "at": arrived,
@@ -397,6 +343,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "body": request,
                 "usage": facts.usage,
                 "diagnostics": facts.diagnostics,
+                "response_id": facts.response_id,
             }
         )
 

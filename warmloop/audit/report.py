@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
+from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
 from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
@@ -29,6 +30,8 @@ CAUSE_LABELS = {
     "reasoning-dropped": "reasoning or signatures dropped",
     "messages-removed": "messages removed",
     "messages-summarised": "messages summarised",
+    "messages-inserted": "messages inserted before an earlier one",
+    "message-rebuilt": "rebuilt message (text inserted before its end)",
     "content-replaced": "earlier content replaced (pruning)",
     "content-truncated": "earlier content truncated",
     "history-trimmed": "history trimmed",
@@ -37,6 +40,7 @@ CAUSE_LABELS = {
     "idle": "idle past the TTL",
     "cache-marker": "cache marker moved or past the lookback",
     "unexplained": "not explained",
+    "provider-lost": "the provider (it lost the entry)",
 }
 """How each cause kind is named for people."""
 
@@ -87,8 +91,43 @@ class ConversationReport:
 
     @property
     def busts(self) -> tuple[Finding, ...]:
-        """Requests with a classified cause (a bust or an explained miss)."""
-        return tuple(f for f in self.findings if f.cause_kind is not None)
+        """Requests with a classified cause (a bust or an explained miss) that is the
+        client's: a miss the provider says it caused is not one (`provider_lost`)."""
+        return tuple(f for f in self.findings if f.cause_kind not in (None, PROVIDER_LOST))
+
+    @property
+    def provider_lost(self) -> tuple[Finding, ...]:
+        """Requests whose miss the provider's own diagnostics put on the provider."""
+        return tuple(f for f in self.findings if f.cause_kind == PROVIDER_LOST)
+
+
+def resent_tokens(finding: Finding) -> int:
+    """Prompt tokens re-sent because of the request's cause: those of the previous request
+    after the divergence for a bust, the ones the cache did not serve for a miss the cache
+    rules explain."""
+    served = finding.reusable if finding.divergence is not None else finding.cached
+    return max(0, finding.limit - served)
+
+
+@dataclass(frozen=True)
+class CauseTotal:
+    """One cause over the whole log: the requests it hit, the tokens re-sent because of
+    it, and the dollars it cost per provider against a perfect append-only prefix."""
+
+    kind: str
+    requests: int
+    resent_tokens: int
+    lost_usd: dict[str, float]
+
+    @property
+    def label(self) -> str:
+        """The people's name of the cause."""
+        return cause_label(self.kind)
+
+    @property
+    def resent_per_request(self) -> float:
+        """Tokens re-sent per request it hit (per step, for a cause that recurs)."""
+        return self.resent_tokens / self.requests if self.requests else 0.0
 
 
 @dataclass(frozen=True)
@@ -110,16 +149,45 @@ class AuditReport:
                     into[cause] = into.get(cause, 0.0) + dollars
         return out
 
+    @property
+    def causes(self) -> tuple[CauseTotal, ...]:
+        """Every cause over the whole log, the costliest first."""
+        hits: dict[str, tuple[int, int]] = {}
+        for conversation in self.conversations:
+            for finding in conversation.findings:
+                if finding.cause_kind is not None:
+                    count, resent = hits.get(finding.cause_kind, (0, 0))
+                    hits[finding.cause_kind] = (count + 1, resent + resent_tokens(finding))
+        lost: dict[str, dict[str, float]] = {}
+        for provider, causes in self.lost_by_cause.items():
+            for kind, dollars in causes.items():
+                lost.setdefault(kind, {})[provider] = dollars
+        totals = [
+            CauseTotal(kind, *hits.get(kind, (0, 0)), lost.get(kind, {}))
+            for kind in dict.fromkeys([*hits, *lost])
+        ]
+        return tuple(sorted(totals, key=lambda t: -max(t.lost_usd.values(), default=0.0)))
+
 
 def _entries(contents: LogContents, skipped: list[str]) -> list[Entry]:
     entries = []
+    # One string per distinct canonical piece: each request of a conversation repeats every
+    # earlier one, so sharing them keeps the streams' memory to what is distinct, and lets
+    # grouping compare shared items by identity.
+    seen: dict[str, str] = {}
     for record in contents.requests:
         if record.status is not None and record.status >= 400:
             # A refused request never reached the cache: it reads nothing, writes nothing.
             skipped.append(f"line {record.line}: the API answered {record.status}")
             continue
         wire = detect_format(record.body, record.path)
-        stream = canonical_stream(record.body, wire.layout)
+        found = canonical_stream(record.body, wire.layout)
+        stream = replace(
+            found,
+            head=tuple((label, seen.setdefault(text, text)) for label, text in found.head),
+            items=tuple(seen.setdefault(text, text) for text in found.items),
+            lineage=None,
+        )
         entries.append(Entry(record, wire, stream, routing_key(record.body)))
     return entries
 
@@ -173,6 +241,8 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                     "limit_tokens": conversation.limit,
                     "hit_rate": round(conversation.hit_rate, 4),
                     "cached_over_limit": round(conversation.cached_over_limit, 4),
+                    "client_busts": len(conversation.busts),
+                    "provider_lost": len(conversation.provider_lost),
                 },
                 "requests": [asdict(f) for f in conversation.findings],
                 "costs": [
@@ -192,6 +262,17 @@ def to_json(report: AuditReport) -> dict[str, Any]:
             "source": report.source,
             "conversations": conversations,
             "lost_by_cause_usd": report.lost_by_cause,
+            "causes": [
+                {
+                    "kind": total.kind,
+                    "label": total.label,
+                    "requests": total.requests,
+                    "resent_tokens": total.resent_tokens,
+                    "resent_tokens_per_request": round(total.resent_per_request, 1),
+                    "lost_usd": total.lost_usd,
+                }
+                for total in report.causes
+            ],
             "skipped": list(report.skipped),
         }
     )

@@ -1,4 +1,5 @@
-"""What a logged response says about the cache: its usage object and Anthropic's diagnostics.
+"""What a logged response says about the cache: its usage, its id and the provider's own
+cache diagnostics.
 
 Responses come as one JSON body or as server-sent events. Where each wire format puts its
 usage (provider docs, "streaming" sections):
@@ -7,10 +8,12 @@ usage (provider docs, "streaming" sections):
   `message_start.message` (cache diagnostics, beta `cache-diagnosis-2026-04-07`).
 - OpenAI Chat Completions: `usage`; streamed, the last chunk when
   `stream_options.include_usage` is set.
-- OpenAI Responses: `usage`; streamed, `response.completed` (or `.incomplete`) events.
+- OpenAI Responses: `usage`; streamed, `response.completed` (or `.incomplete`) events;
+  `prompt_cache_diagnostics` beside it (GPT-5.6 and later, see `cache.verdict`).
 - Gemini: `usageMetadata`; streamed, every chunk, the last one final.
 
-`normalise_usage` turns any of those objects into warmloop's `Usage`.
+`normalise_usage` turns any of those objects into warmloop's `Usage`; `logged_verdict` reads
+a logged request's diagnostics as the provider's verdict (`cache.verdict`).
 """
 
 from __future__ import annotations
@@ -20,15 +23,22 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from warmloop.audit.log import LoggedRequest
 from warmloop.cache.usage import Usage, prompt_split
+from warmloop.cache.verdict import ProviderVerdict, anthropic_verdict, read_verdict
+
+DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
+"""Where Anthropic and OpenAI put their cache diagnostics in a response."""
 
 
 @dataclass(frozen=True)
 class ResponseFacts:
-    """The usage object and cache diagnostics found in a response (None when absent)."""
+    """The usage object, cache diagnostics and response id found in a response (None when
+    absent)."""
 
     usage: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None
+    response_id: str | None = None
 
 
 def _sse_data(text: str) -> Iterator[Any]:
@@ -55,12 +65,19 @@ def facts_from_object(data: object, facts: ResponseFacts = ResponseFacts()) -> R
     """Fold one JSON object (a whole response or one streamed event) into `facts`."""
     if not isinstance(data, dict):
         return facts
-    usage, diagnostics = facts.usage, facts.diagnostics
+    usage, diagnostics, found_id = facts.usage, facts.diagnostics, facts.response_id
     kind = data.get("type")
     message = data.get("message") if kind == "message_start" else data
     response = data.get("response")
-    if isinstance(message, dict) and isinstance(message.get("diagnostics"), dict):
-        diagnostics = message["diagnostics"]
+    # Anthropic's message (or `message_start.message`), OpenAI's response (or an event's)
+    for whole in (message, response):
+        if not isinstance(whole, dict):
+            continue
+        for key in DIAGNOSTICS_KEYS:
+            if isinstance(whole.get(key), dict):
+                diagnostics = whole[key]
+        if whole.get("type") == "message" or whole.get("object") == "response":
+            found_id = whole["id"] if isinstance(whole.get("id"), str) else found_id
     if kind == "message_start" and isinstance(message, dict):
         usage = _merge(usage, message.get("usage"))
     elif isinstance(response, dict) and isinstance(response.get("usage"), dict):
@@ -69,7 +86,7 @@ def facts_from_object(data: object, facts: ResponseFacts = ResponseFacts()) -> R
         usage = _merge(usage, data["usage"])  # Anthropic message_delta, Chat chunks, bodies
     elif isinstance(data.get("usageMetadata"), dict):
         usage = dict(data["usageMetadata"])  # Gemini: the last chunk's counts are final
-    return ResponseFacts(usage, diagnostics)
+    return ResponseFacts(usage, diagnostics, found_id)
 
 
 def response_facts(body: bytes, content_type: str = "") -> ResponseFacts:
@@ -145,15 +162,34 @@ def normalise_usage(raw: Mapping[str, Any]) -> Usage:
 
 
 def describe_diagnostics(diagnostics: Mapping[str, Any] | None) -> str | None:
-    """Anthropic's cache diagnostics in one line, or None when there are none."""
-    if not diagnostics:
-        return None
-    reason = diagnostics.get("cache_miss_reason")
-    if reason is None:
-        return "Anthropic: comparison still pending (check the next request)"
-    if not isinstance(reason, Mapping):
-        return None
-    kind = str(reason.get("type", "unknown"))
-    missed = reason.get("cache_missed_input_tokens")
-    tail = f", about {missed:,} input tokens missed" if isinstance(missed, int) else ""
-    return f"Anthropic: {kind}{tail}"
+    """Either provider's cache diagnostics in one line, or None when there are none."""
+    verdict = read_verdict(diagnostics) if diagnostics else None
+    return verdict.describe() if verdict is not None else None
+
+
+def compared_with(body: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """Whether a request body asked for cache diagnostics, and the earlier response it
+    named (Anthropic's `diagnostics.previous_message_id`, OpenAI's
+    `prompt_cache_options.comparison_response_id`)."""
+    for key, field in (
+        ("diagnostics", "previous_message_id"),
+        ("prompt_cache_options", "comparison_response_id"),
+    ):
+        asked = body.get(key)
+        if isinstance(asked, Mapping) and field in asked:
+            named = asked[field]
+            return True, named if isinstance(named, str) else None
+    return False, None
+
+
+def logged_verdict(record: LoggedRequest, wire: str) -> ProviderVerdict | None:
+    """The provider's verdict on a logged request: its diagnostics when the log has them;
+    for an answered Anthropic request that named a previous message and got none back, the
+    documented `diagnostics: null`, no divergence."""
+    asked, earlier = compared_with(record.body)
+    if record.diagnostics:
+        return read_verdict(record.diagnostics, compared_with=earlier)
+    answered = record.usage is not None and (record.status is None or record.status < 400)
+    if wire == "anthropic" and asked and earlier is not None and answered:
+        return anthropic_verdict({}, compared_with=earlier)
+    return None

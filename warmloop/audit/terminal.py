@@ -14,6 +14,7 @@ from rich.text import Text
 
 from warmloop.audit.analysis import Finding
 from warmloop.audit.report import AuditReport, ConversationReport, cause_label
+from warmloop.audit.standing import verdict_note, worth_showing
 
 EXCERPT = 100
 
@@ -62,10 +63,10 @@ def _cause_cell(finding: Finding) -> Text:
 
 
 def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
-    """Each bust or explained miss: request, section and cause, the provider's own
-    diagnostics, then both sides from the divergence on."""
+    """Each bust or explained miss: request, section and cause, the provider's own verdict
+    beside it, then both sides from the divergence on."""
     for finding in conversation.findings:
-        if finding.cause_kind is None and finding.diagnostics is None:
+        if not worth_showing(finding):
             continue
         divergence = finding.divergence
         where = divergence.section if divergence else "cache rules"
@@ -74,8 +75,14 @@ def divergence_lines(conversation: ConversationReport) -> Iterator[Text]:
             f"(line {finding.line}), {where}: ",
             (finding.cause or "no bust", "yellow"),
         )
-        if finding.diagnostics:
-            yield Text.assemble(("  provider: ", "dim"), (finding.diagnostics, "cyan"))
+        said = finding.verdict.describe() if finding.verdict else finding.diagnostics
+        if said:
+            note = verdict_note(finding)
+            yield Text.assemble(
+                ("  provider: ", "dim"),
+                (said, "cyan"),
+                *((("  · ", "dim"), note) if note else ()),
+            )
         if divergence is not None:
             lead = _flat(divergence.context)[-30:]
             yield Text.assemble(
@@ -109,6 +116,26 @@ def costs_table(conversation: ConversationReport) -> Table:
     return table
 
 
+def causes_table(report: AuditReport) -> Table:
+    """Each cause over the whole log: requests hit, tokens re-sent, dollars lost per provider."""
+    providers = list(dict.fromkeys(p for total in report.causes for p in total.lost_usd))
+    table = Table(title="causes over the whole log", title_justify="left")
+    table.add_column("cause")
+    for name in ("requests", "re-sent tokens", "per request"):
+        table.add_column(name, justify="right")
+    for provider in providers:
+        table.add_column(f"lost $ {provider}", justify="right")
+    for total in report.causes:
+        table.add_row(
+            Text(total.label),
+            str(total.requests),
+            f"{total.resent_tokens:,}",
+            f"{total.resent_per_request:,.0f}",
+            *(f"{total.lost_usd.get(provider, 0.0):.4f}" for provider in providers),
+        )
+    return table
+
+
 def conversation_view(conversation: ConversationReport) -> Iterator[RenderableType]:
     """Everything about one conversation, in reading order."""
     yield Text.assemble(
@@ -117,6 +144,13 @@ def conversation_view(conversation: ConversationReport) -> Iterator[RenderableTy
         f"{len(conversation.findings)} requests · hit rate {conversation.hit_rate:.0%} · "
         f"cached/limit {conversation.cached_over_limit:.2f}",
     )
+    lost = len(conversation.provider_lost)
+    if lost:
+        yield Text(
+            f"{lost} request(s) missed because the provider lost its entry (its own "
+            "diagnostics): charged to the provider, not to the client",
+            style="magenta",
+        )
     yield requests_table(conversation)
     yield from divergence_lines(conversation)
     if conversation.costs:
@@ -130,5 +164,7 @@ def report_view(report: AuditReport) -> Iterator[RenderableType]:
     for conversation in report.conversations:
         yield from conversation_view(conversation)
         yield Text("")
+    if report.causes:
+        yield causes_table(report)
     for problem in report.skipped:
         yield Text(f"skipped {problem}", style="dim")

@@ -159,7 +159,8 @@ class Cause:
 
     Kinds: key-order, tools-changed, tool-schema, parameters, model, volatile-value,
     system-changed, reasoning-dropped, messages-removed, messages-summarised,
-    content-replaced, content-truncated, history-trimmed, history-rewritten.
+    messages-inserted, message-rebuilt, content-replaced, content-truncated,
+    history-trimmed, history-rewritten.
     """
 
     kind: str
@@ -184,6 +185,15 @@ def _item_cause(
             f"reasoning or signatures dropped from {section} ({what}): the provider expects "
             "them back unchanged",
         )
+    if old_items and len(new_items) > len(old_items):
+        moved = len(old_items)
+        if list(new_items[-moved:]) == list(old_items):
+            return Cause(
+                "messages-inserted",
+                f"rebuilt prompt: {len(new_items) - moved} message(s) inserted before {section}, "
+                f"which moves down every step and is re-sent with all after it: append new "
+                "turns after it (a trailing instruction belongs in the newest turn only)",
+            )
     later_old = list(old_items[1:])
     if new_items and new_items[0] in later_old:
         removed = later_old.index(new_items[0]) + 1
@@ -228,6 +238,28 @@ def _content_cause(section: str, old_value: Any, new_value: Any) -> Cause | None
             f"({len(old)} -> {len(new)} characters: pruning or cleared tool results)",
         )
     return None
+
+
+INSERTED_AT_LEAST = 16
+"""Characters an edit must add inside a message to read as an insertion rather than a
+value that changed (a counter going from 9 to 10 adds one)."""
+
+
+def _inserted(section: str, old_piece: str, new_piece: str, offset: int | None) -> Cause | None:
+    """Text inserted before the end of a message: everything the old piece held after the
+    divergence is found again at the end of the new one, after the new text."""
+    if offset is None or offset >= len(old_piece):
+        return None
+    tail = old_piece[offset:]
+    added = len(new_piece) - len(old_piece)
+    if added < INSERTED_AT_LEAST or not new_piece.endswith(tail):
+        return None
+    return Cause(
+        "message-rebuilt",
+        f"rebuilt message: text inserted before the end of {section} ({added:,} characters; "
+        f"the {len(tail):,} after them move down and are re-sent every step): append each "
+        "step as a new turn instead of rebuilding one message",
+    )
 
 
 def _request_cause(old_value: Any, new_value: Any) -> Cause:
@@ -290,6 +322,9 @@ def classify(
         if found is not None:
             return found
         found = _content_cause(section, old_value, new_value)
+        if found is not None:
+            return found
+        found = _inserted(section, old_piece, new_piece, offset)
         if found is not None:
             return found
     volatile = volatile_value(old_piece, new_piece, offset) if offset is not None else None

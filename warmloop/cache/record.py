@@ -1,6 +1,7 @@
-"""What one model request left behind: its usage, its wall-clock seconds, and whether it
-extended the request before it (the prefix guard's check). A run keeps one per request, a
-session stores them, the CLI shows them."""
+"""What one model request left behind: its usage, its wall-clock seconds, whether it
+extended the request before it (the prefix guard's check), and the provider's own verdict
+when the model asked for one (`diagnose=True`). A run keeps one per request, a session
+stores them, the CLI shows them."""
 
 from __future__ import annotations
 
@@ -8,12 +9,27 @@ from dataclasses import dataclass
 
 from warmloop.cache.guard import PrefixCheck
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict, agreement, reading
 
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """One model request: its usage, wall-clock seconds and prefix check."""
+    """One model request: its usage, wall-clock seconds, prefix check and the provider's
+    verdict (None unless asked for and given)."""
 
     usage: Usage
     seconds: float
     prefix: PrefixCheck
+    verdict: ProviderVerdict | None = None
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the provider's verdict agrees with the guard's check of this request;
+        None when there is nothing to compare."""
+        bust = self.prefix.bust
+        ours = reading(
+            bust.section if bust else None,
+            bust.kind if bust else None,
+            maintenance=self.prefix.maintenance,
+        )
+        return agreement(self.verdict, ours)

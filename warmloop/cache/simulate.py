@@ -54,11 +54,18 @@ class Block:
 
 @dataclass(frozen=True)
 class SimRequest:
-    """One request: when it was sent (seconds), its prompt blocks and its output size."""
+    """One request: when it was sent (seconds), its prompt blocks and its output size.
+
+    `retention` names the cache lifetime an automatically cached request asks for
+    (OpenAI's `prompt_cache_retention`); None: the profile's. Explicit breakpoints carry
+    their own (`Block.breakpoint`). A keep-alive is a request like any other: the last
+    request's blocks and a one-token answer, so it reads the prefix and refreshes it.
+    """
 
     at: float
     blocks: tuple[Block, ...]
     output_tokens: int = 0
+    retention: str | None = None
 
     @property
     def prompt_tokens(self) -> int:
@@ -202,22 +209,30 @@ class CacheSimulator:
         mode = self.profile.mode
         if mode == "explicit":
             self._check_breakpoints(request.blocks)  # a rejected request changes nothing
+        retention = (
+            self.profile.retention
+            if request.retention is None
+            else self.profile.retention_for(request.retention)
+        )
         self._now = request.at
         if mode == "explicit":
             read, written, written_1h = self._explicit(request.blocks, ids, ends)
         elif mode == "automatic":
-            read, written, written_1h = self._automatic(request.blocks, ids, ends)
+            read, written, written_1h = self._automatic(request.blocks, ids, ends, retention)
         else:
             read, written, written_1h = self._engine(ids, ends), 0, 0
         if not self.profile.writes_billed:
             written = written_1h = 0  # written tokens are billed as plain input
         prompt = ends[-1] if ends else 0
+        # Long-rate writes are billed by their retention: OpenAI's twelve hours, else an hour.
+        twelve = mode == "automatic" and retention.name == "12h"
         return Usage(
             input_tokens=prompt - read - written,
             cache_read_tokens=read,
             cache_write_tokens=written,
             output_tokens=request.output_tokens,
-            cache_write_1h_tokens=written_1h,
+            cache_write_1h_tokens=0 if twelve else written_1h,
+            cache_write_12h_tokens=written_1h if twelve else 0,
         )
 
     def _check_breakpoints(self, blocks: Sequence[Block]) -> None:
@@ -268,7 +283,11 @@ class CacheSimulator:
         return read, written, written_1h
 
     def _automatic(
-        self, blocks: Sequence[Block], ids: Sequence[bytes], ends: Sequence[int]
+        self,
+        blocks: Sequence[Block],
+        ids: Sequence[bytes],
+        ends: Sequence[int],
+        retention: Retention,
     ) -> tuple[int, int, int]:
         profile = self.profile
         prompt = ends[-1] if ends else 0
@@ -284,7 +303,6 @@ class CacheSimulator:
             if read_blocks:
                 self._refresh(ids[read_blocks - 1])
         read = profile.cacheable(ends[read_blocks - 1]) if read_blocks else 0
-        retention = profile.retention
         if profile.matching == "whole_entry":
             cuts = {len(ids)}
             if profile.max_breakpoints is not None:

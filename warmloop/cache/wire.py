@@ -42,6 +42,9 @@ class WireLayout:
     system_roles: frozenset[str] = frozenset()
     markers: frozenset[str] = CACHE_MARKERS
     routing: frozenset[str] = ROUTING_KEYS
+    unprompted: tuple[tuple[str, ...], ...] = ()
+    """Nested request keys that are no part of the prompt (left out, and a container they
+    leave empty with them): OpenAI's `prompt_cache_options.comparison_response_id`."""
 
 
 ANTHROPIC = WireLayout(
@@ -183,6 +186,11 @@ class Canonicalizer:
         layout = self.layout
         parts = [p for p in (layout.conversation, layout.tools, layout.system) if p]
         head_value = strip_keys(_without(payload, parts), layout.markers)
+        for nested in layout.unprompted:
+            head_value = _without(head_value, [nested])
+            container = _get(head_value, nested[:-1]) if len(nested) > 1 else None
+            if container == {}:
+                head_value = _without(head_value, [nested[:-1]])
         for key in layout.routing:
             head_value.pop(key, None)
         head: list[tuple[str, str]] = [("request", dumps(head_value, sort_keys=True))]

@@ -39,14 +39,29 @@ from warmloop.errors import WarmloopError
     show_default=True,
     help="JSONL log to append to.",
 )
-def record(upstream: str, port: int, out: Path) -> None:
+@click.option(
+    "--diagnose",
+    is_flag=True,
+    help="Ask the provider for its own cache verdict on every request (adds the documented "
+    "diagnostic fields; api.anthropic.com and api.openai.com only).",
+)
+def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
     console = safe_console()
     try:
-        recorder = Recorder(upstream, out, port=port)
+        recorder = Recorder(upstream, out, port=port, diagnose=diagnose)
     except WarmloopError as exc:
         fail(str(exc))
+    if diagnose and recorder.diagnoser is None:
+        console.print(
+            Text(
+                f"--diagnose applies to https://api.anthropic.com and https://api.openai.com "
+                f"only: requests to {recorder.upstream} go upstream as sent",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
     # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
     # The handler is in place before the address is printed: a client (or a supervisor) may
     # act on that line at once.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from warmloop.cli.audit import audit, record
+from warmloop.cli.fleet import batch, worker
 from warmloop.cli.options import CliContext
 from warmloop.cli.run import resume, run
 from warmloop.cli.sessions import sessions
@@ -27,3 +28,5 @@ main.add_command(show)
 main.add_command(export)
 main.add_command(record)
 main.add_command(audit)
+main.add_command(worker)
+main.add_command(batch)

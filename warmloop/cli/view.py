@@ -173,10 +173,35 @@ def maintenance_line(event: MaintenanceEvent) -> Text:
     return Text(f"maintenance: {event.describe()}", style="yellow")
 
 
+def maintenance_cost_line(run: Run) -> Text | None:
+    """What keep-alives cost, as a share of the run's bill (None when there were none)."""
+    pings = [e.usage for e in run.maintenance if e.kind == "keepalive" and e.usage is not None]
+    if not pings:
+        return None
+    priced_as = run.facts.priced_as if run.facts is not None else None
+    try:
+        spent = cost_report(run.model, pings, priced_as=priced_as).total
+        total = run.cost().total
+    except WarmloopError:
+        spent = total = None
+    dollars = (
+        f"${spent:.4f} of the run's ${total:.4f}"
+        if spent is not None and total is not None
+        else "cost unknown"
+    )
+    return Text(
+        f"maintenance: {len(pings)} keep-alive(s) during pauses, {dollars}",
+        style="yellow",
+    )
+
+
 def notes(run: Run) -> list[Text]:
     """What the user should know beyond the table: rewrites, cut results, stuck tools."""
     lines = [Text(f"warning: {line}", style="yellow") for line in run.warnings]
     lines += [maintenance_line(event) for event in run.maintenance]
+    spent = maintenance_cost_line(run)
+    if spent is not None:
+        lines.append(spent)
     for execution in run.truncated:
         result = execution.result
         lines.append(

@@ -34,7 +34,7 @@ class MaintenanceEvent:
     and after (estimated tokens), the planner's prediction in base-input tokens, and the
     fold's own request usage."""
 
-    kind: Literal["prune", "fold", "cut"]
+    kind: Literal["prune", "fold", "cut", "keepalive"]
     reason: Reason
     revision: int
     messages: int
@@ -46,6 +46,12 @@ class MaintenanceEvent:
 
     def describe(self) -> str:
         """One line for people."""
+        if self.kind == "keepalive":
+            read = self.usage.cache_read_tokens if self.usage is not None else 0
+            return (
+                f"keep-alive during a pause: the cache of about {self.tokens_before:,} prompt "
+                f"tokens refreshed ({read:,} read from the cache); nothing appended"
+            )
         what = {
             "prune": f"pruned {self.messages} tool results",
             "fold": f"folded {self.messages} messages into a summary",
@@ -115,14 +121,15 @@ class Maintainer:
     def plan(self, transcript: Transcript) -> PrunePlan:
         return plan_prune(transcript, self.prune_policy, self.tokens)
 
-    def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> None:
+    def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> PrunePlan:
         """A request was answered: calibrate, and count the read cost of what a prune
-        would have removed from it."""
+        would have removed from it. Returns that prune (what a cold resume would drop)."""
         self.sizer.observed(rendered.stream, usage.prompt_tokens)
         planned = self._planned
         same = planned is not None and planned[:2] == (transcript.key, len(transcript))
         plan = planned[2] if planned is not None and same else self.plan(transcript)
         self.excess += self.profile.read_multiplier * plan.dropped_tokens
+        return plan
 
     def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
         """Tokens from the first changed message to the end, once the prune is applied."""

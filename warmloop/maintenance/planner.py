@@ -31,7 +31,7 @@ from warmloop.cache.profiles import CacheProfile
 from warmloop.maintenance.prune import PrunePolicy
 
 Action = Literal["none", "prune", "fold"]
-Reason = Literal["", "trigger", "cold", "pays", "overflow"]
+Reason = Literal["", "trigger", "cold", "pays", "overflow", "pause"]
 
 
 @dataclass(frozen=True)

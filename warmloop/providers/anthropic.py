@@ -5,6 +5,12 @@ breakpoints); `send` calls `AsyncAnthropic.messages.create` and parses the reply
 assistant turn whose raw content blocks are kept for the exact echo the API expects
 (thinking signatures), plus a normalised `Usage` with every cache counter.
 
+`diagnose=True` asks Anthropic's cache diagnostics on every request (beta header
+`cache-diagnosis-2026-04-07`, `diagnostics.previous_message_id` = the response to the
+request this one continues, null on a conversation's first; see `cache.verdict`): the
+reply's verdict lands on `ModelResponse.verdict`, and the run sets it beside the guard's own
+check. The fields go only on the wire, never into the rendered payload the guard compares.
+
 Faults: the SDK itself retries rate limits (429), overloads (529), other 5xx, 408/409 and
 timeouts with backoff (`max_retries`, `timeout`); what is still failing after that, and
 authentication or invalid-request errors (never retried), become `ProviderError` by the
@@ -14,10 +20,14 @@ one mapping every provider shares (`failures`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
 import anthropic
 
+from warmloop.cache.baselines import Baselines
 from warmloop.cache.facts import table_facts
+from warmloop.cache.verdict import ANTHROPIC_BETA, anthropic_verdict
 from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
@@ -55,9 +65,14 @@ class AnthropicModel(KnownFacts):
         timeout: float | None = None,
         base_url: str | None = None,
         context_window: int | None = None,
+        diagnose: bool = False,
     ) -> None:
         if not model.strip():
             raise ConfigurationError("AnthropicModel needs a model name, e.g. 'claude-sonnet-4-5'")
+        if not isinstance(diagnose, bool):
+            raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
+        self.diagnose = diagnose
+        self._baselines = Baselines()
         if max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be >= 1, got {max_tokens}")
         budget = (thinking or {}).get("budget_tokens")
@@ -92,10 +107,24 @@ class AnthropicModel(KnownFacts):
         return self._renderer.render(transcript, tools)
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
-        """One Messages request. Anthropic routes caches by prefix, so `session_id` is unused."""
+        """One Messages request. Anthropic routes caches by prefix, so `session_id` only
+        finds the previous response of the conversation (`diagnose`)."""
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        asked: dict[str, Any] = {}
+        earlier = None
+        if self.diagnose:
+            earlier = self._baselines.find(rendered.wire, session_id)
+            asked["diagnostics"] = {"previous_message_id": earlier}
+            asked["extra_headers"] = {"anthropic-beta": ANTHROPIC_BETA}
         with self._failures.mapped(tries="the SDK's retries"):
-            message = await self._client.messages.create(**rendered.payload)
-            return parse_reply(
+            message = await self._client.messages.create(**rendered.payload, **asked)
+            response = parse_reply(
                 message, rendered.turn_index, name=self.name, cache_ttl=self.cache_ttl
             )
+        if not self.diagnose:
+            return response
+        self._baselines.remember(rendered.wire, session_id, message.id)
+        found = getattr(message, "diagnostics", None)
+        # `diagnostics: null` after naming a previous message: no divergence was found.
+        raw = found.to_dict(mode="json") if found is not None else ({} if earlier else None)
+        return replace(response, verdict=anthropic_verdict(raw, compared_with=earlier))

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.usage import Usage
+from warmloop.cache.verdict import ProviderVerdict
 from warmloop.cache.wire import WireStream
 from warmloop.messages import AssistantTurn, JsonValue
 from warmloop.protocols import react_text
@@ -24,6 +25,10 @@ class Rendered:
     payload: Any
     derive: Callable[[Any], WireStream] = field(repr=False)
     turn_index: int = 0
+    wire_format: str = ""
+    """The wire format's name (`WireLayout.name`: `anthropic`, `openai-chat`, ...)."""
+    keepalive: bool = False
+    """A keep-alive (`providers.keepalive`): the previous request, a minimal answer."""
 
     @cached_property
     def wire(self) -> WireStream:
@@ -66,6 +71,8 @@ class ModelResponse:
     turn: AssistantTurn
     usage: Usage
     format_error: FormatProblem | None = None
+    verdict: ProviderVerdict | None = None
+    """The provider's own cache verdict, when the model asked for one (`diagnose=True`)."""
 
 
 class KnownFacts:
@@ -143,5 +150,6 @@ class Model(Protocol):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one rendered request; raises ProviderError for failures that are final.
-        `session_id` is the conversation's routing key (`prompt_cache_key`)."""
+        `session_id` is the conversation's routing key, sent where the host reads it
+        (`routing`: `prompt_cache_key`, a session header, or nowhere)."""
         ...

@@ -2,8 +2,9 @@
 servers (vLLM, SGLang, llama.cpp server, Ollama).
 
 Rendering and reading are `chat_format` (pure, memoised per message). This module is the I/O
-edge: `send` puts a rendered payload on the wire with the session id as `prompt_cache_key`
-(a routing key, so never part of the prefix stream) and parses the reply into an
+edge: `send` puts a rendered payload on the wire with the conversation's routing key where
+the host reads it (`routing`: `prompt_cache_key` for OpenAI, a session header for self-hosted
+fleets and xAI; never part of the prefix stream) and parses the reply into an
 `AssistantTurn` and a normalised `Usage`. Retries of 408/409/429/5xx and timeouts are the
 SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`
 (`failures`).
@@ -32,15 +33,18 @@ from warmloop.providers.discovery import discover_window
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
+from warmloop.providers.routing import SESSION_HEADER, XAI_HEADER, header_name, routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
 OPENAI_KEY = "OPENAI_API_KEY"
 DEEPSEEK_KEY = "DEEPSEEK_API_KEY"
+XAI_KEY = "XAI_API_KEY"
 SERVER_KEY = "OPENAI_COMPATIBLE_API_KEY"
 """A self-hosted server's key has its own variable: OPENAI_API_KEY must never be sent to
 whatever URL a user names."""
 DEEPSEEK_URL = "https://api.deepseek.com"
+XAI_URL = "https://api.x.ai/v1"
 PLACEHOLDER_KEY = "not-needed"
 """Sent to OpenAI-compatible servers when no key is set: the SDK needs one, local servers
 don't check it."""
@@ -68,7 +72,9 @@ ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
 class ChatCompletionsModel(KnownFacts):
-    """A Model speaking Chat Completions through an AsyncOpenAI client."""
+    """A Model speaking Chat Completions through an AsyncOpenAI client. The conversation's
+    routing key travels as `prompt_cache_key` when `cache_key`, and in the header named
+    `session_header` when one is named (`routing`)."""
 
     def __init__(
         self,
@@ -81,6 +87,7 @@ class ChatCompletionsModel(KnownFacts):
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
+        session_header: str | None = None,
         breakpoint: bool = False,
         secrets: tuple[str, ...] = (),
     ) -> None:
@@ -94,6 +101,7 @@ class ChatCompletionsModel(KnownFacts):
         self._failures = Failures(name, model, key_variable, ERRORS, self.secrets)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
+        self.session_header = header_name(session_header)
         merged = dict(params or {})
         if text_protocol:
             merged.setdefault("stop", TEXT_STOP)
@@ -111,8 +119,11 @@ class ChatCompletionsModel(KnownFacts):
         extra_body: dict[str, Any] = {}
         for key, value in rendered.payload.items():
             (kwargs if key in _CREATE_PARAMS else extra_body)[key] = value
+        key = routing_key(session_id, self.secrets)
         if self.cache_key:
-            kwargs["prompt_cache_key"] = session_id
+            kwargs["prompt_cache_key"] = key
+        if self.session_header is not None:
+            kwargs["extra_headers"] = {self.session_header: key}
         if extra_body:
             kwargs["extra_body"] = extra_body
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
@@ -212,6 +223,49 @@ class DeepSeekModel(ChatCompletionsModel):
         )
 
 
+class XAIModel(ChatCompletionsModel):
+    """xAI's Chat Completions (`xai:<model>`); needs XAI_API_KEY. The conversation's routing
+    key travels in `x-grok-conv-id`, the header xAI documents for Chat Completions (docs.x.ai,
+    Prompt Caching, "Maximizing Cache Hits"); no `prompt_cache_key`, which xAI reads on its
+    Responses API only."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: AsyncOpenAI | None = None,
+        base_url: str = XAI_URL,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        text_protocol: bool = False,
+        params: Mapping[str, JsonValue] | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        if client is None:
+            client = sdk_client(
+                AsyncOpenAI,
+                None,
+                key=lambda: find_key(api_key, XAI_KEY),
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+        name = f"xai:{model}"
+        super().__init__(
+            name,
+            model,
+            client,
+            facts=table_facts(name, context_window=context_window),
+            key_variable=XAI_KEY,
+            text_protocol=text_protocol,
+            params=params,
+            cache_key=False,
+            session_header=XAI_HEADER,
+            secrets=url_secrets(base_url),
+        )
+
+
 class OpenAICompatibleModel(ChatCompletionsModel):
     """A self-hosted server (`openai-compatible:<base URL>[#<model>]`): vLLM, SGLang,
     llama.cpp server, Ollama, gateways. The key is OPENAI_COMPATIBLE_API_KEY if set, else
@@ -222,6 +276,10 @@ class OpenAICompatibleModel(ChatCompletionsModel):
     are a self-hosted engine's (the previous request's KV kept, nothing billed) unless
     `cache_rules` names a model of the table whose rules and prices the host follows
     (`"openai:gpt-5"`, `"deepseek:deepseek-chat"`): a gateway in front of a provider.
+
+    The conversation's routing key travels in the header `session_header` (default
+    `X-Session-ID`, what vLLM's router and an nginx `hash` upstream read; None sends none);
+    `prompt_cache_key` only when `cache_key=True`, as no such host documents it.
     """
 
     def __init__(
@@ -234,7 +292,8 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         timeout: float = DEFAULT_TIMEOUT,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
-        cache_key: bool = True,
+        cache_key: bool = False,
+        session_header: str | None = SESSION_HEADER,
         base_url: str | None = None,
         context_window: int | None = None,
         cache_rules: str | None = None,
@@ -273,6 +332,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
+            session_header=session_header,
             key_variable=SERVER_KEY,
             secrets=url_secrets(base_url),
         )

@@ -3,17 +3,26 @@
 `render` is pure (`responses_format`). `send` adds `prompt_cache_key` (the session id),
 calls the SDK and parses the reply; the SDK retries 429/5xx/timeouts itself, and what still
 fails becomes a `ProviderError` (`failures`).
+
+`diagnose=True` (GPT-5.6 and later: the models whose profile takes cache breakpoints) asks
+OpenAI's prompt cache diagnostics: `prompt_cache_options.comparison_response_id` = the
+response to the request this one continues (see `cache.verdict`); the response's
+`prompt_cache_diagnostics` lands on `ModelResponse.verdict`. Added on the wire only, never
+to the rendered payload the guard compares.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
 
+from warmloop.cache.baselines import Baselines
 from warmloop.cache.facts import table_facts
+from warmloop.cache.verdict import openai_verdict
 from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
@@ -22,6 +31,7 @@ from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import retention_params, takes_breakpoints
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
+from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -46,6 +56,7 @@ class OpenAIResponsesModel(KnownFacts):
         timeout: float | None = None,
         base_url: str | None = None,
         context_window: int | None = None,
+        diagnose: bool = False,
     ) -> None:
         if not model.strip():
             raise ConfigurationError(
@@ -56,6 +67,15 @@ class OpenAIResponsesModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
+        if not isinstance(diagnose, bool):
+            raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
+        if diagnose and not takes_breakpoints(self.facts.profile):
+            raise ConfigurationError(
+                f"diagnose: OpenAI's prompt cache diagnostics need GPT-5.6 or later, and "
+                f"{model!r} is not one; drop diagnose or select such a model"
+            )
+        self.diagnose = diagnose
+        self._baselines = Baselines()
         self.client = sdk_client(
             AsyncOpenAI,
             client,
@@ -64,9 +84,9 @@ class OpenAIResponsesModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
-        secrets = client_secrets(self.client.api_key, base_url)
+        self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
-            self.name, model, KEY_VARIABLE, ERRORS, secrets, status_style="HTTP {code}"
+            self.name, model, KEY_VARIABLE, ERRORS, self._secrets, status_style="HTTP {code}"
         )
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
@@ -81,14 +101,27 @@ class OpenAIResponsesModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one request; ProviderError once the SDK's retries cannot make it succeed."""
-        # The routing key is the session id: constant for a session, kept out of the stream.
-        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": session_id}
+        # The routing key is the conversation id: constant for a conversation and its forks,
+        # kept out of the stream (`routing`).
+        key = routing_key(session_id, self._secrets)
+        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": key}
         # The SDK walks every param through its TypedDict transform, about 3 ms per input
         # item: a whole session's worth of client CPU on every step. The items are wire
         # JSON already, so they go into the body untouched.
         kwargs["extra_body"] = {"input": kwargs.pop("input")}
+        earlier = self._baselines.find(rendered.wire, session_id) if self.diagnose else None
+        if earlier is not None:
+            options = dict(kwargs.get("prompt_cache_options") or {})
+            kwargs["prompt_cache_options"] = {**options, "comparison_response_id": earlier}
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             raw = await self.client.responses.with_raw_response.create(**kwargs)
             body = read_body(raw.content, self.name)
-            return parse_reply(body, rendered.turn_index, name=self.name)
+            response = parse_reply(body, rendered.turn_index, name=self.name)
+        if not self.diagnose:
+            return response
+        if isinstance(body.get("id"), str):
+            self._baselines.remember(rendered.wire, session_id, body["id"])
+        found = body.get("prompt_cache_diagnostics")
+        verdict = openai_verdict(found, compared_with=earlier) if isinstance(found, dict) else None
+        return replace(response, verdict=verdict)

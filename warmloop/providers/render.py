@@ -109,7 +109,7 @@ class Renderer(Generic[W]):
 
     def rendered(self, payload: dict[str, Any], transcript: Transcript) -> Rendered:
         """`payload` as this renderer's Rendered (its stream derived on first use)."""
-        return Rendered(payload, self._canon.stream, transcript.assistant_turns())
+        return Rendered(payload, self._canon.stream, transcript.assistant_turns(), self.layout.name)
 
     def payload(self, wire: W, tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The request: the head, then the tools, the system part and the conversation."""

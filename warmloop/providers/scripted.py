@@ -7,7 +7,8 @@ Shipped in the library so users can test their own agents deterministically:
     assert model.requests[1].payload["messages"][-1]["role"] == "tool"
 
 `requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
-`branches[k]` the (transcript id, parent id, revision) it was rendered from. A small
+`branches[k]` the (transcript id, parent id, revision) it was rendered from; keep-alives
+(`providers.keepalive`) are answered with an empty turn and listed in `keepalives`. A small
 `context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 
 Named as a provider's model (`name="anthropic:claude-sonnet-4-6"`, `cache_ttl="1h"`), it
@@ -83,6 +84,8 @@ class ScriptedModel(KnownFacts):
         self._queue: list[Script] = list(replies)
         self._renderer = ChatRenderer(name, text_protocol=text_protocol)
         self.requests: list[Rendered] = []
+        self.keepalives: list[Rendered] = []
+        """Keep-alive requests, answered without using up a scripted reply."""
         self.sessions: list[str] = []
         self.branches: list[tuple[str, str, int]] = []
         self._rendered_from: dict[int, tuple[Rendered, tuple[str, str, int]]] = {}
@@ -110,6 +113,9 @@ class ScriptedModel(KnownFacts):
         return rendered
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        if rendered.keepalive:  # answered without a scripted reply: it is no step
+            self.keepalives.append(rendered)
+            return ModelResponse(AssistantTurn(), self._usage(rendered, session_id))
         if not self._queue:
             raise ProviderError(
                 f"scripted model {self.name!r} has no reply left for request "

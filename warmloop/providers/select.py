@@ -22,6 +22,7 @@ _PROVIDERS: dict[str, tuple[str, str, bool | None]] = {
     "openai-chat": ("warmloop.providers.openai_compatible", "OpenAIChatModel", True),
     "gemini": ("warmloop.providers.gemini", "GeminiModel", True),
     "deepseek": ("warmloop.providers.openai_compatible", "DeepSeekModel", True),
+    "xai": ("warmloop.providers.openai_compatible", "XAIModel", True),
     "openai-compatible": ("warmloop.providers.openai_compatible", "OpenAICompatibleModel", True),
     "local": ("warmloop.providers.local", "LocalModel", None),
 }
@@ -30,7 +31,8 @@ EXTRAS = {"anthropic": "anthropic", "gemini": "gemini", "local": "local"}
 
 EXAMPLES = (
     "local, anthropic:claude-sonnet-4-5, openai:gpt-5, openai-chat:gpt-5, "
-    "gemini:gemini-2.5-flash, deepseek:deepseek-chat, openai-compatible:http://host:port/v1"
+    "gemini:gemini-2.5-flash, deepseek:deepseek-chat, xai:grok-4, "
+    "openai-compatible:http://host:port/v1"
 )
 
 

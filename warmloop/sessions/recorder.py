@@ -1,5 +1,6 @@
 """The loop's persistence hook: after the loop appends a complete unit (an assistant turn as
-soon as it arrives, a step's tool results once they are all in) it awaits `appended`, which
+soon as it arrives, with its correction when it did not parse; each tool result as it
+comes) it awaits `appended`, which
 stores what is new in one transaction. Rewrites go through `rewrite` (or `stored`), which
 stores them with their archive rows before the loop adopts them. Every store call runs in
 a worker thread (`off_loop`): the event loop never waits on the database.

@@ -30,6 +30,7 @@ async def open_session(
     *,
     conversation_id: str | None = None,
     cache_ttl: str = "",
+    close_pending: bool = True,
 ) -> AsyncIterator[SessionRecorder]:
     """The recorder of session `session_id` in `store` (a store, a spec for `open_store`,
     or None for the default), holding its lease until the block ends.
@@ -37,7 +38,8 @@ async def open_session(
     Raises SessionBusy at once if another holder has it. While the block runs, a heartbeat
     renews the lease, so a long tool or model call keeps it. A call whose result was never
     stored (the process stopped during the tool) gets an "interrupted" error result,
-    stored before the block starts, so pairing holds. Every store call (opening the store,
+    stored before the block starts, so pairing holds (unless `close_pending` is False: the
+    run resuming there answers them itself). Every store call (opening the store,
     the lease, loading) runs off the event loop; sync code enters through `asyncio.run`.
     """
     validate_session_id(session_id)
@@ -48,7 +50,9 @@ async def open_session(
         heartbeat = Heartbeat(opened.renew, lease)
         try:
             heartbeat.start()  # a call may outlast the lease
-            yield await _recorder(opened, lease, session_id, conversation_id, cache_ttl)
+            yield await _recorder(
+                opened, lease, session_id, conversation_id, cache_ttl, close_pending
+            )
         finally:
             await off_loop(heartbeat.stop)  # it may be inside a renewal
             # If releasing fails the lease expires by itself; the run's outcome matters more.
@@ -65,6 +69,7 @@ async def _recorder(
     session_id: str,
     conversation_id: str | None,
     cache_ttl: str,
+    close_pending: bool,
 ) -> SessionRecorder:
     stored = await off_loop(store.load, session_id)
     transcript = stored.transcript if stored is not None else None
@@ -76,6 +81,6 @@ async def _recorder(
             f"conversation_id {conversation_id!r} cannot change it"
         )
     recorder = SessionRecorder(store, lease, transcript, cache_ttl=cache_ttl)
-    if transcript.answer_pending(INTERRUPTED_BY_STOP):
+    if close_pending and transcript.answer_pending(INTERRUPTED_BY_STOP):
         await recorder.appended(transcript, ())
     return recorder

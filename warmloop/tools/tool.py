@@ -25,15 +25,23 @@ ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 @dataclass(frozen=True)
 class Tool:
     """A callable tool: its spec, the argument model that validates calls, the function,
-    and its own time limit in seconds (None: the toolbox's; math.inf: none)."""
+    and its own time limit in seconds (None: the toolbox's; math.inf: none).
+    `repeatable=False` marks a tool unsafe to run twice (it sends, pays, deletes): a run
+    recovered after a crash answers its unfinished call "interrupted" instead of running it
+    again. `expected_seconds`: how long a call usually takes, for a tool known to wait long
+    (a test run, a human's approval): the keep-alive rule starts from it before the agent
+    has seen the tool run (None: no hint)."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
     function: ToolFunction = field(repr=False)
     timeout: float | None = None
+    repeatable: bool = True
+    expected_seconds: float | None = None
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout, f"tool {self.spec.name!r}")
+        check_timeout(self.expected_seconds, f"tool {self.spec.name!r}'s expected_seconds")
 
     @property
     def name(self) -> str:
@@ -47,19 +55,26 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
+        repeatable: bool = True,
+        expected_seconds: float | None = None,
     ) -> Tool:
         """The schema from the type hints; the description and each argument's
         description from the docstring (Google, NumPy or Sphinx style)."""
         tool_name = name or str(getattr(function, "__name__", ""))
         spec, model = function_spec(function, tool_name, description)
-        return cls(spec, model, function, timeout)
+        return cls(spec, model, function, timeout, repeatable, expected_seconds)
 
 
 @overload
 def tool(function: ToolFunction, /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    repeatable: bool = True,
+    expected_seconds: float | None = None,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -68,12 +83,23 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    repeatable: bool = True,
+    expected_seconds: float | None = None,
 ) -> Tool | Callable[[ToolFunction], Tool]:
-    """Decorator: `@tool` or `@tool(name=..., description=..., timeout=...)`."""
+    """Decorator: `@tool` or `@tool(name=..., description=..., timeout=..., repeatable=...,
+    expected_seconds=...)`."""
     if function is not None:
         return Tool.from_function(function)
     check_timeout(timeout, "tool")
-    return lambda f: Tool.from_function(f, name=name, description=description, timeout=timeout)
+    check_timeout(expected_seconds, "tool expected_seconds")
+    return lambda f: Tool.from_function(
+        f,
+        name=name,
+        description=description,
+        timeout=timeout,
+        repeatable=repeatable,
+        expected_seconds=expected_seconds,
+    )
 
 
 def describe_validation_error(error: ValidationError) -> str:

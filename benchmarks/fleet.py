@@ -1,0 +1,236 @@
+"""Fleet benchmarks with real worker processes on the loopback fleet host (fleet_host.py)
+and a throwaway PostgreSQL database ($WARMLOOP_TEST_POSTGRES, or scripts/postgres.sh):
+
+    python -m benchmarks.fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
+    python -m benchmarks.fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
+    python -m benchmarks.fleet rate         # a queue limited to 20 tasks a minute
+
+`crash` kills at whatever point a random worker has reached (several tasks in flight each),
+then restarts it under its name; the host checks every arrival against the session store,
+so a request sent again after its response was stored, or a tool run again after its result
+was stored, is counted exactly. Every request is compared, byte for byte, with the one an
+uninterrupted in-process run of the same task sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import secrets
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.fleet_host import FleetHost, serve
+from tests.fleet.agents import crash_agent
+from tests.support.fleet_workers import Workers
+from warmloop.fleet.client import BatchStatus, Fleet
+from warmloop.fleet.tasks import Task
+from warmloop.messages import AssistantTurn, Message
+from warmloop.sessions.postgres import PostgresStore
+from warmloop.transcript import check_pairing
+
+STEPS = 3
+SEED = 21
+POLL = 0.2
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    """A fresh database on the test server, dropped afterwards."""
+    import os
+
+    from tests.support.stores import admin, with_database
+
+    server = os.environ.get("WARMLOOP_TEST_POSTGRES", "").strip()
+    if not server:
+        script = ROOT / "scripts" / "postgres.sh"
+        started = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True)
+        server = started.stdout.strip()
+    name = "warmloop_bench_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    try:
+        yield with_database(server, name)
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def tasks(count: int) -> list[Task]:
+    return [
+        Task("crash", f"Do task-{n}.", session=f"s-task-{n}", conversation_id=f"c-task-{n}")
+        for n in range(count)
+    ]
+
+
+FAST = (0.005, 0.04)
+"""Seconds a reply takes in the crash runs: a busy fleet, many steps per second."""
+MODEL_LIKE = (0.2, 0.6)
+"""Seconds a reply takes in the throughput runs: an LLM's latency, so the workers wait on
+the model as real ones do instead of measuring two shared CPU cores."""
+
+
+def latency(seed: int, low_high: tuple[float, float] = FAST) -> FleetHost:
+    """A host whose every (task, step) answers after a seeded delay in `low_high`."""
+    rng = random.Random(seed)
+    table: dict[tuple[str, int], float] = {}
+
+    def delay(task: str, step: int) -> float:
+        return table.setdefault((task, step), rng.uniform(*low_high))
+
+    return FleetHost(steps=STEPS, latency=delay)
+
+
+@dataclass
+class Outcome:
+    seconds: float
+    state: BatchStatus
+    host: FleetHost
+    kills: int
+
+
+def run_batch(
+    db: str,
+    host: FleetHost,
+    count: int,
+    workers: int,
+    *,
+    concurrency: int = 4,
+    kill_every: int | None = None,
+    per_minute: int | None = None,
+) -> Outcome:
+    """Run a `count`-task batch on `workers` worker processes; with `kill_every`, SIGKILL a
+    random worker (and restart it) every `kill_every` host arrivals until the batch ends."""
+    rng = random.Random(SEED)
+    with serve(host) as url, Fleet(db) as fleet:
+        pool = Workers(db, url, concurrency=concurrency, per_minute=per_minute)
+        names = [f"w{n + 1}" for n in range(workers)]
+        try:
+            for name in names:
+                pool.start(name)
+            start = time.monotonic()
+            batch = fleet.submit_batch(tasks(count), warm=False)
+            next_kill = kill_every
+            while not (state := fleet.status(batch)).finished:
+                if next_kill is not None and len(host.log) >= next_kill:
+                    victim = rng.choice(names)
+                    pool.kill(victim)
+                    pool.start(victim)
+                    next_kill += kill_every  # type: ignore[operator]
+                time.sleep(POLL)
+            seconds = time.monotonic() - start
+        finally:
+            pool.stop()
+    return Outcome(seconds, state, host, pool.kills)
+
+
+def reference(count: int) -> dict[tuple[str, int], str]:
+    """Every request of an uninterrupted in-process run of each task, by (task, step)."""
+    host = FleetHost(steps=STEPS)
+    with serve(host) as url:
+        agent = crash_agent(url, "reference")
+
+        async def all_tasks() -> None:
+            for task in tasks(count):
+                assert isinstance(task.task, str)
+                await agent.run(task.task, conversation_id=task.conversation_id)
+
+        asyncio.run(all_tasks())
+    return {(a.task, a.step): a.body for a in host.requests()}
+
+
+def crash(count: int, workers: int, kill_every: int) -> None:
+    with database() as db:
+        store = PostgresStore(db)
+
+        def stored(task: str) -> Sequence[Message]:
+            found = store.load(f"s-{task}")
+            return found.transcript.messages if found and found.transcript else ()
+
+        host = latency(SEED)
+        host.stored = stored
+        outcome = run_batch(db, host, count, workers, kill_every=kill_every)
+        states = Counter(t.result.status if t.result else t.status for t in outcome.state.tasks)
+        pairing_ok = whole = 0
+        for n in range(count):
+            transcript = stored(f"task-{n}")
+            check_pairing(transcript)
+            pairing_ok += 1
+            whole += sum(isinstance(m, AssistantTurn) for m in transcript) == STEPS + 1
+        store.close()
+    sent = host.requests()
+    per_step = Counter((a.task, a.step) for a in sent)
+    enters = Counter((a.task, a.call) for a in host.log if a.kind == "tool-enter")
+    expected = reference(count)
+    identical = sum(a.body == expected[(a.task, a.step)] for a in sent)
+    resent = sum(n - 1 for n in per_step.values())
+    after_stored = sum("request" in v for v in host.violations)
+    tools_again = sum("run after" in v for v in host.violations)
+    print(f"crash: {count} tasks, {workers} workers, {outcome.kills} kills")
+    workflows = len(outcome.state.tasks)
+    print(f"  {outcome.seconds:.1f} s; tasks: {dict(states)} ({workflows} workflows)")
+    print(f"  requests: {len(sent)} sent for {len(per_step)} steps; {resent} sent again whose")
+    print(f"    response was never stored; {after_stored} sent again after a stored response")
+    print(f"  tools: {sum(enters.values())} runs of {len(enters)} calls; {tools_again} run again")
+    print("    after their result was stored")
+    print(f"  transcripts: {pairing_ok}/{count} load with pairing intact, {whole} with all steps")
+    print(f"  byte-identical to an uninterrupted run: {identical}/{len(sent)} requests")
+
+
+def throughput(count: int) -> None:
+    seconds = {}
+    for workers in (1, 2, 4):
+        with database() as db:
+            outcome = run_batch(db, latency(SEED, MODEL_LIKE), count, workers)
+            assert outcome.state.counts["done"] == count, outcome.state.counts
+            seconds[workers] = outcome.seconds
+    base = seconds[1]
+    for workers, taken in seconds.items():
+        rate = count / taken
+        speedup = base / taken
+        print(f"throughput: {workers} worker(s): {taken:.1f} s, {rate:.1f} tasks/s, x{speedup:.2f}")
+
+
+def rate(count: int, per_minute: int) -> None:
+    with database() as db:
+        outcome = run_batch(db, latency(SEED), count, 2, per_minute=per_minute)
+    firsts = sorted(a.at for a in outcome.host.requests() if a.step == 0)
+    every = sorted(a.at for a in outcome.host.requests())
+    print(f"rate: limit {per_minute} tasks/min, {count} tasks, {outcome.seconds:.1f} s")
+    print(f"  peak tasks started in any 60 s: {peak(firsts, 60.0)}")
+    print(f"  peak requests in any 60 s: {peak(every, 60.0)} ({STEPS + 1} per task)")
+
+
+def peak(times: Sequence[float], window: float) -> int:
+    """The most events in any `window` seconds."""
+    best, low = 0, 0
+    for high, at in enumerate(times):
+        while at - times[low] >= window:
+            low += 1
+        best = max(best, high - low + 1)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=["crash", "throughput", "rate"])
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--kill-every", type=int, default=150)
+    parser.add_argument("--per-minute", type=int, default=20)
+    args = parser.parse_args()
+    if args.what == "crash":
+        crash(args.tasks, args.workers, args.kill_every)
+    elif args.what == "throughput":
+        throughput(args.tasks)
+    else:
+        rate(min(args.tasks, 30), args.per_minute)
+
+
+if __name__ == "__main__":
+    main()

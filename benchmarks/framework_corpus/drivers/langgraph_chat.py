@@ -1,0 +1,38 @@
+# mypy: ignore-errors
+"""LangGraph's prebuilt ReAct agent with langchain-openai on Chat Completions, two tasks one
+after the other (same system prompt and tools). Runs in the corpus venv."""
+
+import os
+
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+
+from benchmarks.framework_corpus.script import SYSTEM, run_tool, task_prompt
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file of the repository and return its text."""
+    return run_tool("read_file", path)
+
+
+@tool
+def search(query: str) -> str:
+    """Search the repository for a word; returns matching lines with file names."""
+    return run_tool("search", query)
+
+
+@tool
+def calc(expression: str) -> str:
+    """Evaluate an arithmetic expression and return the number."""
+    return run_tool("calc", expression)
+
+
+model = ChatOpenAI(model="gpt-5", base_url=os.environ["BASE_URL"] + "/v1", api_key="sk-loopback")
+agent = create_react_agent(model, [read_file, search, calc], prompt=SYSTEM)
+for name in ("graph-one", "graph-two"):
+    state = agent.invoke(
+        {"messages": [("user", task_prompt(name))]}, config={"recursion_limit": 100}
+    )
+    print(state["messages"][-1].content)

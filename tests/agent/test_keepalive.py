@@ -1,0 +1,274 @@
+"""Keep-alives inside a run: beside a slow tool, priced as maintenance, never in the way.
+
+Time is faked (`FakeTime`: the pinger's clock and sleep); the slow tool waits on an event
+the test sets, so nothing depends on the machine's speed. The model is the scripted model
+named as Anthropic Sonnet 4.6 (5m cache), its usage computed by the cache simulator on the
+fake clock (`SimulatedCache`), so a keep-alive that comes too late, or none, shows as a
+cache write on the request after the pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
+from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import RunPauses
+from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
+from warmloop.cli.view import notes
+from warmloop.errors import ProviderError
+from warmloop.maintenance.pinger import KeepAlivePolicy
+from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
+from warmloop.sessions.sqlite import SQLiteStore
+
+SONNET = "anthropic:claude-sonnet-4-6"
+INSTRUCTIONS = "You run the project's tests and report what failed. " * 600  # ~8k tokens
+
+
+class FakeTime:
+    """A clock that moves only when the test says; `sleep` returns once it has."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        future = asyncio.get_running_loop().create_future()
+        self.sleepers.append((self.now + seconds, future))
+        await future
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for wake, future in list(self.sleepers):
+            if wake <= self.now:
+                self.sleepers.remove((wake, future))
+                if not future.done():
+                    future.set_result(None)
+
+    def policy(self) -> KeepAlivePolicy:
+        return KeepAlivePolicy(clock=self.clock, sleep=self.sleep)
+
+
+class SimulatedCache(WrappedModel):
+    """The scripted model, its usage from the cache simulator on the fake clock: one block
+    per message, the 5-minute breakpoint on the last (Anthropic's rules)."""
+
+    def __init__(self, model: ScriptedModel, time: FakeTime, *, fail_keepalives: bool = False):
+        super().__init__(model)
+        self.time = time
+        self.cache = CacheSimulator(model.facts.profile)
+        self.fail_keepalives = fail_keepalives
+        self.sent = asyncio.Event()
+        self.usages: list[Any] = []
+
+    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
+        if rendered.keepalive and self.fail_keepalives:
+            self.sent.set()
+            raise ProviderError("overloaded (529)")
+        response = await self.model.send(rendered, session_id=session_id)
+        items = [rendered.payload["tools"], *rendered.payload["messages"]]
+        texts = [json.dumps(item, sort_keys=True) for item in items]
+        blocks = [Block(len(t) // 4, hashlib.sha256(t.encode()).hexdigest()) for t in texts]
+        blocks[-1] = Block(blocks[-1].tokens, blocks[-1].key, "5m")
+        usage = self.cache.request(SimRequest(self.time.now, tuple(blocks), 1))
+        self.usages.append((rendered.keepalive, usage))
+        self.sent.set()
+        return ModelResponse(response.turn, usage, response.format_error)
+
+
+def scripted(name: str = SONNET) -> ScriptedModel:
+    return ScriptedModel(
+        [call("run_tests", suite="all"), call("submit", answer="2 failed")], name=name
+    )
+
+
+def slow_tool(started: asyncio.Event, release: asyncio.Event, expected: float | None = None) -> Any:
+    @tool(expected_seconds=expected)
+    async def run_tests(suite: str) -> str:
+        """Run the test suite."""
+        started.set()
+        await release.wait()
+        return f"{suite}: 2 failed, 140 passed"
+
+    return run_tests
+
+
+async def eight_minute_run(
+    *,
+    keepalive: bool = True,
+    name: str = SONNET,
+    fail: bool = False,
+    expected: float | None = None,
+    **run: Any,
+) -> tuple[Any, SimulatedCache, ScriptedModel]:
+    """A run whose one tool takes eight (fake) minutes; returns the run and the models."""
+    time = FakeTime()
+    inner = scripted(name)
+    model = SimulatedCache(inner, time, fail_keepalives=fail)
+    started, release = asyncio.Event(), asyncio.Event()
+    agent = Agent(
+        model,
+        Toolbox([slow_tool(started, release, expected)], timeout=None),
+        instructions=INSTRUCTIONS,
+        keepalive=time.policy() if keepalive else None,
+    )
+    task = asyncio.create_task(agent.run("Run the tests.", **run))
+    await started.wait()
+    model.sent.clear()
+    time.advance(270.0)  # the moment the 5-minute cache is pinged
+    if keepalive and inner.facts.profile.provider == "anthropic" and expected is None:
+        await asyncio.wait_for(
+            model.sent.wait(), 30
+        )  # out while the tool still runs (a hang guard)
+        assert not release.is_set()
+    time.advance(210.0)  # eight minutes after the request
+    release.set()
+    return await task, model, inner
+
+
+async def test_an_eight_minute_tool_on_a_5m_cache_is_kept_warm_and_billed_as_maintenance() -> None:
+    run, _model, inner = await eight_minute_run()
+    assert len(inner.keepalives) == 1
+    after = run.requests[1].usage  # the request after the tool
+    assert after.cache_read_tokens == run.requests[0].usage.prompt_tokens  # all of it
+    assert after.cache_write_tokens < 100  # only what the tool appended
+    events = [e for e in run.maintenance if e.kind == "keepalive"]
+    assert len(events) == 1
+    assert events[0].usage is not None
+    assert events[0].usage.cache_read_tokens == run.requests[0].usage.prompt_tokens
+    assert events[0].usage.cache_write_tokens == 0
+    # Priced with the run, and shown by the CLI as maintenance.
+    cost = run.cost()
+    assert cost.total is not None
+    assert len(cost.usages) == len(run.requests) + 1
+    shown = "\n".join(line.plain for line in notes(run))
+    assert "keep-alive during a pause" in shown
+    assert "maintenance: 1 keep-alive(s) during pauses, $" in shown
+
+
+async def test_without_the_keep_alive_the_request_after_the_tool_rewrites_the_cache() -> None:
+    run, _, inner = await eight_minute_run(keepalive=False)
+    assert inner.keepalives == []
+    assert run.requests[1].usage.cache_read_tokens == 0
+    assert run.requests[1].usage.cache_write_tokens > run.requests[0].usage.prompt_tokens
+
+
+async def test_the_keep_alive_changes_nothing_in_the_transcript_or_the_stored_session(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "on.db")
+    warm, _, _ = await eight_minute_run(session="tests", store=store)
+    cold, _, _ = await eight_minute_run(
+        keepalive=False, session="tests", store=SQLiteStore(tmp_path / "off.db")
+    )
+    assert warm.transcript.messages == cold.transcript.messages
+    stored = store.load("tests")
+    assert stored is not None
+    assert stored.transcript is not None
+    assert stored.transcript.messages == warm.transcript.messages
+    assert len(store.requests("tests")) == len(warm.requests)
+
+
+async def test_a_failed_keep_alive_never_fails_the_run() -> None:
+    run, _, _ = await eight_minute_run(fail=True)
+    assert run.outputs.answer == "2 failed"
+    assert any("keep-alive failed" in warning for warning in run.warnings)
+    assert not [e for e in run.maintenance if e.kind == "keepalive"]
+
+
+async def test_a_cache_without_a_ttl_or_living_for_hours_is_never_pinged() -> None:
+    for name in ("scripted", "deepseek:deepseek-chat"):
+        run, _, inner = await eight_minute_run(name=name)
+        assert inner.keepalives == []
+        assert not [e for e in run.maintenance if e.kind == "keepalive"]
+
+
+async def test_nothing_is_pinged_once_the_run_is_over() -> None:
+    time = FakeTime()
+    inner = ScriptedModel([call("submit", answer="done")], name=SONNET)
+    agent = Agent(inner, instructions=INSTRUCTIONS, keepalive=time.policy())
+    await agent.run("Say done.")
+    time.advance(3_600.0)
+    await asyncio.sleep(0)
+    assert inner.keepalives == []
+    assert time.sleepers == []
+
+
+async def test_a_tool_declared_to_wait_for_hours_is_let_go_cold_at_once() -> None:
+    """`expected_seconds` is the rule's history until the agent has timed the tool: three
+    hours is longer than the pings one miss pays for, so none is sent."""
+    run, _, inner = await eight_minute_run(expected=3 * 3_600.0)
+    assert inner.keepalives == []
+    assert run.requests[1].usage.cache_read_tokens == 0
+
+
+async def test_waiting_between_runs_keeps_the_conversation_warm_until_the_block_ends() -> None:
+    time = FakeTime()
+    inner = ScriptedModel(
+        [call("submit", answer="ready"), call("submit", answer="approved")], name=SONNET
+    )
+    model = SimulatedCache(inner, time)
+    agent = Agent(model, instructions=INSTRUCTIONS, keepalive=time.policy())
+    first = await agent.run("Prepare the release.")
+    approved = asyncio.Event()
+
+    async def human() -> None:  # answers twenty minutes later
+        for _ in range(4):
+            model.sent.clear()
+            time.advance(270.0)
+            await asyncio.wait_for(model.sent.wait(), 30)  # a hang guard, not a timing
+        time.advance(120.0)
+        approved.set()
+
+    before = first.transcript.dump()
+    async with agent.waiting(first.transcript, since=0.0) as wait:
+        await asyncio.gather(human(), approved.wait())
+    assert len(inner.keepalives) == 4
+    assert [e.kind for e in wait.maintenance] == ["keepalive"] * 4
+    assert first.transcript.dump() == before  # nothing appended
+    second = await agent.run("Approved: go on.", history=first.transcript)
+    assert second.requests[0].usage.cache_read_tokens >= first.requests[0].usage.prompt_tokens
+    time.advance(3_600.0)  # the block is over: nothing more is pinged
+    await asyncio.sleep(0)
+    assert len(inner.keepalives) == 4
+    assert time.sleepers == []
+
+
+async def test_waiting_on_a_cache_already_gone_sends_nothing() -> None:
+    time = FakeTime()
+    inner = ScriptedModel([call("submit", answer="ready")], name=SONNET)
+    agent = Agent(inner, instructions=INSTRUCTIONS, keepalive=time.policy())
+    first = await agent.run("Prepare the release.")
+    async with agent.waiting(first.transcript, since=400.0) as wait:
+        for _ in range(3):
+            time.advance(300.0)
+            await asyncio.sleep(0)
+    assert inner.keepalives == []
+    assert wait.maintenance == []
+
+
+async def test_a_cold_prune_that_leaves_little_to_re_send_is_not_worth_a_keep_alive() -> None:
+    """A miss costs what the resume re-writes after its cold prune: 50,000 tokens read at
+    0.1 per keep-alive against re-writing 2,000 at 1.25 is no bargain, the whole 50,000 is."""
+    found = []
+    for cold in (None, 2_000):
+        time = FakeTime()
+        inner = ScriptedModel(name=SONNET)
+        pauses = RunPauses(inner, time.policy(), Learned(), lambda e: None, lambda w: None)
+        conversation = Transcript()
+        conversation.append(SystemText(INSTRUCTIONS))
+        conversation.append(UserText("Run the tests."))
+        pauses.sent(inner.render(conversation, ()), 0.0, 50_000, cold)
+        async with pauses.pause("tool:run_tests", inner.facts, "c", 0):
+            time.advance(270.0)
+            for _ in range(5):
+                await asyncio.sleep(0)
+        found.append(len(inner.keepalives))
+    assert found == [1, 0]

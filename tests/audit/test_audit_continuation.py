@@ -1,0 +1,48 @@
+"""What a later request keeps of an earlier one (the measure behind grouping), on random
+conversation parts: appending keeps everything, inserting text before the end of a message
+keeps everything (the tail is found again after the new text), and dropping a message keeps
+everything but it."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from warmloop.audit.continuation import continuation, longest_suffix_within
+
+items = st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=8)
+
+
+@given(items, st.lists(st.text(max_size=40), max_size=4))
+def test_appending_keeps_everything(earlier: list[str], added: list[str]) -> None:
+    found = continuation(earlier, [*earlier, *added])
+    assert found.extends
+    assert found.kept == found.size == sum(map(len, earlier))
+    assert found.lost == 0
+
+
+@given(items, st.data())
+def test_text_inserted_before_the_end_of_a_message_keeps_everything(
+    earlier: list[str], data: st.DataObject
+) -> None:
+    last = earlier[-1]
+    cut = data.draw(st.integers(0, len(last) - 1))
+    inserted = data.draw(st.text(min_size=1, max_size=60))
+    later = [*earlier[:-1], last[:cut] + inserted + last[cut:]]
+    found = continuation(earlier, later)
+    assert found.kept == found.size
+    assert found.grown == len(inserted)
+
+
+@given(items, st.data())
+def test_a_dropped_message_is_all_that_is_lost(earlier: list[str], data: st.DataObject) -> None:
+    dropped = data.draw(st.integers(0, len(earlier) - 1))
+    later = earlier[:dropped] + earlier[dropped + 1 :]
+    assert continuation(earlier, later).lost <= len(earlier[dropped])
+
+
+@given(st.text(max_size=30), st.text(max_size=30))
+def test_the_suffix_found_is_the_longest(tail: str, text: str) -> None:
+    length = longest_suffix_within(tail, text)
+    assert tail[len(tail) - length :] in text
+    assert length == len(tail) or tail[len(tail) - length - 1 :] not in text

@@ -1,0 +1,40 @@
+"""The agents fleet tests run, as a worker loads them (`--agents tests.fleet.agents:registry`):
+a model on the loopback fleet host ($WARMLOOP_FLEET_HOST, reached under this worker's name,
+$WARMLOOP_FLEET_WORKER) and a `work` tool that calls the host too, so the host sees every
+request and every tool call."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+
+from warmloop import Agent, tool
+from warmloop.fleet.registry import AgentRegistry
+from warmloop.providers.openai_compatible import OpenAICompatibleModel
+
+registry = AgentRegistry()
+INSTRUCTIONS = "You work through a task with the work tool, then submit the answer."
+
+
+def crash_agent(host: str, worker: str) -> Agent:
+    """The agent of the crash test and the fleet benchmark, on the host at `host`."""
+
+    @tool
+    def work(task: str, step: int, part: int) -> str:
+        """Do one part of a step of a task."""
+        request = urllib.request.Request(
+            f"{host}/w/{worker}/tool",
+            data=json.dumps({"task": task, "step": step, "part": part}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=600) as response:
+            return str(json.loads(response.read())["result"])
+
+    model = OpenAICompatibleModel(f"{host}/w/{worker}/v1#served-model", max_retries=0)
+    return Agent(model, [work], outputs={"answer": str}, instructions=INSTRUCTIONS)
+
+
+@registry.agent("crash")
+def _crash() -> Agent:
+    return crash_agent(os.environ["WARMLOOP_FLEET_HOST"], os.environ["WARMLOOP_FLEET_WORKER"])

@@ -1,0 +1,193 @@
+"""The keep-alive request on each wire format: the last request's payload byte for byte,
+only the answer's size changed, so the wire guard sees no bust (providers/keepalive.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from warmloop import Agent
+from warmloop.cache.guard import PrefixGuard
+from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
+from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.base import Model
+from warmloop.providers.gemini import GeminiModel
+from warmloop.providers.keepalive import (
+    ANSWER_LIMITS,
+    check_payload,
+    keepalive_request,
+    with_cache_ttl,
+)
+from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.select import resolve_model
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.tool import Tool
+from warmloop.transcript import Transcript
+
+
+def lookup(city: str) -> str:
+    """Return the country a city is in."""
+    return city
+
+
+SPECS: tuple[ToolSpec, ...] = (Tool.from_function(lookup).spec,)
+
+
+def transcript() -> Transcript:
+    t = Transcript()
+    t.append(SystemText("You answer questions about cities."))
+    t.append(UserText("Which country is Paris in?"))
+    t.append(AssistantTurn("", "", (ToolCall("call_1_0", "lookup", '{"city": "Paris"}'),)))
+    t.append(ToolResult("call_1_0", "lookup", "France"))
+    return t
+
+
+def models() -> dict[str, Model]:
+    return {
+        "anthropic": AnthropicModel("claude-sonnet-4-6", api_key="offline"),
+        "anthropic-thinking": AnthropicModel(
+            "claude-sonnet-4-6",
+            api_key="offline",
+            max_tokens=8192,
+            thinking={"type": "enabled", "budget_tokens": 2048},
+        ),
+        "openai-responses": OpenAIResponsesModel("gpt-5", api_key="offline"),
+        "openai-chat": resolve_model("openai-chat:gpt-4o", api_key="offline"),
+        "gemini": GeminiModel("gemini-2.5-flash", api_key="offline"),
+    }
+
+
+def _without(payload: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(payload, default=str))
+    node = out
+    for key in path[:-1]:
+        node = node.get(key, {})
+    node.pop(path[-1], None)
+    return out
+
+
+@pytest.mark.parametrize("name", list(models()))
+def test_a_keep_alive_is_the_last_request_byte_for_byte_with_a_minimal_answer(
+    name: str,
+) -> None:
+    model = models()[name]
+    rendered = model.render(transcript(), SPECS)
+    keep = keepalive_request(rendered)
+    assert keep is not None
+    assert keep.keepalive
+    assert not rendered.keepalive
+    path, least = ANSWER_LIMITS[rendered.wire_format]
+    node: Any = keep.payload
+    for key in path:
+        node = node[key]
+    assert node == (2049 if name == "anthropic-thinking" else least)
+    # Everything but the answer's size is the same bytes, in the same order.
+    assert json.dumps(_without(keep.payload, path), default=str) == json.dumps(
+        _without(rendered.payload, path), default=str
+    )
+    assert rendered.payload is not keep.payload  # the sent request is never changed
+    # The wire guard, reading both as sent, sees the keep-alive extend the request exactly.
+    guard = PrefixGuard()
+    guard.check(check_payload(rendered))
+    verdict = guard.check(check_payload(keep))
+    assert verdict.bust is None
+    assert check_payload(keep).text == check_payload(rendered).text
+
+
+def test_a_format_without_a_keep_alive_gives_none() -> None:
+    from dataclasses import replace
+
+    rendered = models()["anthropic"].render(transcript(), SPECS)
+    assert keepalive_request(replace(rendered, wire_format="llama-cpp")) is None
+
+
+async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_read() -> None:
+    """Messages API ("Prompt caching > Tracking cache performance"): a reply cut at
+    `max_tokens` (stop_reason `max_tokens`, one text token) with the prefix read from the
+    cache; the body on the wire is the last request's, `max_tokens` 1."""
+    sent: list[dict[str, Any]] = []
+    reply = {
+        "id": "msg_keepalive",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "I"}],
+        "stop_reason": "max_tokens",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 0,
+            "cache_read_input_tokens": 5120,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": 1,
+        },
+    }
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        return httpx2.Response(200, json=reply)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+    model = AnthropicModel("claude-sonnet-4-6", client=client)
+    rendered = model.render(transcript(), SPECS)
+    keep = keepalive_request(rendered)
+    assert keep is not None
+    response = await model.send(keep, session_id="c")
+    assert response.usage.cache_read_tokens == 5120
+    assert response.usage.cache_write_tokens == 0
+    (body,) = sent
+    assert body["max_tokens"] == 1
+    assert body["messages"] == json.loads(json.dumps(rendered.payload["messages"]))
+    assert body["tools"] == json.loads(json.dumps(rendered.payload["tools"]))
+
+
+def test_a_request_written_for_an_hour_is_the_same_prompt_with_1h_breakpoints() -> None:
+    rendered = models()["anthropic"].render(transcript(), SPECS)
+    longer = with_cache_ttl(rendered, "1h")
+    marks = re.findall(r'"cache_control": (\{[^}]*\})', json.dumps(longer.payload))
+    assert marks
+    assert set(marks) == {'{"type": "ephemeral", "ttl": "1h"}'}
+    assert '"ttl"' not in json.dumps(rendered.payload)  # the sent request is untouched
+    assert check_payload(longer).text == check_payload(rendered).text
+    chat = models()["openai-chat"].render(transcript(), SPECS)
+    assert with_cache_ttl(chat, "1h") is chat
+
+
+async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_hour() -> None:
+    bodies: list[dict[str, Any]] = []
+    reply = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "submit", "input": {"answer": "France"}}
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 10,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 5000,
+            "output_tokens": 20,
+        },
+    }
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=reply)
+
+    found = []
+    for gaps in ([5.0] * 20, [1_800.0] * 20):
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+        client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+        agent = Agent(AnthropicModel("claude-sonnet-4-6", client=client))
+        agent.learned.gaps.extend(gaps)
+        await agent.run("Which country is Paris in?")
+        found.append('"ttl": "1h"' in json.dumps(bodies[-1]))
+    assert found == [False, True]

@@ -1,0 +1,233 @@
+"""`warmloop worker` and `warmloop batch submit | status`: a fleet of workers on any number
+of machines, pointed at one PostgreSQL database (`--db`, or $WARMLOOP_FLEET_DB), running the
+tasks of JSONL batches (warmloop.fleet; needs the `fleet` extra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from warmloop.cli.console import console
+from warmloop.cli.options import fail
+from warmloop.cli.view import one_line
+from warmloop.errors import WarmloopError
+
+if TYPE_CHECKING:
+    from warmloop.fleet.client import BatchStatus, Fleet
+
+DB_VARIABLE = "WARMLOOP_FLEET_DB"
+STATUS_POLL_SECONDS = 1.0
+
+db_option = click.option(
+    "--db",
+    envvar=DB_VARIABLE,
+    required=True,
+    metavar="URL",
+    help=f"The fleet's PostgreSQL database (queue and sessions); default ${DB_VARIABLE}.",
+)
+queue_option = click.option(
+    "--queue", default="warmloop", show_default=True, help="The queue's name."
+)
+
+
+def _fleet(db: str) -> Fleet:
+    try:
+        from warmloop.fleet.client import Fleet
+    except ImportError as exc:
+        fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
+    try:
+        return Fleet(db)
+    except WarmloopError as exc:
+        fail(str(exc))
+
+
+@click.command()
+@db_option
+@click.option(
+    "--agents", "agents_spec", required=True, metavar="MODULE:NAME", help="Your AgentRegistry."
+)
+@click.option(
+    "--name",
+    default=lambda: socket.gethostname().split(".")[0],
+    help="This worker's name; restarted under the same name, it finishes what it left.",
+)
+@queue_option
+@click.option("--concurrency", type=int, default=4, show_default=True, help="Tasks at once here.")
+@click.option("--global-concurrency", type=int, help="Tasks at once across all workers.")
+@click.option("--per-minute", type=int, help="Tasks started per minute across all workers.")
+@click.option("--recover", multiple=True, metavar="NAME", help="Take over a dead worker's tasks.")
+def worker(
+    db: str,
+    agents_spec: str,
+    name: str,
+    queue: str,
+    concurrency: int,
+    global_concurrency: int | None,
+    per_minute: int | None,
+    recover: tuple[str, ...],
+) -> None:
+    """Run fleet tasks from the queue until stopped (Ctrl-C or SIGTERM)."""
+    try:
+        from warmloop.fleet.queues import QueueSpec
+        from warmloop.fleet.registry import load_registry
+        from warmloop.fleet.worker import serve
+    except ImportError as exc:
+        fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
+    sys.path.insert(0, os.getcwd())  # `--agents myapp.agents:registry` from here, as `python -m`
+    stop = threading.Event()
+
+    def stopping(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stop.set()
+
+    try:
+        from warmloop.messages import validate_id
+
+        validate_id(name, "worker name")
+        registry = load_registry(agents_spec)
+        spec = QueueSpec(queue, concurrency, global_concurrency, per_minute)
+    except WarmloopError as exc:
+        fail(str(exc))
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    err = console(stderr=True)
+    err.print(Text(f"worker {name}: agents {', '.join(registry.names)}; queue {queue}"))
+    serve(db, registry, name=name, queues=[spec], recover=recover, stop=stop)
+
+
+@click.group()
+def batch() -> None:
+    """Submit a batch of tasks (JSONL) to the fleet and follow it."""
+
+
+@batch.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
+@queue_option
+@click.option("--no-warm", is_flag=True, help="Send every task at once (no warm-up first).")
+@click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
+def submit(file: Path, db: str, queue: str, no_warm: bool, wait: bool) -> None:
+    """Enqueue every task of FILE (one JSON object a line); prints the batch id."""
+    from warmloop.fleet.tasks import read_batch
+
+    try:
+        with file.open(encoding="utf-8") as lines:
+            tasks = read_batch(lines, str(file))
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
+    except WarmloopError as exc:
+        fail(str(exc))
+    err = console(stderr=True)
+    fleet = _fleet(db)
+    try:
+        batch_id = fleet.submit_batch(
+            tasks,
+            queue=queue,
+            warm=not no_warm,
+            on_warm=lambda agent: err.print(Text(f"{agent}: opening written; fanning out")),
+        )
+        click.echo(batch_id)
+        if wait:
+            _follow(fleet, batch_id)
+    finally:
+        fleet.close()
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@db_option
+@click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
+@click.option("--json", "as_json", is_flag=True, help="Every task's state and result as JSON.")
+def status(batch_id: str, db: str, wait: bool, as_json: bool) -> None:
+    """Show a batch's progress, and each task's result, cost or failure."""
+    fleet = _fleet(db)
+    try:
+        state = _follow(fleet, batch_id) if wait else _status(fleet, batch_id)
+        if as_json:
+            click.echo(json.dumps(_as_json(state), indent=2))
+        else:
+            console().print(_table(state))
+            console().print(_summary(state))
+    finally:
+        fleet.close()
+
+
+def _status(fleet: Fleet, batch_id: str) -> BatchStatus:
+    try:
+        return fleet.status(batch_id)
+    except WarmloopError as exc:
+        fail(str(exc))
+
+
+def _follow(fleet: Fleet, batch_id: str) -> BatchStatus:
+    """Show progress on stderr until the batch is finished."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    state = _status(fleet, batch_id)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=console(stderr=True), transient=True) as progress:
+        bar = progress.add_task(batch_id, total=len(state.tasks))
+        while True:
+            counts = state.counts
+            finished = counts["done"] + counts["failed"]
+            progress.update(bar, completed=finished, description=_summary(state).plain)
+            if state.finished:
+                return state
+            time.sleep(STATUS_POLL_SECONDS)
+            state = _status(fleet, batch_id)
+
+
+def _summary(state: BatchStatus) -> Text:
+    counts = state.counts
+    parts = [f"{counts[k]} {k}" for k in ("done", "failed", "running", "queued") if counts[k]]
+    cost = state.cost_usd
+    money = f"${cost:.4f}" if cost is not None else "unpriced"
+    return Text(f"{state.batch}: {', '.join(parts)}; {state.requests} requests, {money}")
+
+
+def _table(state: BatchStatus) -> Table:
+    table = Table("task", "state", "requests", "cost", "worker", "result")
+    for task in state.tasks:
+        result = task.result
+        name = task.task.id or task.workflow_id
+        if result is None:
+            row = ["running" if task.status == "PENDING" else task.status.lower(), "", "", ""]
+            table.add_row(name, *row, one_line(task.error, 80))
+            continue
+        cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+        shown = json.dumps(result.outputs) if result.outputs is not None else result.error
+        table.add_row(
+            name, result.status, str(result.requests), cost, result.worker, one_line(shown, 80)
+        )
+    return table
+
+
+def _as_json(state: BatchStatus) -> dict[str, object]:
+    return {
+        "batch": state.batch,
+        "counts": dict(state.counts),
+        "requests": state.requests,
+        "cost_usd": state.cost_usd,
+        "tasks": [
+            {
+                "id": t.workflow_id,
+                "task": t.task.to_json(),
+                "status": t.status,
+                "result": t.result.to_json() if t.result is not None else None,
+                "error": t.error,
+            }
+            for t in state.tasks
+        ],
+    }

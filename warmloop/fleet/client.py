@@ -1,0 +1,190 @@
+"""Submitting tasks to a fleet and reading back what they did: a thin layer over DBOS's
+client (tasks are DBOS workflows in the `dbos` schema of the fleet's PostgreSQL database).
+
+A batch is a set of workflows whose ids share the batch id (`<batch>-<n>`); each task's
+session defaults to its workflow id, so its transcript is `warmloop show <id>` away.
+
+Cache-aware fan-out (`warm=True`, the default): tasks of one agent share their opening
+(tools, instructions). Sent at once, every first request misses and writes it; so the first
+task of each agent goes alone, and the rest are enqueued once its first request is stored
+(the provider has written the opening), to read it from the cache.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbos import DBOS, DBOSClient
+
+from warmloop.errors import ConfigurationError
+from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
+from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.sessions.locate import open_store
+
+WARM_POLL_SECONDS = 0.2
+WARM_TIMEOUT_SECONDS = 600.0
+"""How long a batch waits for an agent's first request before fanning out anyway."""
+FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """One task of a batch as the fleet sees it: DBOS's status, and its result once done."""
+
+    workflow_id: str
+    task: Task
+    status: str
+    result: TaskResult | None
+    error: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """Every task of a batch, and the totals."""
+
+    batch: str
+    tasks: list[TaskState] = field(default_factory=list)
+
+    @property
+    def counts(self) -> Counter[str]:
+        """Tasks by state: queued, running, done, failed."""
+        return Counter(_state(t) for t in self.tasks)
+
+    @property
+    def finished(self) -> bool:
+        return all(t.finished for t in self.tasks)
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the batch's requests cost so far (None when no task's model is priced)."""
+        costs = [t.result.cost_usd for t in self.tasks if t.result and t.result.cost_usd]
+        return sum(costs) if costs else None
+
+    @property
+    def requests(self) -> int:
+        return sum(t.result.requests for t in self.tasks if t.result)
+
+
+def _state(task: TaskState) -> str:
+    if task.result is not None:
+        return task.result.status
+    if task.status in FINISHED:
+        return "failed"
+    return "running" if task.status == "PENDING" else "queued"
+
+
+def new_batch_id() -> str:
+    return f"b{secrets.token_hex(6)}"
+
+
+class Fleet:
+    """A handle on a fleet's database: submit tasks and batches, read their status."""
+
+    def __init__(self, url: str) -> None:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ConfigurationError(
+                f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {url!r}"
+            )
+        self.url = url
+        DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
+        self._client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+
+    def close(self) -> None:
+        self._client.destroy()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "") -> str:
+        """Enqueue one task; returns its id (DBOS's workflow id). Submitting an id again
+        attaches to the task already there (it never runs twice)."""
+        return self._client.enqueue(
+            {
+                "queue_name": queue,
+                "workflow_name": WORKFLOW,
+                "workflow_id": workflow_id or f"t{secrets.token_hex(8)}",
+                "app_version": APP_VERSION,
+            },
+            task.to_json(),
+        ).get_workflow_id()
+
+    def submit_batch(
+        self,
+        tasks: Sequence[Task],
+        *,
+        queue: str = DEFAULT_QUEUE,
+        batch: str | None = None,
+        warm: bool = True,
+        on_warm: Callable[[str], None] | None = None,
+    ) -> str:
+        """Enqueue every task under one batch id (returned). With `warm`, each agent's first
+        task goes alone and the rest follow once its first request is stored."""
+        batch = batch or new_batch_id()
+        ids = [f"{batch}-{n:05d}" for n in range(len(tasks))]
+        first: dict[str, int] = {}
+        for n, task in enumerate(tasks):
+            first.setdefault(task.agent, n)
+        leaders = sorted(first.values()) if warm else []
+        for n in leaders:
+            self.submit(tasks[n], queue=queue, workflow_id=ids[n])
+        if leaders:
+            for agent in self._warmed({ids[n]: tasks[n] for n in leaders}):
+                if on_warm is not None:
+                    on_warm(agent)
+        for n, task in enumerate(tasks):
+            if n not in leaders:
+                self.submit(task, queue=queue, workflow_id=ids[n])
+        return batch
+
+    def _warmed(self, leaders: dict[str, Task]) -> list[str]:
+        """Wait until each leader has a stored request (or finished); their agents."""
+        store = open_store(self.url)
+        waiting = dict(leaders)
+        deadline = time.monotonic() + WARM_TIMEOUT_SECONDS
+        try:
+            while waiting and time.monotonic() < deadline:
+                for workflow_id, task in list(waiting.items()):
+                    info = store.info(task.session or workflow_id)
+                    done = self._client.retrieve_workflow(workflow_id).get_status()
+                    if (info is not None and info.requests > 0) or done.status in FINISHED:
+                        del waiting[workflow_id]
+                if waiting:
+                    time.sleep(WARM_POLL_SECONDS)
+        finally:
+            store.close()
+        return sorted({t.agent for w, t in leaders.items() if w not in waiting})
+
+    def status(self, batch: str) -> BatchStatus:
+        """Every task of `batch`, in submission order."""
+        found = self._client.list_workflows(workflow_id_prefix=f"{batch}-", name=WORKFLOW)
+        if not found:
+            raise ConfigurationError(f"no batch {batch!r} in this fleet")
+        states = [self._state(w) for w in found]
+        return BatchStatus(batch, sorted(states, key=lambda s: s.workflow_id))
+
+    def task(self, workflow_id: str) -> TaskState:
+        """One task by its id."""
+        found = self._client.list_workflows(workflow_ids=[workflow_id])
+        if not found:
+            raise ConfigurationError(f"no task {workflow_id!r} in this fleet")
+        return self._state(found[0])
+
+    def _state(self, workflow: Any) -> TaskState:
+        args = (workflow.input or {}).get("args") or ()
+        task = Task.from_json(args[0] if args else None, f"task {workflow.workflow_id}")
+        output = workflow.output
+        result = TaskResult.from_json(output) if isinstance(output, dict) else None
+        error = str(workflow.error) if workflow.error is not None else ""
+        return TaskState(workflow.workflow_id, task, str(workflow.status), result, error)

@@ -1,0 +1,155 @@
+"""A fleet task and its result as plain JSON values (what DBOS stores as a workflow's input
+and output), and a batch read from a JSONL file, one task a line.
+
+A line is `{"agent": NAME, "task": TEXT}` or `{"agent": NAME, "inputs": {...}}`, with an
+optional `"session"` (the stored session to create or continue), `"conversation_id"` (the
+provider's routing key) and `"id"` (the task's name in the batch, for reading results).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from warmloop.errors import ConfigurationError
+from warmloop.messages import validate_id
+
+KEYS = frozenset({"agent", "task", "inputs", "session", "conversation_id", "id"})
+Status = Literal["done", "failed"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One agent task: the agent's name (a worker knows it), the task text or named inputs,
+    and optionally the session it continues and the conversation's routing key."""
+
+    agent: str
+    task: str | dict[str, Any]
+    session: str | None = None
+    conversation_id: str | None = None
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_id(self.agent, "agent name")
+        if isinstance(self.task, str):
+            if not self.task.strip():
+                raise ConfigurationError("the task is empty")
+        elif not isinstance(self.task, dict) or not self.task:
+            raise ConfigurationError(
+                f"a task is a text or a non-empty object of named inputs, got {self.task!r}"
+            )
+        for name, value in (
+            ("session", self.session),
+            ("conversation id", self.conversation_id),
+            ("task id", self.id),
+        ):
+            if value is not None:
+                validate_id(value, name)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"agent": self.agent}
+        data["task" if isinstance(self.task, str) else "inputs"] = self.task
+        for key, value in (
+            ("session", self.session),
+            ("conversation_id", self.conversation_id),
+            ("id", self.id),
+        ):
+            if value is not None:
+                data[key] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "the task") -> Task:
+        """A task from its JSON object; ConfigurationError naming `where` if it is wrong."""
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(f"{where}: a task is a JSON object, got {data!r}")
+        unknown = sorted(set(data) - KEYS)
+        if unknown:
+            raise ConfigurationError(f"{where}: unknown keys {unknown}; a task has {sorted(KEYS)}")
+        if ("task" in data) == ("inputs" in data):
+            raise ConfigurationError(f"{where}: give exactly one of 'task' (text) or 'inputs'")
+        if "agent" not in data:
+            raise ConfigurationError(f"{where}: 'agent' names the agent that runs the task")
+        body = data["task"] if "task" in data else data["inputs"]
+        if "task" in data and not isinstance(body, str):
+            raise ConfigurationError(f"{where}: 'task' is a text; use 'inputs' for an object")
+        if "inputs" in data and not isinstance(body, dict):
+            raise ConfigurationError(f"{where}: 'inputs' is an object of named inputs")
+        try:
+            return cls(
+                data["agent"],
+                body,
+                data.get("session"),
+                data.get("conversation_id"),
+                data.get("id"),
+            )
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{where}: {exc}") from None
+
+
+def read_batch(lines: Iterable[str], source: str = "the batch") -> list[Task]:
+    """The tasks of a JSONL batch (blank lines skipped); each error names its line."""
+    tasks = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{where}: not JSON ({exc.msg})") from None
+        tasks.append(Task.from_json(data, where))
+    if not tasks:
+        raise ConfigurationError(f"{source} holds no task")
+    ids = [t.id for t in tasks if t.id is not None]
+    if len(ids) != len(set(ids)):
+        raise ConfigurationError(f"{source}: task ids repeat; each 'id' names one task")
+    return tasks
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What a finished task left: its outputs or why it failed, and what its requests cost
+    (all of them, those of a worker killed on the way included)."""
+
+    status: Status
+    session: str
+    outputs: dict[str, Any] | None = None
+    error: str = ""
+    requests: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    worker: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "session": self.session,
+            "outputs": self.outputs,
+            "error": self.error,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "cached_tokens": self.cached_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "worker": self.worker,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
+        return cls(
+            data["status"],
+            data["session"],
+            data.get("outputs"),
+            data.get("error", ""),
+            data.get("requests", 0),
+            data.get("input_tokens", 0),
+            data.get("cached_tokens", 0),
+            data.get("output_tokens", 0),
+            data.get("cost_usd"),
+            data.get("worker", ""),
+        )

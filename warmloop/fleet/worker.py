@@ -1,0 +1,172 @@
+"""A fleet worker: a DBOS process that dequeues tasks and runs them with warmloop's agents.
+
+Each task is one DBOS workflow of two steps. `begin` opens the task's stored session (closing
+a step an earlier run left cut) and records where the task's run starts in it. `attempt`
+runs the agent there with `resume_at`: the session, which stores every assistant turn
+before its tools run and every tool result as it comes, is the durable record of the run.
+When a worker dies, DBOS recovers the workflow (`begin`'s record is replayed, `attempt` runs
+again) and the run goes on from its last stored step: a stored response is never requested
+again, a returned tool never run again (an unfinished call of a `repeatable=False` tool is
+answered "interrupted"). DBOS owns the queue, its limits and the recovery; the conversation
+is stored once, in the session store.
+
+A worker recovers the pending tasks of its own name when it starts (DBOS's executor id), so
+a machine that restarts its worker under the same `--name` finishes what it left;
+`recover=[NAME, ...]` takes over the tasks of workers that will not come back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbos import DBOS
+
+from warmloop.agent.run import RunError
+from warmloop.cache.pricing import cost_report
+from warmloop.cache.usage import Usage
+from warmloop.errors import ConfigurationError, SessionBusy
+from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
+from warmloop.fleet.registry import AgentRegistry
+from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.sessions.locate import open_store
+from warmloop.sessions.off_loop import off_loop
+from warmloop.sessions.resume import open_session
+from warmloop.sessions.store import SessionStore
+
+LEASE_WAIT_SECONDS = 2.0
+"""How often a recovered task tries again for a session a dead worker on another machine
+still holds (its lease expires by itself, `sessions.lease.LEASE_SECONDS`)."""
+LEASE_TRIES = 150
+
+
+@dataclass
+class _Worker:
+    registry: AgentRegistry
+    store: SessionStore
+    name: str
+
+
+_worker: _Worker | None = None
+"""This process's worker (DBOS is one engine per process)."""
+
+
+def _current() -> _Worker:
+    if _worker is None:
+        raise ConfigurationError("no fleet worker runs in this process (serve() starts one)")
+    return _worker
+
+
+RETRIED = {
+    "retries_allowed": True,
+    "interval_seconds": LEASE_WAIT_SECONDS,
+    "max_attempts": LEASE_TRIES,
+    "backoff_rate": 1.0,
+}
+"""A step DBOS tries again: on a busy session (another task of the same session, or a dead
+worker's lease), or a database that is away for a while."""
+
+
+@DBOS.step(name="warmloop.fleet.begin", **RETRIED)  # type: ignore[arg-type]
+async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
+    """Open the task's session (created if new; a cut step of an earlier run closed) and
+    return where this task's run starts in it, or why it cannot run."""
+    spec = Task.from_json(task)
+    session = spec.session or workflow_id
+    try:
+        async with open_session(
+            session, _current().store, conversation_id=spec.conversation_id
+        ) as recorder:
+            return {"session": session, "start": len(recorder.transcript)}
+    except ConfigurationError as exc:  # a wrong task: trying again cannot help
+        return {"session": session, "error": str(exc)}
+
+
+@DBOS.step(name="warmloop.fleet.attempt", **RETRIED)  # type: ignore[arg-type]
+async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
+    """Run (or go on with) the task's run in its session; its result, failed or not."""
+    worker = _current()
+    spec = Task.from_json(task)
+    try:
+        agent = worker.registry.build(spec.agent)
+    except ConfigurationError as exc:
+        return TaskResult("failed", session, error=str(exc), worker=worker.name).to_json()
+    outputs: dict[str, Any] | None = None
+    error = ""
+    try:
+        run = await agent.run(
+            spec.task,
+            session=session,
+            store=worker.store,
+            conversation_id=spec.conversation_id,
+            resume_at=start,
+        )
+        outputs = run.outputs.model_dump(mode="json")
+    except SessionBusy:
+        raise  # a dead worker's lease not yet expired: DBOS tries again
+    except (RunError, ConfigurationError) as exc:  # the run ended, or cannot start: a result
+        error = str(exc)
+    requests = [r for r in await off_loop(worker.store.requests, session) if r.position >= start]
+    report = cost_report(agent.model.name, [r.usage for r in requests])
+    usage = report.usage if requests else Usage()
+    return TaskResult(
+        "done" if outputs is not None else "failed",
+        session,
+        outputs,
+        error,
+        len(requests),
+        usage.prompt_tokens,
+        usage.cache_read_tokens,
+        usage.output_tokens,
+        report.total,
+        worker.name,
+    ).to_json()
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def run_task(task: dict[str, Any]) -> dict[str, Any]:
+    """One fleet task (DBOS workflow): begin, then attempt until it returns."""
+    workflow_id = DBOS.workflow_id
+    assert workflow_id is not None
+    begun = await _begin(task, workflow_id)
+    if "error" in begun:
+        return TaskResult("failed", begun["session"], error=begun["error"]).to_json()
+    return await _attempt(task, begun["session"], begun["start"])
+
+
+def serve(
+    url: str,
+    registry: AgentRegistry,
+    *,
+    name: str,
+    queues: Sequence[QueueSpec] = (QueueSpec(),),
+    recover: Sequence[str] = (),
+    stop: threading.Event | None = None,
+) -> None:
+    """Run a worker on the PostgreSQL database `url` (DBOS's state and the sessions) until
+    `stop` is set (forever without one)."""
+    global _worker
+    store = open_store(url)
+    _worker = _Worker(registry, store, name)
+    DBOS(
+        config={
+            "name": APP_NAME,
+            "system_database_url": url,
+            "executor_id": name,
+            "application_version": APP_VERSION,
+            "log_level": "WARNING",
+        }
+    )
+    try:
+        DBOS.launch()
+        for queue in queues:
+            queue.register()
+        if recover:
+            DBOS._recover_pending_workflows(list(recover))
+        (stop or threading.Event()).wait()
+    finally:
+        DBOS.destroy()
+        store.close()
+        _worker = None

@@ -1,0 +1,122 @@
+"""Keeping one conversation's cache warm through one pause: a task beside the pause.
+
+The pinger sleeps until the cache would expire (an `interval` after the last request or
+keep-alive), asks the rule (`keepalive.keep_alive`) whether one more keep-alive pays, and
+sends it: the last request's exact payload with a minimal answer (`providers.keepalive`).
+It runs as its own asyncio task, so it never delays the tool or the next request; stopping
+it cancels its sleep, and a keep-alive already on the wire is left to finish (its usage
+is billed either way, so it is still recorded). A keep-alive that fails is logged and
+reported, never raised. Time is injected (`clock`, `sleep`), so tests fake it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from warmloop.cache.usage import Usage
+from warmloop.maintenance.keepalive import PauseCosts, keep_alive
+from warmloop.providers.base import Model, Rendered
+from warmloop.providers.keepalive import keepalive_request
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class KeepAlivePolicy:
+    """Whether and how an agent keeps its cache warm through pauses. `clock` (seconds) and
+    `sleep` are injectable, so a test can fake an eight-minute tool without waiting."""
+
+    clock: Clock = field(default=time.monotonic)
+    sleep: Sleep = field(default=asyncio.sleep)
+
+
+@dataclass(frozen=True)
+class Ping:
+    """One keep-alive sent: when (on the policy's clock), its usage, or the error that
+    stopped it (then `usage` is None)."""
+
+    at: float
+    usage: Usage | None
+    error: str = ""
+
+
+class Pinger:
+    """Keeps one conversation warm through one pause (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: Model,
+        last: Rendered,
+        session_id: str,
+        costs: PauseCosts,
+        *,
+        sent_at: float,
+        history: Sequence[float] = (),
+        policy: KeepAlivePolicy,
+        on_ping: Callable[[Ping], None],
+    ) -> None:
+        request = keepalive_request(last)
+        self.request = request
+        self.model = model
+        self.session_id = session_id
+        self.costs = costs
+        self.last_use = sent_at
+        self.history = tuple(history)
+        self.policy = policy
+        self.on_ping = on_ping
+        self.sent = 0
+        self._task: asyncio.Task[None] | None = None
+        self._in_flight: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        """Begin watching the pause (a no-op where the format has no keep-alive)."""
+        if self.request is not None and self._task is None:
+            self._task = asyncio.create_task(self._watch(), name="warmloop-keepalive")
+
+    async def _watch(self) -> None:
+        policy = self.policy
+        while keep_alive(self.costs, self.sent, self.history):
+            due = self.last_use + self.costs.interval
+            wait = due - policy.clock()
+            if wait > 0:
+                await policy.sleep(wait)
+            if policy.clock() >= self.last_use + self.costs.ttl:
+                return  # already gone (a late start): a keep-alive now would be a full write
+            self.sent += 1
+            self.last_use = policy.clock()
+            ping = asyncio.create_task(self._ping(self.last_use))
+            self._in_flight.add(ping)
+            ping.add_done_callback(self._in_flight.discard)
+            await asyncio.shield(ping)
+
+    async def _ping(self, at: float) -> None:
+        assert self.request is not None
+        try:
+            response = await self.model.send(self.request, session_id=self.session_id)
+        except Exception as exc:  # a keep-alive never fails the run
+            logger.warning("keep-alive failed (%s: %s); the run goes on", type(exc).__name__, exc)
+            self.on_ping(Ping(at, None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.on_ping(Ping(at, response.usage))
+
+    async def stop(self) -> None:
+        """The pause is over: stop watching (a keep-alive on the wire finishes on its own;
+        `settle` waits for it)."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def settle(self) -> None:
+        """Wait for keep-alives still on the wire (their usage is recorded)."""
+        if self._in_flight:
+            await asyncio.gather(*self._in_flight, return_exceptions=True)

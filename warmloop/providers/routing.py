@@ -1,0 +1,93 @@
+"""The conversation's routing key on the wire: where each host reads it.
+
+A conversation's key is `Transcript.conversation` (a fork keeps it; a fresh conversation
+mints its own), so every request of a conversation and of its forks lands where its cache
+lives. Each host reads the key in its own place, and warmloop sends it only where the host
+documents it, or where the user asks (a parameter a host never documented risks a rejected
+request and tells nothing):
+
+- `prompt_cache_key` in the body: OpenAI, Chat Completions and Responses
+  (platform.openai.com/docs/guides/prompt-caching, "Requests are routed ... prompt_cache_key").
+- `x-grok-conv-id` header: xAI Chat Completions (docs.x.ai, Prompt Caching, "Maximizing Cache
+  Hits": "routes requests with the same conversation ID to the same server"; the body field
+  `prompt_cache_key` is xAI's for its Responses API only).
+- `X-Session-ID` header: self-hosted fleets (`openai-compatible:`), the header vLLM's router
+  hashes first under `--policy consistent_hash` (vllm-project/router,
+  docs/load_balancing/README.md, "Hash Key Priority"), and what an nginx or Envoy upstream
+  can hash on; its name is an option per model (`session_header=`), None to send none.
+- DeepSeek (a disk cache from token 0, no routing) and Anthropic and Gemini (no documented
+  routing key) get none.
+
+A header never enters the prompt bytes, so it cannot move the cache prefix. The key is the
+conversation id, which is validated (1 to 64 letters, digits, `_`, `-`: no line break can
+split a header) and is never derived from a credential; one that contains the model's API key
+or a secret of its base URL is refused, not sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from warmloop.errors import ConfigurationError
+from warmloop.messages import validate_id
+from warmloop.providers.clients import MIN_KEY_CHARS
+
+SESSION_HEADER = "X-Session-ID"
+"""The default header of `openai-compatible:` models: what vLLM's router hashes first."""
+XAI_HEADER = "x-grok-conv-id"
+"""xAI's routing header on Chat Completions."""
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
+"""An HTTP field name (RFC 9110 `token`)."""
+_RESERVED = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "host",
+        "content-length",
+        "content-type",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "openai-organization",
+        "openai-project",
+    }
+)
+"""Headers the SDK or HTTP itself sets: a routing key written there would replace a
+credential or break the request."""
+
+
+def header_name(name: str | None) -> str | None:
+    """`name` checked as the header a conversation's key travels in (None: no header)."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise ConfigurationError(
+            f"session_header must be an HTTP header name such as {SESSION_HEADER!r} "
+            f"(letters, digits and - _ .), or None to send none; got {name!r}"
+        )
+    if name.lower() in _RESERVED:
+        raise ConfigurationError(
+            f"session_header {name!r} is a header the client sets itself (credentials, "
+            f"length, type); name another, such as {SESSION_HEADER!r}"
+        )
+    return name
+
+
+def routing_key(conversation: str, secrets: Iterable[str] = ()) -> str:
+    """The conversation id as the value a host routes on: a valid id that contains none of
+    `secrets` (the model's API key, its base URL's credentials)."""
+    key = validate_id(conversation)
+    for secret in secrets:
+        if len(secret) >= MIN_KEY_CHARS and secret in key:
+            raise ConfigurationError(
+                "the conversation id contains the model's API key or a credential of its "
+                "base URL; it is sent to the host as a routing key, so name the "
+                "conversation with something else"
+            )
+    return key
