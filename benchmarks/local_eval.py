@@ -1,14 +1,17 @@
-"""Accuracy of the embedded models on questions over the example workspace, graded.
+"""Accuracy of the embedded models on two evals, graded: the example workspace and held out.
 
-Each question has a known answer in `examples/workspace`: lookups in one file, answers that
-must first be found by search, and questions that need two reads (a value in one file
-names what to look up in another). Every question is a fresh run of the CLI's agent (the
-same instructions and read-only tools as `warmloop run`) on one engine per model; the
-answer is graded by a regular expression. Reported per model: questions answered
-correctly, mean requests per run, and mean seconds per run.
+`example`: 12 questions with known answers in `examples/workspace` (the project's own
+tiny codebase, which the worked examples' shapes were written beside). `held-out`: 33
+questions over three standard-library packages (`benchmarks/heldout.py`) that no prompt
+is tuned on. Both ask lookups in one file, answers that must first be found by search,
+and questions that need two reads (a value in one file names what to look up in
+another). Every question is a fresh run of the CLI's agent (the same instructions and
+read-only tools as `warmloop run`) on one engine per model; the answer is graded by a
+regular expression. Reported per eval and model: questions answered correctly, by kind,
+mean requests and mean seconds per question.
 
-    python -m benchmarks.local_eval [--model gemma-3-270m --model smollm2-135m ...]
-        [--max-steps 6] [--only 3] [--verbose]
+    python -m benchmarks.local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
+        [--max-steps 6] [--threads 2] [--only 3] [--verbose]
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.heldout import QUESTIONS as HELD_OUT
+from benchmarks.heldout import Question, prepare
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.agent.run import RunError
 from warmloop.messages import AssistantTurn
@@ -27,15 +32,6 @@ from warmloop.providers.local_models import MODELS
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
-
-
-@dataclass(frozen=True)
-class Question:
-    """A task with a known answer; `accept` is searched in the submitted answer."""
-
-    kind: str
-    task: str
-    accept: str
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -74,11 +70,11 @@ class Outcome:
     calls: list[str]
 
 
-def ask(model: LocalModel, question: Question, max_steps: int) -> Outcome:
-    """One fresh run of the CLI's agent on `question`."""
+def ask(model: LocalModel, question: Question, workspace: Path, max_steps: int) -> Outcome:
+    """One fresh run of the CLI's agent on `question` over `workspace`."""
     agent = Agent(
         model,
-        workspace_tools(WORKSPACE),
+        workspace_tools(workspace),
         instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
         max_steps=max_steps,
     )
@@ -102,50 +98,68 @@ def ask(model: LocalModel, question: Question, max_steps: int) -> Outcome:
     return Outcome(question, answer, correct, requests, seconds, calls)
 
 
-def evaluate(name: str, questions: tuple[Question, ...], max_steps: int, verbose: bool) -> str:
-    """Every question on one model; returns its table row."""
-    model = LocalModel(name)
-    outcomes = []
-    for question in questions:
-        outcome = ask(model, question, max_steps)
-        outcomes.append(outcome)
-        if verbose:
-            mark = "ok " if outcome.correct else "BAD"
-            print(f"  {mark} [{question.kind}] {question.task} -> {outcome.answer!r}")
-            print(f"      {outcome.requests} requests, {outcome.seconds:.1f} s")
-            for call in outcome.calls:
-                print(f"      - {call[:200]}")
+def evaluate(
+    name: str,
+    evals: dict[str, tuple[Question, ...]],
+    max_steps: int,
+    threads: int,
+    verbose: bool,
+) -> list[str]:
+    """Every question of every eval on one model (one engine); returns a table row per eval."""
+    model = LocalModel(name, n_threads=threads)
+    workspaces = {"": WORKSPACE, **prepare()}
+    rows = []
+    for eval_name, questions in evals.items():
+        outcomes = []
+        for question in questions:
+            outcome = ask(model, question, workspaces[question.codebase], max_steps)
+            outcomes.append(outcome)
+            if verbose:
+                mark = "ok " if outcome.correct else "BAD"
+                print(f"  {mark} [{question.kind}] {question.task} -> {outcome.answer!r}")
+                print(f"      {outcome.requests} requests, {outcome.seconds:.1f} s")
+                for call in outcome.calls:
+                    print(f"      - {call[:200]}")
+        rows.append(f"| {eval_name} | local:{name} | {summary(outcomes)} |")
     model.close()
+    return rows
+
+
+def summary(outcomes: list[Outcome]) -> str:
+    """Correct answers, by kind, mean requests and mean seconds per question."""
     right = sum(o.correct for o in outcomes)
     steps = sum(o.requests for o in outcomes) / len(outcomes)
     seconds = sum(o.seconds for o in outcomes) / len(outcomes)
-    kinds = sorted({q.kind for q in questions})
+    kinds = sorted({o.question.kind for o in outcomes})
     by_kind = ", ".join(
         f"{k} {sum(o.correct for o in outcomes if o.question.kind == k)}/"
-        f"{sum(1 for q in questions if q.kind == k)}"
+        f"{sum(1 for o in outcomes if o.question.kind == k)}"
         for k in kinds
     )
-    return f"| local:{name} | {right}/{len(outcomes)} | {by_kind} | {steps:.1f} | {seconds:.1f} |"
+    share = f"{right}/{len(outcomes)} ({right / len(outcomes):.0%})"
+    return f"{share} | {by_kind} | {steps:.1f} | {seconds:.1f}"
+
+
+EVALS = {"example": QUESTIONS, "held-out": HELD_OUT}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
+    parser.add_argument("--eval", action="append", choices=sorted(EVALS))
     parser.add_argument("--max-steps", type=int, default=6)
-    parser.add_argument("--only", type=int, help="ask only the first N questions")
-    parser.add_argument("--question", type=int, action="append", help="ask question N (1-12)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", type=int, help="ask only the first N questions of each eval")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
-    questions = QUESTIONS[: args.only] if args.only else QUESTIONS
-    if args.question:
-        questions = tuple(QUESTIONS[n - 1] for n in args.question)
+    evals = {e: EVALS[e][: args.only] if args.only else EVALS[e] for e in args.eval or EVALS}
     rows = []
     for name in args.model or list(MODELS):
         if args.verbose:
             print(f"local:{name}")
-        rows.append(evaluate(name, questions, args.max_steps, args.verbose))
-    print("| model | correct | by kind | mean requests | seconds per run |")
-    print("| --- | --- | --- | --- | --- |")
+        rows += evaluate(name, evals, args.max_steps, args.threads, args.verbose)
+    print("| eval | model | correct | by kind | mean requests | seconds per question |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for row in rows:
         print(row)
 

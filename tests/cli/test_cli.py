@@ -17,11 +17,12 @@ from warmloop.cache.usage import Usage
 from warmloop.cache.wire import ANTHROPIC, canonical_stream
 from warmloop.cli.main import main
 from warmloop.cli.options import CliContext
-from warmloop.cli.view import report
+from warmloop.cli.view import message_lines, report
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.scripted import Script, ScriptedModel, call
+from warmloop.tools.invoke import cap_text
 from warmloop.transcript import Transcript
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
@@ -283,3 +284,13 @@ def test_an_unpriced_model_says_its_cost_is_unknown() -> None:
     assert result.exit_code == 0, result.output
     assert all(len(row) == 6 for row in table_rows(result.stdout))
     assert "cost unknown: no price for 'scripted'" in result.stdout
+
+
+def test_a_cut_result_is_shown_live_as_what_the_model_received() -> None:
+    text, total = cap_text("\n".join(f"line {n}: " + "x" * 60 for n in range(100)), 2000)
+    assert total is not None
+    shown = message_lines(ToolResult("call_0_0", "search", text), 1, 200)
+    kept = len(text.split("\n[truncated")[0])
+    assert shown[0].plain.endswith(f"(showing {kept:,} of {total:,} chars)")
+    whole = message_lines(ToolResult("call_0_0", "search", "a\nb\nc"), 1, 200)
+    assert whole[0].plain.endswith("(+2 lines)")

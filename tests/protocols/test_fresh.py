@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.providers.test_local import grammar_accepts, step_text
@@ -179,3 +179,35 @@ def test_path_enums_are_grammar_only_and_only_for_a_workspace_small_enough(
         (tmp_path / f"f{n}.txt").write_text("x")
     big = {t.name: t.spec for t in workspace_tools(tmp_path)}
     assert all(spec.grammar_parameters is None for spec in big.values())
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        r"\bVAT_RATE\b",  # a regex with backslashes: JSON writes each as \\
+        'say "hi"',  # quotes
+        "a/b/c",  # JSON may write / as \/
+        "tab\there",  # a control character with a short escape
+    ],
+)
+def test_a_spent_value_is_refused_however_json_spells_it(vocab: Any, value: str) -> None:
+    grammar = action_grammar(SPECS, spent=spent(called(("search", {"pattern": value})), SPECS))
+    step = step_text("x", "search", {"pattern": value})
+    assert not grammar_accepts(vocab, grammar, step)
+    slashed = step.replace("/", "\\/")  # the same value, another spelling
+    assert not grammar_accepts(vocab, grammar, slashed)
+    for other in (value[:-1], "x" + value):
+        if not other.startswith(value):
+            assert accepts(vocab, grammar, "search", {"pattern": other}), other
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    used=st.lists(st.text(st.sampled_from('ab\\"/\n\t'), min_size=1, max_size=4), max_size=3),
+    tried=st.text(st.sampled_from('ab\\"/\n\tc'), max_size=5),
+)
+def test_the_no_repeat_rule_holds_for_every_value(vocab: Any, used: list[str], tried: str) -> None:
+    calls = [("search", {"pattern": value}) for value in used]
+    grammar = action_grammar(SPECS, spent=spent(called(*calls), SPECS))
+    fresh = not any(tried.startswith(value) for value in used)
+    assert accepts(vocab, grammar, "search", {"pattern": tried}) == fresh

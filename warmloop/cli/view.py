@@ -31,6 +31,7 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.protocols import react_text
+from warmloop.tools.invoke import cut_sizes
 from warmloop.transcript import Transcript
 
 MIN_WIDTH = 40
@@ -71,6 +72,9 @@ def message_lines(message: Message, step: int, width: int) -> list[Text]:
     if isinstance(message, ToolResult):
         rows = message.content.split("\n")
         more = f" (+{len(rows) - 1} lines)" if len(rows) > 1 else ""
+        cut = cut_sizes(message.content)
+        if cut is not None:  # what the model received, not the lines of the cut text
+            more = f" (showing {cut[0]:,} of {cut[1]:,} chars)"
         room = max(MIN_WIDTH, width - len(more))
         return [_line(f"  ← {message.name}:", "green", rows[0], room) + more]
     if isinstance(message, Notice):

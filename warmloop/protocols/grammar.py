@@ -102,18 +102,36 @@ def gateway_alternatives(
     return tuple(t for t in tools if t.name != GATEWAY) + tuple(narrowed)
 
 
+SHORT_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "\b": "b",
+    "\f": "f",
+    "\n": "n",
+    "\r": "r",
+    "\t": "t",
+}
+"""Characters JSON can write as a backslash and one letter, and that letter."""
+
+
+def spellings(char: str) -> list[str]:
+    """How a JSON string inside the grammar may write `char` before it leaves every
+    value's trie: as itself where JSON allows it, and as its short escape if it has one
+    (`/` has both). A `\\u` escape is not offered there, so no value is spelled around."""
+    found = [char] if char not in '"\\' and ord(char) >= 0x20 else []
+    if char in SHORT_ESCAPES:
+        found.append("\\" + SHORT_ESCAPES[char])
+    return found
+
+
 def unlike(values: Sequence[str], name: str) -> list[str]:
-    """GBNF rules `name` for a JSON string (quotes included) that starts with none of
-    `values`, walking a trie of them: at each node the string may end, take a character
-    no value continues with and then anything, or follow a value one more character
-    unless that completes it. Values with characters JSON escapes are left out."""
-    plain = sorted(
-        {
-            v
-            for v in values
-            if v and json.dumps(v, ensure_ascii=False)[1:-1] == v and v.isprintable()
-        }
-    )
+    """GBNF rules `name` for a JSON string (quotes included) whose value starts with none
+    of `values`, walking a trie of the values' characters: at each node the string may
+    end, take a character no value continues with (plainly or as a short escape) and then
+    anything, or spell a continuing character (in any of its `spellings`) unless that
+    completes a value. It holds for every value, whatever JSON escapes."""
+    plain = sorted({v for v in values if v})
     rules: list[str] = []
 
     def node(prefix: str, number: list[int]) -> str:
@@ -123,10 +141,15 @@ def unlike(values: Sequence[str], name: str) -> list[str]:
         following = sorted({v[len(prefix)] for v in here if len(v) > len(prefix)})
         excluded = "".join(f"\\U{ord(c):08X}" for c in following)
         other = r'[^"\\\x00-\x1F' + excluded + "]"
-        options = [r'"\"" space', f"( {other} | " + r'"\\" ["\\/bfnrt] ) char* "\"" space']
+        letters = "".join(letter for char, letter in SHORT_ESCAPES.items() if char not in following)
+        first = f'{other} | "\\\\" [{re.escape(letters)}]' if letters else other
+        options = [r'"\"" space', f"( {first} ) char* " + r'"\"" space']
         for char in following:
-            if prefix + char not in plain:
-                options.append(f"{literal(char)} {node(prefix + char, number)}")
+            if prefix + char in plain:
+                continue
+            spelled = [literal(s) for s in spellings(char)]
+            if spelled:
+                options.append(f"( {' | '.join(spelled)} ) {node(prefix + char, number)}")
         rules.append(f"{rule} ::= " + " | ".join(f"( {o} )" for o in options))
         return rule
 

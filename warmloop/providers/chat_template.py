@@ -214,22 +214,38 @@ def special_token(llama: Any, marker: str, template: ChatTemplate) -> int:
 
 
 def prompt_tokens(llama: Any, prompt: TemplatePrompt) -> list[int]:
-    """The prompt's token ids for an engine's vocabulary. Markers are special tokens; text
-    is never parsed for specials (a tool result cannot forge a turn); each piece is
-    tokenised on its own, so no token depends on what follows it; a model turn uses its
-    generated ids when they spell its text."""
+    """The prompt's token ids for an engine's vocabulary (see `prompt_parts`)."""
+    return prompt_parts(llama, prompt)[0]
+
+
+def prompt_parts(llama: Any, prompt: TemplatePrompt) -> tuple[list[int], int]:
+    """The prompt's token ids for an engine's vocabulary, and how many of them are the
+    opening (the system text: instructions, protocol, tools; 0 when there is none), the
+    part every run of one agent shares. Markers are special tokens; text is never parsed
+    for specials (a tool result cannot forge a turn); each piece is tokenised on its own,
+    so no token depends on what follows it (the system text is a piece of its own, also
+    where it shares a turn with the task); a model turn uses its generated ids when they
+    spell its text."""
     template = prompt.template
     start = special_token(llama, template.start, template)
     end = special_token(llama, template.end, template)
     newline = llama.tokenize(b"\n", add_bos=False)
     out: list[int] = [llama.token_bos()] if template.bos else []
-    for turn in prompt.turns:
+    opening = 0
+    for index, turn in enumerate(prompt.turns):
         out += [start, *llama.tokenize(f"{turn.role}\n".encode(), add_bos=False)]
         body = turn.text.encode()
+        system = prompt.system if index == 0 else None
         if turn.tokens is not None and llama.detokenize(list(turn.tokens)) == body:
             out += turn.tokens
+        elif system and turn.text.startswith(system) and turn.text != system:
+            out += llama.tokenize(system.encode(), add_bos=False)
+            opening = len(out)
+            out += llama.tokenize(turn.text[len(system) :].encode(), add_bos=False)
         else:
             out += llama.tokenize(body, add_bos=False)
         out += [end, *newline]
+        if system and turn.text == system:
+            opening = len(out)
     out += [start, *llama.tokenize(f"{template.model_role}\n".encode(), add_bos=False)]
-    return out
+    return out, opening

@@ -25,8 +25,9 @@ from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.chat_template import DETAILS_KEY, TemplatePrompt, prompt_tokens, render_chat
+from warmloop.providers.chat_template import DETAILS_KEY, TemplatePrompt, prompt_parts, render_chat
 from warmloop.providers.local_models import EmbeddedModel, embedded_model
+from warmloop.providers.openings import OpeningCache
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -87,7 +88,10 @@ class LocalModel:
     `model` names one of `local_models.MODELS` (default: `DEFAULT_MODEL`); `model_path`
     runs another GGUF file of that family. One engine holds one KV state, shared by every
     session sent to it; usage reports the engine's real work for each request (tokens
-    evaluated vs reused from its KV cache).
+    evaluated vs reused from its KV cache). `openings` keeps the KV state of each opening
+    (instructions, protocol, tools) on disk, so the first request of a fresh process loads
+    it instead of evaluating it: True for the user's cache directory (`OpeningCache()`),
+    False for none, or an `OpeningCache`.
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class LocalModel:
         seed: int = DEFAULT_SEED,
         n_threads: int = 2,
         context_window: int | None = None,
+        openings: OpeningCache | bool = True,
     ) -> None:
         self.family: EmbeddedModel = embedded_model(model)
         self.name = f"local:{self.family.name}"
@@ -111,6 +116,8 @@ class LocalModel:
         self.resize(n_ctx if context_window is None else context_window)
         self._llama: Any = None
         self._grammars: dict[str, Any] = {}
+        self.openings = OpeningCache() if openings is True else openings or None
+        self._identity = ""
         # llama.cpp blocks and holds one KV state: calls run one at a time, from any loop.
         self._lock = threading.Lock()
 
@@ -159,7 +166,7 @@ class LocalModel:
     def complete(self, prompt: TemplatePrompt) -> tuple[str, list[int], Usage]:
         """Blocking: one step for `prompt`: its raw text, generated token ids and usage."""
         with self._lock:
-            tokens = prompt_tokens(self.engine(), prompt)
+            tokens, opening = prompt_parts(self.engine(), prompt)
             if len(tokens) > self.context_window:
                 # The agent's maintenance prunes and retries once on this error; if it
                 # still does not fit, the message says how to make room.
@@ -172,9 +179,9 @@ class LocalModel:
                     prompt_tokens=len(tokens),
                     window=self.context_window,
                 )
-            reused = self._keep_prefix(tokens)
+            reused, held = self._warm_opening(tokens, opening)
             grammar = self.grammar(prompt.allowed_tools(), prompt.grammar_spent())
-            generated = list(self._generate(tokens[reused:], grammar))
+            generated = list(self._generate(tokens[held:], grammar))
             text = self.engine().detokenize(generated).decode("utf-8", errors="replace")
             usage = Usage(len(tokens) - reused, reused, output_tokens=len(generated))
             return text, generated, usage
@@ -190,6 +197,27 @@ class LocalModel:
             # Decoding may finish asynchronously; wait, so the caller times the real work.
             importlib.import_module("llama_cpp").llama_synchronize(llama._ctx.ctx)
             return Usage(len(tokens) - reused, reused)
+
+    def _warm_opening(self, tokens: Sequence[int], opening: int) -> tuple[int, int]:
+        """Keep the reusable KV prefix for `tokens`, first loading the saved state of
+        their opening when the engine does not hold it; an opening evaluated here is
+        saved. Returns how many tokens were reused (held or loaded), and how many the
+        engine now holds."""
+        reused = self._keep_prefix(tokens)
+        if self.openings is None or reused >= opening or opening >= len(tokens):
+            return reused, reused
+        head = tokens[:opening]
+        state = self.openings.load(self._identity, head)
+        llama = self.engine()
+        if state is not None:
+            if load_sequence(llama, state, head):
+                loaded = self._keep_prefix(tokens)
+                return loaded, loaded
+            reused = 0  # a refused load leaves the engine holding nothing
+        llama.n_tokens = reused
+        llama.eval(list(tokens[reused:opening]))
+        self.openings.save(self._identity, head, save_sequence(llama))
+        return reused, opening
 
     def _keep_prefix(self, tokens: Sequence[int]) -> int:
         """Keep the reusable KV prefix for `tokens`; returns its length."""
@@ -263,4 +291,42 @@ class LocalModel:
                 raise ConfigurationError(
                     f"llama.cpp could not load {path} ({exc}); pass a valid GGUF model file"
                 ) from exc
+            self._identity = engine_identity(
+                path, self.family.template.name, llama_cpp.__version__, self.n_ctx
+            )
         return self._llama
+
+
+def engine_identity(path: Path, template: str, version: str, n_ctx: int) -> str:
+    """What a saved KV state depends on besides its tokens: the model file (its path, size
+    and modification time), the chat template, the engine's version and context size."""
+    stat = path.stat()
+    return (
+        f"model={path.resolve()} size={stat.st_size} mtime_ns={stat.st_mtime_ns} "
+        f"template={template} llama_cpp={version} n_ctx={n_ctx} swa_full=1"
+    )
+
+
+def save_sequence(llama: Any) -> bytes:
+    """The KV state of the engine's sequence 0 (what `Llama.eval` fills), as bytes."""
+    lib = importlib.import_module("llama_cpp")
+    size = lib.llama_state_seq_get_size(llama._ctx.ctx, 0)
+    buffer = (ctypes.c_uint8 * size)()
+    written = lib.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+    return ctypes.string_at(buffer, written)
+
+
+def load_sequence(llama: Any, state: bytes, tokens: Sequence[int]) -> bool:
+    """Load a saved sequence-0 state holding `tokens`; False if the engine refuses it
+    (then the engine holds nothing and the caller evaluates the tokens itself)."""
+    lib = importlib.import_module("llama_cpp")
+    llama.n_tokens = 0
+    llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+    buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    if not lib.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(state), 0):
+        LOG.warning("llama.cpp refused a saved opening; evaluating it again")
+        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        return False
+    llama.input_ids[: len(tokens)] = tokens
+    llama.n_tokens = len(tokens)
+    return True

@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -146,6 +147,18 @@ def cap_text(text: str, limit: int | None) -> tuple[str, int | None]:
         if kept + len(notice) <= limit or kept == 0:
             return text[:kept] + notice, total
         kept = max(0, limit - len(notice))
+
+
+CUT_NOTICE = re.compile(
+    r"\n\[truncated: showing (\d+) of (\d+) characters; ask for a smaller part\]\Z"
+)
+
+
+def cut_sizes(text: str) -> tuple[int, int] | None:
+    """(characters kept, characters the result had) when `text` ends with `cap_text`'s
+    notice; None for a result that was not cut."""
+    found = CUT_NOTICE.search(text)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.names import parse_name, show_name
+from warmloop.workspace.nearby import nearby
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
 MAX_LISTED_FILES = 500
@@ -237,8 +238,11 @@ class Workspace:
         matcher = compile_pattern(pattern)
         with self.locate(path) as top:
             shown_top = self.show(top.parts)
-            matches, note, skipped = self._search(matcher, top)
+            matches, note, skipped, searched = self._search(matcher, top)
         lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
+        closest = "" if matches else nearby(pattern, searched).describe()
+        if closest:  # the words were there in another shape: somewhere to go next
+            lines.append(closest)
         if skipped:  # a match may be in a file the search could not read: say which
             names = ", ".join(skipped[:MAX_SKIPPED_SHOWN])
             more = len(skipped) - MAX_SKIPPED_SHOWN
@@ -249,12 +253,16 @@ class Workspace:
             )
         return "\n".join([*lines, note] if note else lines)
 
-    def _search(self, matcher: LinePattern, top: Place) -> tuple[list[str], str, list[str]]:
-        """The matches under `top`, a note if the search stopped early, and the files it
-        could not read (too big, or not readable)."""
+    def _search(
+        self, matcher: LinePattern, top: Place
+    ) -> tuple[list[str], str, list[str], list[tuple[str, list[str]]]]:
+        """The matches under `top`, a note if the search stopped early, the files it
+        could not read (too big, or not readable), and, while nothing matched, the lines
+        of each file searched (for `nearby`)."""
         walk = self.walk(top)
         matches: list[str] = []
         skipped: list[str] = []
+        searched: list[tuple[str, list[str]]] = []
         files = size = 0
         note = ""
         for file in walk:
@@ -274,7 +282,8 @@ class Workspace:
             if b"\0" in data[:BINARY_SNIFF_BYTES]:
                 continue
             # Re-encoded after "replace", so RE2 sees valid UTF-8 and the lines read_file sees.
-            text = data.decode("utf-8", errors="replace").encode("utf-8")
+            decoded = data.decode("utf-8", errors="replace")
+            text = decoded.encode("utf-8")
             for number, line in matcher.matching_lines(text):
                 if len(matches) == MAX_SEARCH_MATCHES:
                     note = (
@@ -285,9 +294,11 @@ class Workspace:
                 matches.append(f"{shown}:{number}: {shorten(found, MAX_MATCH_CHARS)}")
             if note:
                 break
+            if not matches:
+                searched.append((shown, split_lines(decoded)))
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
-        return matches, note, skipped
+        return matches, note, skipped, [] if matches else searched
 
 
 def workspace_tools(root: Path) -> list[Tool]:

@@ -1,0 +1,255 @@
+"""The held-out eval: questions over third-party code no one on this project wrote.
+
+Three packages of the running Python's standard library (tomllib, json, wsgiref), each
+copied by `prepare` into its own workspace under the cache directory (nothing downloaded,
+nothing committed), asked the same kinds of question as the example-workspace eval:
+lookups of a value in a named file, names found by search, and two-read chains (one file
+names what to look up in another). Answers were written for CPython 3.11's files and are
+graded by a regular expression.
+
+These questions are held out: the taught prompt, its worked examples and the search help
+are never tuned on them. A change to the prompt is measured here, not written for here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmloop.providers.gemma import cache_dir
+
+PACKAGES = ("tomllib", "json", "wsgiref")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A task with a known answer in one workspace; `accept` is searched in the answer."""
+
+    kind: str
+    task: str
+    accept: str
+    codebase: str = ""
+    """The workspace it is asked over ("" for the example workspace)."""
+
+
+def held(codebase: str, kind: str, task: str, accept: str) -> Question:
+    return Question(kind, task, accept, codebase)
+
+
+NUMBER = r"(?<![\d.]){}(?![\d.])"
+
+
+def only_file(stem: str) -> str:
+    """An answer that names the file `<stem>.py` and no other Python file (a list of
+    guesses is not an answer)."""
+    other = rf"\b(?!{stem}\.py\b)\w+\.py\b"
+    return rf"(?s)^(?!.*{other}).*\b{stem}\.py\b"
+
+
+QUESTIONS: tuple[Question, ...] = (
+    # tomllib
+    held(
+        "tomllib",
+        "lookup",
+        "What is the value of EXPLICIT_NEST in tomllib/_parser.py?",
+        NUMBER.format("1"),
+    ),
+    held(
+        "tomllib",
+        "lookup",
+        "What is the value of the FROZEN flag in tomllib/_parser.py?",
+        NUMBER.format("0"),
+    ),
+    held(
+        "tomllib",
+        "lookup",
+        "What maxsize does the lru_cache on cached_tz use in tomllib/_re.py?",
+        r"\bnone\b",
+    ),
+    held(
+        "tomllib",
+        "lookup",
+        "Besides letters and digits, which characters are in BARE_KEY_CHARS in tomllib/_parser.py?",
+        r"-_|_-|hyphen|dash",
+    ),
+    held(
+        "tomllib",
+        "search",
+        "Which function in tomllib parses an inline table?",
+        r"\bparse_inline_table\b",
+    ),
+    held(
+        "tomllib",
+        "search",
+        "Which exception class does tomllib raise for invalid TOML?",
+        r"\bTOMLDecodeError\b",
+    ),
+    held(
+        "tomllib",
+        "search",
+        "Which function in tomllib turns a regex match into a datetime?",
+        r"\bmatch_to_datetime\b",
+    ),
+    held(
+        "tomllib",
+        "search",
+        "Which file of tomllib defines RE_NUMBER?",
+        only_file("_re"),
+    ),
+    held("tomllib", "search", "Which function in tomllib skips a comment?", r"\bskip_comment\b"),
+    held(
+        "tomllib",
+        "two reads",
+        "tomllib's load function returns the result of another function; what is its name?",
+        r"\bloads\b",
+    ),
+    held(
+        "tomllib",
+        "two reads",
+        "What is the base class of the exception that tomllib/__init__.py imports from ._parser?",
+        r"\bValueError\b",
+    ),
+    # json
+    held("json", "lookup", "What is __version__ in json/__init__.py?", r"2\.0\.9"),
+    held(
+        "json",
+        "lookup",
+        "What is the default --indent of the command line in json/tool.py?",
+        NUMBER.format("4"),
+    ),
+    held(
+        "json",
+        "lookup",
+        "Which encoding does detect_encoding in json/__init__.py return for a UTF-8 BOM?",
+        r"utf-8-sig",
+    ),
+    held("json", "lookup", "Who is the __author__ in json/__init__.py?", r"Ippolito"),
+    held("json", "lookup", "What float value does NegInf hold in json/decoder.py?", r"-\s*inf"),
+    held(
+        "json",
+        "search",
+        "Which function in the json package decodes a \\uXXXX escape?",
+        r"\b_decode_uXXXX\b",
+    ),
+    held(
+        "json",
+        "search",
+        "Which exception class does the json package raise when decoding fails?",
+        r"\bJSONDecodeError\b",
+    ),
+    held(
+        "json",
+        "search",
+        "Which file of the json package defines NUMBER_RE?",
+        only_file("scanner"),
+    ),
+    held(
+        "json",
+        "search",
+        "Which function in the json package is the pure-Python scanner factory?",
+        r"\bpy_make_scanner\b",
+    ),
+    held(
+        "json",
+        "two reads",
+        "json/__init__.py makes _default_encoder from a class; which file defines that class?",
+        only_file("encoder"),
+    ),
+    held(
+        "json",
+        "two reads",
+        "json/__init__.py makes _default_decoder from a class; which file defines that class?",
+        only_file("decoder"),
+    ),
+    # wsgiref
+    held(
+        "wsgiref",
+        "lookup",
+        "What is __version__ in wsgiref/simple_server.py?",
+        r"(?<![\d.])0\.2(?![\d.])",
+    ),
+    held(
+        "wsgiref",
+        "lookup",
+        "What is the http_version of BaseHandler in wsgiref/handlers.py?",
+        r"(?<![\d.])1\.0(?![\d.])",
+    ),
+    held(
+        "wsgiref",
+        "lookup",
+        "What is the error_status of BaseHandler in wsgiref/handlers.py?",
+        r"\b500\b",
+    ),
+    held(
+        "wsgiref",
+        "lookup",
+        "What default blksize does FileWrapper take in wsgiref/util.py?",
+        NUMBER.format("8192"),
+    ),
+    held(
+        "wsgiref",
+        "lookup",
+        "Which port does the demo at the end of wsgiref/simple_server.py serve on?",
+        NUMBER.format("8000"),
+    ),
+    held(
+        "wsgiref",
+        "search",
+        "Which function in wsgiref tells whether a header is hop-by-hop?",
+        r"\bis_hop_by_hop\b",
+    ),
+    held(
+        "wsgiref",
+        "search",
+        "Which function in wsgiref formats a timestamp as an HTTP date?",
+        r"\bformat_date_time\b",
+    ),
+    held(
+        "wsgiref",
+        "search",
+        "Which file of wsgiref defines the Headers class?",
+        only_file("headers"),
+    ),
+    held(
+        "wsgiref",
+        "search",
+        "Which function in wsgiref shifts a name from PATH_INFO to SCRIPT_NAME?",
+        r"\bshift_path_info\b",
+    ),
+    held(
+        "wsgiref",
+        "two reads",
+        "ServerHandler in wsgiref/simple_server.py subclasses a class; which file defines it?",
+        only_file("handlers"),
+    ),
+    held(
+        "wsgiref",
+        "two reads",
+        "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?",
+        only_file("headers"),
+    ),
+)
+
+
+def prepare(directory: Path | None = None) -> dict[str, Path]:
+    """Each package's workspace (a directory holding a copy of the package), copied from
+    the running Python's standard library the first time."""
+    root = (
+        directory or cache_dir() / "eval-workspaces"
+    ) / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    found = {}
+    for package in PACKAGES:
+        workspace = root / package
+        if not (workspace / package).is_dir():
+            partial = root / f".{package}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(
+                stdlib / package, partial / package, ignore=shutil.ignore_patterns("__pycache__")
+            )
+            partial.rename(workspace)
+        found[package] = workspace
+    return found
