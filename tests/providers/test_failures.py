@@ -25,6 +25,7 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from warmloop import ProviderError, Transcript, UserText
+from warmloop.errors import RateLimited
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.failures import RETRIED, SENTENCES, Kind
@@ -150,4 +151,5 @@ async def test_a_fault_means_the_same_on_every_provider(fault: Fault) -> None:
         outcomes[name] = (type(caught.value), kind_of(str(caught.value)), endpoint.requests)
     kind = FAULTS[fault]
     requests = 2 if kind in RETRIED else 1  # max_retries=1 everywhere
-    assert outcomes == {name: (ProviderError, kind, requests) for name in PROVIDERS}
+    error = RateLimited if kind is Kind.RATE_LIMITED else ProviderError
+    assert outcomes == {name: (error, kind, requests) for name in PROVIDERS}
