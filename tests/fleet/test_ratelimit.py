@@ -16,12 +16,15 @@ import httpx2
 import pytest
 from openai import AsyncOpenAI
 
-from warmloop import Transcript, UserText
-from warmloop.errors import RateLimited
+from warmloop import Agent, Transcript, UserText
+from warmloop.errors import ConfigurationError, RateLimited
 from warmloop.fleet.limited import LimitedModel, estimated_tokens
 from warmloop.fleet.ratelimit import SharedLimiter
+from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.window import WINDOW, Limit
+from warmloop.fleet.worker import _Worker
 from warmloop.providers.openai_compatible import OpenAIChatModel
+from warmloop.providers.scripted import ScriptedModel
 
 START = 1_000_000.0
 RATE_LIMITED = {
@@ -169,3 +172,27 @@ async def test_a_429_pauses_the_key_for_every_worker_then_sends_again(
     clock.now -= 3.0  # another worker, during the pause
     await two.acquire("openai:gpt-5", limit, 1)
     assert clock.slept == [7.0, 3.0]
+
+
+def scripted_agents() -> AgentRegistry:
+    return AgentRegistry({"a": lambda: Agent(ScriptedModel())})
+
+
+def test_a_worker_limits_each_agents_model_once_under_its_key(fleet_db: str) -> None:
+    limiter = SharedLimiter(fleet_db)
+    try:
+        own = _Worker(scripted_agents(), None, "w", limiter, Limit(5))  # type: ignore[arg-type]
+        model = own.agent("a").model
+        assert isinstance(model, LimitedModel)
+        assert model.key == model.model.name
+        assert own.agent("a").model is model  # wrapped once, not once per task
+        keyed = Limit(5, key="host")
+        shared = _Worker(scripted_agents(), None, "w", limiter, keyed)  # type: ignore[arg-type]
+        assert getattr(shared.agent("a").model, "key", None) == "host"
+    finally:
+        limiter.close()
+
+
+def test_an_empty_limit_key_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="limit key is empty"):
+        Limit(5, key=" ")

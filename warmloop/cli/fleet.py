@@ -79,6 +79,11 @@ def _fleet(db: str) -> Fleet:
     metavar="N",
     help="Prompt and output tokens per minute per model, across all workers (its TPM).",
 )
+@click.option(
+    "--limit-key",
+    metavar="NAME",
+    help="Count every model's requests under NAME (default: each model's own name).",
+)
 @click.option("--recover", multiple=True, metavar="NAME", help="Take over a dead worker's tasks.")
 def worker(
     db: str,
@@ -90,6 +95,7 @@ def worker(
     per_minute: int | None,
     requests_per_minute: int | None,
     tokens_per_minute: int | None,
+    limit_key: str | None,
     recover: tuple[str, ...],
 ) -> None:
     """Run fleet tasks from the queue until stopped (Ctrl-C or SIGTERM)."""
@@ -113,7 +119,7 @@ def worker(
         validate_id(name, "worker name")
         registry = load_registry(agents_spec)
         spec = QueueSpec(queue, concurrency, global_concurrency, per_minute)
-        limit = Limit(requests_per_minute, tokens_per_minute)
+        limit = Limit(requests_per_minute, tokens_per_minute, limit_key)
     except WarmloopError as exc:
         fail(str(exc))
     signal.signal(signal.SIGTERM, stopping)

@@ -22,10 +22,12 @@ between leaving a worker and reaching the provider."""
 @dataclass(frozen=True)
 class Limit:
     """Requests and tokens (prompt and output) per minute for one provider key; None: no
-    limit."""
+    limit. `key` names the count every model's requests go under; None: each model's own
+    name (`anthropic:claude-sonnet-4-6`, `openai-compatible:URL#MODEL`)."""
 
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    key: str | None = None
 
     def __post_init__(self) -> None:
         for what, value in (
@@ -35,6 +37,8 @@ class Limit:
             wrong = isinstance(value, bool) or not isinstance(value, int) or value < 1
             if value is not None and wrong:
                 raise ConfigurationError(f"{what} must be an integer >= 1, got {value!r}")
+        if self.key is not None and not self.key.strip():
+            raise ConfigurationError("the limit key is empty; name the provider key, or omit it")
 
     @property
     def limited(self) -> bool:

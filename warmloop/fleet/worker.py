@@ -60,7 +60,8 @@ class _Worker:
         """The agent `name`, its model limited by this worker's `limit` (wrapped once)."""
         agent = self.registry.build(name)
         if self.limiter is not None and not isinstance(agent.model, LimitedModel):
-            agent.model = LimitedModel(agent.model, self.limiter, self.limit, agent.model.name)
+            key = self.limit.key or agent.model.name
+            agent.model = LimitedModel(agent.model, self.limiter, self.limit, key)
         return agent
 
 
