@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx2
+import psycopg
 import pytest
 from openai import AsyncOpenAI
 
@@ -196,3 +197,32 @@ def test_a_worker_limits_each_agents_model_once_under_its_key(fleet_db: str) -> 
 def test_an_empty_limit_key_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="limit key is empty"):
         Limit(5, key=" ")
+
+
+async def test_a_429_asking_for_an_hour_fails_the_task_and_pauses_the_key(
+    workers: tuple[SharedLimiter, SharedLimiter], clock: FakeClock
+) -> None:
+    one, two = workers
+    api = RateLimitedOnce("3600")
+    limit = Limit(requests_per_minute=100)
+    model = LimitedModel(chat_model(api), one, limit, "openai:gpt-5")
+    transcript = Transcript([UserText("Hi")])
+    with pytest.raises(RateLimited):
+        await model.send(model.render(transcript, ()), session_id=transcript.id)
+    assert api.requests == 1
+    assert clock.slept == []
+    await two.acquire("openai:gpt-5", limit, 1)  # the other workers wait out the hour
+    assert clock.slept == [3600.0]
+
+
+async def test_a_dropped_connection_is_opened_again(
+    workers: tuple[SharedLimiter, SharedLimiter],
+) -> None:
+    one, two = workers
+    pid = one._db.info.backend_pid
+    two._db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    two._db.commit()
+    with pytest.raises(psycopg.OperationalError):  # the call that meets the drop fails
+        await one.acquire("k", Limit(requests_per_minute=5), 1)
+    await one.acquire("k", Limit(requests_per_minute=5), 1)  # the step's next try works
+    assert one._db.info.backend_pid != pid

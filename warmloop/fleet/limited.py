@@ -7,8 +7,9 @@ themselves, waiting what `retry-after-ms` / `Retry-After` asks (the openai and a
 SDKs: `max_retries`, 2 by default, hints up to 60 s; Gemini: warmloop's `gemini_retry`).
 A 429 that comes through anyway (`RateLimited`) pauses the key for every worker, for the
 wait the server asked (or `BACKOFF_SECONDS` when it did not say), then the request is sent
-again, at most `RATE_LIMITED_TRIES` times in all. Render is the wrapped model's:
-requests are byte-identical with or without limits.
+again, at most `RATE_LIMITED_TRIES` times in all; a wait longer than `MAX_WAIT_SECONDS`
+(a quota that resets in an hour) still pauses the key, and the error is the run's. Render
+is the wrapped model's: requests are byte-identical with or without limits.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ BACKOFF_SECONDS = 30.0
 """The pause after a 429 whose reply named no wait."""
 RATE_LIMITED_TRIES = 4
 """Sends of one request that end in a 429 before its error is the run's."""
+MAX_WAIT_SECONDS = 300.0
+"""The longest pause a task sits through; a longer one fails the task (the key stays
+paused for the other workers)."""
 
 
 def estimated_tokens(rendered: Rendered) -> int:
@@ -46,10 +50,10 @@ class LimitedModel(WrappedModel):
             try:
                 response = await self.model.send(rendered, session_id=session_id)
             except RateLimited as exc:
-                if attempt == RATE_LIMITED_TRIES:
+                wait = BACKOFF_SECONDS if exc.retry_after is None else exc.retry_after
+                await self.limiter.pause(self.key, wait)
+                if attempt == RATE_LIMITED_TRIES or wait > MAX_WAIT_SECONDS:
                     raise
-                hint = exc.retry_after
-                await self.limiter.pause(self.key, BACKOFF_SECONDS if hint is None else hint)
                 continue
             usage = response.usage
             await self.limiter.settle(sent, usage.prompt_tokens + usage.output_tokens)

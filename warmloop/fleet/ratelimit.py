@@ -54,6 +54,7 @@ class SharedLimiter:
 
     def __init__(self, url: str, *, clock: Clock = time.time, sleep: Sleep = asyncio.sleep) -> None:
         self.clock, self.sleep = clock, sleep
+        self._url = url
         self._lock = threading.Lock()
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(url)
@@ -66,6 +67,14 @@ class SharedLimiter:
             for statement in SCHEMA:
                 self._db.execute(statement)
 
+    def _connection(self) -> psycopg.Connection[Any]:
+        """The connection, opened again if the database dropped it (a restart, a failover):
+        the call that met the drop raised, and DBOS tries the task's step again."""
+        if self._db.broken:
+            self._db.close()
+            self._db = psycopg.connect(self._url)
+        return self._db
+
     def close(self) -> None:
         self._db.close()
 
@@ -73,7 +82,7 @@ class SharedLimiter:
         """One turn: (the id of the request's row, 0) when it fits now, else (None, the
         seconds to wait)."""
         now = self.clock()
-        with self._lock, self._db.transaction():
+        with self._lock, self._connection().transaction():
             db = self._db
             db.execute(
                 "INSERT INTO warmloop_limits.keys (key) VALUES (%s) ON CONFLICT DO NOTHING",
@@ -114,7 +123,7 @@ class SharedLimiter:
             await self.sleep(wait)
 
     def _settle(self, sent: int, tokens: int) -> None:
-        with self._lock, self._db.transaction():
+        with self._lock, self._connection().transaction():
             self._db.execute(
                 "UPDATE warmloop_limits.sent SET tokens = %s WHERE id = %s", (tokens, sent)
             )
@@ -124,7 +133,7 @@ class SharedLimiter:
         await off_loop(self._settle, sent, tokens)
 
     def _pause(self, key: str, until: float) -> None:
-        with self._lock, self._db.transaction():
+        with self._lock, self._connection().transaction():
             self._db.execute(
                 "INSERT INTO warmloop_limits.keys (key, paused_until) VALUES (%s, %s)"
                 " ON CONFLICT (key) DO UPDATE SET paused_until ="
