@@ -18,7 +18,8 @@ def fits(sent: list[Sent], at: float, limit: Limit, tokens: int) -> bool:
     rpm, tpm = limit.requests_per_minute, limit.tokens_per_minute
     if rpm is not None and len(live) + 1 > rpm:
         return False
-    return tpm is None or not live or sum(s.tokens for s in live) + tokens <= tpm
+    # a request larger than the whole limit counts as the whole limit
+    return tpm is None or sum(s.tokens for s in live) + min(tokens, tpm) <= tpm
 
 
 sents = st.lists(
@@ -50,10 +51,12 @@ def test_the_oldest_request_leaving_the_window_makes_room() -> None:
     assert wait_seconds(sent, NOW, Limit(tokens_per_minute=25), 5) == 0
 
 
-def test_a_request_larger_than_the_token_limit_goes_alone() -> None:
+def test_a_request_larger_than_the_token_limit_waits_for_an_empty_window() -> None:
     sent = [Sent(NOW - 30.0, 1)]
     assert wait_seconds(sent, NOW, Limit(tokens_per_minute=100), 5_000) == WINDOW - 30
     assert wait_seconds([], NOW, Limit(tokens_per_minute=100), 5_000) == 0
+    # it counts as the whole limit: requests that used no tokens leave room for it
+    assert wait_seconds([Sent(NOW - 30.0, 0)], NOW, Limit(tokens_per_minute=100), 5_000) == 0
 
 
 @pytest.mark.parametrize("value", [0, -1, True, 2.5])

@@ -59,7 +59,7 @@ def wait_seconds(
     """Seconds from `now` until a request of `tokens` fits: the requests of `sent` still in
     the window leave room for one more and for its tokens, and the key's pause (a provider's
     429 hint) is over. 0 when it may go now. A request larger than the whole token limit
-    goes alone, once the window is empty."""
+    counts as the whole limit: it goes once the window holds no tokens."""
     live = sorted((s for s in sent if s.at > now - WINDOW), key=lambda s: s.at)
     until = max(paused_until, now)
     rpm = limit.requests_per_minute
