@@ -3,7 +3,8 @@ and a throwaway PostgreSQL database ($WARMLOOP_TEST_POSTGRES, or scripts/postgre
 
     python -m benchmarks.fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
     python -m benchmarks.fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
-    python -m benchmarks.fleet rate         # a queue limited to 20 tasks a minute
+    python -m benchmarks.fleet rate         # a queue limited to 20 tasks a minute (DBOS)
+    python -m benchmarks.fleet rate --tasks 20 --requests-per-minute 40  # 40 requests a minute
 
 `crash` kills at whatever point a random worker has reached (several tasks in flight each),
 then restarts it under its name; the host checks every arrival against the session store,
@@ -103,6 +104,7 @@ def run_batch(
     concurrency: int = 4,
     kill_every: int | None = None,
     per_minute: int | None = None,
+    options: Sequence[str] = (),
 ) -> Outcome:
     """Run a `count`-task batch on `workers` worker processes; with `kill_every`, SIGKILL a
     random worker (and restart it) every `kill_every` host arrivals until the batch ends."""
@@ -112,7 +114,7 @@ def run_batch(
         names = [f"w{n + 1}" for n in range(workers)]
         try:
             for name in names:
-                pool.start(name)
+                pool.start(name, *options)
             start = time.monotonic()
             batch = fleet.submit_batch(tasks(count), warm=False)
             next_kill = kill_every
@@ -196,12 +198,23 @@ def throughput(count: int) -> None:
         print(f"throughput: {workers} worker(s): {taken:.1f} s, {rate:.1f} tasks/s, x{speedup:.2f}")
 
 
-def rate(count: int, per_minute: int) -> None:
+def rate(count: int, per_minute: int | None, requests_per_minute: int | None) -> None:
+    """Two workers under DBOS's task limit (`per_minute`) or warmloop's request limit."""
+    options: tuple[str, ...] = ()
+    if requests_per_minute is not None:
+        # one key: each worker reaches the host under its own URL, which a model's name holds
+        options = ("--requests-per-minute", str(requests_per_minute), "--limit-key", "host")
+        per_minute = None
     with database() as db:
-        outcome = run_batch(db, latency(SEED), count, 2, per_minute=per_minute)
+        outcome = run_batch(db, latency(SEED), count, 2, per_minute=per_minute, options=options)
     firsts = sorted(a.at for a in outcome.host.requests() if a.step == 0)
     every = sorted(a.at for a in outcome.host.requests())
-    print(f"rate: limit {per_minute} tasks/min, {count} tasks, {outcome.seconds:.1f} s")
+    limit = (
+        f"{requests_per_minute} requests/min per model"
+        if requests_per_minute is not None
+        else f"{per_minute} tasks/min"
+    )
+    print(f"rate: limit {limit}, {count} tasks, 2 workers, {outcome.seconds:.1f} s")
     print(f"  peak tasks started in any 60 s: {peak(firsts, 60.0)}")
     print(f"  peak requests in any 60 s: {peak(every, 60.0)} ({STEPS + 1} per task)")
 
@@ -223,13 +236,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--kill-every", type=int, default=150)
     parser.add_argument("--per-minute", type=int, default=20)
+    parser.add_argument("--requests-per-minute", type=int)
     args = parser.parse_args()
     if args.what == "crash":
         crash(args.tasks, args.workers, args.kill_every)
     elif args.what == "throughput":
         throughput(args.tasks)
     else:
-        rate(min(args.tasks, 30), args.per_minute)
+        rate(min(args.tasks, 30), args.per_minute, args.requests_per_minute)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,16 @@ class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 
 
+class RateLimited(ProviderError):
+    """The provider still rate-limited the request after its SDK's retries (HTTP 429).
+    `retry_after` is the wait, in seconds, the server asked for (`retry-after-ms` or
+    `Retry-After`), when it said; a fleet's limiter holds every worker back that long."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ContextWindowExceeded(ProviderError):
     """The prompt is longer than the model's context window. The loop treats it as a forced
     maintenance point (prune, then fold) and retries once before giving up."""

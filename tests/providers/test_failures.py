@@ -25,9 +25,10 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from warmloop import ProviderError, Transcript, UserText
+from warmloop.errors import RateLimited
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.failures import RETRIED, SENTENCES, Kind
+from warmloop.providers.failures import RETRIED, SENTENCES, Kind, hinted_wait
 from warmloop.providers.gemini import GeminiModel
 from warmloop.providers.openai_compatible import OpenAIChatModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
@@ -150,4 +151,22 @@ async def test_a_fault_means_the_same_on_every_provider(fault: Fault) -> None:
         outcomes[name] = (type(caught.value), kind_of(str(caught.value)), endpoint.requests)
     kind = FAULTS[fault]
     requests = 2 if kind in RETRIED else 1  # max_retries=1 everywhere
-    assert outcomes == {name: (ProviderError, kind, requests) for name in PROVIDERS}
+    error = RateLimited if kind is Kind.RATE_LIMITED else ProviderError
+    assert outcomes == {name: (error, kind, requests) for name in PROVIDERS}
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),  # the SDKs read -ms first
+        ({"retry-after": "7"}, 7.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, 30.0),  # RFC 9110 10.2.3
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_a_retry_hint_is_read_in_each_documented_form(
+    headers: dict[str, str], expected: float | None
+) -> None:
+    now = 1445412480.0  # 2015-10-21 07:28:00 GMT
+    assert hinted_wait(httpx2.Headers(headers), now=lambda: now) == expected

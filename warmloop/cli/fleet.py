@@ -67,6 +67,23 @@ def _fleet(db: str) -> Fleet:
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Tasks at once here.")
 @click.option("--global-concurrency", type=int, help="Tasks at once across all workers.")
 @click.option("--per-minute", type=int, help="Tasks started per minute across all workers.")
+@click.option(
+    "--requests-per-minute",
+    type=int,
+    metavar="N",
+    help="Model requests per minute per model, across all workers (the provider's RPM).",
+)
+@click.option(
+    "--tokens-per-minute",
+    type=int,
+    metavar="N",
+    help="Prompt and output tokens per minute per model, across all workers (its TPM).",
+)
+@click.option(
+    "--limit-key",
+    metavar="NAME",
+    help="Count every model's requests under NAME (default: each model's own name).",
+)
 @click.option("--recover", multiple=True, metavar="NAME", help="Take over a dead worker's tasks.")
 def worker(
     db: str,
@@ -76,12 +93,16 @@ def worker(
     concurrency: int,
     global_concurrency: int | None,
     per_minute: int | None,
+    requests_per_minute: int | None,
+    tokens_per_minute: int | None,
+    limit_key: str | None,
     recover: tuple[str, ...],
 ) -> None:
     """Run fleet tasks from the queue until stopped (Ctrl-C or SIGTERM)."""
     try:
         from warmloop.fleet.queues import QueueSpec
         from warmloop.fleet.registry import load_registry
+        from warmloop.fleet.window import Limit
         from warmloop.fleet.worker import serve
     except ImportError as exc:
         fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
@@ -98,13 +119,14 @@ def worker(
         validate_id(name, "worker name")
         registry = load_registry(agents_spec)
         spec = QueueSpec(queue, concurrency, global_concurrency, per_minute)
+        limit = Limit(requests_per_minute, tokens_per_minute, limit_key)
     except WarmloopError as exc:
         fail(str(exc))
     signal.signal(signal.SIGTERM, stopping)
     signal.signal(signal.SIGINT, stopping)
     err = console(stderr=True)
     err.print(Text(f"worker {name}: agents {', '.join(registry.names)}; queue {queue}"))
-    serve(db, registry, name=name, queues=[spec], recover=recover, stop=stop)
+    serve(db, registry, name=name, queues=[spec], recover=recover, limit=limit, stop=stop)
 
 
 @click.group()

@@ -8,7 +8,9 @@ When a worker dies, DBOS recovers the workflow (`begin`'s record is replayed, `a
 again) and the run goes on from its last stored step: a stored response is never requested
 again, a returned tool never run again (an unfinished call of a `repeatable=False` tool is
 answered "interrupted"). DBOS owns the queue, its limits and the recovery; the conversation
-is stored once, in the session store.
+is stored once, in the session store. With a `Limit`, every agent's model waits for room
+under the provider's requests and tokens per minute, shared by the whole fleet
+(`limited.LimitedModel`, keyed by the model's name).
 
 A worker recovers the pending tasks of its own name when it starts (DBOS's executor id), so
 a machine that restarts its worker under the same `--name` finishes what it left;
@@ -24,13 +26,17 @@ from typing import Any
 
 from dbos import DBOS
 
+from warmloop.agent.agent import Agent
 from warmloop.agent.run import RunError
 from warmloop.cache.pricing import cost_report
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, SessionBusy
+from warmloop.fleet.limited import LimitedModel
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
+from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.fleet.window import NO_LIMIT, Limit
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.resume import open_session
@@ -47,6 +53,16 @@ class _Worker:
     registry: AgentRegistry
     store: SessionStore
     name: str
+    limiter: SharedLimiter | None = None
+    limit: Limit = NO_LIMIT
+
+    def agent(self, name: str) -> Agent:
+        """The agent `name`, its model limited by this worker's `limit` (wrapped once)."""
+        agent = self.registry.build(name)
+        if self.limiter is not None and not isinstance(agent.model, LimitedModel):
+            key = self.limit.key or agent.model.name
+            agent.model = LimitedModel(agent.model, self.limiter, self.limit, key)
+        return agent
 
 
 _worker: _Worker | None = None
@@ -90,7 +106,7 @@ async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, 
     worker = _current()
     spec = Task.from_json(task)
     try:
-        agent = worker.registry.build(spec.agent)
+        agent = worker.agent(spec.agent)
     except ConfigurationError as exc:
         return TaskResult("failed", session, error=str(exc), worker=worker.name).to_json()
     outputs: dict[str, Any] | None = None
@@ -143,13 +159,16 @@ def serve(
     name: str,
     queues: Sequence[QueueSpec] = (QueueSpec(),),
     recover: Sequence[str] = (),
+    limit: Limit = NO_LIMIT,
     stop: threading.Event | None = None,
 ) -> None:
     """Run a worker on the PostgreSQL database `url` (DBOS's state and the sessions) until
-    `stop` is set (forever without one)."""
+    `stop` is set (forever without one); with a `limit`, its models' requests stay under it
+    together with every other worker's."""
     global _worker
     store = open_store(url)
-    _worker = _Worker(registry, store, name)
+    limiter = SharedLimiter(url) if limit.limited else None
+    _worker = _Worker(registry, store, name, limiter, limit)
     DBOS(
         config={
             "name": APP_NAME,
@@ -169,4 +188,6 @@ def serve(
     finally:
         DBOS.destroy()
         store.close()
+        if limiter is not None:
+            limiter.close()
         _worker = None

@@ -18,16 +18,18 @@ holds it too. A reply body that is not JSON is named for what it looks like.
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import enum
 import functools
 import importlib
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
 
-from warmloop.errors import ContextWindowExceeded, ProviderError
+from warmloop.errors import ContextWindowExceeded, ProviderError, RateLimited
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import scrub
 
@@ -123,6 +125,8 @@ class HttpError:
     message: str
     body: object = None
     status: str = ""
+    retry_after: float | None = None
+    """Seconds the server asked to wait before trying again (`hinted_wait`), if it said."""
 
     @property
     def detail(self) -> str:
@@ -158,8 +162,28 @@ class SdkErrors:
         return (self.http, *self.timeout, *self.network, *self.other)
 
 
+def hinted_wait(headers: object, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds a reply's headers ask to wait: `retry-after-ms` (the openai and anthropic
+    SDKs read it first), else `Retry-After` in seconds or as an HTTP date (RFC 9110 10.2.3);
+    None when they say nothing readable."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for header, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = get(header)
+        if isinstance(value, str) and value.strip():
+            with contextlib.suppress(ValueError):
+                return max(float(value) / scale, 0.0)
+    value = get("retry-after")
+    with contextlib.suppress(TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(when.timestamp() - now(), 0.0)
+    return None
+
+
 def _stainless_error(exc: Any) -> HttpError:
-    return HttpError(exc.status_code, exc.message, exc.body)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return HttpError(exc.status_code, exc.message, exc.body, retry_after=hinted_wait(headers))
 
 
 def stainless_errors(sdk: ModuleType, *other: type[BaseException]) -> SdkErrors:
@@ -268,6 +292,8 @@ def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
         return error
     if isinstance(error, ContextWindowExceeded):
         return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
+    if isinstance(error, RateLimited):
+        return RateLimited(text, retry_after=error.retry_after)
     return ProviderError(text)
 
 
@@ -335,18 +361,20 @@ class Failures:
             status = f"{status} {http.status}"
         waited = asked is not None and http is not None
         sentence = ASKED_TO_WAIT if waited else SENTENCES[failure.kind]
-        return ProviderError(
-            sentence.format(
-                name=self.name,
-                model=self.model,
-                key=self.key,
-                status=status,
-                detail=http.detail if http is not None else "",
-                tries=tries,
-                error=_named(exc),
-                asked=asked,
-            )
+        text = sentence.format(
+            name=self.name,
+            model=self.model,
+            key=self.key,
+            status=status,
+            detail=http.detail if http is not None else "",
+            tries=tries,
+            error=_named(exc),
+            asked=asked,
         )
+        if failure.kind is Kind.RATE_LIMITED:
+            hint = asked if asked is not None else http.retry_after if http is not None else None
+            return RateLimited(text, retry_after=hint)
+        return ProviderError(text)
 
     def raise_for(self, exc: BaseException, *, tries: str, asked: float | None = None) -> NoReturn:
         """Raise the ProviderError `exc` means, without a credential in it."""

@@ -12,10 +12,7 @@ backoff, and the attempts actually made are counted.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import email.utils
 import re
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -25,6 +22,7 @@ from warmloop.providers.failures import (
     HttpError,
     SdkErrors,
     classify,
+    hinted_wait,
     library_network_errors,
     library_timeouts,
 )
@@ -37,7 +35,8 @@ _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
 def _http_error(exc: genai_errors.APIError) -> HttpError:
-    return HttpError(exc.code, str(exc.message or exc), exc.details, exc.status or "")
+    message = str(exc.message or exc)
+    return HttpError(exc.code, message, exc.details, exc.status or "", server_wait(exc))
 
 
 GEMINI_ERRORS = SdkErrors(
@@ -48,21 +47,6 @@ GEMINI_ERRORS = SdkErrors(
     timeout=library_timeouts(),
     network=library_network_errors(),
 )
-
-
-def _header_wait(response: object) -> float | None:
-    headers = getattr(response, "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    with contextlib.suppress(TypeError, ValueError):
-        when = email.utils.parsedate_to_datetime(value)
-        return max(when.timestamp() - time.time(), 0.0)
-    return None
 
 
 def _retry_info(details: Any) -> float | None:
@@ -80,7 +64,7 @@ def server_wait(error: BaseException) -> float | None:
     """Seconds the server asked to wait before the next attempt, if it said."""
     if not isinstance(error, genai_errors.APIError):
         return None
-    found = _header_wait(error.response)
+    found = hinted_wait(getattr(error.response, "headers", None))
     return found if found is not None else _retry_info(error.details)
 
 
