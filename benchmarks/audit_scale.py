@@ -52,10 +52,13 @@ WORDS = ("parser", "cache", "ledger", "invoice", "rounding", "module", "retry", 
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from warmloop.audit.log import read_log
+try:  # a checkout that streams its log; an older one (a baseline) reads it whole
+    from warmloop.audit.log import iter_log as read
+except ImportError:
+    from warmloop.audit.log import read_log as read
 from warmloop.audit.report import audit
 start, cpu = time.perf_counter(), time.process_time()
-report = audit(read_log(Path(sys.argv[1])))
+report = audit(read(Path(sys.argv[1])))
 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 print(json.dumps({"seconds": seconds, "cpu": cpu, "conversations": len(report.conversations)}))
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from warmloop.audit.log import read_log
+from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
 from warmloop.audit.recorder import Recorder
 from warmloop.audit.report import audit as audit_log
@@ -107,7 +107,7 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
                 f"its prices with {PRICES_ENV})"
             )
     try:
-        report = audit_log(read_log(file), source=file.name, providers=providers or None)
+        report = audit_log(iter_log(file), source=file.name, providers=providers or None)
     except WarmloopError as exc:
         fail(str(exc))
     if html_out is not None:
