@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -67,7 +68,22 @@ class LogContents:
 def slim(record: LoggedRequest) -> LoggedRequest:
     """`record` with only the `BODY_FACTS` of its body: a whole body (every message, every
     tool, any field a framework adds) is what made an audit's memory grow with the log."""
-    return replace(record, body={k: record.body[k] for k in BODY_FACTS if k in record.body})
+    return replace(
+        record,
+        body={k: record.body[k] for k in BODY_FACTS if k in record.body},
+        usage=_interned(record.usage),
+        diagnostics=_interned(record.diagnostics),
+    )
+
+
+def _interned(value: Any) -> Any:
+    """`value` with every key one shared string: a decoded line's keys are its own copies,
+    and every request's usage repeats the same few."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if isinstance(k, str) else k: _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    return value
 
 
 def parse_time(value: object) -> float | None:

@@ -186,6 +186,7 @@ def _entries(
     # grouping compare shared items by identity. Of each body only the facts read later are
     # kept (`slim`): the streams and blocks hold all the audit needs of the rest.
     seen: dict[str, str] = {}
+    ends: dict[int, int] = {}  # a request that extends another repeats its item offsets
     for record in found:
         if isinstance(record, str):
             skipped.append(record)
@@ -209,6 +210,7 @@ def _entries(
                     stream,
                     head=head,
                     items=tuple(seen.setdefault(text, text) for text in stream.items),
+                    item_ends=tuple(ends.setdefault(end, end) for end in stream.item_ends),
                     lineage=None,
                 ),
                 routing_key(record.body),
