@@ -15,6 +15,9 @@ stopped after `--limit` CPU seconds.
 
 Near-linear scaling shows as a flat "CPU s per 1k" column (its ratio to the 1,000-request
 run); CPU seconds, not wall seconds, because a shared machine stretches wall time.
+Bounded memory shows as a peak RSS far below the log's size: the child streams the log
+(`iter_log`, as `warmloop audit` does) and keeps of each request its canonical stream and a
+few facts, never its body (a baseline without `iter_log` reads the log whole).
 """
 
 from __future__ import annotations
