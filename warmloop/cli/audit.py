@@ -21,6 +21,9 @@ from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 
+CHUNK = 1 << 16
+"""Characters of `--json` output escaped and written at once."""
+
 
 @click.command()
 @click.option(
@@ -117,7 +120,18 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
             fail(f"cannot write {html_out} ({exc.strerror}); pass --html in a writable place")
     console = safe_console()
     if as_json:
-        click.echo(json_text(json.dumps(to_json(report), indent=2, ensure_ascii=False)))
+        # Written in chunks: the report of a large log is as large as the log, and one
+        # string of it (then its escaped copy) would double what the audit itself holds.
+        encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+        chunk: list[str] = []
+        size = 0
+        for piece in encoder.iterencode(to_json(report)):
+            chunk.append(piece)
+            size += len(piece)
+            if size >= CHUNK:  # an escape is per character: no chunk splits one
+                click.echo(json_text("".join(chunk)), nl=False)
+                chunk, size = [], 0
+        click.echo(json_text("".join(chunk)))
         return
     for part in report_view(report):
         console.print(part)
