@@ -14,8 +14,12 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from warmloop.audit.log import iter_log
-from warmloop.audit.report import audit
+from click.testing import CliRunner
+
+from warmloop.audit.log import iter_log, read_log
+from warmloop.audit.report import audit, to_json
+from warmloop.cli.audit import CHUNK
+from warmloop.cli.main import main
 
 CONVERSATIONS = 10
 STEPS = 20
@@ -69,3 +73,22 @@ def test_peak_memory_does_not_grow_with_what_bodies_carry_outside_the_prompt(
     # A line or two at a time (the raw line and its decoded body, of the line being read
     # and of the one before, until it is replaced): kept bodies would add the whole 10 MB.
     assert large_peak - small_peak < 8 * LARGE, (small_peak, large_peak, added)
+
+
+def test_the_json_report_is_written_in_chunks_whole_and_escaped(tmp_path: Path) -> None:
+    """`audit --json` writes a large report chunk by chunk: the text is the whole report,
+    and a control character the log put in it is escaped in every chunk, not only the last."""
+    log = tmp_path / "hostile.jsonl"
+    model = "gpt-5\u202e\x7f"
+    lines = [
+        json.dumps({"body": {"model": model, "messages": [{"role": "user", "content": f"{n}"}]}})
+        for n in range(300)
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    printed = CliRunner().invoke(main, ["audit", str(log), "--json"])
+    assert printed.exit_code == 0, printed.output
+    assert len(printed.stdout) > 3 * CHUNK
+    assert "\u202e" not in printed.stdout
+    assert "\x7f" not in printed.stdout
+    expected = json.loads(json.dumps(to_json(audit(read_log(log), source=log.name))))
+    assert json.loads(printed.stdout) == expected
