@@ -60,7 +60,8 @@ def _text(value: object) -> str:
     return dumps(strip_keys(value, CACHE_MARKERS))
 
 
-def _anthropic(body: Mapping[str, Any], head: str) -> Pieces:
+def anthropic_pieces(body: Mapping[str, Any], head: str) -> Pieces:
+    """The blocks Anthropic counts for its lookback, each with the marker the client sent."""
     texts: list[str] = [head]
     marks: list[str | None] = [None]
     tools = body.get("tools")
@@ -89,7 +90,9 @@ def pieces(entry: Entry) -> Pieces:
     """The blocks of one logged request."""
     stream = entry.stream
     if entry.wire.name == "anthropic":
-        return _anthropic(entry.record.body, stream.head[0][1])
+        if entry.blocks is not None:
+            return Pieces(*entry.blocks)
+        return anthropic_pieces(entry.record.body, stream.head[0][1])
     texts = tuple(f"{label}|{text}" for label, text in stream.head) + stream.items
     return Pieces(texts, (None,) * len(texts))
 

@@ -38,12 +38,15 @@ from warmloop.cache.wire import WireStream
 
 @dataclass(frozen=True)
 class Entry:
-    """A logged request with its format, canonical stream and routing key."""
+    """A logged request with its format, canonical stream and routing key. The record may
+    hold only the facts of its body the audit reads later (`log.slim`), and `blocks` the
+    Anthropic blocks (texts, cache markers) taken from the whole body before it went."""
 
     record: LoggedRequest
     wire: WireFormat
     stream: WireStream
     key: str | None
+    blocks: tuple[tuple[str, ...], tuple[str | None, ...]] | None = None
 
     @property
     def conversation_items(self) -> tuple[str, ...]:

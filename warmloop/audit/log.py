@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ TIME_KEYS = ("at", "timestamp", "ts", "time", "created_at")
 CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
 RECORD_KEYS = frozenset({"usage", "diagnostics", "prompt_cache_diagnostics", "response_id"})
 """Keys beside a raw body that are the recorder's (or the response's), never a request's."""
+BODY_FACTS = ("model", "diagnostics", "prompt_cache_options")
+"""What the audit reads of a body once its canonical stream is taken: the model, and the
+earlier response it asked the provider to compare with."""
 MILLISECONDS = 1e11
 """Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
 
@@ -59,6 +63,27 @@ class LogContents:
 
     requests: tuple[LoggedRequest, ...]
     skipped: tuple[str, ...]
+
+
+def slim(record: LoggedRequest) -> LoggedRequest:
+    """`record` with only the `BODY_FACTS` of its body: a whole body (every message, every
+    tool, any field a framework adds) is what made an audit's memory grow with the log."""
+    return replace(
+        record,
+        body={k: record.body[k] for k in BODY_FACTS if k in record.body},
+        usage=_interned(record.usage),
+        diagnostics=_interned(record.diagnostics),
+    )
+
+
+def _interned(value: Any) -> Any:
+    """`value` with every key one shared string: a decoded line's keys are its own copies,
+    and every request's usage repeats the same few."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if isinstance(k, str) else k: _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    return value
 
 
 def parse_time(value: object) -> float | None:
@@ -135,6 +160,21 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
 
 def read_log(path: Path) -> LogContents:
     """Every request of a JSONL log, in file order; unreadable lines are listed, not fatal."""
+    requests: list[LoggedRequest] = []
+    skipped: list[str] = []
+    for found in iter_log(path):
+        if isinstance(found, str):
+            skipped.append(found)
+        else:
+            requests.append(found)
+    return LogContents(tuple(requests), tuple(skipped))
+
+
+def iter_log(path: Path) -> Iterator[LoggedRequest | str]:
+    """The requests of a JSONL log one at a time, in file order, each unreadable line as
+    the sentence saying why it was skipped: a log is never held whole, so a caller that
+    keeps only what it needs of each request reads any size of log in bounded memory.
+    The file is opened (and a bad path refused) on the first `next`."""
     try:  # opened without blocking, so a FIFO or a device is refused, not waited on
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -146,27 +186,20 @@ def read_log(path: Path) -> LogContents:
         raise ConfigurationError(f"{path} is not a regular file; pass a JSONL file of requests")
     os.set_blocking(fd, True)
     handle = open(fd, encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
-    requests: list[LoggedRequest] = []
-    skipped: list[str] = []
     with handle:
         for number, line in _lines(handle):
             try:
                 data = json.loads(line)
             except RecursionError:
-                skipped.append(f"line {number}: nested too deeply to be a request")
+                yield f"line {number}: nested too deeply to be a request"
                 continue
             except ValueError:
-                skipped.append(f"line {number}: not JSON (a half-written line?)")
+                yield f"line {number}: not JSON (a half-written line?)"
                 continue
             if _deeper_than(data, MAX_DEPTH):
-                skipped.append(f"line {number}: nested more than {MAX_DEPTH} levels deep")
+                yield f"line {number}: nested more than {MAX_DEPTH} levels deep"
                 continue
-            found = parse_line(number, data)
-            if isinstance(found, str):
-                skipped.append(found)
-            else:
-                requests.append(found)
-    return LogContents(tuple(requests), tuple(skipped))
+            yield parse_line(number, data)
 
 
 MAX_DEPTH = 100

@@ -1,7 +1,8 @@
 """The audit of one log: conversations, per-request findings, totals and dollars per cause.
 
-`audit(contents)` is pure over what `read_log` returned; `to_json` gives the report as plain
-data (what `warmloop audit --json` prints).
+`audit(contents)` is pure over what `read_log` returned (or what `iter_log` yields, to read
+a log in memory that grows with its distinct text, not its size); `to_json` gives the
+report as plain data (what `warmloop audit --json` prints).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.attribution import PROVIDER_LOST
+from warmloop.audit.blocks import anthropic_pieces
 from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
 from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
-from warmloop.audit.log import LogContents
+from warmloop.audit.log import LogContents, LoggedRequest, slim
 from warmloop.cache.wire import canonical_stream
 
 CAUSE_LABELS = {
@@ -169,26 +171,52 @@ class AuditReport:
         return tuple(sorted(totals, key=lambda t: -max(t.lost_usd.values(), default=0.0)))
 
 
-def _entries(contents: LogContents, skipped: list[str]) -> list[Entry]:
+def _entries(
+    contents: LogContents | Iterable[LoggedRequest | str],
+    skipped: list[str],
+    refused: list[str] | None = None,
+) -> list[Entry]:
+    """The entries of the log's requests; the lines `iter_log` could not read go to
+    `skipped`, the requests the API refused to `refused` (else to `skipped` too)."""
+    refused = skipped if refused is None else refused
+    found = contents.requests if isinstance(contents, LogContents) else contents
     entries = []
     # One string per distinct canonical piece: each request of a conversation repeats every
     # earlier one, so sharing them keeps the streams' memory to what is distinct, and lets
-    # grouping compare shared items by identity.
+    # grouping compare shared items by identity. Of each body only the facts read later are
+    # kept (`slim`): the streams and blocks hold all the audit needs of the rest.
     seen: dict[str, str] = {}
-    for record in contents.requests:
+    ends: dict[int, int] = {}  # a request that extends another repeats its item offsets
+    for record in found:
+        if isinstance(record, str):
+            skipped.append(record)
+            continue
         if record.status is not None and record.status >= 400:
             # A refused request never reached the cache: it reads nothing, writes nothing.
-            skipped.append(f"line {record.line}: the API answered {record.status}")
+            refused.append(f"line {record.line}: the API answered {record.status}")
             continue
         wire = detect_format(record.body, record.path)
-        found = canonical_stream(record.body, wire.layout)
-        stream = replace(
-            found,
-            head=tuple((label, seen.setdefault(text, text)) for label, text in found.head),
-            items=tuple(seen.setdefault(text, text) for text in found.items),
-            lineage=None,
+        stream = canonical_stream(record.body, wire.layout)
+        head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
+        blocks = None
+        if wire.name == "anthropic":
+            marked = anthropic_pieces(record.body, head[0][1])
+            blocks = (tuple(seen.setdefault(t, t) for t in marked.texts), marked.marks)
+        entries.append(
+            Entry(
+                slim(record),
+                wire,
+                replace(
+                    stream,
+                    head=head,
+                    items=tuple(seen.setdefault(text, text) for text in stream.items),
+                    item_ends=tuple(ends.setdefault(end, end) for end in stream.item_ends),
+                    lineage=None,
+                ),
+                routing_key(record.body),
+                blocks,
+            )
         )
-        entries.append(Entry(record, wire, stream, routing_key(record.body)))
     return entries
 
 
@@ -213,14 +241,25 @@ def _report(conversation: Conversation, providers: Sequence[str] | None) -> Conv
 
 
 def audit(
-    contents: LogContents, *, source: str = "", providers: Iterable[str] | None = None
+    contents: LogContents | Iterable[LoggedRequest | str],
+    *,
+    source: str = "",
+    providers: Iterable[str] | None = None,
 ) -> AuditReport:
-    """Audit a log: group, canonicalise, compare, classify and price every conversation."""
+    """Audit a log: group, canonicalise, compare, classify and price every conversation.
+    `contents` is what `read_log` returned, or what `iter_log` yields: then no request is
+    held whole, and a conversation's requests go once its findings and costs are made."""
     chosen = list(providers) if providers is not None else None
-    skipped = list(contents.skipped)
-    conversations = group(_entries(contents, skipped))
-    reports = tuple(_report(c, chosen) for c in conversations)
-    return AuditReport(source, reports, tuple(skipped))
+    skipped: list[str] = []
+    refused: list[str] = []
+    if isinstance(contents, LogContents):
+        skipped.extend(contents.skipped)
+    conversations = group(_entries(contents, skipped, refused))
+    reports = []
+    for conversation in conversations:
+        reports.append(_report(conversation, chosen))
+        conversation.entries.clear()  # the report holds what it shows (excerpts, no streams)
+    return AuditReport(source, tuple(reports), (*skipped, *refused))
 
 
 def to_json(report: AuditReport) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from warmloop.audit.log import read_log
+from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
 from warmloop.audit.recorder import Recorder
 from warmloop.audit.report import audit as audit_log
@@ -20,6 +20,9 @@ from warmloop.cli.console import json_text
 from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
+
+CHUNK = 1 << 16
+"""Characters of `--json` output escaped and written at once."""
 
 
 @click.command()
@@ -107,7 +110,7 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
                 f"its prices with {PRICES_ENV})"
             )
     try:
-        report = audit_log(read_log(file), source=file.name, providers=providers or None)
+        report = audit_log(iter_log(file), source=file.name, providers=providers or None)
     except WarmloopError as exc:
         fail(str(exc))
     if html_out is not None:
@@ -117,7 +120,18 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
             fail(f"cannot write {html_out} ({exc.strerror}); pass --html in a writable place")
     console = safe_console()
     if as_json:
-        click.echo(json_text(json.dumps(to_json(report), indent=2, ensure_ascii=False)))
+        # Written in chunks: the report of a large log is as large as the log, and one
+        # string of it (then its escaped copy) would double what the audit itself holds.
+        encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+        chunk: list[str] = []
+        size = 0
+        for piece in encoder.iterencode(to_json(report)):
+            chunk.append(piece)
+            size += len(piece)
+            if size >= CHUNK:  # an escape is per character: no chunk splits one
+                click.echo(json_text("".join(chunk)), nl=False)
+                chunk, size = [], 0
+        click.echo(json_text("".join(chunk)))
         return
     for part in report_view(report):
         console.print(part)
