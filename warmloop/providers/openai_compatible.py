@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import openai
@@ -182,8 +182,15 @@ class OpenAIChatModel(ChatCompletionsModel):
         )
 
 
-class DeepSeekModel(ChatCompletionsModel):
-    """DeepSeek (`deepseek:<model>`); needs DEEPSEEK_API_KEY. Echoes `reasoning_content`."""
+class VendorChatModel(ChatCompletionsModel):
+    """A vendor's own Chat Completions endpoint: its name prefix, key variable, URL and the
+    header (if any) its docs name for the routing key; never `prompt_cache_key`, which
+    these vendors do not read on Chat Completions."""
+
+    vendor: ClassVar[str]
+    key_env: ClassVar[str]
+    default_url: ClassVar[str]
+    routing_header: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -191,79 +198,53 @@ class DeepSeekModel(ChatCompletionsModel):
         *,
         api_key: str | None = None,
         client: AsyncOpenAI | None = None,
-        base_url: str = DEEPSEEK_URL,
+        base_url: str | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         context_window: int | None = None,
     ) -> None:
+        base_url = self.default_url if base_url is None else base_url
         if client is None:
             client = sdk_client(
                 AsyncOpenAI,
                 None,
-                key=lambda: find_key(api_key, DEEPSEEK_KEY),
+                key=lambda: find_key(api_key, self.key_env),
                 base_url=base_url,
                 max_retries=max_retries,
                 timeout=timeout,
             )
-        # DeepSeek's disk cache matches prefixes from token 0 with no routing, and its docs
-        # list no prompt_cache_key: sending one would only risk a rejected parameter.
-        name = f"deepseek:{model}"
+        name = f"{self.vendor}:{model}"
         super().__init__(
             name,
             model,
             client,
             facts=table_facts(name, context_window=context_window),
-            key_variable=DEEPSEEK_KEY,
+            key_variable=self.key_env,
             text_protocol=text_protocol,
             params=params,
             cache_key=False,
+            session_header=self.routing_header,
             secrets=url_secrets(base_url),
         )
 
 
-class XAIModel(ChatCompletionsModel):
+class DeepSeekModel(VendorChatModel):
+    """DeepSeek (`deepseek:<model>`); needs DEEPSEEK_API_KEY. Echoes `reasoning_content`.
+    Its disk cache matches prefixes from token 0 with no routing, and its docs list no
+    routing key: sending one would only risk a rejected parameter."""
+
+    vendor, key_env, default_url = "deepseek", DEEPSEEK_KEY, DEEPSEEK_URL
+
+
+class XAIModel(VendorChatModel):
     """xAI's Chat Completions (`xai:<model>`); needs XAI_API_KEY. The conversation's routing
     key travels in `x-grok-conv-id`, the header xAI documents for Chat Completions (docs.x.ai,
     Prompt Caching, "Maximizing Cache Hits"); no `prompt_cache_key`, which xAI reads on its
     Responses API only."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
-        base_url: str = XAI_URL,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        text_protocol: bool = False,
-        params: Mapping[str, JsonValue] | None = None,
-        context_window: int | None = None,
-    ) -> None:
-        if client is None:
-            client = sdk_client(
-                AsyncOpenAI,
-                None,
-                key=lambda: find_key(api_key, XAI_KEY),
-                base_url=base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
-        name = f"xai:{model}"
-        super().__init__(
-            name,
-            model,
-            client,
-            facts=table_facts(name, context_window=context_window),
-            key_variable=XAI_KEY,
-            text_protocol=text_protocol,
-            params=params,
-            cache_key=False,
-            session_header=XAI_HEADER,
-            secrets=url_secrets(base_url),
-        )
+    vendor, key_env, default_url, routing_header = "xai", XAI_KEY, XAI_URL, XAI_HEADER
 
 
 class OpenAICompatibleModel(ChatCompletionsModel):
