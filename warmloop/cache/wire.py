@@ -88,7 +88,7 @@ def _get(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def _without(payload: Mapping[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
+def without_paths(payload: Mapping[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
     """A copy of `payload` without the values at `paths` (containers copied on the way)."""
     out = dict(payload)
     for path in paths:
@@ -185,12 +185,12 @@ class Canonicalizer:
         """The canonical stream of `payload`."""
         layout = self.layout
         parts = [p for p in (layout.conversation, layout.tools, layout.system) if p]
-        head_value = strip_keys(_without(payload, parts), layout.markers)
+        head_value = strip_keys(without_paths(payload, parts), layout.markers)
         for nested in layout.unprompted:
-            head_value = _without(head_value, [nested])
+            head_value = without_paths(head_value, [nested])
             container = _get(head_value, nested[:-1]) if len(nested) > 1 else None
             if container == {}:
-                head_value = _without(head_value, [nested[:-1]])
+                head_value = without_paths(head_value, [nested[:-1]])
         for key in layout.routing:
             head_value.pop(key, None)
         head: list[tuple[str, str]] = [("request", dumps(head_value, sort_keys=True))]

@@ -27,6 +27,7 @@ from warmloop.cache.wire import (
     WireLayout,
     WireStream,
     canonical_stream,
+    without_paths,
 )
 from warmloop.providers.anthropic_cache import cache_control
 from warmloop.providers.base import Rendered
@@ -74,15 +75,7 @@ def check_payload(rendered: Rendered) -> WireStream:
     """What the wire guard compares of a payload: its canonical stream with the answer's
     size left out (it is no part of the prompt)."""
     path, _ = ANSWER_LIMITS[rendered.wire_format]
-    payload: dict[str, Any] = dict(rendered.payload)
-    node = payload
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, Mapping):
-            break
-        node[key] = node = dict(child)
-    else:
-        node.pop(path[-1], None)
+    payload = without_paths(rendered.payload, [path])
     return canonical_stream(payload, LAYOUTS[rendered.wire_format])
 
 
