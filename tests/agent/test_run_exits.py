@@ -264,3 +264,20 @@ def test_ctrl_c_or_sigterm_during_warmloop_run_saves_a_loadable_transcript(
     check_pairing(transcript.messages)
     assert [m.kind for m in transcript] == ["system", "user", "assistant", "tool_result"]
     assert len(Hanging.requests) == 2
+
+
+def test_a_ctrl_c_delivered_to_another_thread_still_interrupts_the_run() -> None:
+    # The kernel may hand a process's SIGINT to any thread; Python handles it in the main
+    # thread, which was asleep in the selector and stayed there (the CLI test that hung
+    # under load). The signal now wakes the loop from whichever thread receives it.
+    script = Path(__file__).resolve().parents[1] / "support" / "thread_signal.py"
+    root = str(Path(__file__).resolve().parents[2])
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        env={**os.environ, "PYTHONPATH": root},
+        check=False,
+    )
+    assert result.stdout.strip() == "interrupted", result.stderr

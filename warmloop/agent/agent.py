@@ -20,6 +20,7 @@ from warmloop.agent.learned import Learned
 from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
+from warmloop.agent.wakeup import signals_wake_the_loop
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.guard import Bust
 from warmloop.cache.wire import WireStream
@@ -293,9 +294,10 @@ class Agent:
 
         async def run() -> Run:
             nonlocal runner
-            async with self._session(session, store, history, conversation_id) as hook:
-                runner = self._runner(task, history, conversation_id, hook)
-                return await runner.run()
+            with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
+                async with self._session(session, store, history, conversation_id) as hook:
+                    runner = self._runner(task, history, conversation_id, hook)
+                    return await runner.run()
 
         try:
             return asyncio.run(run())
