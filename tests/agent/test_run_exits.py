@@ -226,6 +226,14 @@ def hanging_server() -> Iterator[str]:
         server.shutdown()
 
 
+def interruptible() -> None:
+    """In the child before it starts: Ctrl-C back to its default. A test suite run as a
+    background job (`nohup ... &`, a CI step) inherits SIGINT ignored, as POSIX shells start
+    background commands; Python then installs no Ctrl-C handler, the CLI rightly ignores
+    Ctrl-C as a background job should, and this test waited for an exit that never came."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("sent", "code", "said"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
@@ -249,7 +257,12 @@ def test_ctrl_c_or_sigterm_during_warmloop_run_saves_a_loadable_transcript(
     ]
     env = {**os.environ, "OPENAI_COMPATIBLE_API_KEY": "", "COLUMNS": "120"}
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=interruptible,
     )
     try:
         assert Hanging.second.wait(HANG_GUARD), "the second request never arrived"

@@ -196,11 +196,11 @@ def test_record_stops_on_sigterm_and_says_where_the_log_is(tmp_path: Path) -> No
     )
     try:
         assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 60)
+        ready, _, _ = select.select([process.stdout], [], [], HANG_GUARD)
         assert ready, "record never said it was listening"
         assert process.stdout.readline().startswith(f"recording to {log}")
         process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=60)
+        stdout, stderr = process.communicate(timeout=HANG_GUARD)
     finally:
         process.kill()
     assert process.returncode == 0, stderr
