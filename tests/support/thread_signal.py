@@ -27,6 +27,9 @@ def interrupt_from_this_thread() -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C live, as in a terminal: a suite run as a background job hands this process
+    # SIGINT ignored, and Python then installs no handler at all.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
     try:
         Agent(Unanswered([]), []).run_sync("Wait.")
