@@ -1,5 +1,5 @@
-"""Keeping the cache warm across pauses: warmloop's keep-alive rule against fixed rules and
-the offline optimum that knows each pause's length.
+"""Keeping the cache warm across pauses: warmloop's keep-alive rule against fixed rules, an
+informed online agent and the offline optimum that knows each pause's length.
 
 Sessions of an agent at work: a run of 10-25 steps, each step a request then a tool; most
 tools take seconds, some run tests or a build (1-20 minutes), some wait on a human's
@@ -14,8 +14,24 @@ each provider's rules and the dated price table. Arms:
 - fixed: a keep-alive every TTL-minus-margin through every pause someone waits on;
 - always long: every request written with the longest retention sold (Anthropic 1h,
   OpenAI 24h, GPT-5.6 12h; DeepSeek sells one);
-- optimum: per pause, knowing its length, the cheapest of going cold, pinging through,
-  or writing the request before it with a longer retention.
+- informed online: a live agent that knows the generating distributions below (the tool
+  mix and each tool's duration, the run lengths, the follow-up's share and delay) but
+  never a draw. Each request's retention has the least expected cost over what may
+  follow it (the tool is chosen by the model's answer, so it is not known yet; the chance
+  that this request is its run's last comes from the run lengths); once the tool is
+  known, it sends the keep-alive count with the least expected cost for that tool's
+  duration distribution. It knows whether its cache lived through the last pause (so a
+  cold request prices a longer TTL on all it writes). No live agent can do much better
+  here: it bounds what learning from history can reach.
+- optimum: knowing every pause, dynamic programming over the session: each request picks
+  a retention and, where someone waits, no keep-alive or the fewest that cover the pause
+  (every option another arm uses; pinging part of a pause is never cheaper), each path
+  priced by the simulator, the `BEAM` cheapest paths kept per last retention (an entry an
+  older request wrote for longer makes paths that end alike differ), ties to the longer
+  TTL.
+
+Below the table, where warmloop and the informed arm pay more than the optimum: the
+keep-alives in each kind of pause, and the request after it.
 
     python -m benchmarks.keepalive [--sessions 200] [--seed 7] [--plot keepalive.svg]
 """
@@ -46,6 +62,9 @@ from warmloop.maintenance.keepalive import (
 
 SYSTEM_TOKENS = 12_000
 HISTORY = 64
+BEAM = 2
+"""Paths the optimum keeps per last retention (older entries written with a longer TTL
+make paths that end alike differ)."""
 """Earlier pauses the rule remembers per kind (the agent's own bound)."""
 
 
@@ -184,10 +203,14 @@ class Pricer:
         self.sim = CacheSimulator(profile)
         self.now, self.prompt, self.number = 0.0, SYSTEM_TOKENS, 0
         self.keys: list[Block] = []
+        self.before = "start"
+        self.ledger: dict[str, float] = defaultdict(float)
+        """Dollars by pause kind: its keep-alives, and the request after it."""
 
     def copy(self) -> Pricer:
         twin = copy.copy(self)
         twin.sim, twin.keys = self.sim.copy(), list(self.keys)
+        twin.ledger = defaultdict(float, self.ledger)
         return twin
 
     def step(self, step: Step, plan: Plan) -> float:
@@ -197,21 +220,35 @@ class Pricer:
             self.profile, self.now, self.number, step.tokens, self.keys, plan.retention
         )
         self.keys, self.number = list(request.blocks), self.number + 1
-        total = cost_breakdown(self.sim.request(request), self.prices).total
+        asked = cost_breakdown(self.sim.request(request), self.prices).total
+        self.ledger[f"request after {self.before}"] += asked
+        pinged = 0.0
         interval = _interval(plan.retention)
         for k in range(1, plan.pings + 1):
             if k * interval >= step.pause:
                 break
             ping = replace(request, at=self.now + k * interval, output_tokens=1)
-            total += cost_breakdown(self.sim.request(ping), self.prices).total
+            pinged += cost_breakdown(self.sim.request(ping), self.prices).total
+        self.ledger[f"keep-alives in {step.kind}"] += pinged
         self.now += step.pause + MODEL_SECONDS
-        return total
+        self.before = step.kind
+        return asked + pinged
 
 
-def price_session(profile: CacheProfile, steps: Sequence[Step], plans: Sequence[Plan]) -> float:
-    """Dollars for one session under `plans`, every request and keep-alive simulated."""
+def price_session(
+    profile: CacheProfile,
+    steps: Sequence[Step],
+    plans: Sequence[Plan],
+    ledger: dict[str, float] | None = None,
+) -> float:
+    """Dollars for one session under `plans`, every request and keep-alive simulated;
+    `ledger` adds them up by pause kind."""
     pricer = Pricer(profile)
-    return sum(pricer.step(step, plan) for step, plan in zip(steps, plans, strict=True))
+    total = sum(pricer.step(step, plan) for step, plan in zip(steps, plans, strict=True))
+    for key, dollars in pricer.ledger.items():
+        if ledger is not None:
+            ledger[key] = ledger.get(key, 0.0) + dollars
+    return total
 
 
 def _interval(retention: Retention) -> float:
@@ -279,21 +316,23 @@ def optimum_arm(profile: CacheProfile, steps: Sequence[Step], ratio: float) -> l
     the simulator. The state is the last request's retention (the entry the next request
     may read); ties go to the longer one."""
     by_length = sorted(profile.retentions, key=lambda r: -r.seconds)
-    states: dict[str, tuple[float, Pricer, list[Plan]]] = {"": (0.0, Pricer(profile), [])}
+    states: list[tuple[float, Pricer, list[Plan]]] = [(0.0, Pricer(profile), [])]
     for step in steps:
-        after: dict[str, tuple[float, Pricer, list[Plan]]] = {}
-        for cost, pricer, plans in states.values():
+        after: dict[str, list[tuple[float, Pricer, list[Plan]]]] = defaultdict(list)
+        for cost, pricer, plans in states:
             for retention in by_length:
-                counts = {0, _covering(retention, step) if step.waited else 0}
-                for pings in sorted(counts):
+                for pings in sorted({0, _covering(retention, step) if step.waited else 0}):
                     plan = Plan(retention, pings)
                     twin = pricer.copy()
-                    total = cost + twin.step(step, plan)
-                    best = after.get(retention.name)
-                    if best is None or total < best[0] - 1e-12:
-                        after[retention.name] = (total, twin, [*plans, plan])
-        states = after
-    return min(states.values(), key=lambda state: state[0])[2]
+                    after[retention.name].append(
+                        (cost + twin.step(step, plan), twin, [*plans, plan])
+                    )
+        states = [
+            state
+            for kept in after.values()
+            for state in sorted(kept, key=lambda state: state[0])[:BEAM]
+        ]
+    return min(states, key=lambda state: state[0])[2]
 
 
 class WarmloopArm:
@@ -444,7 +483,11 @@ ARMS: tuple[tuple[str, Callable[[], Arm]], ...] = (
 )
 
 
-def measure(count: int, seed: int) -> dict[str, dict[str, float]]:
+Ledgers = dict[str, dict[str, dict[str, float]]]
+"""Provider -> arm -> dollars by pause kind (`Pricer.ledger`)."""
+
+
+def measure(count: int, seed: int, ledgers: Ledgers | None = None) -> dict[str, dict[str, float]]:
     drawn = sessions(count, seed)
     results: dict[str, dict[str, float]] = {}
     for provider in PROVIDERS:
@@ -452,12 +495,32 @@ def measure(count: int, seed: int) -> dict[str, dict[str, float]]:
         prices = prices_for(profile.model)
         assert prices is not None
         ratio = prices.rates.output / prices.rates.input
-        row = {}
+        row: dict[str, float] = {}
         for name, make in ARMS:
-            arm = make()
-            row[name] = sum(price_session(profile, s, arm(profile, s, ratio)) for s in drawn)
+            arm, ledger = make(), dict[str, float]()
+            row[name] = sum(
+                price_session(profile, s, arm(profile, s, ratio), ledger) for s in drawn
+            )
+            if ledgers is not None:
+                ledgers.setdefault(provider.label, {})[name] = ledger
         results[provider.label] = row
     return results
+
+
+def gaps(ledgers: Ledgers) -> str:
+    """Where warmloop and the informed arm pay more than the optimum, by pause kind."""
+    lines = [
+        "| provider | where | warmloop - optimum $ | informed online - optimum $ |",
+        "|---|---|---|---|",
+    ]
+    for label, arms in ledgers.items():
+        best, rule, informed = arms["optimum"], arms["warmloop"], arms["informed online"]
+        for key in sorted(set(best) | set(rule) | set(informed)):
+            over = rule.get(key, 0.0) - best.get(key, 0.0)
+            known = informed.get(key, 0.0) - best.get(key, 0.0)
+            if abs(over) >= 0.05 or abs(known) >= 0.05:
+                lines.append(f"| {label} | {key} | {over:+.2f} | {known:+.2f} |")
+    return "\n".join(lines)
 
 
 def table(results: dict[str, dict[str, float]]) -> str:
@@ -506,8 +569,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--plot", type=Path, default=None, help="write the chart here")
     args = parser.parse_args(argv)
-    results = measure(args.sessions, args.seed)
+    ledgers: Ledgers = {}
+    results = measure(args.sessions, args.seed, ledgers)
     print(table(results))
+    print()
+    print(gaps(ledgers))
     if args.plot is not None:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
