@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +273,45 @@ async def test_a_cold_prune_that_leaves_little_to_re_send_is_not_worth_a_keep_al
                 await asyncio.sleep(0)
         found.append(len(inner.keepalives))
     assert found == [1, 0]
+
+
+async def test_a_stored_session_s_tool_times_are_the_next_run_s_history(tmp_path: Path) -> None:
+    """A new process (a fresh agent) runs on a stored session whose `run_tests` took eight
+    minutes (the times written in the store): that, not the tool's declared three hours,
+    is the rule's history, so the first pause is pinged at once."""
+    path = tmp_path / "sessions.db"
+    quick = ScriptedModel(
+        [call("run_tests", suite="all"), call("submit", answer="2 failed")], name=SONNET
+    )
+    done = asyncio.Event()
+    done.set()
+    first = Agent(
+        quick, Toolbox([slow_tool(done, done)]), instructions=INSTRUCTIONS, keepalive=None
+    )
+    await first.run("Run the tests.", session="tests", store=SQLiteStore(path))
+    with sqlite3.connect(path) as db:  # the first run's requests went out eight minutes apart
+        for seq, sent_at in ((0, 1_000.0), (1, 1_480.0)):
+            db.execute("UPDATE requests SET sent_at = ? WHERE seq = ?", (sent_at, seq))
+
+    time = FakeTime()
+    inner = scripted()
+    model = SimulatedCache(inner, time)
+    started, release = asyncio.Event(), asyncio.Event()
+    agent = Agent(
+        model,
+        Toolbox([slow_tool(started, release, expected=3 * 3_600.0)], timeout=None),
+        instructions=INSTRUCTIONS,
+        keepalive=time.policy(),
+    )
+    task = asyncio.create_task(
+        agent.run("Run them again.", session="tests", store=SQLiteStore(path))
+    )
+    await started.wait()
+    model.sent.clear()
+    time.advance(270.0)
+    await asyncio.wait_for(model.sent.wait(), 30)  # a hang guard: without the history, none
+    release.set()
+    run = await task
+    assert len(inner.keepalives) == 1
+    assert agent.learned.pauses["tool:run_tests"][0] == 480.0
+    assert run.requests[1].usage.cache_read_tokens >= run.requests[0].usage.prompt_tokens

@@ -2,8 +2,8 @@
 first fresh session (every later fresh session must open with the same bytes, or the cache
 that session wrote is lost), every cache bust its runs saw, how long its recent runs
 went on (the horizon the warm prune is priced over), and how long its pauses lasted, by
-kind (the keep-alive rule's history). A run reads and adds to it; nothing
-else writes it."""
+kind (the keep-alive rule's history: its own runs', and those a stored session it runs on
+recorded before). A run reads and adds to it; nothing else writes it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from warmloop.cache.guard import Bust, PrefixCheck, opening_bust
 from warmloop.cache.wire import WireStream
+from warmloop.sessions.timeline import StoredPauses
 
 PAUSES_REMEMBERED = 64
 """How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
@@ -36,6 +37,8 @@ class Learned:
     gaps: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
     """Seconds from each recent request to the next one of its run: what follows a request
     before its reply is known (the longer-TTL choice's history)."""
+    sessions: set[str] = field(default_factory=set)
+    """Stored sessions whose pauses are learned: read from the store once, or lived."""
 
     def checked(
         self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
@@ -60,6 +63,17 @@ class Learned:
     def gap(self, seconds: float) -> None:
         """The next request of a run went out `seconds` after the previous one."""
         self.gaps.append(max(0.0, seconds))
+
+    def stored(self, session: str, pauses: StoredPauses) -> None:
+        """A run starts on stored session `session`: learn the pauses its stored requests
+        show, once (a session this agent ran or read before is in its memory already)."""
+        if session in self.sessions:
+            return
+        self.sessions.add(session)
+        for kind, seconds in pauses.pauses:
+            self.paused(kind, seconds)
+        for seconds in pauses.gaps:
+            self.gap(seconds)
 
     def finished(self, requests: int) -> None:
         """A run ended with outputs after `requests` requests."""

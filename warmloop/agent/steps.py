@@ -121,6 +121,7 @@ class Runner:
     def __post_init__(self) -> None:
         if self.hook is not None:
             self.transcript = self.hook.transcript  # a stored session continues in place
+            self.learned.stored(self.hook.lease.session_id, self.hook.pauses)
         elif self.history is not None:
             self.transcript = self.history.fork()
         else:

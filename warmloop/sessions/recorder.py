@@ -16,6 +16,7 @@ from warmloop.sessions.lease import Lease
 from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.records import StoredRequest
 from warmloop.sessions.store import SessionStore
+from warmloop.sessions.timeline import StoredPauses
 from warmloop.transcript import Transcript, scratch_copy
 
 if TYPE_CHECKING:
@@ -27,9 +28,16 @@ class SessionRecorder:
     which the run continues in place (same id, no fork)."""
 
     def __init__(
-        self, store: SessionStore, lease: Lease, transcript: Transcript, *, cache_ttl: str = ""
+        self,
+        store: SessionStore,
+        lease: Lease,
+        transcript: Transcript,
+        *,
+        cache_ttl: str = "",
     ) -> None:
         self.store = store
+        self.pauses = StoredPauses()
+        """The pauses the session's stored requests show (for the agent to learn)."""
         self.lease = lease
         self.transcript = transcript
         self.cache_ttl = cache_ttl

@@ -16,6 +16,7 @@ from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.sessions.session import validate_session_id
 from warmloop.sessions.store import SessionStore
+from warmloop.sessions.timeline import stored_pauses
 from warmloop.transcript import Transcript
 
 INTERRUPTED_BY_STOP = (
@@ -83,4 +84,7 @@ async def _recorder(
     recorder = SessionRecorder(store, lease, transcript, cache_ttl=cache_ttl)
     if close_pending and transcript.answer_pending(INTERRUPTED_BY_STOP):
         await recorder.appended(transcript, ())
+    if stored is not None:  # what its requests' times say, for the agent to learn
+        requests = await off_loop(store.requests, session_id)
+        recorder.pauses = stored_pauses(transcript, requests, interrupted=INTERRUPTED_BY_STOP)
     return recorder
