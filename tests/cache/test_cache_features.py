@@ -15,6 +15,7 @@ reference ("The response object" > usage; Chat "The chat completion object" > us
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -26,6 +27,7 @@ from warmloop import Agent, tool
 from warmloop.cache.price_table import prices_for
 from warmloop.cache.pricing import cost_breakdown
 from warmloop.cache.usage import Usage
+from warmloop.providers import openai_responses
 from warmloop.providers.openai_compatible import OpenAIChatModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.responses_format import parse_usage
@@ -229,3 +231,82 @@ def test_server_side_compaction_is_billed_on_top_of_the_request() -> None:
     )
     extra = cost_breakdown(compacted, prices).total - cost_breakdown(request, prices).total
     assert extra == pytest.approx(cost_breakdown(Usage(180_000, 0, 0, 3_000), prices).total)
+
+
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [
+        ("gpt-5", "24h"),  # sold free beside in-memory: asked for
+        ("gpt-4.1", "24h"),
+        ("gpt-5-mini", None),  # in-memory only
+        ("gpt-5.5", None),  # 24h is its default already
+        ("gpt-5.6-sol", None),  # writes billed: the longer TTL is not free
+        ("o3", None),  # no table entry: the parameter might be refused
+    ],
+)
+async def test_a_longer_retention_that_costs_nothing_is_asked_for_by_default(
+    model: str, sent: str | None, wire_log: WireLog
+) -> None:
+    endpoint = Endpoint(wire_log)
+    chosen = OpenAIResponsesModel(model, client=endpoint.client())
+    await Agent(chosen, tools=[lookup]).run("Look up a.")
+    assert len(endpoint.bodies) == 2
+    assert [b.get("prompt_cache_retention") for b in endpoint.bodies] == [sent, sent]
+    assert not any("prompt_cache_options" in b for b in endpoint.bodies)
+    assert chosen.facts.profile.ttl == (sent or chosen.facts.profile.ttl)
+
+
+async def test_a_retention_the_user_names_wins_over_the_free_default(wire_log: WireLog) -> None:
+    endpoint = Endpoint(wire_log)
+    chosen = OpenAIResponsesModel(
+        "gpt-5", client=endpoint.client(), prompt_cache_retention="in_memory"
+    )
+    await Agent(chosen, tools=[lookup]).run("Look up a.")
+    assert {b["prompt_cache_retention"] for b in endpoint.bodies} == {"in_memory"}
+    assert chosen.facts.profile.ttl == "in_memory"
+
+
+@pytest.mark.parametrize(("model", "sent"), [("gpt-5", "24h"), ("gpt-5.6-terra", None)])
+async def test_chat_completions_ask_for_the_free_retention_too(
+    model: str, sent: str | None
+) -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        function = {"name": "submit", "arguments": '{"answer": "v"}'}
+        tool_call = {"id": "c", "type": "function", "function": function}
+        message = {"role": "assistant", "content": None, "tool_calls": [tool_call]}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        usage = {"prompt_tokens": 2_000, "completion_tokens": 40, "total_tokens": 2_040}
+        body = {"id": "x", "object": "chat.completion", "created": 1, "model": "m"}
+        return httpx2.Response(200, json=body | {"choices": [choice], "usage": usage})
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = AsyncOpenAI(api_key="k", http_client=http, max_retries=0)
+    await Agent(OpenAIChatModel(model, client=client)).run("Answer.")
+    assert bodies[0].get("prompt_cache_retention") == sent
+
+
+@pytest.mark.moves_cache_prefix(reason="the continued conversation gains the retention")
+async def test_a_conversation_from_before_the_free_default_goes_on_under_it(
+    wire_log: WireLog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    endpoint, store = Endpoint(wire_log), tmp_path / "sessions.db"
+    with monkeypatch.context() as before:  # the model as it was: no parameter by default
+        before.setattr(openai_responses, "free_retention", lambda spec: None)
+        old = Agent(OpenAIResponsesModel("gpt-5", client=endpoint.client()), tools=[lookup])
+    first = await old.run("Look up a.", session="s", store=store)
+    new = OpenAIResponsesModel("gpt-5", client=endpoint.client())
+    # A stored session resumed by a new process: the guard lives in the process, so the
+    # parameter appearing is not reported; the provider may miss its cache once.
+    resumed = Agent(new, tools=[lookup])
+    run = await resumed.run("Look up a, again.", session="s", store=store)
+    assert run.outputs.model_dump() == {"answer": "v"}
+    assert resumed.busts == []
+    # Continued in the same process: the guard reports it once, as a changed parameter.
+    continued = Agent(new, tools=[lookup])
+    await continued.run("And b.", history=first.transcript)
+    retention = [b.get("prompt_cache_retention") for b in endpoint.bodies]
+    assert retention == [None, None, "24h", "24h", "24h", "24h"]
+    assert [bust.section for bust in continued.busts] == ["request"]

@@ -94,7 +94,9 @@ def test_cache_rules_must_name_a_model_of_the_table() -> None:
     [
         ("anthropic:claude-sonnet-4-6", {"cache_ttl": "5m"}, "5m", 360.0),
         ("anthropic:claude-sonnet-4-6", {"cache_ttl": "1h"}, "1h", 3_660.0),
-        ("openai:gpt-5", {}, "in_memory", 3_600.0),
+        ("openai:gpt-5", {}, "24h", 86_400.0),  # the free longer retention, by default
+        ("openai:gpt-5", {"prompt_cache_retention": "in_memory"}, "in_memory", 3_600.0),
+        ("openai:gpt-5-mini", {}, "in_memory", 3_600.0),
         ("openai:gpt-5", {"prompt_cache_retention": "24h"}, "24h", 86_400.0),
         ("openai-chat:gpt-5", {"prompt_cache_retention": "24h"}, "24h", 86_400.0),
     ],

@@ -8,12 +8,16 @@
 - `prompt_cache_options.ttl` sets the minimum lifetime of what a request writes: `30m` (the
   default) or `12h` (Responses only), billed at different write rates.
 
+Before GPT-5.6 a longer retention costs nothing more (`prompt_cache_retention="24h"`: writes
+are not billed), so a model whose table entry sells one asks for it by default
+(`free_retention`), the same on every request of a session.
+
 Which models take them comes from `cache/profiles.json` (a profile with `max_breakpoints`).
 """
 
 from __future__ import annotations
 
-from warmloop.cache.profiles import CacheProfile
+from warmloop.cache.profiles import CacheProfile, profile_table
 from warmloop.messages import JsonValue
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
@@ -24,6 +28,20 @@ TTLS = ("30m", "12h")
 def takes_breakpoints(profile: CacheProfile) -> bool:
     """Whether a model accepts explicit cache breakpoints (its profile has a limit)."""
     return profile.max_breakpoints is not None
+
+
+def free_retention(spec: str) -> str | None:
+    """The retention a model selected as `spec` asks for when its user names none: the
+    longest its table entry sells where writes are not billed and it outlives the default
+    (GPT-5's `24h`: an entry lives longer at no extra price). None, the provider's own
+    default, where writes are billed (GPT-5.6: the longer TTL is priced per request), nothing
+    longer is sold, or the table has no entry for the model (an unlisted model may refuse the
+    parameter)."""
+    profile, listed = profile_table().find(spec)
+    if not listed or profile.writes_billed:
+        return None
+    longest = max(profile.retentions, key=lambda retention: retention.seconds)
+    return longest.name if longest.seconds > profile.retention.seconds else None
 
 
 def retention_params(profile: CacheProfile, retention: str | None) -> dict[str, JsonValue]:

@@ -31,7 +31,7 @@ from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
-from warmloop.providers.openai_cache import retention_params, takes_breakpoints
+from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.routing import SESSION_HEADER, XAI_HEADER, header_name, routing_key
 from warmloop.tools.schema import ToolSpec
@@ -140,7 +140,8 @@ class ChatCompletionsModel(KnownFacts):
 
 
 class OpenAIChatModel(ChatCompletionsModel):
-    """OpenAI's own Chat Completions (`openai-chat:<model>`); needs OPENAI_API_KEY."""
+    """OpenAI's own Chat Completions (`openai-chat:<model>`); needs OPENAI_API_KEY.
+    `prompt_cache_retention` as on `OpenAIResponsesModel` (None: the longest free one)."""
 
     def __init__(
         self,
@@ -157,6 +158,8 @@ class OpenAIChatModel(ChatCompletionsModel):
         context_window: int | None = None,
     ) -> None:
         name = f"openai-chat:{model}"
+        if prompt_cache_retention is None:  # a longer retention that costs nothing, if sold
+            prompt_cache_retention = free_retention(name)
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
         # A given client is used as it is: the defaults above are not settings its caller

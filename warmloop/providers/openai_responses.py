@@ -29,7 +29,7 @@ from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
-from warmloop.providers.openai_cache import retention_params, takes_breakpoints
+from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
@@ -42,7 +42,11 @@ ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 class OpenAIResponsesModel(KnownFacts):
     """A model behind the OpenAI Responses API (`openai:<model>`), with encrypted reasoning
-    round-tripped and `prompt_cache_key` set to the session id."""
+    round-tripped and `prompt_cache_key` set to the session id.
+
+    `prompt_cache_retention`: the cache retention sent on every request (`in_memory`, `24h`;
+    `30m`, `12h` on GPT-5.6). None: the longest one the model's table entry sells at no
+    extra price (`24h` on GPT-5, GPT-5.4, GPT-4.1), else the provider's default."""
 
     def __init__(
         self,
@@ -64,6 +68,8 @@ class OpenAIResponsesModel(KnownFacts):
             )
         self.model = model
         self.name = f"openai:{model}"
+        if prompt_cache_retention is None:  # a longer retention that costs nothing, if sold
+            prompt_cache_retention = free_retention(self.name)
         self.facts = table_facts(
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
