@@ -9,8 +9,10 @@ Every request and keep-alive is priced by the cache simulator (`cache/simulate.p
 each provider's rules and the dated price table. Arms:
 
 - none: no keep-alive, the default retention;
-- warmloop: the rule of `maintenance/keepalive.py`, learning as it goes (each tool's
-  earlier durations, the gaps after earlier requests), across the sessions in order;
+- warmloop: what an agent with defaults does, across the sessions in order: the model's
+  own retention (OpenAI's free `24h` where the model asks for it by default), a longer
+  TTL chosen per request on Anthropic only, from the gaps between the requests of a run
+  (never the follow-up's), and each tool's keep-alives by its earlier durations;
 - fixed: a keep-alive every TTL-minus-margin through every pause someone waits on;
 - always long: every request written with the longest retention sold (Anthropic 1h,
   OpenAI 24h, GPT-5.6 12h; DeepSeek sells one);
@@ -43,29 +45,28 @@ import copy
 import functools
 import math
 import random
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
 
+from warmloop.agent.learned import Learned
+from warmloop.agent.pauses import longer_retention
 from warmloop.cache.price_table import prices_for
 from warmloop.cache.pricing import cost_breakdown
 from warmloop.cache.profiles import CacheProfile, Retention, profile_for
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
-from warmloop.maintenance.keepalive import (
-    choose_retention,
-    margin,
-    pause_costs,
-    ping_limit,
-)
+from warmloop.maintenance.keepalive import margin, pause_costs, ping_limit
+from warmloop.messages import UserText
+from warmloop.providers.keepalive import answer_tokens
+from warmloop.providers.select import resolve_model
+from warmloop.transcript import Transcript
 
 SYSTEM_TOKENS = 12_000
-HISTORY = 64
 BEAM = 2
 """Paths the optimum keeps per last retention (older entries written with a longer TTL
 make paths that end alike differ)."""
-"""Earlier pauses the rule remembers per kind (the agent's own bound)."""
 
 
 @dataclass(frozen=True)
@@ -170,21 +171,6 @@ class Plan:
 
     retention: Retention
     pings: int
-
-
-@dataclass
-class Memory:
-    """What warmloop's agent has seen: each pause kind's lengths, and the gaps after
-    requests (for the retention choice)."""
-
-    kinds: dict[str, deque[float]] = field(default_factory=lambda: defaultdict(_window))
-    gaps: deque[tuple[float, bool]] = field(default_factory=lambda: deque(maxlen=4 * HISTORY))
-    """(seconds, someone waited) after each earlier request, in one window so their mix
-    is the one seen."""
-
-
-def _window() -> deque[float]:
-    return deque(maxlen=HISTORY)
 
 
 Arm = Callable[[CacheProfile, Sequence[Step], float], list[Plan]]
@@ -336,35 +322,49 @@ def optimum_arm(profile: CacheProfile, steps: Sequence[Step], ratio: float) -> l
 
 
 class WarmloopArm:
-    """The rule as a live agent runs it: it learns each pause only once it has ended,
-    across the sessions in order."""
+    """What an agent with defaults does, across the sessions in order, as one agent
+    process: one `Learned` (the agent's own memory) and the same pure functions the live
+    agent calls, with the inputs it has (`agent/pauses.py`)."""
 
     def __init__(self) -> None:
-        self.memory = Memory()
+        self.learned = Learned()
 
     def __call__(self, profile: CacheProfile, steps: Sequence[Step], ratio: float) -> list[Plan]:
-        return _each_step(self.plan)(profile, steps, ratio)
+        facts, wire, answer = _default_agent(profile.model)
+        learned, plans = self.learned, []
+        prompt, before = SYSTEM_TOKENS, None
+        for step in steps:
+            prompt += step.tokens
+            # The retention: the model's own (OpenAI: the free `24h` the model asks for on
+            # every request, else the provider's default), or a longer marker TTL chosen
+            # per request on Anthropic only (`longer_retention`), from the gaps between the
+            # requests of a run: a run's first request writes its whole prompt.
+            written = prompt if before is None else step.tokens
+            longer = longer_retention(facts, wire, prompt, written, learned.gaps)
+            # The gap to this request is learned as it goes out, after the choice
+            # (`RunPauses.sent` follows `with_retention`), and only within a run: a run's
+            # pauses are its own, so the follow-up's hours never reach the choice.
+            if before is not None:
+                learned.gap(before.pause + MODEL_SECONDS)
+            pings = 0
+            if step.waited:  # a tool's pause: keep-alives by this tool's history
+                answer_ratio = ratio * answer  # the answer the keep-alive asks for
+                costs = pause_costs(facts, prompt, output_ratio=answer_ratio, retention=longer)
+                if costs is not None:
+                    pings = ping_limit(costs, list(learned.pauses[step.kind]))
+                learned.paused(step.kind, step.pause)  # from the request, once it ended
+            plans.append(Plan(longer or facts.retention, pings))
+            before = step if step.waited else None  # a run ends with its last request
+        return plans
 
-    def plan(self, profile: CacheProfile, prompt: int, step: Step, ratio: float) -> Plan:
-        memory = self.memory
-        choice = choose_retention(
-            profile,
-            prompt,
-            step.tokens,
-            [pause for pause, waited in memory.gaps if waited],
-            unattended=[pause for pause, waited in memory.gaps if not waited],
-            output_ratio=ratio,
-        )
-        pings = 0
-        costs = pause_costs(profile, prompt, output_ratio=ratio, retention=choice.retention)
-        if step.waited and costs is not None:
-            pings = ping_limit(costs, list(memory.kinds[step.kind]))
-        # Learned after the pause, as the agent would.
-        if step.kind != "end":
-            memory.gaps.append((step.pause, step.waited))
-        if step.waited:
-            memory.kinds[step.kind].append(step.pause)
-        return Plan(choice.retention, pings)
+
+@functools.cache
+def _default_agent(spec: str) -> tuple[CacheProfile, str, int]:
+    """The cache rules, wire format and keep-alive answer of the model a user with
+    defaults builds from `spec` (never sent: no key is needed to build it)."""
+    model = resolve_model(spec, api_key="benchmark")
+    rendered = model.render(Transcript([UserText("benchmark")]), [])
+    return model.facts.profile, rendered.wire_format, answer_tokens(rendered) or 0
 
 
 def _last_share(run: int, index: int) -> float:

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.keepalive import ARMS, PROVIDERS, main, measure
+from benchmarks.keepalive import (
+    ARMS,
+    MODEL_SECONDS,
+    PROVIDERS,
+    Step,
+    WarmloopArm,
+    main,
+    measure,
+    sessions,
+)
 
 
 def test_every_arm_is_priced_on_every_provider_and_none_costs_the_most() -> None:
@@ -41,3 +50,43 @@ def test_the_optimum_costs_no_more_than_any_arm_on_any_provider() -> None:
         for label, row in measure(8, seed=seed).items():
             for name, value in row.items():
                 assert row["optimum"] <= value * (1 + 1e-9), (seed, label, name)
+
+
+def test_the_warmloop_arm_sends_the_retention_the_live_agent_sends() -> None:
+    # OpenAI's retention is one request parameter for the session: GPT-5's free `24h`
+    # (asked for by default), GPT-5.6's default `30m` (its `12h` is never chosen per
+    # request); only Anthropic's marker TTL is chosen per request.
+    waits = [Step(500, "tool:ask_approval", 3_000.0) for _ in range(6)]
+    drawn = [[*waits, Step(500, "end", 0.0, waited=False)], *sessions(12, seed=5)]
+    sent = {}
+    for provider in PROVIDERS:
+        arm = WarmloopArm()
+        plans = [plan for s in drawn for plan in arm(provider.profile, s, 8.0)]
+        sent[provider.spec] = {plan.retention.name for plan in plans}
+    assert sent == {
+        "anthropic:claude-sonnet-4-6": {"5m", "1h"},
+        "openai:gpt-5": {"24h"},
+        "openai:gpt-5.5": {"24h"},
+        "openai:gpt-5.6-sol": {"30m"},
+        "deepseek:deepseek-chat": {"disk"},
+    }
+
+
+def test_the_warmloop_arm_learns_gaps_only_between_the_requests_of_a_run() -> None:
+    approval, tests = 3_000.0, 200.0
+    steps = [
+        Step(500, "tool:ask_approval", approval),
+        Step(500, "followup", 5_000.0, waited=False),  # the run's last request
+        Step(500, "tool:run_tests", tests),  # the follow-up run's first
+        Step(500, "end", 0.0, waited=False),
+    ]
+    arm = WarmloopArm()
+    plans = arm(PROVIDERS[0].profile, steps, 5.0)
+    # The gap to a request is learned as it goes out, after its TTL is chosen: the
+    # approval's reaches only the follow-up run, the follow-up's hours never.
+    assert [plan.retention.name for plan in plans] == ["5m", "5m", "1h", "1h"]
+    assert list(arm.learned.gaps) == [approval + MODEL_SECONDS, tests + MODEL_SECONDS]
+    assert {kind: list(seen) for kind, seen in arm.learned.pauses.items()} == {
+        "tool:ask_approval": [approval],
+        "tool:run_tests": [tests],
+    }

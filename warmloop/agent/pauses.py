@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 
 from warmloop.agent.learned import Learned
 from warmloop.cache.facts import ModelFacts
+from warmloop.cache.profiles import CacheProfile, Retention
 from warmloop.maintenance.keepalive import choose_retention, pause_costs
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy, Ping, Pinger
@@ -69,27 +70,26 @@ class RunPauses:
         self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
 
     def with_retention(self, rendered: Rendered, facts: ModelFacts) -> Rendered:
-        """The request to send: written with a longer TTL where one is sold and the gaps
-        this agent saw after its requests make it cheaper (`choose_retention`); only
-        where the TTL is a cache marker (Anthropic), never a request parameter that the
-        guard would read as a changed prompt."""
+        """The request to send: written with a longer TTL where `longer_retention` picks
+        one from the gaps this agent saw after its requests."""
         self.chosen_ttl = None
-        if self.policy is None or rendered.wire_format != "anthropic" or not self.learned.gaps:
+        if self.policy is None:
             return rendered
         chars = rendered.length
         ratio = self.last_prompt / self.last_chars if self.last_chars else 0.25
         written = max(0, chars - self.last_chars) if self.last is not None else chars
-        choice = choose_retention(
+        longer = longer_retention(
             facts.profile,
+            rendered.wire_format,
             int(chars * ratio),
             int(written * ratio),
-            list(self.learned.gaps),
+            self.learned.gaps,
             cold_tokens=self.cold_prompt,
         )
-        if choice.retention.name == facts.profile.ttl:
+        if longer is None:
             return rendered
-        self.chosen_ttl = choice.retention.name
-        return with_cache_ttl(rendered, choice.retention.name)
+        self.chosen_ttl = longer.name
+        return with_cache_ttl(rendered, longer.name)
 
     def now(self) -> float:
         return self.policy.clock() if self.policy is not None else 0.0
@@ -194,6 +194,27 @@ class RunPauses:
         """Wait for keep-alives still on the wire, so their usage is in the run."""
         for pinger in self.pingers:
             await pinger.settle()
+
+
+def longer_retention(
+    profile: CacheProfile,
+    wire_format: str,
+    prompt_tokens: int,
+    written_tokens: int,
+    gaps: Iterable[float],
+    *,
+    cold_tokens: int | None = None,
+) -> Retention | None:
+    """The longer TTL a request of `prompt_tokens` (`written_tokens` of them new since the
+    run's last request) is written with, or None (the model's own): `choose_retention` over
+    the `gaps` seen after earlier requests, only where the TTL is a cache marker
+    (Anthropic), never a request parameter that the guard would read as a changed prompt
+    (OpenAI's is fixed for the session: `free_retention`)."""
+    seen = list(gaps)
+    if wire_format != "anthropic" or not seen:
+        return None
+    choice = choose_retention(profile, prompt_tokens, written_tokens, seen, cold_tokens=cold_tokens)
+    return None if choice.retention.name == profile.ttl else choice.retention
 
 
 @dataclass
