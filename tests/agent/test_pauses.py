@@ -7,9 +7,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from warmloop.agent.learned import SESSIONS_REMEMBERED, Learned
 from warmloop.agent.pauses import longer_retention
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.maintenance.keepalive import choose_retention
+from warmloop.sessions.timeline import StoredPauses
 
 SONNET = profile_for("anthropic:claude-sonnet-4-6")
 PROFILES = (SONNET, profile_for("openai:gpt-5.6-sol"), profile_for("openai:gpt-5"))
@@ -47,3 +49,15 @@ def test_gaps_expected_to_be_long_write_the_next_request_for_an_hour_on_anthropi
     assert chosen.name == "1h"
     gpt_5_6 = PROFILES[1]  # 12h sold, but a request parameter the guard would read
     assert longer_retention(gpt_5_6, "openai-responses", 50_000, 2_000, long_gaps) is None
+
+
+def test_a_stored_session_is_learned_once_and_the_memory_of_sessions_is_bounded() -> None:
+    learned = Learned()
+    stored = StoredPauses(pauses=(("tool:run_tests", 480.0),), gaps=(490.0,))
+    learned.stored("s-1", stored)
+    learned.stored("s-1", stored)  # the same session opened again: nothing learned twice
+    assert list(learned.pauses["tool:run_tests"]) == [480.0]
+    assert list(learned.gaps) == [490.0]
+    for n in range(2 * SESSIONS_REMEMBERED):
+        learned.stored(f"other-{n}", StoredPauses())
+    assert len(learned.sessions) == SESSIONS_REMEMBERED

@@ -15,6 +15,8 @@ from warmloop.cache.wire import WireStream
 from warmloop.sessions.timeline import StoredPauses
 
 PAUSES_REMEMBERED = 64
+SESSIONS_REMEMBERED = 1024
+"""How many stored sessions an agent remembers having learned the pauses of."""
 """How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
 RUNS_REMEMBERED = 256
 """How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
@@ -37,8 +39,9 @@ class Learned:
     gaps: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
     """Seconds from each recent request to the next one of its run: what follows a request
     before its reply is known (the longer-TTL choice's history)."""
-    sessions: set[str] = field(default_factory=set)
-    """Stored sessions whose pauses are learned: read from the store once, or lived."""
+    sessions: deque[str] = field(default_factory=lambda: deque(maxlen=SESSIONS_REMEMBERED))
+    """Stored sessions whose pauses are learned: read from the store once, or lived (the
+    most recent, so a worker that serves sessions for months keeps a bounded memory)."""
 
     def checked(
         self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
@@ -69,7 +72,7 @@ class Learned:
         show, once (a session this agent ran or read before is in its memory already)."""
         if session in self.sessions:
             return
-        self.sessions.add(session)
+        self.sessions.append(session)
         for kind, seconds in pauses.pauses:
             self.paused(kind, seconds)
         for seconds in pauses.gaps:
