@@ -75,10 +75,17 @@ class Provider:
     label: str
     spec: str
     ttl: str | None = None
+    sold: tuple[str, ...] | None = None
+    """Only these retentions are sold (None: what the table says)."""
 
     @property
     def profile(self) -> CacheProfile:
-        return profile_for(self.spec, cache_ttl=self.ttl)
+        profile = profile_for(self.spec, cache_ttl=self.ttl)
+        if self.sold is None:
+            return profile
+        return replace(
+            profile, retentions=tuple(r for r in profile.retentions if r.name in self.sold)
+        )
 
 
 PROVIDERS = (
@@ -86,6 +93,9 @@ PROVIDERS = (
     Provider("OpenAI GPT-5 (in-memory, 24h free)", "openai:gpt-5", "in_memory"),
     Provider("OpenAI GPT-5.5 (24h)", "openai:gpt-5.5", "24h"),
     Provider("OpenAI GPT-5.6 (30m, 12h sold)", "openai:gpt-5.6-sol", "30m"),
+    # OpenAI's API reference says `30m` is "currently the only supported value" of
+    # `prompt_cache_options.ttl`, where the guide and Azure document `12h` too.
+    Provider("OpenAI GPT-5.6 (30m only)", "openai:gpt-5.6-sol", "30m", ("30m",)),
     Provider("DeepSeek chat (disk)", "deepseek:deepseek-chat", None),
 )
 
