@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -16,6 +16,11 @@ from warmloop.tools.tool import describe_invalid, parse_arguments
 
 SUBMITTED = "Submitted."
 OutputSpec = type[BaseModel] | Mapping[str, Any] | None
+OutputCheck = Callable[[BaseModel, Sequence[ToolResult]], str | None]
+"""Checks valid outputs against the run's tool results (submit's excluded): None to accept,
+else why not and what to do first (sent back as submit's error; see `Agent`)."""
+MAX_OUTPUT_REFUSALS = 1
+"""Submits a run's output check may refuse: after that the next valid submit ends the run."""
 
 
 class Outputs:
