@@ -18,9 +18,10 @@ def lookup(key: str) -> str:
     return f"{key} = 42"
 
 
-def only_seen(outputs: BaseModel, results: Sequence[ToolResult]) -> str | None:
+def only_seen(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
     """Refuses an answer that no tool result holds."""
     answer = str(outputs.model_dump()["answer"])
+    results = [m for m in messages if isinstance(m, ToolResult) and m.name != "submit"]
     if any(answer in r.content for r in results):
         return None
     return f"{answer} is in no result; look it up first."

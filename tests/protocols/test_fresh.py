@@ -60,6 +60,21 @@ def test_a_paged_read_spends_nothing_and_a_bare_listing_spends_the_tool() -> Non
     assert used.tools == frozenset({"list_files"})
 
 
+def test_after_a_refused_submit_the_next_step_looks_before_it_answers_again() -> None:
+    looked = called(("search", {"pattern": "total"}))
+    refused = ToolCall("call_9_0", "submit", '{"answer": "42"}')
+    answered = [
+        *looked,
+        AssistantTurn(tool_calls=(refused,)),
+        ToolResult(refused.id, "submit", "Not accepted yet", is_error=True),
+    ]
+    assert "submit" in spent(answered, SPECS).tools
+    read = ToolCall("call_10_0", "read_file", '{"path": "config.toml", "start_line": 1}')
+    again = [*answered, AssistantTurn(tool_calls=(read,)), ToolResult(read.id, "read_file", "1")]
+    assert "submit" not in spent(again, SPECS).tools
+    assert spent(answered, (Outputs().spec,)) == Spent()  # nothing else to do: submit stays
+
+
 def test_submit_waits_for_the_first_observation() -> None:
     assert spent([UserText("task")], SPECS).tools == frozenset({"submit"})
     assert "submit" not in spent(called(("list_files", {"path": "data"})), SPECS).tools

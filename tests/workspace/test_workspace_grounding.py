@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from warmloop.messages import ToolResult
+from warmloop.messages import AssistantTurn, ToolCall, ToolResult
 from warmloop.workspace import Workspace
 from warmloop.workspace.grounding import bare, unread_answer
 
@@ -37,7 +37,7 @@ def test_a_line_number_is_refused_with_the_read_around_its_hit() -> None:
     action = json.loads(problem.split("first: ")[1].split(", then")[0])
     assert action == {
         "tool": "read_file",
-        "arguments": {"path": "config.toml", "start_line": 10, "end_line": 20},
+        "arguments": {"path": "config.toml", "start_line": 10, "end_line": 22},
     }
 
 
@@ -47,7 +47,7 @@ def test_a_line_number_of_an_earlier_hit_is_read_around_that_hit() -> None:
     assert '"path": "config.toml", "start_line": 10' in problem
     problem = refused("nowhere", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y"))
     assert problem is not None
-    assert '"path": "b.py", "start_line": 1, "end_line": 11' in problem
+    assert '"path": "b.py", "start_line": 1, "end_line": 13' in problem
 
 
 def test_the_value_on_a_hit_line_is_accepted_however_it_is_quoted_or_cased() -> None:
@@ -70,6 +70,25 @@ def test_a_neighbouring_number_or_a_part_of_a_word_is_not_the_value() -> None:
     assert refused("11.05", results) is None
     assert refused("north", results) is not None
     assert refused("north_west", results) is None
+
+
+def test_the_name_searched_for_is_not_a_value_the_files_gave() -> None:
+    workspace = Workspace(EXAMPLE)
+    call = ToolCall("call_0", "search", '{"pattern": "featured"}')
+    messages = [AssistantTurn(tool_calls=(call,)), *seen(workspace.search("featured"))]
+    problem = unread_answer(Answer(answer="Featured"), messages)
+    assert problem is not None
+    assert '"Featured" is what this run searched for' in problem
+    assert '"path": "config.toml", "start_line": 10' in problem
+    assert unread_answer(Answer(answer="hinges"), messages) is None
+
+
+def test_the_read_suggested_for_a_searched_name_is_around_its_definition() -> None:
+    call = ToolCall("call_0", "search", '{"pattern": "load"}')
+    hits = "a.py:1: from b import load\nb.py:30: def load(fp):\nb.py:40: x = load(1)"
+    problem = unread_answer(Answer(answer="load"), [AssistantTurn(tool_calls=(call,)), *seen(hits)])
+    assert problem is not None
+    assert '"path": "b.py", "start_line": 28, "end_line": 40' in problem
 
 
 def test_the_pattern_echoed_by_a_search_that_found_nothing_is_not_read() -> None:

@@ -75,6 +75,9 @@ class Agent:
     an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
     bust the guard saw in this agent's runs, including a fresh session whose opening
     (parameters, tools, system prompt) differs from the agent's earlier sessions.
+    `check_outputs` checks a valid submit against the run's messages: what it returns goes
+    back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
+    never in the extract step); e.g. `workspace.grounding.unread_answer`.
     """
 
     def __init__(

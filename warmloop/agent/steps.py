@@ -436,12 +436,7 @@ class Runner:
             return None
         if self.refused_outputs >= MAX_OUTPUT_REFUSALS:
             return None
-        seen = [
-            m
-            for m in self.transcript.messages[self.start :]
-            if isinstance(m, ToolResult) and m.name != SUBMIT
-        ]
-        problem = check(outputs, seen)
+        problem = check(outputs, self.transcript.messages[self.start :])
         if problem is not None:
             self.refused_outputs += 1
         return problem

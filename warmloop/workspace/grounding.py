@@ -6,9 +6,12 @@ name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of t
 files the run has seen: search hits and read lines without their line numbers, listed
 paths; not in a "no matches" line, which only echoes the pattern. The match is
 case-insensitive, after quotes, backticks and runs of white space are normalised, and
-whole-word at the answer's ends, so a value the files hold is never refused. An answer
-not found is refused with the read that would show the lines around the best hit.
-Pure and deterministic.
+whole-word at the answer's ends, so a value the files hold is not refused for its
+spelling. An answer that is exactly a pattern the run searched for is refused too: it
+says nothing the files told. A refusal names the read that would show the lines around
+the best hit; the agent refuses at most once a run (`outputs.MAX_OUTPUT_REFUSALS`), so a
+right answer the files did not show yet is accepted when it comes again. Pure and
+deterministic.
 """
 
 from __future__ import annotations
@@ -20,21 +23,23 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from warmloop.messages import ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.tools.gateway import SUBMIT
+from warmloop.workspace.nearby import DEFINITION
 
 MAX_CHECKED_WORDS = 3
 """Longer answers are sentences: their wording is the model's own, so they are not checked."""
 LINES_BEFORE = 2
-LINES_AFTER = 8
-"""The read a refusal suggests: a few lines before the hit, the body after it."""
+LINES_AFTER = 10
+"""The read around a hit: a few lines before it, the body after it."""
 
 HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+): (?P<text>.*)$")
 """A search hit (or a closest line): `path:line: text`."""
 NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 """A line read_file shows: `  12 | text`."""
 READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+$")
-ECHOES = ("no matches for ", "closest lines by the words ")
-"""Lines that repeat the model's own pattern, not the files."""
+ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
+"""Lines that repeat the model's own pattern or the tool's own words, not the files."""
 QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
 SPACE = re.compile(r"\s+")
 
@@ -92,39 +97,78 @@ def written(value: str, text: str) -> bool:
     return re.search(before + re.escape(value) + after, text) is not None
 
 
+def read_around(path: str, line: int) -> dict[str, str | int]:
+    """read_file's arguments that show the lines around `line` of `path`."""
+    return {
+        "path": path,
+        "start_line": max(1, line - LINES_BEFORE),
+        "end_line": line + LINES_AFTER,
+    }
+
+
 def best_hit(value: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
     """The hit to read around: the latest whose line number the answer is, else the
-    first hit of the latest observation that had any."""
-    for found in reversed(hits):
-        for hit in found:
-            if value == str(hit.line):
-                return hit
-    return next((found[0] for found in reversed(hits) if found), None)
+    latest that defines the answer (`def value`, `value = ...`), else the first hit of
+    the latest observation that had any."""
+    found = [hit for observed in reversed(hits) for hit in observed]
+    for hit in found:
+        if value == str(hit.line):
+            return hit
+    for hit in found:
+        defined = DEFINITION.match(hit.text)
+        if defined is not None and normal(defined[1] or defined[2]) == normal(value):
+            return hit
+    return next((observed[0] for observed in reversed(hits) if observed), None)
 
 
-def unread_answer(outputs: BaseModel, results: Sequence[ToolResult]) -> str | None:
-    """None when every short string output is written in what `results` showed of the
-    workspace; else why not, and the read that would show the lines around the best hit."""
-    text, hits = seen_text([r.content for r in results if not r.is_error])
+def searched(messages: Sequence[Message]) -> set[str]:
+    """The patterns the run's searches asked for, normalised."""
+    patterns = set()
+    for message in messages:
+        if not isinstance(message, AssistantTurn):
+            continue
+        for call in message.tool_calls:
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                continue
+            if call.name == "search" and isinstance(arguments, dict):
+                pattern = arguments.get("pattern")
+                if isinstance(pattern, str):
+                    patterns.add(normal(bare(pattern)))
+    return patterns
+
+
+def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
+    """None when every short string output is written in what the run's tool results
+    showed of the workspace and is not just a pattern it searched for; else why not, and
+    the read that would show the lines around the best hit."""
+    results = [m for m in messages if isinstance(m, ToolResult)]
+    text, hits = seen_text([r.content for r in results if r.name != SUBMIT and not r.is_error])
+    patterns = searched(messages)
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
         answer = normal(bare(value))
-        if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS or written(answer, text):
+        if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
             continue
         shown = json.dumps(bare(value), ensure_ascii=False)
-        problem = (
-            f"Not accepted yet: {name} {shown} is not written in any file line this run has "
-            "seen (a line number or your own words are not a value from the files)."
-        )
+        if answer in patterns:
+            problem = (
+                f"Not accepted yet: {name} {shown} is what this run searched for, not a "
+                "value the files gave."
+            )
+        elif not written(answer, text):
+            problem = (
+                f"Not accepted yet: {name} {shown} is not written in any file line this run "
+                "has seen (a line number or your own words are not a value from the files)."
+            )
+        else:
+            continue
         hit = best_hit(bare(value), hits)
         if hit is None:
             return f"{problem} Search the files for one word of the task first."
-        read = {
-            "path": hit.path,
-            "start_line": max(1, hit.line - LINES_BEFORE),
-            "end_line": hit.line + LINES_AFTER,
-        }
+        read = read_around(hit.path, hit.line)
         action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
         return (
             f"{problem} Read the lines around the match first: {action}, then submit the "
