@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, ToolCall, ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult
 from warmloop.workspace import Workspace
 from warmloop.workspace.grounding import bare, unread_answer
 
@@ -75,7 +75,8 @@ def test_a_neighbouring_number_or_a_part_of_a_word_is_not_the_value() -> None:
 def test_the_name_searched_for_is_not_a_value_the_files_gave() -> None:
     workspace = Workspace(EXAMPLE)
     call = ToolCall("call_0", "search", '{"pattern": "featured"}')
-    messages = [AssistantTurn(tool_calls=(call,)), *seen(workspace.search("featured"))]
+    messages: list[Message] = [AssistantTurn(tool_calls=(call,))]
+    messages += seen(workspace.search("featured"))
     problem = unread_answer(Answer(answer="Featured"), messages)
     assert problem is not None
     assert '"Featured" is what this run searched for' in problem
@@ -86,7 +87,8 @@ def test_the_name_searched_for_is_not_a_value_the_files_gave() -> None:
 def test_the_read_suggested_for_a_searched_name_is_around_its_definition() -> None:
     call = ToolCall("call_0", "search", '{"pattern": "load"}')
     hits = "a.py:1: from b import load\nb.py:30: def load(fp):\nb.py:40: x = load(1)"
-    problem = unread_answer(Answer(answer="load"), [AssistantTurn(tool_calls=(call,)), *seen(hits)])
+    messages: list[Message] = [AssistantTurn(tool_calls=(call,)), *seen(hits)]
+    problem = unread_answer(Answer(answer="load"), messages)
     assert problem is not None
     assert '"path": "b.py", "start_line": 28, "end_line": 40' in problem
 

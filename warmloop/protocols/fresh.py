@@ -7,8 +7,9 @@ matches are a subset); after `read_file {"path": "a.py"}` no read of a.py but by
 range; after a bare `list_files {}` no listing at all. And before the first observation
 of a run, `submit` is not offered when there are other tools: an answer must rest on
 something looked up; nor right after a submit answered with an error (an output check
-refused it): the model looks again, as the refusal asks, before it answers again. This
-only narrows constrained decoding; the prompt is unchanged.
+refused it): the model looks again, as the refusal asks, before it answers again, and
+the refused answer is spent like any other value. This only narrows constrained
+decoding; the prompt is unchanged.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
     gone: set[str] = set()
     values: dict[tuple[str, str], set[str]] = {}
     observed = refused = False
+    failed = {m.call_id for m in messages if isinstance(m, ToolResult) and m.is_error}
     for message in messages:
         if isinstance(message, ToolResult):
             observed = observed or message.name != SUBMIT
@@ -87,7 +89,7 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
             continue
         for call in message.tool_calls:
             spec = specs.get(call.name)
-            if spec is None or call.name == SUBMIT:
+            if spec is None or (call.name == SUBMIT and call.id not in failed):
                 continue
             try:
                 arguments = json.loads(call.arguments or "{}")
@@ -97,7 +99,10 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
                 continue
             left = _broadest(spec, arguments)
             main = main_argument(spec)
-            if not left and not spec.parameters.get("required"):
+            if call.name == SUBMIT:  # a refused answer: never offered again
+                if main is not None and isinstance(left.get(main), str):
+                    values.setdefault((call.name, main), set()).add(left[main])
+            elif not left and not spec.parameters.get("required"):
                 gone.add(call.name)
             elif main is not None and isinstance(left.get(main), str) and not _ranged(left):
                 values.setdefault((call.name, main), set()).add(left[main])
