@@ -72,7 +72,10 @@ def test_after_a_refused_submit_the_next_step_looks_before_it_answers_again() ->
     read = ToolCall("call_10_0", "read_file", '{"path": "config.toml", "start_line": 1}')
     again = [*answered, AssistantTurn(tool_calls=(read,)), ToolResult(read.id, "read_file", "1")]
     assert "submit" not in spent(again, SPECS).tools
-    assert ("submit", "answer", ("42",)) in spent(again, SPECS).values  # never offered again
+    assert ("submit", "answer", ("42",)) in spent(again, SPECS).values  # not offered again
+    look = ToolCall("call_11_0", "search", '{"pattern": "42"}')
+    looked_up = [*again, AssistantTurn(tool_calls=(look,)), ToolResult(look.id, "search", "")]
+    assert spent(looked_up, SPECS).values == (("search", "pattern", ("42", "total")),)
     only_submit = spent(answered, (Outputs().spec,))
     assert only_submit.tools == frozenset()  # nothing else to do: submit stays
 

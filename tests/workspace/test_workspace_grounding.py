@@ -45,9 +45,17 @@ def test_a_line_number_of_an_earlier_hit_is_read_around_that_hit() -> None:
     problem = refused("12", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y = 3"))
     assert problem is not None
     assert '"path": "config.toml", "start_line": 10' in problem
-    problem = refused("nowhere", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y"))
+    problem = refused("9.5", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y"))
     assert problem is not None
     assert '"path": "b.py", "start_line": 1, "end_line": 13' in problem
+
+
+def test_an_unseen_name_is_refused_with_a_search_for_it() -> None:
+    problem = refused("parse_table", seen("a.py:3: # parses a table"))
+    assert problem is not None
+    assert problem.endswith(
+        'search for it first: {"tool": "search", "arguments": {"pattern": "parse_table"}}.'
+    )
 
 
 def test_the_value_on_a_hit_line_is_accepted_however_it_is_quoted_or_cased() -> None:

@@ -8,7 +8,8 @@ range; after a bare `list_files {}` no listing at all. And before the first obse
 of a run, `submit` is not offered when there are other tools: an answer must rest on
 something looked up; nor right after a submit answered with an error (an output check
 refused it): the model looks again, as the refusal asks, before it answers again, and
-the refused answer is spent like any other value. This only narrows constrained
+the refused answer is spent until a later call asks for that very value (a search for
+it, which can show it is there). This only narrows constrained
 decoding; the prompt is unchanged.
 """
 
@@ -81,6 +82,7 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
     values: dict[tuple[str, str], set[str]] = {}
     observed = refused = False
     failed = {m.call_id for m in messages if isinstance(m, ToolResult) and m.is_error}
+    answers: set[str] = set()
     for message in messages:
         if isinstance(message, ToolResult):
             observed = observed or message.name != SUBMIT
@@ -99,13 +101,20 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
                 continue
             left = _broadest(spec, arguments)
             main = main_argument(spec)
-            if call.name == SUBMIT:  # a refused answer: never offered again
+            if call.name == SUBMIT:  # a refused answer: not offered again, unless looked up
                 if main is not None and isinstance(left.get(main), str):
-                    values.setdefault((call.name, main), set()).add(left[main])
-            elif not left and not spec.parameters.get("required"):
+                    answers.add(left[main])
+                continue
+            asked = left.get(main) if main is not None else None
+            if isinstance(asked, str):
+                answers.discard(asked)
+            if not left and not spec.parameters.get("required"):
                 gone.add(call.name)
             elif main is not None and isinstance(left.get(main), str) and not _ranged(left):
                 values.setdefault((call.name, main), set()).add(left[main])
+    submit = main_argument(specs[SUBMIT]) if SUBMIT in specs else None
+    if answers and submit is not None:
+        values[(SUBMIT, submit)] = answers
     others = [spec.name for spec in tools if spec.name != SUBMIT and spec.name not in gone]
     if (refused or not observed) and others and SUBMIT in specs:
         gone.add(SUBMIT)

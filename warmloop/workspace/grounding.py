@@ -42,6 +42,8 @@ ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
 QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
 SPACE = re.compile(r"\s+")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
+"""An identifier of two characters or more (not a number): what a search can look up."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,9 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
                 f"Not accepted yet: {name} {shown} is not written in any file line this run "
                 "has seen (a line number or your own words are not a value from the files)."
             )
+            if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
+                search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
+                return f"{problem} If it is a name in the files, search for it first: {search}."
         else:
             continue
         hit = best_hit(bare(value), hits)
