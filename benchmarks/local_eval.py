@@ -11,7 +11,7 @@ regular expression. Reported per eval and model: questions answered correctly, b
 mean requests and mean seconds per question.
 
     python -m benchmarks.local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
-        [--max-steps 6] [--threads 2] [--only 3] [--verbose]
+        [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--verbose]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from warmloop.messages import AssistantTurn
 from warmloop.providers.local import LocalModel
 from warmloop.providers.local_models import MODELS
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace.grounding import unread_answer
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
 
@@ -77,6 +78,7 @@ def ask(model: LocalModel, question: Question, workspace: Path, max_steps: int) 
         workspace_tools(workspace),
         instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
         max_steps=max_steps,
+        check_outputs=unread_answer,
     )
     started = time.perf_counter()
     try:
@@ -150,9 +152,14 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", type=int, help="ask only the first N questions of each eval")
+    parser.add_argument("--match", help="ask only the questions whose task matches this regex")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     evals = {e: EVALS[e][: args.only] if args.only else EVALS[e] for e in args.eval or EVALS}
+    if args.match:
+        chosen = re.compile(args.match, re.IGNORECASE)
+        evals = {e: tuple(q for q in qs if chosen.search(q.task)) for e, qs in evals.items()}
+        evals = {e: qs for e, qs in evals.items() if qs}
     rows = []
     for name in args.model or list(MODELS):
         if args.verbose:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from warmloop.errors import ConfigurationError
-from warmloop.messages import ToolCall, ToolResult
+from warmloop.messages import Message, ToolCall, ToolResult
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import encodable
 from warmloop.tools.schema import ToolSpec, model_schema, typed_model
@@ -16,6 +16,11 @@ from warmloop.tools.tool import describe_invalid, parse_arguments
 
 SUBMITTED = "Submitted."
 OutputSpec = type[BaseModel] | Mapping[str, Any] | None
+OutputCheck = Callable[[BaseModel, Sequence[Message]], str | None]
+"""Checks valid outputs against the run's messages (its calls and their results): None to
+accept, else why not and what to do first (sent back as submit's error; see `Agent`)."""
+MAX_OUTPUT_REFUSALS = 1
+"""Submits a run's output check may refuse: after that the next valid submit ends the run."""
 
 
 class Outputs:

@@ -136,11 +136,21 @@ def test_max_steps_reaches_the_extract_step() -> None:
     assert "user The step budget is used up." in result.stdout
 
 
+def test_run_refuses_once_an_answer_no_file_line_it_saw_holds() -> None:
+    model = RecordingModel(
+        [call("list_files"), call("submit", answer="made up"), call("submit", answer="made up")]
+    )
+    result = invoke(model, "run", TASK, "--workspace", str(EXAMPLE))
+    assert result.exit_code == 0, result.output
+    assert '✗ submit: Not accepted yet: answer "made up" is not written' in result.stdout
+    assert "answer  made up" in result.stdout
+
+
 def test_text_protocol_turn_is_shown_as_thought_and_call() -> None:
     model = RecordingModel(
         [
             'Thought: look around\nAction: {"tool": "list_files", "arguments": {}}',
-            'Thought: done\nAction: {"tool": "submit", "arguments": {"answer": "ok"}}',
+            'Thought: done\nAction: {"tool": "submit", "arguments": {"answer": "README.md"}}',
         ],
         text_protocol=True,
     )
@@ -267,7 +277,7 @@ def test_a_priced_model_gets_a_cost_column_and_a_cost_line() -> None:
     from warmloop.cache.price_table import prices_for
     from warmloop.cache.pricing import cost
 
-    model = RecordingModel([call("list_files"), call("submit", answer="done")])
+    model = RecordingModel([call("list_files"), call("submit", answer="README.md")])
     model.name = "anthropic:claude-sonnet-4-5"
     result = invoke(model, "run", TASK, "--workspace", str(EXAMPLE))
     assert result.exit_code == 0, result.output

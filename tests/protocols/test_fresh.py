@@ -60,6 +60,26 @@ def test_a_paged_read_spends_nothing_and_a_bare_listing_spends_the_tool() -> Non
     assert used.tools == frozenset({"list_files"})
 
 
+def test_after_a_refused_submit_the_next_step_looks_before_it_answers_again() -> None:
+    looked = called(("search", {"pattern": "total"}))
+    refused = ToolCall("call_9_0", "submit", '{"answer": "42"}')
+    answered = [
+        *looked,
+        AssistantTurn(tool_calls=(refused,)),
+        ToolResult(refused.id, "submit", "Not accepted yet", is_error=True),
+    ]
+    assert "submit" in spent(answered, SPECS).tools
+    read = ToolCall("call_10_0", "read_file", '{"path": "config.toml", "start_line": 1}')
+    again = [*answered, AssistantTurn(tool_calls=(read,)), ToolResult(read.id, "read_file", "1")]
+    assert "submit" not in spent(again, SPECS).tools
+    assert ("submit", "answer", ("42",)) in spent(again, SPECS).values  # not offered again
+    look = ToolCall("call_11_0", "search", '{"pattern": "42"}')
+    looked_up = [*again, AssistantTurn(tool_calls=(look,)), ToolResult(look.id, "search", "")]
+    assert spent(looked_up, SPECS).values == (("search", "pattern", ("42", "total")),)
+    only_submit = spent(answered, (Outputs().spec,))
+    assert only_submit.tools == frozenset()  # nothing else to do: submit stays
+
+
 def test_submit_waits_for_the_first_observation() -> None:
     assert spent([UserText("task")], SPECS).tools == frozenset({"submit"})
     assert "submit" not in spent(called(("list_files", {"path": "data"})), SPECS).tools
@@ -143,6 +163,25 @@ def test_before_any_observation_the_grammar_does_not_offer_submit(vocab: Any) ->
     grammar = action_grammar(SPECS, spent=spent([UserText("task")], SPECS))
     assert not accepts(vocab, grammar, "submit", {"answer": "a guess"})
     assert accepts(vocab, grammar, "list_files", {})
+
+
+def test_after_looking_again_the_grammar_offers_any_answer_but_the_refused_one(
+    vocab: Any,
+) -> None:
+    refused = ToolCall("call_8_0", "submit", '{"answer": "142"}')
+    read = ToolCall("call_9_0", "read_file", '{"path": "config.toml", "start_line": 1}')
+    messages = [
+        *called(("search", {"pattern": "total"})),
+        AssistantTurn(tool_calls=(refused,)),
+        ToolResult(refused.id, "submit", "Not accepted yet", is_error=True),
+    ]
+    grammar = action_grammar(SPECS, spent=spent(messages, SPECS))
+    assert not accepts(vocab, grammar, "submit", {"answer": "1"})
+    assert accepts(vocab, grammar, "read_file", {"path": "config.toml", "start_line": 1})
+    messages += [AssistantTurn(tool_calls=(read,)), ToolResult(read.id, "read_file", "1 | x")]
+    grammar = action_grammar(SPECS, spent=spent(messages, SPECS))
+    assert not accepts(vocab, grammar, "submit", {"answer": "142"})
+    assert accepts(vocab, grammar, "submit", {"answer": "1"})
 
 
 # ---- the taught protocol ----

@@ -202,9 +202,14 @@ async def test_search_reports_path_and_line(root: Path) -> None:
     content, is_error = await run_tool(root, "search", pattern=r"needle \w+")
     assert not is_error
     # .git, __pycache__, the binary file and files outside the root are not searched.
-    assert content.splitlines() == ["pkg/sub/b.txt:1: needle here", "pkg/sub/b.txt:3: needle again"]
+    assert content.splitlines() == [
+        "pkg/sub/b.txt:1: needle here",
+        "pkg/sub/b.txt:3: needle again",
+        '[the lines around a match: read_file {"path": "pkg/sub/b.txt", "start_line": 1, '
+        '"end_line": 11}]',
+    ]
     scoped, _ = await run_tool(root, "search", pattern="line 1$", path="pkg/a.py")
-    assert scoped == "pkg/a.py:1: line 1"
+    assert scoped.splitlines()[0] == "pkg/a.py:1: line 1"
 
 
 async def test_search_without_matches_says_so(root: Path) -> None:
@@ -223,7 +228,7 @@ async def test_bad_regex_is_a_clear_tool_error(root: Path) -> None:
 def test_search_is_capped(tmp_path: Path) -> None:
     (tmp_path / "many.txt").write_text("hit\n" * (MAX_SEARCH_MATCHES + 5))
     lines = Workspace(tmp_path).search("hit").splitlines()
-    assert len(lines) == MAX_SEARCH_MATCHES + 1
+    assert len(lines) == MAX_SEARCH_MATCHES + 2  # and the read around the first
     assert lines[-1].startswith(f"[stopped at {MAX_SEARCH_MATCHES} matches")
 
 

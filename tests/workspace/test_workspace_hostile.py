@@ -126,7 +126,7 @@ CASES: dict[str, Case] = {
         "search",
         {"pattern": "needle", "path": "docs"},
         both(write("docs/x.txt", b""), link("docs/readme", "../README.md")),
-        equals="docs/readme:2: needle here",
+        shows=("docs/readme:2: needle here\n",),
     ),
     "link-out-and-back-in": Case(
         "read_file", {"path": "back"}, link("back", "../ws/README.md"), shows=("README.md: lines",)

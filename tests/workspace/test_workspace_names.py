@@ -142,4 +142,4 @@ def test_any_file_name_bytes_can_be_listed_and_read_back(raw: bytes) -> None:
         shown.encode("utf-8")
         assert shown == show_name(os.fsdecode(raw))
         assert workspace.read_file(shown).endswith("1 | found me")
-        assert workspace.search("found", shown) == f"{shown}:1: found me"
+        assert workspace.search("found", shown).splitlines()[0] == f"{shown}:1: found me"

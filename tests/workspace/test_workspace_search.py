@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.support.workspace_cases import Case, check, write
 from warmloop.re2_syntax import to_re2
-from warmloop.workspace import split_lines
+from warmloop.workspace import Workspace, split_lines
 from warmloop.workspace.pattern import MAX_PATTERN_CHARS, compile_pattern
 
 LINES = write(
@@ -27,13 +27,22 @@ LINES = write(
 )
 
 
+def around(hit: str) -> str:
+    """The read a search of lines.txt ends with: around its first hit (none defines a name)."""
+    number = int(hit.split(":")[0])
+    return (
+        '[the lines around a match: read_file {"path": "lines.txt", '
+        f'"start_line": {max(1, number - 2)}, "end_line": {number + 10}}}]'
+    )
+
+
 def found(pattern: str, *lines: str) -> Case:
     """A search over LINES that must match exactly `lines` (line numbers included)."""
     return Case(
         "search",
         {"pattern": pattern, "path": "lines.txt"},
         LINES,
-        equals="\n".join(f"lines.txt:{line}" for line in lines),
+        equals="\n".join([*(f"lines.txt:{line}" for line in lines), around(lines[0])]),
     )
 
 
@@ -175,3 +184,20 @@ def test_search_names_the_files_it_could_not_read(
     ]
     (tmp_path / "small.txt").write_text("needle here\n")
     assert Workspace(tmp_path).search("needle").splitlines()[0] == "small.txt:1: needle here"
+
+
+def test_a_search_ends_with_the_read_around_the_definition_the_pattern_names(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("from b import load\n__all__ = ['load']\n")
+    (tmp_path / "b.py").write_text("x = 1\n" * 20 + "def load(fp):\n    return loads(fp)\n")
+    said = Workspace(tmp_path).search("load").splitlines()
+    assert said[:2] == ["a.py:1: from b import load", "a.py:2: __all__ = ['load']"]
+    assert said[-1] == (
+        '[the lines around a match: read_file {"path": "b.py", "start_line": 19, "end_line": 31}]'
+    )
+    # No definition of a name the pattern matches: a definition, else the first match.
+    said = Workspace(tmp_path).search(r"import|__all__ = \[").splitlines()
+    assert said[-1].endswith('{"path": "a.py", "start_line": 1, "end_line": 12}]')
+    said = Workspace(tmp_path).search("return").splitlines()
+    assert said[-1].endswith('{"path": "b.py", "start_line": 20, "end_line": 32}]')

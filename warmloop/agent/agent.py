@@ -29,7 +29,7 @@ from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
-from warmloop.outputs import Outputs, OutputSpec
+from warmloop.outputs import OutputCheck, Outputs, OutputSpec
 from warmloop.providers.base import Model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.recorder import SessionRecorder
@@ -75,6 +75,9 @@ class Agent:
     an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
     bust the guard saw in this agent's runs, including a fresh session whose opening
     (parameters, tools, system prompt) differs from the agent's earlier sessions.
+    `check_outputs` checks a valid submit against the run's messages: what it returns goes
+    back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
+    never in the extract step); e.g. `workspace.grounding.unread_answer`.
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class Agent:
         maintenance: MaintenancePolicy | None = DEFAULT_MAINTENANCE,
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
         keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
+        check_outputs: OutputCheck | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -103,7 +107,12 @@ class Agent:
             )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
-        for name, hook in (("on_message", on_message), ("on_maintenance", on_maintenance)):
+        hooks = (
+            ("on_message", on_message),
+            ("on_maintenance", on_maintenance),
+            ("check_outputs", check_outputs),
+        )
+        for name, hook in hooks:
             if hook is not None and not callable(hook):
                 raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
@@ -126,6 +135,7 @@ class Agent:
                 f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
             )
         self.keepalive = keepalive
+        self.check_outputs = check_outputs
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 
@@ -157,6 +167,7 @@ class Agent:
             self.maintenance,
             self.on_maintenance,
             self.keepalive,
+            self.check_outputs,
         )
 
     def waiting(

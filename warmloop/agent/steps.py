@@ -41,7 +41,7 @@ from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
 from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
-from warmloop.outputs import SUBMITTED, Outputs
+from warmloop.outputs import MAX_OUTPUT_REFUSALS, SUBMITTED, OutputCheck, Outputs
 from warmloop.providers.base import Model, Rendered
 from warmloop.sessions.recorder import SessionRecorder
 from warmloop.tools.gateway import SUBMIT
@@ -71,6 +71,7 @@ class Settings:
     maintenance: MaintenancePolicy | None
     on_maintenance: Callable[[MaintenanceEvent], None] | None
     keepalive: KeepAlivePolicy | None = None
+    check_outputs: OutputCheck | None = None
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
@@ -103,6 +104,8 @@ class Runner:
     step: int = 0
     syntax_errors: int = 0
     failed_steps: int = 0
+    refused_outputs: int = 0
+    """Submits the output check refused in this run (at most MAX_OUTPUT_REFUSALS)."""
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
@@ -406,8 +409,11 @@ class Runner:
                 result = self.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
             elif call.name == SUBMIT:
                 checked = self.settings.outputs.validate(call)
+                refusal = None if extracting else self.refusal(checked)
                 if isinstance(checked, ToolResult):
                     result = checked
+                elif refusal is not None:
+                    result = ToolResult(call.id, call.name, refusal, is_error=True)
                 else:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
@@ -421,6 +427,20 @@ class Runner:
             self.append(result)
             await self.persisted()  # each result as it comes: a returned tool never runs twice
         return submitted, failed
+
+    def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
+        """Why the output check refuses valid `outputs`, counted; None to accept. Bounded
+        (MAX_OUTPUT_REFUSALS per run), so a run always ends; the extract step is never
+        refused."""
+        check = self.settings.check_outputs
+        if check is None or isinstance(outputs, ToolResult):
+            return None
+        if self.refused_outputs >= MAX_OUTPUT_REFUSALS:
+            return None
+        problem = check(outputs, self.transcript.messages[self.start :])
+        if problem is not None:
+            self.refused_outputs += 1
+        return problem
 
     def repeatable(self, name: str) -> bool:
         tool = self.settings.toolbox.get(name)

@@ -43,6 +43,7 @@ from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import EXAMPLES
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace.grounding import unread_answer
 
 
 @click.command()
@@ -124,6 +125,7 @@ def run(
             tools,
             instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
             max_steps=max_steps,
+            check_outputs=unread_answer,
             on_message=LiveView(console),
             on_maintenance=lambda event: console.print(maintenance_line(event), soft_wrap=True),
         )

@@ -6,7 +6,11 @@ any folder, no search for "x" is offered again, nor for any pattern starting wit
 matches are a subset); after `read_file {"path": "a.py"}` no read of a.py but by line
 range; after a bare `list_files {}` no listing at all. And before the first observation
 of a run, `submit` is not offered when there are other tools: an answer must rest on
-something looked up. This only narrows constrained decoding; the prompt is unchanged.
+something looked up; nor right after a submit answered with an error (an output check
+refused it): the model looks again, as the refusal asks, before it answers again, and
+the refused answer is spent until a later call asks for that very value (a search for
+it, which can show it is there). This only narrows constrained
+decoding; the prompt is unchanged.
 """
 
 from __future__ import annotations
@@ -76,15 +80,18 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
     specs = {spec.name: spec for spec in tools}
     gone: set[str] = set()
     values: dict[tuple[str, str], set[str]] = {}
-    observed = False
+    observed = refused = False
+    failed = {m.call_id for m in messages if isinstance(m, ToolResult) and m.is_error}
+    answers: set[str] = set()
     for message in messages:
         if isinstance(message, ToolResult):
             observed = observed or message.name != SUBMIT
+            refused = message.name == SUBMIT and message.is_error
         if not isinstance(message, AssistantTurn):
             continue
         for call in message.tool_calls:
             spec = specs.get(call.name)
-            if spec is None or call.name == SUBMIT:
+            if spec is None or (call.name == SUBMIT and call.id not in failed):
                 continue
             try:
                 arguments = json.loads(call.arguments or "{}")
@@ -94,12 +101,22 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
                 continue
             left = _broadest(spec, arguments)
             main = main_argument(spec)
+            if call.name == SUBMIT:  # a refused answer: not offered again, unless looked up
+                if main is not None and isinstance(left.get(main), str):
+                    answers.add(left[main])
+                continue
+            asked = left.get(main) if main is not None else None
+            if isinstance(asked, str):
+                answers.discard(asked)
             if not left and not spec.parameters.get("required"):
                 gone.add(call.name)
             elif main is not None and isinstance(left.get(main), str) and not _ranged(left):
                 values.setdefault((call.name, main), set()).add(left[main])
+    submit = main_argument(specs[SUBMIT]) if SUBMIT in specs else None
+    if answers and submit is not None:
+        values[(SUBMIT, submit)] = answers
     others = [spec.name for spec in tools if spec.name != SUBMIT and spec.name not in gone]
-    if not observed and others and SUBMIT in specs:
+    if (refused or not observed) and others and SUBMIT in specs:
         gone.add(SUBMIT)
     listed = tuple(sorted((tool, arg, tuple(sorted(v))) for (tool, arg), v in values.items()))
     return Spent(frozenset(gone), listed)

@@ -15,6 +15,7 @@ WorkspaceError or ValueError whose text never holds the absolute root.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import stat
@@ -27,8 +28,9 @@ from warmloop.tools.tool import Tool
 from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.grammar_paths import with_path_enums
+from warmloop.workspace.grounding import read_around
 from warmloop.workspace.names import parse_name, show_name
-from warmloop.workspace.nearby import nearby
+from warmloop.workspace.nearby import DEFINITION, nearby
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
 MAX_LISTED_FILES = 500
@@ -240,6 +242,8 @@ class Workspace:
             shown_top = self.show(top.parts)
             matches, note, skipped, searched = self._search(matcher, top)
         lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
+        if matches:  # a hit may only name the answer: the read that shows the lines around it
+            lines.append(around_a_match(matches, matcher))
         closest = "" if matches else nearby(pattern, searched).describe()
         if closest:  # the words were there in another shape: somewhere to go next
             lines.append(closest)
@@ -299,6 +303,27 @@ class Workspace:
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
         return matches, note, skipped, [] if matches else searched
+
+
+HIT = re.compile(r"^(.+?):(\d+): (.*)$", re.DOTALL)
+
+
+def around_a_match(matches: list[str], matcher: LinePattern) -> str:
+    """The line a search ends with: the read_file call that shows the lines around its
+    first match that defines a name the pattern matches, else that defines any name
+    (`def f`, `class C`, `NAME = ...`), else its first match."""
+    hits = [hit.groups() for m in matches if (hit := HIT.match(m)) is not None]
+
+    def rank(hit: tuple[str, ...]) -> int:
+        defined = DEFINITION.match(hit[2])
+        if defined is None:
+            return 2
+        name = (defined[1] or defined[2]).encode()
+        return 1 if next(matcher.matching_lines(name), None) is None else 0
+
+    path, line, _ = min(hits, key=rank)  # the first of the best rank
+    arguments = read_around(parse_name(path), int(line))
+    return f"[the lines around a match: read_file {json.dumps(arguments, ensure_ascii=False)}]"
 
 
 def workspace_tools(root: Path) -> list[Tool]:

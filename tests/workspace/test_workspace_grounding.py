@@ -1,0 +1,136 @@
+"""A short submitted answer must be written in what the run has read of the workspace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult
+from warmloop.workspace import Workspace
+from warmloop.workspace.grounding import bare, unread_answer
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+def seen(*contents: str, tool: str = "search") -> list[ToolResult]:
+    return [ToolResult(f"call_{n}", tool, text) for n, text in enumerate(contents)]
+
+
+def refused(answer: str, results: list[ToolResult]) -> str | None:
+    return unread_answer(Answer(answer=answer), results)
+
+
+def test_a_line_number_is_refused_with_the_read_around_its_hit() -> None:
+    hits = Workspace(EXAMPLE).search("featured")
+    assert hits.startswith("config.toml:12: ")
+    problem = refused("12", seen(hits))
+    assert problem is not None
+    assert '"12" is not written' in problem
+    action = json.loads(problem.split("first: ")[1].split(", then")[0])
+    assert action == {
+        "tool": "read_file",
+        "arguments": {"path": "config.toml", "start_line": 10, "end_line": 22},
+    }
+
+
+def test_a_line_number_of_an_earlier_hit_is_read_around_that_hit() -> None:
+    problem = refused("12", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y = 3"))
+    assert problem is not None
+    assert '"path": "config.toml", "start_line": 10' in problem
+    problem = refused("9.5", seen("config.toml:12: featured = 1", "b.py:3: x = 2\nb.py:9: y"))
+    assert problem is not None
+    assert '"path": "b.py", "start_line": 1, "end_line": 13' in problem
+
+
+def test_an_unseen_name_is_refused_with_a_search_for_it() -> None:
+    problem = refused("parse_table", seen("a.py:3: # parses a table"))
+    assert problem is not None
+    assert problem.endswith(
+        'search for it first: {"tool": "search", "arguments": {"pattern": "parse_table"}}.'
+    )
+
+
+def test_the_value_on_a_hit_line_is_accepted_however_it_is_quoted_or_cased() -> None:
+    results = seen(Workspace(EXAMPLE).search("featured"))
+    for answer in ("hinges", '"hinges"', "`Hinges`", "'hinges'.", "config.toml", "featured"):
+        assert refused(answer, results) is None, answer
+
+
+def test_a_value_read_by_line_range_is_accepted_without_its_line_numbers() -> None:
+    read = Workspace(EXAMPLE).read_file("config.toml", 1, 3)
+    results = seen(read, tool="read_file")
+    assert refused("North", results) is None
+    assert refused("config.toml", results) is None
+    assert refused("3", results) is not None  # only a line number and the line count hold 3
+
+
+def test_a_neighbouring_number_or_a_part_of_a_word_is_not_the_value() -> None:
+    results = seen('a.py:3: version = "11.05"', 'a.py:4: name = "north_west"')
+    assert refused("1.0", results) is not None
+    assert refused("11.05", results) is None
+    assert refused("north", results) is not None
+    assert refused("north_west", results) is None
+
+
+def test_the_name_searched_for_is_not_a_value_the_files_gave() -> None:
+    workspace = Workspace(EXAMPLE)
+    call = ToolCall("call_0", "search", '{"pattern": "featured"}')
+    messages: list[Message] = [AssistantTurn(tool_calls=(call,))]
+    messages += seen(workspace.search("featured"))
+    problem = unread_answer(Answer(answer="Featured"), messages)
+    assert problem is not None
+    assert '"Featured" is what this run searched for' in problem
+    assert '"path": "config.toml", "start_line": 10' in problem
+    assert unread_answer(Answer(answer="hinges"), messages) is None
+
+
+def test_the_read_suggested_for_a_searched_name_is_around_its_definition() -> None:
+    call = ToolCall("call_0", "search", '{"pattern": "load"}')
+    hits = "a.py:1: from b import load\nb.py:30: def load(fp):\nb.py:40: x = load(1)"
+    messages: list[Message] = [AssistantTurn(tool_calls=(call,)), *seen(hits)]
+    problem = unread_answer(Answer(answer="load"), messages)
+    assert problem is not None
+    assert '"path": "b.py", "start_line": 28, "end_line": 40' in problem
+
+
+def test_the_pattern_echoed_by_a_search_that_found_nothing_is_not_read() -> None:
+    results = seen("no matches for 'order total' under .")
+    problem = refused("order total", results)
+    assert problem is not None
+    assert problem.endswith("Search the files for one word of the task first.")
+
+
+def test_a_sentence_is_not_checked_and_neither_are_errors_or_other_types() -> None:
+    assert refused("The featured item is hinges, see config.toml", []) is None
+
+    class Count(BaseModel):
+        count: int
+
+    assert unread_answer(Count(count=12), seen("a.py:12: x = 1")) is None
+    error = ToolResult("call_0", "search", 'a.py:1: "hinges"', is_error=True)
+    assert refused("hinges", [error]) is not None
+
+
+@given(
+    st.lists(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True), min_size=1),
+    st.data(),
+)
+def test_any_token_of_a_seen_line_is_accepted(tokens: list[str], data: st.DataObject) -> None:
+    line = " = ".join(tokens)
+    answer = data.draw(st.sampled_from(tokens))
+    quoted = data.draw(st.sampled_from(["{}", '"{}"', "`{}`", " {} ", "{}."]))
+    results = seen(f"pkg/mod.py:7: {line}")
+    assert refused(quoted.format(answer), results) is None
+
+
+@given(st.text(max_size=30))
+def test_bare_never_grows_an_answer(answer: str) -> None:
+    assert len(bare(answer)) <= len(answer)

@@ -1,0 +1,182 @@
+"""Whether a submitted answer is written in what the run has read of the workspace.
+
+A small model that stops at a search hit submits the line number (`142`), its own words
+or the name it searched for instead of the value on the line. A short answer (a value, a
+name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of the
+files the run has seen: search hits and read lines without their line numbers, listed
+paths; not in a "no matches" line, which only echoes the pattern. The match is
+case-insensitive, after quotes, backticks and runs of white space are normalised, and
+whole-word at the answer's ends, so a value the files hold is not refused for its
+spelling. An answer that is exactly a pattern the run searched for is refused too: it
+says nothing the files told. A refusal names the read that would show the lines around
+the best hit; the agent refuses at most once a run (`outputs.MAX_OUTPUT_REFUSALS`), so a
+right answer the files did not show yet is accepted when it comes again. Pure and
+deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.tools.gateway import SUBMIT
+from warmloop.workspace.nearby import DEFINITION
+
+MAX_CHECKED_WORDS = 3
+"""Longer answers are sentences: their wording is the model's own, so they are not checked."""
+LINES_BEFORE = 2
+LINES_AFTER = 10
+"""The read around a hit: a few lines before it, the body after it."""
+
+HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+): (?P<text>.*)$")
+"""A search hit (or a closest line): `path:line: text`."""
+NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
+"""A line read_file shows: `  12 | text`."""
+READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+$")
+ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
+"""Lines that repeat the model's own pattern or the tool's own words, not the files."""
+QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
+SPACE = re.compile(r"\s+")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
+"""An identifier of two characters or more (not a number): what a search can look up."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A line of a file the run has seen by a search: where, and what it says."""
+
+    path: str
+    line: int
+    text: str
+
+
+def normal(text: str) -> str:
+    """`text` case-folded, with one kind of quote and single spaces."""
+    return SPACE.sub(" ", text.translate(QUOTES)).strip().casefold()
+
+
+def bare(answer: str) -> str:
+    """The value an answer holds: without surrounding white space, quotes, backticks or a
+    final full stop."""
+    value = answer.strip().removesuffix(".").strip()
+    while len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+        value = value[1:-1].strip()
+    return value
+
+
+def seen_text(observations: Sequence[str]) -> tuple[str, list[list[Hit]]]:
+    """The workspace text the observations show (normalised, one line each, no line
+    numbers) and each observation's search hits, in order."""
+    lines: list[str] = []
+    hits: list[list[Hit]] = []
+    for observation in observations:
+        hits.append([])
+        for line in observation.split("\n"):
+            if line.startswith(ECHOES):
+                continue
+            if (hit := HIT.match(line)) is not None:
+                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
+                lines += [hit["path"], hit["text"]]
+            elif (numbered := NUMBERED.match(line)) is not None:
+                lines.append(numbered["text"])
+            elif (head := READ_HEAD.match(line)) is not None:
+                lines.append(head["path"])
+            else:
+                lines.append(line)
+    return "\n".join(normal(line) for line in lines), hits
+
+
+def written(value: str, text: str) -> bool:
+    """Whether normalised `value` is in `text`, whole-word at its ends (`1.0` is not in
+    `11.05`, `utf-8` is in `'utf-8'`)."""
+    before = r"(?<![\w.])" if re.match(r"\w", value) else ""
+    after = r"(?![\w])(?!\.\d)" if re.search(r"\w$", value) else ""
+    return re.search(before + re.escape(value) + after, text) is not None
+
+
+def read_around(path: str, line: int) -> dict[str, str | int]:
+    """read_file's arguments that show the lines around `line` of `path`."""
+    return {
+        "path": path,
+        "start_line": max(1, line - LINES_BEFORE),
+        "end_line": line + LINES_AFTER,
+    }
+
+
+def best_hit(value: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
+    """The hit to read around: the latest whose line number the answer is, else the
+    latest that defines the answer (`def value`, `value = ...`), else the first hit of
+    the latest observation that had any."""
+    found = [hit for observed in reversed(hits) for hit in observed]
+    for hit in found:
+        if value == str(hit.line):
+            return hit
+    for hit in found:
+        defined = DEFINITION.match(hit.text)
+        if defined is not None and normal(defined[1] or defined[2]) == normal(value):
+            return hit
+    return next((observed[0] for observed in reversed(hits) if observed), None)
+
+
+def searched(messages: Sequence[Message]) -> set[str]:
+    """The patterns the run's searches asked for, normalised."""
+    patterns = set()
+    for message in messages:
+        if not isinstance(message, AssistantTurn):
+            continue
+        for call in message.tool_calls:
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                continue
+            if call.name == "search" and isinstance(arguments, dict):
+                pattern = arguments.get("pattern")
+                if isinstance(pattern, str):
+                    patterns.add(normal(bare(pattern)))
+    return patterns
+
+
+def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
+    """None when every short string output is written in what the run's tool results
+    showed of the workspace and is not just a pattern it searched for; else why not, and
+    the read that would show the lines around the best hit."""
+    results = [m for m in messages if isinstance(m, ToolResult)]
+    text, hits = seen_text([r.content for r in results if r.name != SUBMIT and not r.is_error])
+    patterns = searched(messages)
+    for name, value in outputs.model_dump().items():
+        if not isinstance(value, str):
+            continue
+        answer = normal(bare(value))
+        if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
+            continue
+        shown = json.dumps(bare(value), ensure_ascii=False)
+        if answer in patterns:
+            problem = (
+                f"Not accepted yet: {name} {shown} is what this run searched for, not a "
+                "value the files gave."
+            )
+        elif not written(answer, text):
+            problem = (
+                f"Not accepted yet: {name} {shown} is not written in any file line this run "
+                "has seen (a line number or your own words are not a value from the files)."
+            )
+            if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
+                search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
+                return f"{problem} If it is a name in the files, search for it first: {search}."
+        else:
+            continue
+        hit = best_hit(bare(value), hits)
+        if hit is None:
+            return f"{problem} Search the files for one word of the task first."
+        read = read_around(hit.path, hit.line)
+        action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
+        return (
+            f"{problem} Read the lines around the match first: {action}, then submit the "
+            "exact value written there."
+        )
+    return None
