@@ -186,6 +186,20 @@ def test_search_names_the_files_it_could_not_read(
     assert Workspace(tmp_path).search("needle").splitlines()[0] == "small.txt:1: needle here"
 
 
+def test_the_read_around_a_match_names_a_file_whose_path_holds_a_line_number(
+    tmp_path: Path,
+) -> None:
+    # `path:line: text` is ambiguous for such a path: the read comes from the match itself.
+    (tmp_path / "a:1: b").mkdir()
+    (tmp_path / "a:1: b" / "m.py").write_text("x = 1\ndef foo():\n    pass\n")
+    said = Workspace(tmp_path).search("foo").splitlines()
+    assert said[0] == "a:1: b/m.py:2: def foo():"
+    assert said[-1] == (
+        '[the lines around a match: read_file {"path": "a:1: b/m.py", "start_line": 1, '
+        '"end_line": 12}]'
+    )
+
+
 def test_a_search_ends_with_the_read_around_the_definition_the_pattern_names(
     tmp_path: Path,
 ) -> None:

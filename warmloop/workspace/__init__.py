@@ -33,6 +33,8 @@ from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.nearby import DEFINITION, nearby
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
+Match = tuple[str, int, str]
+"""A search match: the file as shown, the line number, the line stripped."""
 MAX_LISTED_FILES = 500
 MAX_READ_LINES = 400
 MAX_SEARCH_MATCHES = 100
@@ -240,10 +242,13 @@ class Workspace:
         matcher = compile_pattern(pattern)
         with self.locate(path) as top:
             shown_top = self.show(top.parts)
-            matches, note, skipped, searched = self._search(matcher, top)
+            hits, note, skipped, searched = self._search(matcher, top)
+        matches = [
+            f"{shown}:{number}: {shorten(text, MAX_MATCH_CHARS)}" for shown, number, text in hits
+        ]
         lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
-        if matches:  # a hit may only name the answer: the read that shows the lines around it
-            lines.append(around_a_match(matches, matcher))
+        if hits:  # a hit may only name the answer: the read that shows the lines around it
+            lines.append(around_a_match(hits, matcher))
         closest = "" if matches else nearby(pattern, searched).describe()
         if closest:  # the words were there in another shape: somewhere to go next
             lines.append(closest)
@@ -259,12 +264,13 @@ class Workspace:
 
     def _search(
         self, matcher: LinePattern, top: Place
-    ) -> tuple[list[str], str, list[str], list[tuple[str, list[str]]]]:
-        """The matches under `top`, a note if the search stopped early, the files it
+    ) -> tuple[list[Match], str, list[str], list[tuple[str, list[str]]]]:
+        """The matches under `top` (each file as shown, line number, the line stripped), a
+        note if the search stopped early, the files it
         could not read (too big, or not readable), and, while nothing matched, the lines
         of each file searched (for `nearby`)."""
         walk = self.walk(top)
-        matches: list[str] = []
+        matches: list[Match] = []
         skipped: list[str] = []
         searched: list[tuple[str, list[str]]] = []
         files = size = 0
@@ -294,8 +300,7 @@ class Workspace:
                         f"[stopped at {MAX_SEARCH_MATCHES} matches; narrow the pattern or the path]"
                     )
                     break
-                found = line.decode("utf-8").strip()
-                matches.append(f"{shown}:{number}: {shorten(found, MAX_MATCH_CHARS)}")
+                matches.append((shown, number, line.decode("utf-8").strip()))
             if note:
                 break
             if not matches:
@@ -305,16 +310,13 @@ class Workspace:
         return matches, note, skipped, [] if matches else searched
 
 
-HIT = re.compile(r"^(.+?):(\d+): (.*)$", re.DOTALL)
-
-
-def around_a_match(matches: list[str], matcher: LinePattern) -> str:
+def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
     """The line a search ends with: the read_file call that shows the lines around its
     first match that defines a name the pattern matches, else that defines any name
-    (`def f`, `class C`, `NAME = ...`), else its first match."""
-    hits = [hit.groups() for m in matches if (hit := HIT.match(m)) is not None]
+    (`def f`, `class C`, `NAME = ...`), else its first match. From the matches as found,
+    never parsed back from `path:line: text` (a name may hold `:12: `)."""
 
-    def rank(hit: tuple[str, ...]) -> int:
+    def rank(hit: Match) -> int:
         defined = DEFINITION.match(hit[2])
         if defined is None:
             return 2
@@ -322,7 +324,7 @@ def around_a_match(matches: list[str], matcher: LinePattern) -> str:
         return 1 if next(matcher.matching_lines(name), None) is None else 0
 
     path, line, _ = min(hits, key=rank)  # the first of the best rank
-    arguments = read_around(parse_name(path), int(line))
+    arguments = read_around(parse_name(path), line)
     return f"[the lines around a match: read_file {json.dumps(arguments, ensure_ascii=False)}]"
 
 
