@@ -15,15 +15,18 @@ from warmloop.cache.guard import PrefixGuard
 from warmloop.cache.record import RequestRecord
 from warmloop.cache.usage import Usage
 from warmloop.cache.wire import ANTHROPIC, canonical_stream
+from warmloop.cli import run as run_command
 from warmloop.cli.main import main
 from warmloop.cli.options import CliContext
 from warmloop.cli.view import message_lines, report
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.local import LocalModel
 from warmloop.providers.scripted import Script, ScriptedModel, call
 from warmloop.tools.invoke import cap_text
 from warmloop.transcript import Transcript
+from warmloop.workspace.grounding import unread_answer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 TASK = "Which items need reordering?"
@@ -136,7 +139,15 @@ def test_max_steps_reaches_the_extract_step() -> None:
     assert "user The step budget is used up." in result.stdout
 
 
-def test_run_refuses_once_an_answer_no_file_line_it_saw_holds() -> None:
+def test_run_checks_answers_for_the_embedded_model_only() -> None:
+    assert run_command.answer_check(LocalModel()) is unread_answer
+    assert run_command.answer_check(ScriptedModel([])) is None  # a paid API: no extra request
+
+
+def test_run_refuses_once_an_answer_no_file_line_it_saw_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(run_command, "answer_check", lambda model: unread_answer)  # as if local
     model = RecordingModel(
         [call("list_files"), call("submit", answer="made up"), call("submit", answer="made up")]
     )
