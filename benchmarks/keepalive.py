@@ -9,10 +9,14 @@ Every request and keep-alive is priced by the cache simulator (`cache/simulate.p
 each provider's rules and the dated price table. Arms:
 
 - none: no keep-alive, the default retention;
-- warmloop: what an agent with defaults does, across the sessions in order: the model's
-  own retention (OpenAI's free `24h` where the model asks for it by default), a longer
-  TTL chosen per request on Anthropic only, from the gaps between the requests of a run
-  (never the follow-up's), and each tool's keep-alives by its earlier durations;
+- warmloop: what an agent with defaults does, across the sessions in order (one user's:
+  a session's follow-up comes before the next session starts): the model's own
+  retention (OpenAI's free `24h` where the model asks for it by default), a longer TTL
+  chosen per request where a request carries one (Anthropic's markers, GPT-5.6's
+  `prompt_cache_options.ttl`) from what it saw follow its requests: the gaps between the
+  requests of a run, and the follow-ups after runs weighed by the chance that this
+  request ends its run (from the lengths of its runs so far and the share of them that
+  were followed); and each tool's keep-alives by its earlier durations;
 - fixed: a keep-alive every TTL-minus-margin through every pause someone waits on;
 - always long: every request written with the longest retention sold (Anthropic 1h,
   OpenAI 24h, GPT-5.6 12h; DeepSeek sells one);
@@ -339,24 +343,41 @@ class WarmloopArm:
 
     def __init__(self) -> None:
         self.learned = Learned()
+        self.sessions = 0
 
     def __call__(self, profile: CacheProfile, steps: Sequence[Step], ratio: float) -> list[Plan]:
         facts, wire, answer = _default_agent(profile.model)
+        sold = {r.name for r in profile.retentions}  # a row that sells less: the agent's table
+        facts = replace(facts, retentions=tuple(r for r in facts.retentions if r.name in sold))
         learned, plans = self.learned, []
-        prompt, before = SYSTEM_TOKENS, None
+        self.sessions += 1
+        conversation = f"session-{self.sessions}"
+        prompt, before, now, sent, first = SYSTEM_TOKENS, None, 0.0, 0, True
         for step in steps:
             prompt += step.tokens
             # The retention: the model's own (OpenAI: the free `24h` the model asks for on
-            # every request, else the provider's default), or a longer marker TTL chosen
-            # per request on Anthropic only (`longer_retention`), from the gaps between the
-            # requests of a run: a run's first request writes its whole prompt.
+            # every request, else the provider's default), or a longer TTL a request carries
+            # on its own (Anthropic's markers, GPT-5.6's `prompt_cache_options.ttl`) chosen
+            # per request (`longer_retention`) from the gaps between the requests of a run
+            # and the follow-ups after runs, by the chance that this request ends its run
+            # (`Learned.outlook`): a run's first request writes its whole prompt.
             written = prompt if before is None else step.tokens
-            longer = longer_retention(facts, wire, prompt, written, learned.gaps)
+            longer = longer_retention(
+                facts,
+                wire,
+                prompt,
+                written,
+                learned.gaps,
+                follow_ups=learned.follow_ups,
+                shares=learned.outlook(sent, first=first),
+            )
             # The gap to this request is learned as it goes out, after the choice
-            # (`RunPauses.sent` follows `with_retention`), and only within a run: a run's
-            # pauses are its own, so the follow-up's hours never reach the choice.
+            # (`RunPauses.sent` follows `with_retention`), and only within a run; a run's
+            # end and the follow-up's start are learned as the agent sees them
+            # (`RunPauses.finished`, `RunPauses.started`).
             if before is not None:
                 learned.gap(before.pause + MODEL_SECONDS)
+            sent += 1
             pings = 0
             if step.waited:  # a tool's pause: keep-alives by this tool's history
                 answer_ratio = ratio * answer  # the answer the keep-alive asks for
@@ -365,7 +386,13 @@ class WarmloopArm:
                     pings = ping_limit(costs, list(learned.pauses[step.kind]))
                 learned.paused(step.kind, step.pause)  # from the request, once it ended
             plans.append(Plan(longer or facts.retention, pings))
-            before = step if step.waited else None  # a run ends with its last request
+            if not step.waited:  # a run ends with its last request
+                learned.finished(sent, conversation, now, first=first)
+                if step.kind == "followup":  # the user comes back: a new run starts
+                    learned.followed(conversation, now + step.pause + MODEL_SECONDS)
+                sent, first = 0, False
+            before = step if step.waited else None
+            now += step.pause + MODEL_SECONDS
         return plans
 
 
@@ -479,7 +506,7 @@ class InformedArm:
         if costs is not None and waited:
             pings, cost = _kind_cost(spread, costs.interval, costs.ttl, costs.miss / costs.ping)
             return pings, cost * costs.ping
-        write = retention.write_multiplier if profile.writes_billed else 1.0
+        write = profile.retention.write_multiplier if profile.writes_billed else 1.0  # resume's
         miss = max(0.0, write * prompt - profile.read_multiplier * profile.cacheable(prompt))
         return 0, miss * _kind_outcomes(spread, retention.seconds, retention.seconds)[0][1]
 

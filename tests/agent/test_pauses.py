@@ -1,6 +1,7 @@
 """`longer_retention`, the live agent's per-request TTL choice (and the keep-alive
-benchmark's): a longer TTL only where it is a cache marker (Anthropic), only from gaps the
-agent saw, and never the model's own retention named again."""
+benchmark's): a longer TTL only where a request carries it on its own (Anthropic's
+markers, OpenAI Responses' `prompt_cache_options.ttl`), only from gaps the agent saw, and
+never the model's own retention named again; `Learned.outlook`, what it weighs them by."""
 
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ gaps = st.lists(st.floats(0, 50_000), max_size=8)
     written=st.integers(0, 200_000),
     seen=gaps,
 )
-def test_a_longer_ttl_is_chosen_only_on_anthropic_from_gaps_seen(
+def test_a_longer_ttl_is_chosen_only_where_a_request_carries_it_from_gaps_seen(
     profile: CacheProfile, wire: str, prompt: int, written: int, seen: list[float]
 ) -> None:
     longer = longer_retention(profile, wire, prompt, written, seen)
-    if wire != "anthropic" or not seen:
-        assert longer is None  # a request parameter, or nothing learned: the model's own
+    carried = wire == "anthropic" or (wire == "openai-responses" and profile.ttl == "30m")
+    if not carried or not seen:
+        assert longer is None  # a session's parameter, or nothing learned: the model's own
         return
     choice = choose_retention(profile, prompt, written, seen)
     if choice.retention.name == profile.ttl:
@@ -42,13 +44,55 @@ def test_a_longer_ttl_is_chosen_only_on_anthropic_from_gaps_seen(
         assert longer.seconds > profile.retention.seconds
 
 
-def test_gaps_expected_to_be_long_write_the_next_request_for_an_hour_on_anthropic() -> None:
+def test_gaps_expected_to_be_long_write_the_next_request_for_longer() -> None:
     long_gaps = [1_800.0, 2_400.0, 3_000.0]
     chosen = longer_retention(SONNET, "anthropic", 50_000, 2_000, long_gaps)
     assert chosen is not None
     assert chosen.name == "1h"
-    gpt_5_6 = PROFILES[1]  # 12h sold, but a request parameter the guard would read
-    assert longer_retention(gpt_5_6, "openai-responses", 50_000, 2_000, long_gaps) is None
+    gpt_5_6 = PROFILES[1]  # 12h sold through `prompt_cache_options.ttl` on Responses only
+    past_half_an_hour = [2_400.0, 3_000.0, 7_200.0]
+    chosen = longer_retention(gpt_5_6, "openai-responses", 50_000, 2_000, past_half_an_hour)
+    assert chosen is not None
+    assert chosen.name == "12h"
+    assert longer_retention(gpt_5_6, "openai-chat", 50_000, 2_000, past_half_an_hour) is None
+
+
+def test_a_follow_up_weighs_only_at_a_request_likely_to_end_its_run() -> None:
+    gpt_5_6 = PROFILES[1]
+    quick = [20.0] * 30  # the run's own gaps: tools of seconds
+    hours = [7_200.0] * 10  # a user who came back two hours after each run
+    early = longer_retention(
+        gpt_5_6, "openai-responses", 50_000, 2_000, quick, follow_ups=hours, shares=(0.95, 0.03)
+    )
+    late = longer_retention(
+        gpt_5_6, "openai-responses", 50_000, 2_000, quick, follow_ups=hours, shares=(0.2, 0.6)
+    )
+    assert early is None
+    assert late is not None
+    assert late.name == "12h"
+    left = longer_retention(
+        gpt_5_6, "openai-responses", 50_000, 2_000, quick, follow_ups=hours, shares=(0.2, 0.0)
+    )
+    assert left is None  # the run ends, but nobody comes back: nothing to keep
+
+
+def test_the_outlook_reads_the_runs_end_from_their_lengths_and_follow_ups_from_their_share() -> (
+    None
+):
+    learned = Learned()
+    assert learned.outlook(0) == (1.0, 0.0)  # nothing seen: the run goes on
+    for length, conversation in ((3, "a"), (3, "b"), (5, "c"), (5, "d")):
+        learned.finished(length, conversation, at=100.0)
+    learned.followed("a", at=3_700.0)
+    learned.followed("b", at=200.0)
+    learned.followed("b", at=900.0)  # a second fork of b: its end is followed once
+    assert list(learned.follow_ups) == [3_600.0, 100.0]
+    goes_on, followed = learned.outlook(2)  # the third request: half of the runs ended there
+    assert goes_on == 0.5
+    assert followed == 0.5 * 0.5
+    assert learned.outlook(4) == (0.0, 0.5)  # the fifth: every run that got there ended
+    goes_on, followed = learned.outlook(9)  # past them all: the mean rate, runs per request
+    assert goes_on == 1 - 4 / 16
 
 
 def test_a_stored_session_is_learned_once_and_the_memory_of_sessions_is_bounded() -> None:

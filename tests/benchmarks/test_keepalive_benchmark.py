@@ -53,39 +53,44 @@ def test_the_optimum_costs_no_more_than_any_arm_on_any_provider() -> None:
 
 
 def test_the_warmloop_arm_sends_the_retention_the_live_agent_sends() -> None:
-    # OpenAI's retention is one request parameter for the session: GPT-5's free `24h`
-    # (asked for by default), GPT-5.6's default `30m` (its `12h` is never chosen per
-    # request); only Anthropic's marker TTL is chosen per request.
+    # A longer TTL per request where a request carries one: Anthropic's markers, GPT-5.6's
+    # `prompt_cache_options.ttl` (where `12h` is sold); elsewhere the session's one
+    # retention: GPT-5's free `24h` (asked for by default), GPT-5.5's `24h`.
     waits = [Step(500, "tool:ask_approval", 3_000.0) for _ in range(6)]
     drawn = [[*waits, Step(500, "end", 0.0, waited=False)], *sessions(12, seed=5)]
     sent = {}
     for provider in PROVIDERS:
         arm = WarmloopArm()
         plans = [plan for s in drawn for plan in arm(provider.profile, s, 8.0)]
-        sent[provider.spec] = {plan.retention.name for plan in plans}
+        sent[provider.label] = {plan.retention.name for plan in plans}
     assert sent == {
-        "anthropic:claude-sonnet-4-6": {"5m", "1h"},
-        "openai:gpt-5": {"24h"},
-        "openai:gpt-5.5": {"24h"},
-        "openai:gpt-5.6-sol": {"30m"},
-        "deepseek:deepseek-chat": {"disk"},
+        "Anthropic Sonnet 4.6 (5m, 1h sold)": {"5m", "1h"},
+        "OpenAI GPT-5 (in-memory, 24h free)": {"24h"},
+        "OpenAI GPT-5.5 (24h)": {"24h"},
+        "OpenAI GPT-5.6 (30m, 12h sold)": {"30m", "12h"},
+        "OpenAI GPT-5.6 (30m only)": {"30m"},
+        "DeepSeek chat (disk)": {"disk"},
     }
 
 
-def test_the_warmloop_arm_learns_gaps_only_between_the_requests_of_a_run() -> None:
-    approval, tests = 3_000.0, 200.0
+def test_the_warmloop_arm_learns_gaps_within_runs_and_follow_ups_after_them() -> None:
+    approval, tests, away = 3_000.0, 200.0, 5_000.0
     steps = [
         Step(500, "tool:ask_approval", approval),
-        Step(500, "followup", 5_000.0, waited=False),  # the run's last request
+        Step(500, "followup", away, waited=False),  # the run's last request
         Step(500, "tool:run_tests", tests),  # the follow-up run's first
         Step(500, "end", 0.0, waited=False),
     ]
     arm = WarmloopArm()
     plans = arm(PROVIDERS[0].profile, steps, 5.0)
     # The gap to a request is learned as it goes out, after its TTL is chosen: the
-    # approval's reaches only the follow-up run, the follow-up's hours never.
-    assert [plan.retention.name for plan in plans] == ["5m", "5m", "1h", "1h"]
+    # approval's reaches only the follow-up run. Its last request is where the first run
+    # ended (its second), and that run's follow-up came after more than an hour: no 1h.
+    assert [plan.retention.name for plan in plans] == ["5m", "5m", "1h", "5m"]
     assert list(arm.learned.gaps) == [approval + MODEL_SECONDS, tests + MODEL_SECONDS]
+    assert list(arm.learned.follow_ups) == [away + MODEL_SECONDS]
+    ends = [(end.requests, end.first, end.followed) for end in arm.learned.run_ends]
+    assert ends == [(2, True, True), (2, False, False)]
     assert {kind: list(seen) for kind, seen in arm.learned.pauses.items()} == {
         "tool:ask_approval": [approval],
         "tool:run_tests": [tests],

@@ -6,6 +6,8 @@ A 50,000-token prefix: one ping reads it (5,000), a miss re-writes it (62,500 - 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -133,6 +135,32 @@ def test_a_gap_nobody_waits_on_is_priced_as_a_miss_not_as_pings() -> None:
     choice = choose_retention(SONNET, 50_000, 2_000, [], unattended=followups)
     assert choice.default_expected == pytest.approx(57_500)
     assert choice.retention.name == "1h"
+
+
+def test_a_miss_costs_the_resume_its_own_write_whatever_this_request_was_written_for() -> None:
+    # The request after a miss writes at the retention it is sent with (the model's own,
+    # unless chosen for it), so a gap that outlives both TTLs costs the same under each:
+    # here three of four follow-ups come after two hours, one after half an hour.
+    followups = [1_800.0, 7_200.0, 7_200.0, 7_200.0]
+    choice = choose_retention(SONNET, 50_000, 2_000, [], unattended=followups)
+    assert choice.default_expected == pytest.approx(57_500)  # 1.25 * 50k - 0.1 * 50k
+    assert choice.retention.name == "1h"
+    assert choice.expected == pytest.approx(1_500 + 0.75 * 57_500)
+    costs = pause_costs(SONNET, 50_000)
+    longer = pause_costs(SONNET, 50_000, retention=SONNET.retention_for("1h"))
+    assert costs is not None
+    assert longer is not None
+    assert longer.miss == costs.miss
+
+
+def test_shares_weigh_the_gaps_and_a_session_left_costs_nothing() -> None:
+    quick, back = [20.0] * 40, [1_800.0]  # pooled: 1 in 41 a miss, less than 1h costs more
+    assert choose_retention(SONNET, 50_000, 2_000, quick, unattended=back).retention.name == "5m"
+    likely_last = choose_retention(SONNET, 50_000, 2_000, quick, unattended=back, shares=(0.3, 0.7))
+    assert likely_last.retention.name == "1h"
+    left = choose_retention(SONNET, 50_000, 2_000, quick, unattended=[math.inf] * 4)
+    assert left.retention.name == "5m"
+    assert left.default_expected == 0.0  # nothing follows a session left: no miss to price
 
 
 def test_the_default_ttl_stays_when_pauses_are_short_or_unknown() -> None:

@@ -3,16 +3,21 @@ only the answer's size changed, so the wire guard sees no bust (providers/keepal
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
 
 import anthropic
 import httpx2
+import openai
 import pytest
 
 from warmloop import Agent
+from warmloop.audit.formats import RESPONSES_FORMAT
 from warmloop.cache.guard import PrefixGuard
+from warmloop.cache.wire import canonical_stream
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
@@ -21,6 +26,7 @@ from warmloop.providers.keepalive import (
     ANSWER_LIMITS,
     check_payload,
     keepalive_request,
+    per_request,
     with_cache_ttl,
 )
 from warmloop.providers.openai_responses import OpenAIResponsesModel
@@ -191,3 +197,87 @@ async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_
         await agent.run("Which country is Paris in?")
         found.append('"ttl": "1h"' in json.dumps(bodies[-1]))
     assert found == [False, True]
+
+
+def test_a_responses_request_written_for_12h_is_the_same_prompt_and_chat_is_left_alone() -> None:
+    """`prompt_cache_options.ttl` is "the minimum lifetime applied to every implicit and
+    explicit cache breakpoint written by the request" (the official SDK's API reference,
+    `PromptCacheOptions.ttl`): a property of the request's writes, not of its prompt."""
+    model = OpenAIResponsesModel("gpt-5.6-sol", api_key="offline")
+    rendered = model.render(transcript(), SPECS)
+    longer = with_cache_ttl(rendered, "12h")
+    assert longer.payload["prompt_cache_options"] == {"ttl": "12h"}
+    assert "prompt_cache_options" not in rendered.payload  # the sent request is untouched
+    assert check_payload(longer).text == check_payload(rendered).text
+    assert per_request("openai-responses", "12h")
+    assert not per_request("openai-responses", "24h")  # a session's `prompt_cache_retention`
+    assert not per_request("openai-chat", "12h")  # Chat Completions sells no 12 h
+    chat = resolve_model("openai-chat:gpt-5.6-sol", api_key="offline").render(transcript(), SPECS)
+    assert with_cache_ttl(chat, "12h") is chat
+
+
+async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h() -> None:
+    """GPT-5.6 through the official SDK: runs of two requests, each followed two hours
+    later (past the 30-minute default, within 12 hours). Once the agent has seen one run
+    end and be followed, the request likely to end a run (the second) goes out with
+    `prompt_cache_options.ttl` "12h", the rest with the default; the audit, reading the
+    bodies as sent, sees every request extend the one before (no bust)."""
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        last = body["input"][-1]
+        looked_up = last.get("type") == "function_call_output"
+        name, arguments = ("submit", '{"answer": "France"}') if looked_up else ("lookup", "{}")
+        if not looked_up:
+            arguments = '{"city": "Paris"}'
+        tokens = len(request.content) // 4
+        reply = {
+            "id": f"resp_{len(bodies)}",
+            "object": "response",
+            "created_at": 1741476542,
+            "status": "completed",
+            "model": "gpt-5.6-sol",
+            "output": [
+                {
+                    "id": f"fc_{len(bodies)}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": f"call_{len(bodies)}",
+                    "name": name,
+                    "arguments": arguments,
+                }
+            ],
+            "usage": {
+                "input_tokens": tokens,
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": tokens},
+                "output_tokens": 20,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens + 20,
+            },
+        }
+        return httpx2.Response(200, json=reply)
+
+    now = [0.0]
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    client = openai.AsyncOpenAI(api_key="sk-test", http_client=http, max_retries=0)
+    agent = Agent(
+        OpenAIResponsesModel("gpt-5.6-sol", client=client),
+        [Tool.from_function(lookup)],
+        instructions="You answer questions about cities. " * 400,  # ~3k tokens
+        keepalive=KeepAlivePolicy(clock=lambda: now[0]),
+    )
+    run = await agent.run("Which country is Paris in?")
+    for _ in range(2):
+        now[0] += 7_200.0  # the user comes back two hours later
+        run = await agent.run("Which country is Paris in, again?", history=run.transcript)
+    ttls = [body.get("prompt_cache_options", {}).get("ttl") for body in bodies]
+    assert ttls == [None, None, None, "12h", None, "12h"]
+    assert list(agent.learned.follow_ups) == [7_200.0, 7_200.0]
+    layout = RESPONSES_FORMAT.layout
+    streams = [canonical_stream(body, layout).text for body in bodies]
+    for before, after in itertools.pairwise(streams):
+        assert after.startswith(before)
+    assert all(record.prefix.bust is None for record in run.requests)
+    assert agent.busts == []

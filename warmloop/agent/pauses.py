@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from warmloop.agent.learned import Learned
 from warmloop.cache.facts import ModelFacts
@@ -25,7 +25,7 @@ from warmloop.maintenance.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.maintenance.size import TokenCounter
 from warmloop.messages import AssistantTurn
 from warmloop.providers.base import Model, Rendered
-from warmloop.providers.keepalive import answer_tokens, with_cache_ttl
+from warmloop.providers.keepalive import answer_tokens, per_request, with_cache_ttl
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Toolbox
@@ -50,6 +50,10 @@ class RunPauses:
     last_ttl: str | None = None
     """The TTL the last request was written with, when not the model's own."""
     chosen_ttl: str | None = None
+    requests: int = 0
+    """Requests this run has sent."""
+    first: bool = True
+    """This run is its conversation's first (not a follow-up)."""
     pingers: list[Pinger] = field(default_factory=list)
 
     def sent(
@@ -66,12 +70,29 @@ class RunPauses:
         if self.last is not None and self.policy is not None:
             self.learned.gap(at - self.last_at)
         self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
+        self.requests += 1
         self.cold_prompt, self.last_chars = cold_tokens, chars
         self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
 
+    def started(self, transcript: Transcript) -> None:
+        """A follow-up run starts on `transcript`, after an earlier run on it: the gap
+        since that run's last request is learned."""
+        self.first = False
+        last = transcript.meta.last_request_at
+        since = max(0.0, time.time() - last) if last else None
+        self.learned.followed(transcript.conversation, self.now(), since)
+
+    def finished(self, requests: int, conversation: str) -> None:
+        """The run ended with outputs after `requests` requests: learned, as a run that
+        may be followed (from its last request, on the keep-alive clock)."""
+        at = self.last_at if self.policy is not None and self.last is not None else None
+        self.learned.finished(requests, conversation, at, first=self.first)
+
     def with_retention(self, rendered: Rendered, facts: ModelFacts) -> Rendered:
         """The request to send: written with a longer TTL where `longer_retention` picks
-        one from the gaps this agent saw after its requests."""
+        one from what this agent saw follow its requests (the gaps within its runs, and
+        the follow-ups after their ends, by the chance that this request is its run's
+        last)."""
         self.chosen_ttl = None
         if self.policy is None:
             return rendered
@@ -85,6 +106,8 @@ class RunPauses:
             int(written * ratio),
             self.learned.gaps,
             cold_tokens=self.cold_prompt,
+            follow_ups=self.learned.follow_ups,
+            shares=self.learned.outlook(self.requests, first=self.first),
         )
         if longer is None:
             return rendered
@@ -204,16 +227,30 @@ def longer_retention(
     gaps: Iterable[float],
     *,
     cold_tokens: int | None = None,
+    follow_ups: Iterable[float] = (),
+    shares: tuple[float, float] | None = None,
 ) -> Retention | None:
     """The longer TTL a request of `prompt_tokens` (`written_tokens` of them new since the
-    run's last request) is written with, or None (the model's own): `choose_retention` over
-    the `gaps` seen after earlier requests, only where the TTL is a cache marker
-    (Anthropic), never a request parameter that the guard would read as a changed prompt
-    (OpenAI's is fixed for the session: `free_retention`)."""
-    seen = list(gaps)
-    if wire_format != "anthropic" or not seen:
+    run's last request) is written with, or None (the model's own): `choose_retention`
+    over the `gaps` seen after earlier requests of a run (waited through) and the
+    `follow_ups` seen after runs ended (nobody waiting), weighed by `shares` (see
+    `Learned.outlook`), among the retentions a request can carry on its own
+    (`per_request`: Anthropic's markers, OpenAI Responses' `prompt_cache_options.ttl`);
+    never a retention that is a session's request parameter (OpenAI's `24h`, fixed for
+    the session by `free_retention`)."""
+    seen, later = list(gaps), list(follow_ups)
+    carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
+    if not (seen or later) or profile.retention not in carried:
         return None
-    choice = choose_retention(profile, prompt_tokens, written_tokens, seen, cold_tokens=cold_tokens)
+    choice = choose_retention(
+        replace(profile, retentions=carried),
+        prompt_tokens,
+        written_tokens,
+        seen,
+        unattended=later,
+        shares=shares,
+        cold_tokens=cold_tokens,
+    )
     return None if choice.retention.name == profile.ttl else choice.retention
 
 

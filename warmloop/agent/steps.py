@@ -238,6 +238,8 @@ class Runner:
         else:
             if not len(self.transcript):
                 self.append(SystemText(settings.instructions))
+            else:
+                self.pauses.started(self.transcript)  # a follow-up: the gap is learned
             self.append(UserText(self.task))
         for step in range(self.step + 1, settings.max_steps + 1):
             self.step = step
@@ -466,7 +468,7 @@ class Runner:
     def finish(self, outputs: BaseModel, *, extracted: bool) -> Run:
         steps = len(self.requests)
         model = self.settings.model.name
-        self.learned.finished(steps)
+        self.pauses.finished(steps, self.transcript.conversation)
         return Run(
             outputs,
             self.transcript,

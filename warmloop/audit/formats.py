@@ -78,7 +78,7 @@ ANTHROPIC_FORMAT = WireFormat("anthropic", _audit_layout(ANTHROPIC), "anthropic"
 CHAT_FORMAT = WireFormat("openai-chat", _audit_layout(CHAT), "openai")
 RESPONSES_FORMAT = WireFormat(
     "openai-responses",
-    replace(_audit_layout(RESPONSES), unprompted=(COMPARISON,)),
+    replace(_audit_layout(RESPONSES), unprompted=(*RESPONSES.unprompted, COMPARISON)),
     "openai",
 )
 GEMINI_FORMAT = WireFormat("gemini", _audit_layout(GEMINI_HTTP), "gemini")

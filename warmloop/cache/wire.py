@@ -56,7 +56,18 @@ so a change there is not a bust (issue 19). `tool_choice` and thinking settings 
 CHAT = WireLayout(
     "openai-chat", ("messages",), ("tools",), system_roles=frozenset({"system", "developer"})
 )
-RESPONSES = WireLayout("openai-responses", ("input",), ("tools",), ("instructions",))
+RESPONSES = WireLayout(
+    "openai-responses",
+    ("input",),
+    ("tools",),
+    ("instructions",),
+    unprompted=(("prompt_cache_options", "ttl"),),
+)
+"""`prompt_cache_options.ttl` is "the minimum lifetime applied to every implicit and
+explicit cache breakpoint written by the request" (the official SDK's API reference,
+`ResponseCreateParams.PromptCacheOptions.ttl`): how long what a request writes lives, not
+what it reads, so a request written for `12h` after one written for `30m` is the same
+prompt (as Anthropic's `cache_control` TTLs are)."""
 GEMINI_SDK = WireLayout(
     "gemini", ("contents",), ("config", "tools"), ("config", "system_instruction")
 )

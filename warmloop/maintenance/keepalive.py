@@ -108,7 +108,9 @@ def pause_costs(
     read = profile.read_multiplier
     ping = read * cached + (prefix_tokens - cached) + output_ratio * ANSWER_TOKENS
     cold = prefix_tokens if cold_tokens is None else min(cold_tokens, prefix_tokens)
-    write = rule.write_multiplier if profile.writes_billed else 1.0
+    # The resume writes at its own retention, not this one: the model's (a longer TTL is
+    # chosen per request, from what follows that request).
+    write = profile.retention.write_multiplier if profile.writes_billed else 1.0
     miss = write * cold - read * cached
     if miss <= ping:
         return None
@@ -197,6 +199,7 @@ def choose_retention(
     history: Sequence[float],
     *,
     unattended: Sequence[float] = (),
+    shares: tuple[float, float] | None = None,
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
 ) -> RetentionChoice:
@@ -204,19 +207,26 @@ def choose_retention(
     retention with the least expected cost: the extra price of writing `written_tokens`
     at its rate, plus the pause under it. `history`: gaps someone waited through (pinged
     by the rule); `unattended`: gaps nobody waited on (never pinged: a miss once past the
-    TTL). Where writes are not billed the longest retention is taken: it costs nothing
+    TTL; a gap of `inf` is a session left, which costs nothing under any retention).
+    `shares`: the chance that the gap after this request is like those in `history`, and
+    like those in `unattended` (the rest: nothing follows); None: each gap seen equally
+    likely. Where writes are not billed the longest retention is taken: it costs nothing
     more (OpenAI's `24h`); else with no history the default stays."""
     default = profile.retention
-    gaps = len(history) + len(unattended)
+    if shares is None:
+        seen = len(history) + len(unattended)
+        shares = (len(history) / seen, len(unattended) / seen) if seen else (0.0, 0.0)
+    waited_share = shares[0] if history else 0.0
+    unattended_share = shares[1] if unattended else 0.0
+    informed = waited_share > 0 or unattended_share > 0
 
     def pause_under(retention: Retention) -> float:
-        if not gaps:
+        if not informed:
             return 0.0
-        write = retention.write_multiplier if profile.writes_billed else 1.0
+        write = default.write_multiplier if profile.writes_billed else 1.0  # the resume's
         cold = prefix_tokens if cold_tokens is None else min(cold_tokens, prefix_tokens)
         cached = profile.cacheable(prefix_tokens)
         miss = max(0.0, write * cold - profile.read_multiplier * cached)
-        missed = [p for p in unattended if p >= retention.seconds]
         costs = pause_costs(
             profile,
             prefix_tokens,
@@ -225,11 +235,12 @@ def choose_retention(
             retention=retention,
         )
         if costs is None:
-            missed += [p for p in history if p >= retention.seconds]
-            waited = 0.0
+            waited = miss * sum(p >= retention.seconds for p in history)
         else:
             waited = expected_cost(costs, history) * len(history)
-        return (waited + miss * len(missed)) / gaps
+        missed = sum(math.isfinite(p) and p >= retention.seconds for p in unattended)
+        cost = waited_share * waited / len(history) if history else 0.0
+        return cost + (unattended_share * miss * missed / len(unattended) if unattended else 0.0)
 
     default_cost = pause_under(default)
     choice = RetentionChoice(default, default_cost, default_cost)
@@ -241,6 +252,6 @@ def choose_retention(
             continue
         extra = (longer.write_multiplier - default.write_multiplier) * written_tokens
         cost = extra + pause_under(longer)
-        if gaps and cost < choice.expected - 1e-9:
+        if informed and cost < choice.expected - 1e-9:
             choice = RetentionChoice(longer, cost, default_cost)
     return choice

@@ -31,6 +31,7 @@ from warmloop.cache.wire import (
 )
 from warmloop.providers.anthropic_cache import cache_control
 from warmloop.providers.base import Rendered
+from warmloop.providers.openai_cache import TTLS
 
 ANSWER_LIMITS: Mapping[str, tuple[tuple[str, ...], int]] = {
     "anthropic": (("max_tokens",), 1),
@@ -79,13 +80,29 @@ def check_payload(rendered: Rendered) -> WireStream:
     return canonical_stream(payload, LAYOUTS[rendered.wire_format])
 
 
+def per_request(wire_format: str, ttl: str) -> bool:
+    """Whether a request in `wire_format` can be written for `ttl` on its own, leaving the
+    prompt the same: Anthropic's `cache_control` markers (`5m`, `1h`), and OpenAI
+    Responses' `prompt_cache_options.ttl` (`30m`, `12h`: GPT-5.6 and later; Chat
+    Completions sells no `12h`). Elsewhere a retention is the model's, one per session
+    (`prompt_cache_retention`)."""
+    if wire_format == "anthropic":
+        return True
+    return wire_format == "openai-responses" and ttl in TTLS
+
+
 def with_cache_ttl(rendered: Rendered, ttl: str) -> Rendered:
-    """`rendered` with every Anthropic cache breakpoint written for `ttl` (`1h`: kept an
-    hour, at 2x instead of 1.25x); the same request elsewhere. Markers are no part of the
-    canonical stream, so the guard sees the same prompt; all breakpoints get the one TTL,
-    as the API requires longer TTLs before shorter ones."""
-    if rendered.wire_format != "anthropic":
+    """`rendered` with what it writes kept for `ttl` where `per_request` allows it; the
+    same request elsewhere. Anthropic: every cache breakpoint marked `ttl` (the API
+    requires longer TTLs before shorter ones; `1h` is kept an hour, at 2x instead of
+    1.25x). Responses: `prompt_cache_options.ttl` (`12h` at 2.5x instead of 1.25x on
+    GPT-5.6). Neither is part of the canonical stream, so the guard sees the same prompt."""
+    if not per_request(rendered.wire_format, ttl):
         return rendered
+    if rendered.wire_format == "openai-responses":
+        options = rendered.payload.get("prompt_cache_options")
+        merged = {**(options if isinstance(options, Mapping) else {}), "ttl": ttl}
+        return replace(rendered, payload={**rendered.payload, "prompt_cache_options": merged})
     control = cache_control(ttl)
     return replace(rendered, payload=_remark(rendered.payload, control))
 
