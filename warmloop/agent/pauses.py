@@ -7,6 +7,9 @@ read against a cold resume's write) with this tool's earlier durations as the ru
 history, stops it when the tools are done, and records the pause's length for next time.
 Each keep-alive becomes a `MaintenanceEvent` with its usage (priced with the run); a
 failed one becomes a warning. Nothing is appended to the transcript or stored session.
+Before each request it picks the TTL the request is written with (`longer_retention`,
+from what followed the agent's earlier requests and runs), and it tells `Learned` where
+runs end and follow-ups start.
 """
 
 from __future__ import annotations

@@ -19,9 +19,12 @@ agent knows, and decides in base-input tokens (multiples of the uncached input p
   lasted at least this long (up to twice the pings one miss pays for: a human's approval
   that usually ends within the hour is worth pinging through), and falls back to the
   rent-or-buy rule once the pause outlasts everything seen.
-- `choose_retention`: at the last request before an expected pause, whether writing with
-  a longer TTL where one is sold (Anthropic `1h` at 2x instead of 1.25x) costs less than
-  handling the pause under the default one.
+- `choose_retention`: at a request, whether writing it with a longer TTL where one is
+  sold (Anthropic `1h` at 2x instead of 1.25x, GPT-5.6 `12h` at 2.5x) costs less than
+  handling what follows under the default one: a gap like those seen within runs (pinged
+  by the rule), or a follow-up like those seen after runs (nobody waits: a miss once past
+  the TTL), each by its chance. A miss is priced at the write the request after it pays
+  (the model's retention), whatever this request was written with.
 
 What holds (tests/maintenance/test_keepalive.py): with no history, on any pause, the rule
 costs at most twice the offline optimum plus one ping (the rent-or-buy bound, plus the

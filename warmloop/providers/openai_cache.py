@@ -6,7 +6,10 @@
   opening; an explicit `prompt_cache_breakpoint` on the block that ends the stable opening
   (tools and instructions) lets every session of an agent read it;
 - `prompt_cache_options.ttl` sets the minimum lifetime of what a request writes: `30m` (the
-  default) or `12h` (Responses only), billed at different write rates.
+  default) or `12h` (Responses only), billed at different write rates. The SDK's reference
+  (openai 3.57, `PromptCacheOptions.ttl`): "the minimum lifetime applied to every implicit
+  and explicit cache breakpoint written by the request": a request's writes, not its
+  prompt, so the agent may choose it per request (`providers/keepalive.with_cache_ttl`).
 
 Before GPT-5.6 a longer retention costs nothing more (`prompt_cache_retention="24h"`: writes
 are not billed), so a model whose table entry sells one asks for it by default
