@@ -105,3 +105,24 @@ def test_a_stored_session_is_learned_once_and_the_memory_of_sessions_is_bounded(
     for n in range(2 * SESSIONS_REMEMBERED):
         learned.stored(f"other-{n}", StoredPauses())
     assert len(learned.sessions) == SESSIONS_REMEMBERED
+
+
+@given(
+    runs=st.lists(st.tuples(st.integers(1, 30), st.booleans(), st.booleans()), max_size=12),
+    sent=st.integers(0, 40),
+    first=st.booleans(),
+)
+def test_the_outlook_is_two_chances_that_never_add_up_past_one(
+    runs: list[tuple[int, bool, bool]], sent: int, first: bool
+) -> None:
+    learned = Learned()
+    for number, (length, was_first, followed) in enumerate(runs):
+        learned.finished(length, f"c{number}", at=float(number), first=was_first)
+        if followed:
+            learned.followed(f"c{number}", at=float(number) + 7_200.0)
+    goes_on, followed_after = learned.outlook(sent, first=first)
+    assert 0.0 <= goes_on <= 1.0
+    assert 0.0 <= followed_after <= 1.0
+    assert goes_on + followed_after <= 1.0 + 1e-12
+    if not any(followed for _, _, followed in runs):
+        assert followed_after == 0.0  # nobody ever came back: no follow-up to weigh
