@@ -8,16 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.keepalive import (
-    ARMS,
-    MODEL_SECONDS,
-    PROVIDERS,
-    Step,
-    WarmloopArm,
-    main,
-    measure,
-    sessions,
-)
+from benchmarks.keepalive import ARMS, WarmloopArm, main, measure
+from benchmarks.keepalive_sessions import MODEL_SECONDS, PROVIDERS, Step, sessions
 
 
 def test_every_arm_is_priced_on_every_provider_and_none_costs_the_most() -> None:
