@@ -315,9 +315,11 @@ async def test_a_stored_session_s_tool_times_are_the_next_run_s_history(tmp_path
     assert len(inner.keepalives) == 1
     assert agent.learned.pauses["tool:run_tests"][0] == 480.0
     assert run.requests[1].usage.cache_read_tokens >= run.requests[0].usage.prompt_tokens
-    # The run follows one another process finished: the gap since the session's last
-    # request is learned as a follow-up's, and this run ends as a follow-up.
+    # The run follows one another process finished: the stored run is learned, followed
+    # by this one (the gap since the session's last request), which ends as a follow-up.
     assert len(agent.learned.follow_ups) == 1
     assert agent.learned.follow_ups[0] >= 0.0
-    ends = [(end.conversation, end.first, end.followed) for end in agent.learned.run_ends]
-    assert ends == [(run.transcript.conversation, False, False)]
+    ends = [(end.requests, end.first, end.followed) for end in agent.learned.run_ends]
+    assert ends == [(2, True, True), (2, False, False)]
+    conversation = run.transcript.conversation
+    assert {end.conversation for end in agent.learned.run_ends} == {conversation}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -31,6 +33,7 @@ from warmloop.providers.keepalive import (
 )
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
+from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool
 from warmloop.transcript import Transcript
@@ -42,6 +45,7 @@ def lookup(city: str) -> str:
 
 
 SPECS: tuple[ToolSpec, ...] = (Tool.from_function(lookup).spec,)
+CITIES = "You answer questions about cities. " * 400  # ~3k tokens
 
 
 def transcript() -> Transcript:
@@ -216,13 +220,11 @@ def test_a_responses_request_written_for_12h_is_the_same_prompt_and_chat_is_left
     assert with_cache_ttl(chat, "12h") is chat
 
 
-async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h() -> None:
-    """GPT-5.6 through the official SDK: runs of two requests, each followed two hours
-    later (past the 30-minute default, within 12 hours). Once the agent has seen one run
-    end and be followed, the request likely to end a run (the second) goes out with
-    `prompt_cache_options.ttl` "12h", the rest with the default; the audit, reading the
-    bodies as sent, sees every request extend the one before (no bust)."""
-    bodies: list[dict[str, Any]] = []
+def gpt_5_6(bodies: list[dict[str, Any]]) -> OpenAIResponsesModel:
+    """GPT-5.6 through the official SDK over a mocked transport that records each body and
+    answers as the Responses API reference documents ("The response object"): `lookup`
+    first, then `submit` once a lookup's output is in the input; every input token
+    written (`usage.input_tokens_details.cache_write_tokens`)."""
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
@@ -259,13 +261,23 @@ async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_fo
         }
         return httpx2.Response(200, json=reply)
 
-    now = [0.0]
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
     client = openai.AsyncOpenAI(api_key="sk-test", http_client=http, max_retries=0)
+    return OpenAIResponsesModel("gpt-5.6-sol", client=client)
+
+
+async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h() -> None:
+    """GPT-5.6 through the official SDK: runs of two requests, each followed two hours
+    later (past the 30-minute default, within 12 hours). Once the agent has seen one run
+    end and be followed, the request likely to end a run (the second) goes out with
+    `prompt_cache_options.ttl` "12h", the rest with the default; the audit, reading the
+    bodies as sent, sees every request extend the one before (no bust)."""
+    bodies: list[dict[str, Any]] = []
+    now = [0.0]
     agent = Agent(
-        OpenAIResponsesModel("gpt-5.6-sol", client=client),
+        gpt_5_6(bodies),
         [Tool.from_function(lookup)],
-        instructions="You answer questions about cities. " * 400,  # ~3k tokens
+        instructions=CITIES,
         keepalive=KeepAlivePolicy(clock=lambda: now[0]),
     )
     run = await agent.run("Which country is Paris in?")
@@ -281,3 +293,25 @@ async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_fo
         assert after.startswith(before)
     assert all(record.prefix.bust is None for record in run.requests)
     assert agent.busts == []
+
+
+async def test_a_new_process_on_a_stored_session_weighs_the_follow_ups_it_stored(
+    tmp_path: Path,
+) -> None:
+    """The CLI's case: every run a new process. The stored session's first run was
+    followed two hours later (the times written in the store); a fresh agent running a
+    third run on it writes the request likely to end it (the second) for 12 hours."""
+    path = tmp_path / "sessions.db"
+    bodies: list[dict[str, Any]] = []
+    first = Agent(gpt_5_6(bodies), [Tool.from_function(lookup)], instructions=CITIES)
+    for task in ("Which country is Paris in?", "And again?"):
+        await first.run(task, session="cities", store=SQLiteStore(path))
+    with sqlite3.connect(path) as db:  # the second run came two hours after the first
+        for seq, sent_at in ((0, 1_000.0), (1, 1_010.0), (2, 8_210.0), (3, 8_220.0)):
+            db.execute("UPDATE requests SET sent_at = ? WHERE seq = ?", (sent_at, seq))
+    bodies.clear()
+    fresh = Agent(gpt_5_6(bodies), [Tool.from_function(lookup)], instructions=CITIES)
+    await fresh.run("Once more?", session="cities", store=SQLiteStore(path))
+    ttls = [body.get("prompt_cache_options", {}).get("ttl") for body in bodies]
+    assert ttls == [None, "12h"]
+    assert 7_200.0 in fresh.learned.follow_ups

@@ -88,9 +88,10 @@ class Learned:
         """The next request of a run went out `seconds` after the previous one."""
         self.gaps.append(max(0.0, seconds))
 
-    def stored(self, session: str, pauses: StoredPauses) -> None:
-        """A run starts on stored session `session`: learn the pauses its stored requests
-        show, once (a session this agent ran or read before is in its memory already)."""
+    def stored(self, session: str, pauses: StoredPauses, conversation: str = "") -> None:
+        """A run starts on stored session `session` (of `conversation`): learn the pauses
+        and runs its stored requests show, once (a session this agent ran or read before
+        is in its memory already)."""
         if session in self.sessions:
             return
         self.sessions.append(session)
@@ -98,6 +99,14 @@ class Learned:
             self.paused(kind, seconds)
         for seconds in pauses.gaps:
             self.gap(seconds)
+        # Its runs' ends, and the follow-ups after them. Only a session being continued is
+        # opened, so these lean towards runs that were followed: the session's own record.
+        for run in pauses.runs:
+            followed = run.follow_up is not None
+            ended = RunEnd(conversation, run.requests, run.first, followed=followed)
+            self.run_ends.append(ended)
+            if run.follow_up is not None:
+                self.follow_ups.append(run.follow_up)
 
     def finished(
         self,

@@ -124,7 +124,9 @@ class Runner:
     def __post_init__(self) -> None:
         if self.hook is not None:
             self.transcript = self.hook.transcript  # a stored session continues in place
-            self.learned.stored(self.hook.lease.session_id, self.hook.pauses)
+            self.learned.stored(
+                self.hook.lease.session_id, self.hook.pauses, self.transcript.conversation
+            )
         elif self.history is not None:
             self.transcript = self.history.fork()
         else:

@@ -1,5 +1,6 @@
 """What a stored session's request times say about its pauses: how long each tool call
-kept the conversation waiting, and the gaps between the requests of a step, read from the
+kept the conversation waiting, the gaps between the requests of a step, and its runs (how
+many requests each sent, and how long after each the next run began), read from the
 `sent_at` the store recorded for each request. The agent learns them (`Learned.stored`)
 when a run starts on the session, so its keep-alive rule has a history from the first
 pause of a new process on.
@@ -10,27 +11,51 @@ next is then the pause of the first call's tool (`tool:<name>`, measured on the 
 clock from the request, as a live run measures it). A user turn between them (a new run's
 task, a correction, an extract request), a rewrite's summary, or a call a stopped process
 left "interrupted" is no such pause, and is not read.
+
+A run begins with its task: a user turn (not an extract request) that does not answer an
+assistant turn. A correction answers the unparseable turn just before it; a task follows
+the instructions, the previous run's last result, or a notice.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from warmloop.messages import AnnouncedTool, AssistantTurn, Message, Notice, ToolResult
+from warmloop.messages import (
+    AnnouncedTool,
+    AssistantTurn,
+    Message,
+    Notice,
+    ToolResult,
+    UserText,
+)
 from warmloop.sessions.records import StoredRequest
 from warmloop.tools.gateway import SUBMIT
 from warmloop.transcript import Transcript
 
 
 @dataclass(frozen=True)
+class StoredRun:
+    """One run of a stored session: the requests it sent, whether it was the session's
+    first, and the seconds from its last request to the next run's first (None: no run
+    came after it, or a request's time is missing)."""
+
+    requests: int
+    first: bool
+    follow_up: float | None = None
+
+
+@dataclass(frozen=True)
 class StoredPauses:
-    """A stored session's pauses, oldest first: (kind, seconds) of each tool pause, and
-    the seconds between the requests of each step."""
+    """A stored session's pauses, oldest first: (kind, seconds) of each tool pause, the
+    seconds between the requests of each step, and its runs."""
 
     pauses: tuple[tuple[str, float], ...] = ()
     gaps: tuple[float, ...] = ()
+    runs: tuple[StoredRun, ...] = ()
 
 
 def stored_pauses(
@@ -59,7 +84,38 @@ def stored_pauses(
         slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
         if slow is not None:
             pauses.append((f"tool:{slow}", seconds))
-    return StoredPauses(tuple(pauses), tuple(gaps))
+    return StoredPauses(tuple(pauses), tuple(gaps), stored_runs(messages, requests))
+
+
+def stored_runs(
+    messages: Sequence[Message], requests: Sequence[StoredRequest]
+) -> tuple[StoredRun, ...]:
+    """The runs `requests` (at their turns' positions in `messages`) fall into."""
+    starts = [i for i in range(len(messages)) if _task(messages, i)]
+    runs: list[list[StoredRequest]] = [[] for _ in starts]
+    for request in requests:
+        run = bisect_right(starts, request.position) - 1
+        if run >= 0:
+            runs[run].append(request)
+    found: list[StoredRun] = []
+    for number, own in enumerate(runs):
+        after = runs[number + 1] if number + 1 < len(runs) else []
+        gap = None
+        if own and after and own[-1].sent_at > 0 and after[0].sent_at >= own[-1].sent_at:
+            gap = after[0].sent_at - own[-1].sent_at
+        if own:  # a run that sent nothing (stopped before its first request) is skipped
+            found.append(StoredRun(len(own), not found, gap))
+    return tuple(found)
+
+
+def _task(messages: Sequence[Message], index: int) -> bool:
+    """Whether the message at `index` is a run's task (see the module docstring)."""
+    message = messages[index]
+    if not isinstance(message, UserText) or message.only_tool:
+        return False
+    earlier = (messages[i] for i in range(index - 1, -1, -1))
+    before = next((m for m in earlier if not isinstance(m, AnnouncedTool | Notice)), None)
+    return not isinstance(before, AssistantTurn)
 
 
 def _tool_side(message: Message, interrupted: str) -> bool:
