@@ -53,8 +53,6 @@ class RunPauses:
     last_ttl: str | None = None
     """The TTL the last request was written with, when not the model's own."""
     chosen_ttl: str | None = None
-    requests: int = 0
-    """Requests this run has sent."""
     first: bool = True
     """This run is its conversation's first (not a follow-up)."""
     pingers: list[Pinger] = field(default_factory=list)
@@ -73,7 +71,6 @@ class RunPauses:
         if self.last is not None and self.policy is not None:
             self.learned.gap(at - self.last_at)
         self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
-        self.requests += 1
         self.cold_prompt, self.last_chars = cold_tokens, chars
         self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
 
@@ -91,11 +88,11 @@ class RunPauses:
         at = self.last_at if self.policy is not None and self.last is not None else None
         self.learned.finished(requests, conversation, at, first=self.first)
 
-    def with_retention(self, rendered: Rendered, facts: ModelFacts) -> Rendered:
-        """The request to send: written with a longer TTL where `longer_retention` picks
-        one from what this agent saw follow its requests (the gaps within its runs, and
-        the follow-ups after their ends, by the chance that this request is its run's
-        last)."""
+    def with_retention(self, rendered: Rendered, facts: ModelFacts, sent: int) -> Rendered:
+        """The request to send, after `sent` of this run: written with a longer TTL where
+        `longer_retention` picks one from what this agent saw follow its requests (the
+        gaps within its runs, and the follow-ups after their ends, by the chance that this
+        request is its run's last)."""
         self.chosen_ttl = None
         if self.policy is None:
             return rendered
@@ -110,7 +107,7 @@ class RunPauses:
             self.learned.gaps,
             cold_tokens=self.cold_prompt,
             follow_ups=self.learned.follow_ups,
-            shares=self.learned.outlook(self.requests, first=self.first),
+            shares=self.learned.outlook(sent, first=self.first),
         )
         if longer is None:
             return rendered

@@ -318,7 +318,8 @@ class Runner:
         model = self.settings.model
         rendered = await self.maintain(model.render(self.transcript, self.settings.tool_specs))
         check = self.check(rendered)
-        sending = self.pauses.with_retention(rendered, self.facts)  # markers only: same prompt
+        # What it writes lives longer, perhaps: markers and a TTL only, the same prompt.
+        sending = self.pauses.with_retention(rendered, self.facts, len(self.requests))
         sent_at, started, clock = time.time(), time.perf_counter(), self.pauses.now()
         try:
             try:
