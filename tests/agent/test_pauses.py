@@ -98,12 +98,12 @@ def test_the_outlook_reads_the_runs_end_from_their_lengths_and_follow_ups_from_t
 def test_a_stored_session_is_learned_once_and_the_memory_of_sessions_is_bounded() -> None:
     learned = Learned()
     stored = StoredPauses(pauses=(("tool:run_tests", 480.0),), gaps=(490.0,))
-    learned.stored("s-1", stored)
-    learned.stored("s-1", stored)  # the same session opened again: nothing learned twice
+    learned.stored("s-1", stored, "c-1")
+    learned.stored("s-1", stored, "c-1")  # the same session opened again: nothing learned twice
     assert list(learned.pauses["tool:run_tests"]) == [480.0]
     assert list(learned.gaps) == [490.0]
     for n in range(2 * SESSIONS_REMEMBERED):
-        learned.stored(f"other-{n}", StoredPauses())
+        learned.stored(f"other-{n}", StoredPauses(), f"c-{n}")
     assert len(learned.sessions) == SESSIONS_REMEMBERED
 
 

@@ -88,7 +88,7 @@ class Learned:
         """The next request of a run went out `seconds` after the previous one."""
         self.gaps.append(max(0.0, seconds))
 
-    def stored(self, session: str, pauses: StoredPauses, conversation: str = "") -> None:
+    def stored(self, session: str, pauses: StoredPauses, conversation: str) -> None:
         """A run starts on stored session `session` (of `conversation`): learn the pauses
         and runs its stored requests show, once (a session this agent ran or read before
         is in its memory already)."""
@@ -109,19 +109,13 @@ class Learned:
                 self.follow_ups.append(run.follow_up)
 
     def finished(
-        self,
-        requests: int,
-        conversation: str | None = None,
-        at: float | None = None,
-        *,
-        first: bool = True,
+        self, requests: int, conversation: str, at: float | None = None, *, first: bool = True
     ) -> None:
-        """A run ended with outputs after `requests` requests; with `conversation`, a run
-        that may be followed (`at`: its last request's time on the keep-alive clock;
-        `first`: its conversation's first run)."""
+        """A run on `conversation` ended with outputs after `requests` requests, a run that
+        may be followed (`at`: its last request's time on the keep-alive clock; `first`:
+        its conversation's first run)."""
         self.run_lengths.append(requests)
-        if conversation is not None:
-            self.run_ends.append(RunEnd(conversation, requests, first, at))
+        self.run_ends.append(RunEnd(conversation, requests, first, at))
 
     def followed(self, conversation: str, at: float, since: float | None = None) -> None:
         """A new run starts on `conversation` at `at` (the keep-alive clock): the gap from
