@@ -181,7 +181,14 @@ Ledgers = dict[str, dict[str, dict[str, float]]]
 """Provider -> arm -> dollars by pause kind (`Pricer.ledger`)."""
 
 
-def measure(count: int, seed: int, ledgers: Ledgers | None = None) -> dict[str, dict[str, float]]:
+Longer = dict[str, tuple[int, int, int, int]]
+"""Provider -> warmloop's requests, those written with a longer TTL than the model's, the
+runs a follow-up came after, and how many of those ended with a longer write."""
+
+
+def measure(
+    count: int, seed: int, ledgers: Ledgers | None = None, longer: Longer | None = None
+) -> dict[str, dict[str, float]]:
     drawn = sessions(count, seed)
     results: dict[str, dict[str, float]] = {}
     for provider in PROVIDERS:
@@ -191,12 +198,21 @@ def measure(count: int, seed: int, ledgers: Ledgers | None = None) -> dict[str, 
         ratio = prices.rates.output / prices.rates.input
         row: dict[str, float] = {}
         for name, make in ARMS:
-            arm, ledger = make(), dict[str, float]()
-            row[name] = sum(
-                price_session(profile, s, arm(profile, s, ratio), ledger) for s in drawn
-            )
+            arm, ledger, total = make(), dict[str, float](), 0.0
+            requests = longer_writes = followed = followed_longer = 0
+            for steps in drawn:
+                plans = arm(profile, steps, ratio)
+                total += price_session(profile, steps, plans, ledger)
+                for step, plan in zip(steps, plans, strict=True):
+                    long = plan.retention.name != profile.ttl
+                    requests, longer_writes = requests + 1, longer_writes + long
+                    if step.kind == "followup":
+                        followed, followed_longer = followed + 1, followed_longer + long
+            row[name] = total
             if ledgers is not None:
                 ledgers.setdefault(provider.label, {})[name] = ledger
+            if longer is not None and name == "warmloop":
+                longer[provider.label] = (requests, longer_writes, followed, followed_longer)
         results[provider.label] = row
     return results
 
@@ -264,10 +280,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--plot", type=Path, default=None, help="write the chart here")
     args = parser.parse_args(argv)
     ledgers: Ledgers = {}
-    results = measure(args.sessions, args.seed, ledgers)
+    longer: Longer = {}
+    results = measure(args.sessions, args.seed, ledgers, longer)
     print(table(results))
     print()
     print(gaps(ledgers))
+    print()
+    for label, (requests, written, followed, ended) in longer.items():
+        if written:
+            print(
+                f"{label}: warmloop wrote {written:,} of {requests:,} requests with a longer "
+                f"TTL, and the last request of {ended} of the {followed} runs followed up"
+            )
     if args.plot is not None:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
