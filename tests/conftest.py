@@ -17,12 +17,24 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support.wire import WireLog, wire_stream
 from warmloop.agent.agent import Agent
 from warmloop.providers.scripted import ScriptedModel
 
 pytest_plugins = ["tests.support.stores"]  # store fixtures: each store on SQLite and PostgreSQL
+
+# No test may depend on the machine's speed: Hypothesis's per-example deadline (200 ms by
+# default) and its too-slow health check fail a property test on a loaded machine, not on a
+# wrong result. One profile for the whole suite, loaded here; a test's own @settings
+# still sets its example count.
+settings.register_profile(
+    "warmloop",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("warmloop")
 
 
 @pytest.fixture
