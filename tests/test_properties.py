@@ -146,7 +146,5 @@ def test_guard_reports_the_first_differing_position(
 def test_the_suite_runs_hypothesis_without_a_deadline() -> None:
     """A loaded machine must not fail a property test: the suite's profile has no deadline
     and no too-slow health check (tests/conftest.py loads it)."""
-    from hypothesis import HealthCheck, settings
-
     assert settings().deadline is None
     assert HealthCheck.too_slow in settings().suppress_health_check
