@@ -27,7 +27,7 @@ def run_example(
         text=True,
         env={**os.environ, **env},
         cwd=cwd,
-        timeout=120,
+        timeout=600,  # a hang guard only
         check=False,
     )
 

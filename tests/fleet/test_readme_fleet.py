@@ -58,7 +58,7 @@ def test_the_readme_fleet_commands_run_as_written(fleet_db: str, tmp_path: Path)
                 cwd=tmp_path,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=1_200,  # a hang guard only
                 check=True,
             )
             batch = submitted.stdout.strip()
@@ -68,7 +68,7 @@ def test_the_readme_fleet_commands_run_as_written(fleet_db: str, tmp_path: Path)
                 cwd=tmp_path,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=1_200,  # a hang guard only
                 check=True,
             )
         finally:

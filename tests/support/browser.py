@@ -28,7 +28,7 @@ FLAGS = (
     "--remote-debugging-port=0",
     "--window-size=1400,1000",
 )
-START_SECONDS = 30
+START_SECONDS = 300  # a hang guard for a loaded machine, never a timing
 
 
 def chromium_binary() -> str | None:
