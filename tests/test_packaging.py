@@ -1,6 +1,6 @@
 """What a release ships: the check `scripts/extras.sh` runs on the built wheel and sdist
-(the library only, nothing it needs left out) and the tools it builds and checks them with. The
-real build, `twine check` and installs run in `scripts/extras.sh`."""
+(the library only, nothing it needs left out), the tools it builds and checks them with,
+and the changelog. The real build, `twine check` and installs run in `scripts/extras.sh`."""
 
 from __future__ import annotations
 
@@ -102,3 +102,11 @@ def test_the_dev_extra_installs_the_tools_extras_sh_builds_and_checks_with() -> 
     assert {"build", "twine"} <= dev
     assert (ROOT / "LICENSE").is_file()
     assert pyproject["project"]["license-files"] == ["LICENSE"]
+
+
+def test_the_changelog_opens_with_the_unreleased_changes() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    sections = [line for line in changelog.splitlines() if line.startswith("## ")]
+    assert sections[0] == "## Unreleased"
+    unreleased = changelog.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
+    assert "\n- " in unreleased
