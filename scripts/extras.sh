@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Install warmloop with each extra (none, anthropic, gemini, local) into its own clean venv
-# and select and render with that extra's providers (scripts/extras_smoke.py), so a missing
-# or undeclared dependency fails here rather than for a user after `pip install`.
-# Kept fast: the project is built into a wheel once; no pip bootstrap per venv (the project
-# venv's pip installs into each); every other wheel comes from pip's cache (llama-cpp-python's
-# built wheel included, so nothing is compiled); the four installs run side by side.
+# Build warmloop's sdist and wheel as a release would (`python -m build`: the wheel from the
+# sdist), check them as the package index would (`twine check`) and that they hold the
+# library only (scripts/dist_contents.py). Then install the wheel with each extra (none,
+# anthropic, gemini, local) into its own clean venv, select and render with that extra's
+# providers and run the README's first example from it (scripts/extras_smoke.py), so a
+# missing or undeclared dependency fails here rather than for a user after `pip install`.
+# Kept fast: the project is built once; no pip bootstrap per venv (the project venv's pip
+# installs into each); every other wheel comes from pip's cache (llama-cpp-python's built
+# wheel included, so nothing is compiled); the four installs run side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 pip=(.venv/bin/python -m pip)
 work="$(mktemp -d "${TMPDIR:-/tmp}/warmloop-extras.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-"${pip[@]}" wheel --quiet --no-deps --wheel-dir "$work/dist" "$root"
+.venv/bin/python -m build --quiet --outdir "$work/dist" "$root" >"$work/build.log" 2>&1 ||
+  { grep -v '^WARNING: Location' "$work/build.log" >&2; exit 1; }
+.venv/bin/python -m twine --no-color check --strict "$work"/dist/*
+.venv/bin/python scripts/dist_contents.py "$work/dist"
 wheel="$(ls "$work"/dist/warmloop-*.whl)"
 
 check() {
@@ -40,5 +46,5 @@ for i in "${!pids[@]}"; do
     failed=1
   fi
 done
-[[ "$failed" == 0 ]] && echo "extras: none, anthropic, gemini and local each install and select their providers"
+[[ "$failed" == 0 ]] && echo "extras: none, anthropic, gemini and local each install, select their providers and run the first example"
 exit "$failed"

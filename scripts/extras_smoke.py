@@ -1,5 +1,6 @@
 """Run inside a clean venv holding warmloop with one extra: select and render with each
-provider that extra brings, and check what it must not bring.
+provider that extra brings, check what it must not bring, and run the README's first
+example on the scripted model (it needs no key) against the installed package.
 
     python scripts/extras_smoke.py none|anthropic|gemini|local
 
@@ -12,11 +13,16 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import re
+import subprocess
 import sys
+from pathlib import Path
 
+import warmloop
 from warmloop import ConfigurationError, ProviderError, SystemText, Transcript, UserText, tool
 from warmloop.providers.select import resolve_model
 
+CHECKOUT = Path(__file__).resolve().parent.parent
 CLOSED = "http://127.0.0.1:9"
 """A port nothing listens on: requests fail at once with a connection error."""
 
@@ -101,8 +107,32 @@ async def network_failure_is_a_provider_error() -> None:
     check(False, "a request to a closed port succeeded")
 
 
+def first_example() -> None:
+    """The README's first example on the scripted model (it needs no key), as a user who
+    installed the wheel would run it: in a fresh interpreter, outside the checkout."""
+    installed_at = Path(warmloop.__file__).resolve()
+    check(
+        CHECKOUT not in installed_at.parents,
+        f"warmloop is imported from the installed wheel, not the checkout ({installed_at})",
+    )
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    keyless = [code for code in examples if "ScriptedModel(" in code]
+    check(bool(keyless), "the README has an example on the scripted model")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.endswith("_API_KEY")}
+    result = subprocess.run(
+        [sys.executable, "-c", keyless[0]], capture_output=True, text=True, env=env, check=False
+    )
+    check(
+        result.returncode == 0 and result.stderr == "",
+        f"the README's scripted-model example runs (exit {result.returncode}): {result.stderr}",
+    )
+    print("ok: the README's scripted-model example runs from the installed wheel")
+
+
 def main(extra: str) -> None:
     check(extra in SPECS, f"known extra (none, anthropic, gemini, local), got {extra!r}")
+    first_example()
     for variable in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
         os.environ.setdefault(variable, "smoke-test-key")
     if extra in SDKS:
