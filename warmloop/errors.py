@@ -60,6 +60,11 @@ class SessionBusy(SessionError):
     Retry once it has finished, or after its lease expires if it was killed."""
 
 
+class FleetUnavailable(WarmloopError):
+    """A fleet's PostgreSQL database could not be reached (down, restarting, a wrong URL);
+    the message names it without its credentials."""
+
+
 class ToolFailed(WarmloopError):
     """A tool reports that it failed (a remote tool's error result, a server that stopped);
     the message is what the model is told, as a tool error."""

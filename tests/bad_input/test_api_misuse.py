@@ -171,3 +171,116 @@ async def test_a_callback_that_raises_ends_the_run_with_the_transcript() -> None
     expect(outcome, "RunAborted:callback bug")
     check_outcome(outcome, model=model)
     assert isinstance(outcome.error, WarmloopError)
+
+
+# Round three (issue 30): the fleet's CLI. Each case runs `python -m warmloop` in a child
+# process (its memory capped, so a read without bound fails instead of filling the machine)
+# and expects one line saying what was wrong, exit code 1, no traceback, no password.
+
+FLEET_PASSWORD = "fleet-PASSWORD-5b2e"
+DOWN_DB = f"postgresql://fleet:{FLEET_PASSWORD}@127.0.0.1:1/fleet"
+"""A fleet database nothing listens on (port 1 refuses at once)."""
+CHILD_MEMORY = 2 * 2**30
+CHILD_LIVENESS_SECONDS = 120.0
+"""A guard against a hang (a FIFO opened for reading), far above what a case needs."""
+
+
+def _warmloop_cli(*args: str) -> tuple[int, str]:
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
+
+    root = Path(__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("WARMLOOP_FLEET_DB", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "warmloop", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        preexec_fn=capped,
+        timeout=CHILD_LIVENESS_SECONDS,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _one_line_error(code: int, output: str, says: str) -> None:
+    assert code == 1, output
+    assert "Traceback" not in output, output
+    assert FLEET_PASSWORD not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, output
+    assert says in errors[0], output
+
+
+BATCH_FILES: dict[str, tuple[bytes, str]] = {
+    "not-utf-8": (b'{"agent": "a", "task": "caf\xe9"}\n', "line 1: not UTF-8"),
+    "nested-100000-levels": (
+        b'{"agent": "a", "inputs": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}\n",
+        "line 1: nested too deeply",
+    ),
+    "a-5000-digit-integer": (
+        b'{"agent": "a", "inputs": {"n": ' + b"7" * 5000 + b"}}\n",
+        "line 1: not a task's JSON",
+    ),
+}
+
+
+@pytest.mark.parametrize("row", list(BATCH_FILES))
+def test_a_batch_file_no_task_can_be_read_from_is_one_line(row: str, tmp_path: Any) -> None:
+    data, says = BATCH_FILES[row]
+    batch = tmp_path / "tasks.jsonl"
+    batch.write_bytes(data)
+    _one_line_error(*_warmloop_cli("batch", "submit", str(batch), "--db", DOWN_DB), says)
+
+
+def test_batch_submit_refuses_a_fifo_and_an_endless_device(tmp_path: Any) -> None:
+    import os
+
+    fifo = tmp_path / "tasks.jsonl"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        code, output = _warmloop_cli("batch", "submit", path, "--db", DOWN_DB)
+        _one_line_error(code, output, "not a regular file")
+
+
+@pytest.mark.parametrize("command", ["submit", "status", "worker"])
+def test_the_fleet_commands_say_a_database_that_is_down_in_one_line(
+    command: str, tmp_path: Any
+) -> None:
+    batch = tmp_path / "tasks.jsonl"
+    batch.write_text('{"agent": "a", "task": "x"}\n', encoding="utf-8")
+    args = {
+        "submit": ("batch", "submit", str(batch)),
+        "status": ("batch", "status", "b1"),
+        "worker": ("worker", "--agents", "tests.fleet.agents:registry", "--name", "w1"),
+    }[command]
+    _one_line_error(*_warmloop_cli(*args, "--db", DOWN_DB), "reach")
+
+
+def test_a_fleet_url_that_is_not_postgresql_is_shown_without_its_password(tmp_path: Any) -> None:
+    batch = tmp_path / "tasks.jsonl"
+    batch.write_text('{"agent": "a", "task": "x"}\n', encoding="utf-8")
+    url = f"mysql://fleet:{FLEET_PASSWORD}@db/fleet"
+    code, output = _warmloop_cli("batch", "submit", str(batch), "--db", url)
+    _one_line_error(code, output, "mysql://***@db/fleet")
+
+
+def test_an_agent_factory_that_raises_is_a_configuration_error_naming_it() -> None:
+    import os
+
+    from warmloop.fleet.registry import AgentRegistry
+
+    def needs_a_variable() -> Agent:
+        return Agent(ScriptedModel(), instructions=os.environ["WARMLOOP_NO_SUCH_VARIABLE"])
+
+    registry = AgentRegistry({"triage": needs_a_variable})
+    with pytest.raises(ConfigurationError, match=r"agent 'triage': its factory failed.*KeyError"):
+        registry.build("triage")

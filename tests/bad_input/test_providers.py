@@ -268,3 +268,59 @@ async def test_a_self_hosted_host_that_refuses_undocumented_fields_still_answers
     outcome = await exercise(Agent(model), "Answer.")
     check_outcome(outcome, answered=1)
     expect(outcome, "ok")
+
+
+# Round three (issue 30): a 429's Retry-After in the fleet. A hint of inf, nan or 1e309 is
+# no wait a client can keep; a key's fleet-wide pause stays bounded; a NaN or infinite
+# pause already stored never outlasts the next real one.
+
+IMPOSSIBLE_HINTS = ["inf", "nan", "1e309", "-inf", "Infinity"]
+
+
+@pytest.mark.parametrize("hint", IMPOSSIBLE_HINTS)
+def test_an_impossible_retry_after_is_no_hint(hint: str) -> None:
+    from warmloop.providers.failures import hinted_wait
+
+    assert hinted_wait({"retry-after": hint}) is None
+    assert hinted_wait({"retry-after-ms": hint}) is None
+
+
+@pytest.mark.parametrize("stored", [float("inf"), float("nan"), 1e300])
+def test_a_stored_pause_of_any_size_holds_a_key_back_an_hour_at_most(stored: float) -> None:
+    from warmloop.fleet.window import MAX_PAUSE_SECONDS, Limit, wait_seconds
+
+    wait = wait_seconds([], 1000.0, Limit(requests_per_minute=10), 1, stored)
+    assert 0.0 <= wait <= MAX_PAUSE_SECONDS
+
+
+def test_the_fleet_limiter_bounds_a_pause_and_lets_a_real_one_replace_a_nan() -> None:
+    import asyncio
+    import secrets
+
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    from tests.support.stores import _server_url, admin, with_database
+    from warmloop.fleet.ratelimit import SharedLimiter
+    from warmloop.fleet.window import MAX_PAUSE_SECONDS
+
+    server = _server_url()
+    name = "warmloop_fleet_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    limiter = SharedLimiter(with_database(server, name), clock=lambda: 1000.0)
+    try:
+
+        def paused(key: str) -> float:
+            row = limiter._db.execute(
+                "SELECT paused_until FROM warmloop_limits.keys WHERE key = %s", (key,)
+            ).fetchone()
+            assert row is not None
+            return float(row[0])
+
+        asyncio.run(limiter.pause("forever", float("inf")))
+        assert paused("forever") == 1000.0 + MAX_PAUSE_SECONDS
+        asyncio.run(limiter.pause("nan", float("nan")))
+        limiter._pause("nan", float("nan"))  # as an unchecked earlier warmloop stored it
+        asyncio.run(limiter.pause("nan", 5.0))
+        assert paused("nan") == 1005.0
+    finally:
+        limiter.close()
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

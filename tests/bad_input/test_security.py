@@ -916,3 +916,63 @@ def test_checking_against_an_unusable_schema_is_refused_whoever_asks(
     schema = UNUSABLE_SCHEMAS.get(row) or MCP_CASES[row].input_schema
     with liveness(capsys), pytest.raises(remote_schema.Uncheckable, match="its schema"):
         remote_schema.problems(schema, {BACKTRACKS: 1})
+
+
+# Round three (issue 30): the fleet. DBOS stores a workflow's input as the row's
+# `serialization` column says, and its readers unpickle a row that says py_pickle: one
+# written by whoever can write the fleet's database must never be unpickled by a reader.
+
+
+class _Planted:
+    """A pickle that, when loaded, creates the file it names (a stand-in for any code)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (Path(self.marker),))
+
+
+def test_batch_status_never_unpickles_a_row_written_into_the_fleet_database(
+    tmp_path: Path,
+) -> None:
+    import base64
+    import pickle
+    import secrets
+
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    import psycopg
+    from click.testing import CliRunner
+
+    from tests.support.stores import _server_url, admin, with_database
+    from warmloop.cli.main import main
+    from warmloop.fleet.client import Fleet
+    from warmloop.fleet.tasks import Task
+
+    server = _server_url()
+    name = "warmloop_fleet_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    try:
+        url = with_database(server, name)
+        with Fleet(url) as fleet:
+            planted = fleet.submit(Task("a", "Honest task."), workflow_id="bplant-00000")
+        marker = tmp_path / "ran"
+        payload = {"args": (_Planted(str(marker)),), "kwargs": {}}
+        pickled = base64.b64encode(pickle.dumps(payload)).decode()
+        with psycopg.connect(url, autocommit=True) as db:
+            for table in ("workflow_status", "workflow_input"):
+                db.execute(
+                    f"UPDATE dbos.{table} SET inputs = %s WHERE workflow_uuid = %s",
+                    (pickled, planted),
+                )
+            db.execute(
+                "UPDATE dbos.workflow_status SET serialization = 'py_pickle'"
+                " WHERE workflow_uuid = %s",
+                (planted,),
+            )
+        result = CliRunner().invoke(main, ["batch", "status", "bplant", "--db", url, "--json"])
+        assert not marker.exists(), "a reader of the batch unpickled a planted row"
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "not read" in result.output, result.output
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

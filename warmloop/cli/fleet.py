@@ -126,7 +126,10 @@ def worker(
     signal.signal(signal.SIGINT, stopping)
     err = console(stderr=True)
     err.print(Text(f"worker {name}: agents {', '.join(registry.names)}; queue {queue}"))
-    serve(db, registry, name=name, queues=[spec], recover=recover, limit=limit, stop=stop)
+    try:
+        serve(db, registry, name=name, queues=[spec], recover=recover, limit=limit, stop=stop)
+    except WarmloopError as exc:  # the database down or unreachable
+        fail(str(exc))
 
 
 @click.group()
@@ -142,13 +145,12 @@ def batch() -> None:
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
 def submit(file: Path, db: str, queue: str, no_warm: bool, wait: bool) -> None:
     """Enqueue every task of FILE (one JSON object a line); prints the batch id."""
-    from warmloop.fleet.tasks import read_batch
-
     try:
-        with file.open(encoding="utf-8") as lines:
-            tasks = read_batch(lines, str(file))
-    except OSError as exc:
-        fail(f"cannot read {file}: {exc.strerror}")
+        from warmloop.fleet.tasks import load_batch
+    except ImportError as exc:
+        fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
+    try:
+        tasks = load_batch(file)
     except WarmloopError as exc:
         fail(str(exc))
     err = console(stderr=True)
@@ -163,6 +165,8 @@ def submit(file: Path, db: str, queue: str, no_warm: bool, wait: bool) -> None:
         click.echo(batch_id)
         if wait:
             _follow(fleet, batch_id)
+    except WarmloopError as exc:
+        fail(str(exc))
     finally:
         fleet.close()
 

@@ -19,11 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbos import DBOS, DBOSClient
+import psycopg
+from dbos import DBOS, DBOSClient, EnqueueOptions
 
 from warmloop.errors import ConfigurationError
+from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
+from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.providers.redact import redact_url
 from warmloop.sessions.locate import open_store
 
 WARM_POLL_SECONDS = 0.2
@@ -92,14 +96,34 @@ class Fleet:
     def __init__(self, url: str) -> None:
         if not url.startswith(("postgresql://", "postgres://")):
             raise ConfigurationError(
-                f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {url!r}"
+                f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
             )
         self.url = url
-        DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
-        self._client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+        try:
+            DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
+            self._client = DBOSClient(
+                system_database_url=url,
+                application_name=APP_NAME,
+                serializer=SERIALIZER,
+                retry_connection_errors=False,  # a database that is down is said, not waited on
+            )
+        except DATABASE_ERRORS as exc:
+            raise unreachable(url, exc) from None
+        self._db: psycopg.Connection[Any] | None = None
 
     def close(self) -> None:
         self._client.destroy()
+        if self._db is not None:
+            self._db.close()
+
+    def _stored(self, workflow_ids: list[str]) -> dict[str, Stored]:
+        """The tasks' stored values, read as JSON only (`stored`)."""
+        try:
+            if self._db is None or self._db.broken:
+                self._db = psycopg.connect(self.url, autocommit=True)
+            return read_stored(self._db, workflow_ids)
+        except psycopg.Error as exc:
+            raise unreachable(self.url, exc) from None
 
     def __enter__(self) -> Fleet:
         return self
@@ -110,15 +134,16 @@ class Fleet:
     def submit(self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "") -> str:
         """Enqueue one task; returns its id (DBOS's workflow id). Submitting an id again
         attaches to the task already there (it never runs twice)."""
-        return self._client.enqueue(
-            {
-                "queue_name": queue,
-                "workflow_name": WORKFLOW,
-                "workflow_id": workflow_id or f"t{secrets.token_hex(8)}",
-                "app_version": APP_VERSION,
-            },
-            task.to_json(),
-        ).get_workflow_id()
+        options: EnqueueOptions = {
+            "queue_name": queue,
+            "workflow_name": WORKFLOW,
+            "workflow_id": workflow_id or f"t{secrets.token_hex(8)}",
+            "app_version": APP_VERSION,
+        }
+        try:
+            return self._client.enqueue(options, task.to_json()).get_workflow_id()
+        except DATABASE_ERRORS as exc:
+            raise unreachable(self.url, exc) from None
 
     def submit_batch(
         self,
@@ -157,7 +182,10 @@ class Fleet:
             while waiting and time.monotonic() < deadline:
                 for workflow_id, task in list(waiting.items()):
                     info = store.info(task.session or workflow_id)
-                    done = self._client.retrieve_workflow(workflow_id).get_status()
+                    try:
+                        done = self._client.retrieve_workflow(workflow_id).get_status()
+                    except DATABASE_ERRORS as exc:
+                        raise unreachable(self.url, exc) from None
                     if (info is not None and info.requests > 0) or done.status in FINISHED:
                         del waiting[workflow_id]
                 if waiting:
@@ -168,23 +196,44 @@ class Fleet:
 
     def status(self, batch: str) -> BatchStatus:
         """Every task of `batch`, in submission order."""
-        found = self._client.list_workflows(workflow_id_prefix=f"{batch}-", name=WORKFLOW)
-        if not found:
+        states = self._states(workflow_id_prefix=f"{batch}-", name=WORKFLOW)
+        if not states:
             raise ConfigurationError(f"no batch {batch!r} in this fleet")
-        states = [self._state(w) for w in found]
         return BatchStatus(batch, sorted(states, key=lambda s: s.workflow_id))
 
     def task(self, workflow_id: str) -> TaskState:
         """One task by its id."""
-        found = self._client.list_workflows(workflow_ids=[workflow_id])
+        found = self._states(workflow_ids=[workflow_id])
         if not found:
             raise ConfigurationError(f"no task {workflow_id!r} in this fleet")
-        return self._state(found[0])
+        return found[0]
 
-    def _state(self, workflow: Any) -> TaskState:
-        args = (workflow.input or {}).get("args") or ()
-        task = Task.from_json(args[0] if args else None, f"task {workflow.workflow_id}")
-        output = workflow.output
-        result = TaskResult.from_json(output) if isinstance(output, dict) else None
-        error = str(workflow.error) if workflow.error is not None else ""
-        return TaskState(workflow.workflow_id, task, str(workflow.status), result, error)
+    def _states(self, **query: Any) -> list[TaskState]:
+        """The tasks DBOS lists for `query`; their values read by `_stored`, never by DBOS
+        (which would unpickle a row that says it is a pickle)."""
+        try:
+            found = self._client.list_workflows(load_input=False, load_output=False, **query)
+        except DATABASE_ERRORS as exc:
+            raise unreachable(self.url, exc) from None
+        stored = self._stored([w.workflow_id for w in found])
+        return [
+            _task_state(w.workflow_id, str(w.status), stored.get(w.workflow_id, Stored()))
+            for w in found
+        ]
+
+
+def _task_state(workflow_id: str, status: str, stored: Stored) -> TaskState:
+    """A task's state from its stored values; one that cannot be read is a failed task
+    saying why (the others of its batch are still shown)."""
+    where = f"task {workflow_id}"
+    problem = stored.unreadable
+    if not problem:
+        try:
+            task = Task.from_json(stored.task, where)
+            output = stored.output
+            result = TaskResult.from_json(output) if isinstance(output, dict) else None
+            return TaskState(workflow_id, task, status, result, stored.error)
+        except (ConfigurationError, KeyError, TypeError) as exc:
+            problem = str(exc)
+    unknown = Task("unknown", "(unreadable)", id=None)
+    return TaskState(workflow_id, unknown, "ERROR", None, f"{where}: {problem}")

@@ -31,6 +31,14 @@ MAX_WAIT_SECONDS = 300.0
 paused for the other workers)."""
 
 
+def asked_wait(retry_after: float | None) -> float:
+    """The wait a 429 asked for; BACKOFF_SECONDS when it named none or NaN. Infinity stays
+    (over MAX_WAIT_SECONDS, it fails the task; the limiter bounds the key's pause)."""
+    if retry_after is None or math.isnan(retry_after):
+        return BACKOFF_SECONDS
+    return max(retry_after, 0.0)
+
+
 def estimated_tokens(rendered: Rendered) -> int:
     """A request's prompt tokens, estimated from its rendered length before it is sent."""
     return math.ceil(rendered.length / DEFAULT_CHARS_PER_TOKEN)
@@ -50,7 +58,7 @@ class LimitedModel(WrappedModel):
             try:
                 response = await self.model.send(rendered, session_id=session_id)
             except RateLimited as exc:
-                wait = BACKOFF_SECONDS if exc.retry_after is None else exc.retry_after
+                wait = asked_wait(exc.retry_after)
                 await self.limiter.pause(self.key, wait)
                 if attempt == RATE_LIMITED_TRIES or wait > MAX_WAIT_SECONDS:
                     raise

@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from warmloop.errors import ConfigurationError
-from warmloop.fleet.window import WINDOW, Limit, Sent, wait_seconds
+from warmloop.fleet.outage import unreachable
+from warmloop.fleet.window import WINDOW, Limit, Sent, bounded_pause, wait_seconds
 from warmloop.sessions.off_loop import off_loop
 
 try:
@@ -59,9 +60,7 @@ class SharedLimiter:
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(url)
         except psycopg.Error as exc:
-            raise ConfigurationError(
-                f"fleet rate limits: cannot reach the database: {exc}"
-            ) from exc
+            raise unreachable(url, exc) from exc
         with self._lock, self._db.transaction():
             self._db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             for statement in SCHEMA:
@@ -136,12 +135,15 @@ class SharedLimiter:
         with self._lock, self._connection().transaction():
             self._db.execute(
                 "INSERT INTO warmloop_limits.keys (key, paused_until) VALUES (%s, %s)"
-                " ON CONFLICT (key) DO UPDATE SET paused_until ="
-                " GREATEST(warmloop_limits.keys.paused_until, EXCLUDED.paused_until)",
+                " ON CONFLICT (key) DO UPDATE SET paused_until = GREATEST("
+                # a NaN or infinite pause (an earlier warmloop stored hints unchecked) is
+                # none: GREATEST keeps NaN, which PostgreSQL orders above every number
+                " CASE WHEN warmloop_limits.keys.paused_until IN ('NaN', 'Infinity') THEN 0"
+                " ELSE warmloop_limits.keys.paused_until END, EXCLUDED.paused_until)",
                 (key, until),
             )
 
     async def pause(self, key: str, seconds: float) -> None:
         """Hold every worker's requests for `key` back `seconds` from now (a provider's
-        429 hint); a longer pause already set stays."""
-        await off_loop(self._pause, key, self.clock() + max(seconds, 0.0))
+        429 hint, bounded by `window.bounded_pause`); a longer pause already set stays."""
+        await off_loop(self._pause, key, self.clock() + bounded_pause(seconds))

@@ -63,7 +63,13 @@ class AgentRegistry:
                 raise ConfigurationError(
                     f"no agent {name!r} in this worker; it knows {self.names or 'none'}"
                 )
-            agent = factory()
+            try:
+                agent = factory()
+            except Exception as exc:  # a missing variable, a bad key: every try fails alike
+                raise ConfigurationError(
+                    f"agent {name!r}: its factory failed ({type(exc).__name__}: {exc}); "
+                    "fix what it needs on this worker (its environment, its files)"
+                ) from exc
             if not isinstance(agent, Agent):
                 raise ConfigurationError(
                     f"agent {name!r}: the factory returned {type(agent).__name__}, not an Agent"

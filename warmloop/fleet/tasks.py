@@ -9,14 +9,19 @@ provider's routing key) and `"id"` (the task's name in the batch, for reading re
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
 
 KEYS = frozenset({"agent", "task", "inputs", "session", "conversation_id", "id"})
+MAX_BATCH_BYTES = 256 * 2**20
+"""The largest batch file `load_batch` reads (a million tasks of 256 bytes)."""
 Status = Literal["done", "failed"]
 
 
@@ -100,6 +105,10 @@ def read_batch(lines: Iterable[str], source: str = "the batch") -> list[Task]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"{where}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ConfigurationError(f"{where}: nested too deeply to be a task") from None
+        except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+            raise ConfigurationError(f"{where}: not a task's JSON ({exc})") from None
         tasks.append(Task.from_json(data, where))
     if not tasks:
         raise ConfigurationError(f"{source} holds no task")
@@ -107,6 +116,36 @@ def read_batch(lines: Iterable[str], source: str = "the batch") -> list[Task]:
     if len(ids) != len(set(ids)):
         raise ConfigurationError(f"{source}: task ids repeat; each 'id' names one task")
     return tasks
+
+
+def load_batch(path: Path) -> list[Task]:
+    """The tasks of the JSONL batch file at `path`, refusing (ConfigurationError) what no
+    batch is: not a regular file (a FIFO would block, /dev/zero never ends), larger than
+    MAX_BATCH_BYTES, or not UTF-8."""
+    try:  # opened without blocking, so a FIFO or a device is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror}") from None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigurationError(
+                f"cannot read {path}: not a regular file; pass a JSONL file of tasks"
+            )
+        os.set_blocking(fd, True)
+        data = handle.read(MAX_BATCH_BYTES + 1)
+    if len(data) > MAX_BATCH_BYTES:
+        raise ConfigurationError(
+            f"{path} is larger than the {MAX_BATCH_BYTES // 2**20} MiB a batch file may have; "
+            "split it into several batches"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigurationError(
+            f"{path}, line {line}: not UTF-8 text (byte {exc.start})"
+        ) from None
+    return read_batch(text.split("\n"), str(path))  # not splitlines: JSON text may hold U+2028
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ provider counts it when it arrives, and the two may differ by a network's delay.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,9 @@ from warmloop.errors import ConfigurationError
 WINDOW = 61.0
 """Seconds a sent request counts against the limits: a minute, and a second for the delay
 between leaving a worker and reaching the provider."""
+MAX_PAUSE_SECONDS = 3600.0
+"""The longest a provider's 429 hint holds a key back, fleet-wide: a quota that resets within
+the hour is waited for; a longer hint (`Retry-After: inf`, a forged or broken reply) is cut."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,9 @@ def wait_seconds(
     429 hint) is over. 0 when it may go now. A request larger than the whole token limit
     counts as the whole limit: it goes once the window holds no tokens."""
     live = sorted((s for s in sent if s.at > now - WINDOW), key=lambda s: s.at)
-    until = max(paused_until, now)
+    until = max(min(paused_until, now + MAX_PAUSE_SECONDS), now)
+    if math.isnan(until):  # a stored NaN pause holds nothing back
+        until = now
     rpm = limit.requests_per_minute
     if rpm is not None and len(live) >= rpm:
         # the oldest len(live) - rpm + 1 must leave the window
@@ -75,6 +81,14 @@ def wait_seconds(
             excess -= s.tokens
             until = max(until, s.at + WINDOW)
     return until - now
+
+
+def bounded_pause(seconds: float) -> float:
+    """A 429's hinted wait as a key's pause: between 0 and MAX_PAUSE_SECONDS (infinity
+    included); NaN, a wait no server can mean, is no pause."""
+    if math.isnan(seconds):
+        return 0.0
+    return min(max(seconds, 0.0), MAX_PAUSE_SECONDS)
 
 
 NO_LIMIT = Limit()

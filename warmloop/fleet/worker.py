@@ -30,22 +30,20 @@ from warmloop.agent.agent import Agent
 from warmloop.agent.run import RunError
 from warmloop.cache.pricing import cost_report
 from warmloop.cache.usage import Usage
-from warmloop.errors import ConfigurationError, SessionBusy
+from warmloop.errors import ConfigurationError
 from warmloop.fleet.limited import LimitedModel
+from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
 from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.registry import AgentRegistry
+from warmloop.fleet.retries import riding_out
+from warmloop.fleet.stored import SERIALIZER
 from warmloop.fleet.tasks import Task, TaskResult
 from warmloop.fleet.window import NO_LIMIT, Limit
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
-
-LEASE_WAIT_SECONDS = 2.0
-"""How often a recovered task tries again for a session a dead worker on another machine
-still holds (its lease expires by itself, `sessions.lease.LEASE_SECONDS`)."""
-LEASE_TRIES = 150
 
 
 @dataclass
@@ -75,18 +73,13 @@ def _current() -> _Worker:
     return _worker
 
 
-RETRIED = {
-    "retries_allowed": True,
-    "interval_seconds": LEASE_WAIT_SECONDS,
-    "max_attempts": LEASE_TRIES,
-    "backoff_rate": 1.0,
-}
-"""A step DBOS tries again: on a busy session (another task of the same session, or a dead
-worker's lease), or a database that is away for a while."""
-
-
-@DBOS.step(name="warmloop.fleet.begin", **RETRIED)  # type: ignore[arg-type]
+@DBOS.step(name="warmloop.fleet.begin")
 async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
+    """`_begin_once`, tried again on a busy session or a database blip (`retries`)."""
+    return await riding_out(lambda: _begin_once(task, workflow_id), f"task {workflow_id}")
+
+
+async def _begin_once(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
     """Open the task's session (created if new; a cut step of an earlier run closed) and
     return where this task's run starts in it, or why it cannot run."""
     spec = Task.from_json(task)
@@ -100,8 +93,13 @@ async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
         return {"session": session, "error": str(exc)}
 
 
-@DBOS.step(name="warmloop.fleet.attempt", **RETRIED)  # type: ignore[arg-type]
+@DBOS.step(name="warmloop.fleet.attempt")
 async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
+    """`_attempt_once`, tried again on a busy session or a database blip (`retries`)."""
+    return await riding_out(lambda: _attempt_once(task, session, start), f"session {session}")
+
+
+async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
     """Run (or go on with) the task's run in its session; its result, failed or not."""
     worker = _current()
     spec = Task.from_json(task)
@@ -120,9 +118,9 @@ async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, 
             resume_at=start,
         )
         outputs = run.outputs.model_dump(mode="json")
-    except SessionBusy:
-        raise  # a dead worker's lease not yet expired: DBOS tries again
     except (RunError, ConfigurationError) as exc:  # the run ended, or cannot start: a result
+        if is_blip(exc):
+            raise  # the store was away mid-run: go on from its last stored step
         error = str(exc)
     requests = [r for r in await off_loop(worker.store.requests, session) if r.position >= start]
     report = cost_report(agent.model.name, [r.usage for r in requests])
@@ -167,7 +165,11 @@ def serve(
     together with every other worker's."""
     global _worker
     store = open_store(url)
-    limiter = SharedLimiter(url) if limit.limited else None
+    try:
+        limiter = SharedLimiter(url) if limit.limited else None
+    except BaseException:
+        store.close()
+        raise
     _worker = _Worker(registry, store, name, limiter, limit)
     DBOS(
         config={
@@ -176,10 +178,14 @@ def serve(
             "executor_id": name,
             "application_version": APP_VERSION,
             "log_level": "WARNING",
+            "serializer": SERIALIZER,
         }
     )
     try:
-        DBOS.launch()
+        try:
+            DBOS.launch()
+        except DATABASE_ERRORS as exc:
+            raise unreachable(url, exc) from None
         for queue in queues:
             queue.register()
         if recover:

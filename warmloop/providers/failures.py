@@ -23,6 +23,7 @@ import enum
 import functools
 import importlib
 import json
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -173,7 +174,9 @@ def hinted_wait(headers: object, now: Callable[[], float] = time.time) -> float 
         value = get(header)
         if isinstance(value, str) and value.strip():
             with contextlib.suppress(ValueError):
-                return max(float(value) / scale, 0.0)
+                wait = float(value) / scale
+                if math.isfinite(wait):  # `inf`, `nan`, `1e309` name no wait a client can keep
+                    return max(wait, 0.0)
     value = get("retry-after")
     with contextlib.suppress(TypeError, ValueError):
         when = email.utils.parsedate_to_datetime(value)
