@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import faulthandler
+import hashlib
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import anthropic
+import httpx2
 import pytest
 from openai import AsyncOpenAI
 
@@ -53,11 +55,15 @@ from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
 from warmloop.audit.recorder import MAX_LINE, MAX_TRAILERS, Recorder
 from warmloop.errors import WorkspaceError
 from warmloop.messages import Notice
+from warmloop.providers import local
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.chat_template import render_chatml
 from warmloop.providers.gemini_format import GeminiRenderer
+from warmloop.providers.local import LocalModel
+from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openings import MAGIC, OpeningCache
 from warmloop.tools import remote_schema
 from warmloop.tools.catalog import RemoteTool
 from warmloop.tools.mcp import McpServer, tool_name
@@ -918,6 +924,7 @@ def test_checking_against_an_unusable_schema_is_refused_whoever_asks(
         remote_schema.problems(schema, {BACKTRACKS: 1})
 
 
+<<<<<<< HEAD
 # Round three (issue 30): the fleet. DBOS stores a workflow's input as the row's
 # `serialization` column says, and its readers unpickle a row that says py_pickle: one
 # written by whoever can write the fleet's database must never be unpickled by a reader.
@@ -976,3 +983,139 @@ def test_batch_status_never_unpickles_a_row_written_into_the_fleet_database(
         assert "not read" in result.output, result.output
     finally:
         admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+=======
+# Round three (issue 30): credentials in logs, tampered saved openings.
+#
+# A base URL's query is a credential (`?token=...`): httpx2's own INFO line prints each
+# request's URL and the SDK's DEBUG lines its options, so every record of theirs is checked
+# at DEBUG. A saved opening's state is handed to llama.cpp, which computes on whatever it is
+# given: a state changed on disk (a flipped byte in the middle, an absurd position) must
+# never reach it, even when its header's digest was computed again by whoever changed it.
+# The engine is a stand-in here: the check sits before the state is handed over.
+
+
+def chat_reply(request: httpx2.Request) -> httpx2.Response:
+    """A Chat Completions host that submits at once (404 for the window discovery)."""
+    if not request.url.path.endswith("/chat/completions"):
+        return httpx2.Response(404)
+    arguments = json.dumps({"answer": "ok"})
+    function = {"name": "submit", "arguments": arguments}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": function}],
+    }
+    reply = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1_767_258_000,
+        "model": "qwen",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    return httpx2.Response(200, json=reply)
+
+
+async def test_no_log_record_holds_a_credential_of_the_base_url(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    base = f"https://user:{SECRET}-pw@host.test/v1?token={SECRET}&x=1"
+    model = OpenAICompatibleModel(f"{base}#qwen")  # the client warmloop builds, ...
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(chat_reply))
+    model.client = model.client.with_options(http_client=http)  # ... on a mocked transport
+    outcome = await exercise(Agent(model), "Say ok.")
+    expect(outcome, "ok")
+    check_outcome(outcome)
+    sent = [r for r in caplog.records if r.name == "httpx2"]
+    assert any("/chat/completions?token=***" in r.getMessage() for r in sent), "logged, masked"
+    for record in caplog.records:
+        assert SECRET not in record.getMessage(), record.name
+    assert SECRET not in caplog.text
+
+
+class StandInEngine:
+    """What `LocalModel._warm_opening` uses of a llama.cpp engine: what it holds, and eval."""
+
+    def __init__(self) -> None:
+        self.eval_tokens: list[int] = []
+        self.n_tokens = 0
+        self.evaluated: list[int] = []
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated += tokens
+        self.eval_tokens = self.eval_tokens[: self.n_tokens] + tokens
+        self.n_tokens = len(self.eval_tokens)
+
+
+OPENING = list(range(100, 140))
+PROMPT = [*OPENING, 7, 8, 9]
+KV_STATE = bytes(range(256)) * 64
+
+
+def flip_middle(state: bytearray) -> None:
+    state[len(state) // 2] ^= 0x40
+
+
+def absurd_position(state: bytearray) -> None:
+    state[64:68] = (2**31 - 1).to_bytes(4, "little")  # where a cell's position could be
+
+
+def recomputed(header: dict[str, Any], state: bytes) -> dict[str, Any]:
+    """Every digest field of the header computed again over the changed state, as anyone
+    who knows the format (but holds no key of this directory) can."""
+    digest = hashlib.sha256(state).hexdigest()
+    return {k: digest if isinstance(v, str) and len(v) == 64 else v for k, v in header.items()}
+
+
+TAMPERED = {
+    "flipped-middle": (flip_middle, False),
+    "absurd-position": (absurd_position, False),
+    "flipped-middle-digest-recomputed": (flip_middle, True),
+    "absurd-position-digest-recomputed": (absurd_position, True),
+}
+
+
+@pytest.mark.parametrize("row", [*TAMPERED, "untouched"])
+def test_a_tampered_saved_opening_never_reaches_the_engine(
+    row: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    handed: list[bytes] = []
+
+    def load_sequence(llama: Any, state: bytes, tokens: Any) -> bool:
+        handed.append(state)
+        llama.eval_tokens, llama.n_tokens = list(tokens), len(tokens)
+        return True
+
+    monkeypatch.setattr(local, "load_sequence", load_sequence)
+    monkeypatch.setattr(local, "save_sequence", lambda llama: KV_STATE)
+    cache = OpeningCache(tmp_path)
+    model = LocalModel("gemma-3-270m", openings=cache)
+    engine = StandInEngine()
+    model._llama, model._identity = engine, "model=/m.gguf template=gemma n_ctx=1024"
+    path = cache.save(model._identity, OPENING, KV_STATE)
+    assert path is not None
+    if row != "untouched":
+        change, again = TAMPERED[row]
+        data = path.read_bytes()
+        line_end = data.index(b"\n", len(MAGIC))
+        header = json.loads(data[len(MAGIC) : line_end])
+        body = bytearray(data[line_end + 1 :])
+        state = body[4 * len(OPENING) :]
+        change(state)
+        if again:
+            header = recomputed(header, bytes(state))
+        written = json.dumps(header, sort_keys=True).encode()
+        path.write_bytes(MAGIC + written + b"\n" + bytes(body[: 4 * len(OPENING)]) + state)
+    with caplog.at_level(logging.WARNING, logger="warmloop.local"):
+        reused, held = model._warm_opening(PROMPT, len(OPENING))
+    if row == "untouched":  # the harness sees a state handed over when one is
+        assert handed == [KV_STATE]
+        assert (reused, engine.evaluated) == (len(OPENING), [])
+        return
+    assert handed == [], "a changed state reached the engine"
+    assert (reused, held) == (0, len(OPENING))  # a cold start: the opening evaluated
+    assert engine.evaluated == OPENING
+    assert "damaged or truncated" in caplog.text
+    assert cache.load(model._identity, OPENING) == KV_STATE  # rebuilt by the save
+>>>>>>> inputs

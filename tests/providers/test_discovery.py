@@ -541,6 +541,22 @@ async def test_the_query_and_the_headers_reach_every_endpoint_and_no_log(
     assert "sk-secret-key" not in caplog.text
 
 
+async def test_no_log_record_of_any_library_holds_the_query(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # httpx2's own INFO line prints each request's URL, query included.
+    caplog.set_level(logging.DEBUG)
+    routes = {("GET", "/v1/models"): listing(vllm_card())}
+    with serve(routes) as server:
+        found = await discover_window(f"{server.base}/v1?token=sekrit-9f1", LLAMA)
+    assert found is not None
+    logged = [r for r in caplog.records if r.name == "httpx2"]
+    assert logged, "httpx2 logs the request"
+    assert "/v1/models?token=***" in logged[0].getMessage()
+    assert all("sekrit-9f1" not in r.getMessage() for r in caplog.records)
+    assert "sekrit-9f1" not in caplog.text
+
+
 async def test_a_refused_connection_logs_no_query(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="warmloop.providers.discovery")
     with socket.socket() as probe:

@@ -5,7 +5,10 @@ llama.cpp engines on Gemma 3 270M and shows the second loading the first's openi
 
 from __future__ import annotations
 
+import errno
+import json
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -19,7 +22,14 @@ from warmloop.outputs import Outputs
 from warmloop.providers.chat_template import TemplatePrompt, prompt_parts, render_gemma
 from warmloop.providers.gemma import gemma_path
 from warmloop.providers.local import LocalModel
-from warmloop.providers.openings import MAGIC, OpeningCache, opening_key, openings_dir
+from warmloop.providers.openings import (
+    KEY_FILE,
+    MAGIC,
+    OpeningCache,
+    opening_key,
+    openings_dir,
+    token_bytes,
+)
 from warmloop.transcript import Transcript
 
 IDENTITY = "model=/m/a.gguf size=10 mtime_ns=1 template=chatml llama_cpp=0.3 n_ctx=2048"
@@ -130,6 +140,136 @@ def test_a_local_model_keeps_openings_in_the_cache_unless_told_not_to(
 def test_the_key_tells_token_sequences_apart(a: list[int], b: list[int]) -> None:
     assert (opening_key(IDENTITY, a) == opening_key(IDENTITY, b)) == (a == b)
     assert opening_key(IDENTITY, a) != opening_key(IDENTITY + " ", a)
+
+
+def saved_with_header(cache: OpeningCache, header: bytes) -> Path:
+    """A file at the path of (IDENTITY, TOKENS) whose header line is `header`."""
+    path = cache.path(IDENTITY, TOKENS)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(MAGIC + header + b"\n" + token_bytes(TOKENS) + STATE)
+    return path
+
+
+def good_header(cache: OpeningCache, **changes: object) -> bytes:
+    cache.save(IDENTITY, TOKENS, STATE)
+    data = cache.path(IDENTITY, TOKENS).read_bytes()
+    header = json.loads(data[len(MAGIC) : data.index(b"\n", len(MAGIC))])
+    return json.dumps(header | changes).encode()
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        lambda cache: good_header(cache, tokens=float(len(TOKENS))),  # 6.0, not a count
+        lambda cache: good_header(cache, size=float(len(STATE))),
+        lambda cache: good_header(cache, tokens=True),
+        lambda cache: good_header(cache, hmac_sha256=7),
+        lambda cache: b"[" * 200_000 + b"]" * 200_000,  # nested 200,000 levels
+        lambda cache: b"[" * 3000 + b"]" * 3000,  # deep, and short enough to be parsed
+        lambda cache: b"[1, 2]",
+        lambda cache: b" " * 10_000 + good_header(cache),  # a first line too long
+    ],
+)
+def test_a_header_of_another_shape_is_a_warning_and_a_cold_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, header: object
+) -> None:
+    cache = OpeningCache(tmp_path)
+    assert callable(header)
+    path = saved_with_header(cache, header(cache))
+    with caplog.at_level(logging.WARNING, logger="warmloop.local"):
+        assert cache.load(IDENTITY, TOKENS) is None
+    assert "damaged or truncated" in caplog.text
+    assert not path.exists()
+    assert cache.save(IDENTITY, TOKENS, STATE) == path
+    assert cache.load(IDENTITY, TOKENS) == STATE
+
+
+def test_a_state_written_under_another_key_is_not_used(tmp_path: Path) -> None:
+    # A foreign file, or one tampered with and its header's digest recomputed by anyone
+    # without this directory's key: llama.cpp would compute on whatever it is handed.
+    here, elsewhere = OpeningCache(tmp_path / "here"), OpeningCache(tmp_path / "elsewhere")
+    foreign = elsewhere.save(IDENTITY, TOKENS, STATE)
+    assert foreign is not None
+    here.directory.mkdir()
+    os.replace(foreign, here.path(IDENTITY, TOKENS))
+    assert here.load(IDENTITY, TOKENS) is None
+    assert (tmp_path / "here" / KEY_FILE).stat().st_mode & 0o077 == 0  # the owner's only
+
+
+def test_a_fifo_a_link_or_a_directory_in_the_cache_is_a_warning_and_left_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = OpeningCache(tmp_path, limit_bytes=10 * len(STATE))
+    path = cache.path(IDENTITY, TOKENS)
+    for make in (os.mkfifo, lambda p: os.symlink("/dev/zero", p), os.mkdir):
+        make(path)
+        with caplog.at_level(logging.WARNING, logger="warmloop.local"):
+            assert cache.load(IDENTITY, TOKENS) is None  # never blocked on, never followed
+        assert "is not used" in caplog.text
+        assert os.path.lexists(path)
+        caplog.clear()
+        assert cache.save(IDENTITY, (*TOKENS, 1), STATE) is not None  # the rest works on
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    (tmp_path / "old.kv").mkdir()  # not ours, and the oldest: eviction passes it by
+    os.utime(tmp_path / "old.kv", ns=(0, 0))
+    small = OpeningCache(tmp_path, limit_bytes=len(STATE) + 1000)  # room for one opening
+    assert small.save(IDENTITY, TOKENS, STATE) is not None
+    assert (tmp_path / "old.kv").is_dir()
+    assert not small.path(IDENTITY, (*TOKENS, 1)).exists()  # evicted instead
+
+
+def test_temporary_files_killed_writers_left_are_evicted(tmp_path: Path) -> None:
+    stale = tmp_path / "tmpkilled.tmp"
+    stale.write_bytes(b"x" * 5_000_000)
+    os.utime(stale, ns=(10**9, 10**9))  # an injected clock, not wall time
+    cache = OpeningCache(tmp_path, limit_bytes=2_000_000)
+    assert cache.save(IDENTITY, TOKENS, STATE) is not None
+    assert not stale.exists()
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= cache.limit_bytes
+
+
+def test_a_failed_save_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = OpeningCache(tmp_path)
+    cache.save(IDENTITY, (1,), STATE)  # the key exists: only the opening's write fails
+    before = set(tmp_path.iterdir())
+    real_fdopen = os.fdopen
+
+    class DiskFull:
+        def __init__(self, handle: int, mode: str) -> None:
+            self.out = real_fdopen(handle, mode)
+
+        def __enter__(self) -> DiskFull:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.out.close()
+
+        def write(self, data: bytes) -> int:
+            self.out.write(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", DiskFull)
+    assert cache.save(IDENTITY, TOKENS, STATE) is None
+    assert set(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("limit", ["1000", 1.5, math.nan, True, -1])
+def test_a_limit_that_is_not_a_whole_number_of_bytes_is_refused_at_once(
+    tmp_path: Path, limit: object
+) -> None:
+    with pytest.raises(ConfigurationError, match="whole number of bytes"):
+        OpeningCache(tmp_path, limit_bytes=limit)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("openings", ["~/.cache/kv", 5, math.nan, None, Path("/tmp")])
+def test_openings_that_is_not_a_switch_or_a_cache_is_refused_at_once(openings: object) -> None:
+    with pytest.raises(ConfigurationError, match="OpeningCache"):
+        LocalModel("gemma-3-270m", openings=openings)  # type: ignore[arg-type]
 
 
 # ---- the real engine ----

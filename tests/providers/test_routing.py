@@ -160,6 +160,15 @@ def test_a_header_that_is_no_routing_header_is_refused(name: Any) -> None:
         OpenAICompatibleModel(SERVER, session_header=name)
 
 
+@pytest.mark.parametrize(
+    "name", ["Upgrade", "TE", "Expect", "Keep-Alive", "Trailer", "proxy-connection"]
+)
+def test_a_hop_by_hop_header_is_refused_as_the_routing_header(name: str) -> None:
+    # A proxy drops or acts on these: the key would never reach the router.
+    with pytest.raises(ConfigurationError, match="hop-by-hop"):
+        OpenAICompatibleModel(SERVER, session_header=name)
+
+
 Build = Callable[[AsyncOpenAI], Model]
 HOSTS: list[tuple[str, Build, bool, str | None]] = [
     ("openai-chat", lambda c: OpenAIChatModel("gpt-5", client=c), True, None),

@@ -17,6 +17,9 @@ from warmloop.errors import ConfigurationError
 from warmloop.maintenance.prune import text_of
 from warmloop.messages import AnnouncedTool, Notice, ToolResult
 from warmloop.protocols.inline import inline_text
+from warmloop.tools.announce import MAX_ANNOUNCED_DESCRIPTION
+from warmloop.tools.catalog import RemoteTool
+from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Toolbox
 
 
@@ -215,3 +218,28 @@ def test_maintenance_counts_an_announcements_schemas_in_its_size() -> None:
     notice = Notice("Discovered tool:", tools=(AnnouncedTool("t", "Does t.", schema),))
     assert schema in text_of(notice)
     assert "Does t." in text_of(notice)
+
+
+def test_a_huge_description_from_outside_is_announced_cut_and_a_huge_schema_is_skipped() -> None:
+    async def echo(arguments: dict[str, object]) -> object:
+        return arguments
+
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    described = "Fetch the weather report. " + "x" * 5_000_000  # what an MCP server listed
+    huge = RemoteTool(ToolSpec("weather_report", described, schema), echo)
+    model = ScriptedModel(
+        [call("search_tools", query="weather report"), call("submit", answer="x")]
+    )
+    run = Agent(model, tools=Toolbox(catalog=[huge])).run_sync("Find the weather tool.")
+    (notice,) = notices(run.transcript)
+    shown = notice.tools[0].description
+    assert shown.startswith("Fetch the weather report. xxx")
+    assert len(shown) < MAX_ANNOUNCED_DESCRIPTION + 100
+    assert shown.endswith(
+        f"[description cut: {len(described) - MAX_ANNOUNCED_DESCRIPTION:,} more characters]"
+    )
+    assert len(run.transcript.dump()) < 100_000
+
+    padded = {**schema, "description": "y" * 5_000_000}
+    with pytest.raises(ConfigurationError, match="characters of JSON, over"):
+        Toolbox(catalog=[RemoteTool(ToolSpec("padded", "A tool.", padded), echo)])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult
-from warmloop.workspace import Workspace
+from warmloop.workspace import MAX_FILE_BYTES, Workspace
 from warmloop.workspace.grounding import bare, unread_answer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
@@ -134,3 +134,35 @@ def test_any_token_of_a_seen_line_is_accepted(tokens: list[str], data: st.DataOb
 @given(st.text(max_size=30))
 def test_bare_never_grows_an_answer(answer: str) -> None:
     assert len(bare(answer)) <= len(answer)
+
+
+def test_the_tools_own_notes_are_not_what_the_files_say(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * (MAX_FILE_BYTES + 1))
+    (tmp_path / "a.txt").write_text("nothing here\n")
+    workspace = Workspace(tmp_path)
+    searched = workspace.search("nothing")
+    assert "too big" in searched
+    results = seen(searched) + seen("[lines 4-9 not shown: read on]", tool="read_file")
+    for answer in ("too big", "unreadable", "not shown"):
+        assert refused(answer, results) is not None, answer
+    assert refused("nothing here", results) is None
+    listed = seen("(no files under empty)", tool="list_files")
+    assert refused("no files", listed) is not None
+
+
+def test_a_read_line_shaped_like_a_hit_is_a_line_of_the_file() -> None:
+    read = "notes.txt: lines 1-1 of 1\n1 | key:5: value"
+    results = seen(read, tool="read_file")
+    assert refused("value", results) is None
+    assert refused("1 | key", results) is not None  # not a file the run has seen
+    problem = refused("nowhere", results)
+    assert problem is not None
+    assert "1 | key" not in problem  # no read around a "hit" in a file named `1 | key`
+
+
+def test_arguments_nested_past_the_parsers_depth_are_passed_over() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    calls = (ToolCall("call_0", "lookup", deep), ToolCall("call_1", "search", deep))
+    messages: list[Message] = [AssistantTurn(tool_calls=calls), *seen("a.py:1: x = 42")]
+    assert unread_answer(Answer(answer="42"), messages) is None
+    assert unread_answer(Answer(answer="7"), messages) is not None

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
@@ -323,9 +324,28 @@ def task_text(task: str | Mapping[str, object]) -> str:
     if isinstance(task, str):
         text = task
     elif isinstance(task, Mapping):
+        for name, value in task.items():
+            check_input(name, value)
         text = "\n".join(f"{name}: {value}" for name, value in task.items())
     else:
         raise ConfigurationError(f"the task must be a string or a mapping, got {task!r}")
     if not text.strip():
         raise ConfigurationError("the task is empty")
     return text
+
+
+def check_input(name: object, value: object) -> None:
+    """A named input that can be written into a request: no NaN or infinity anywhere in
+    its value (`nan` is no value a model can use, and no JSON)."""
+    pending = [value]
+    while pending:  # not recursive: a value nested deeper than Python's stack is checked too
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ConfigurationError(
+                f"input {name!r} holds {item!r}, which is no number a model can use; "
+                "give a finite number, or a text that says what is meant"
+            )
+        if isinstance(item, Mapping):
+            pending += item.values()
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending += item

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from warmloop.agent.agent import check_input
 from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
 
@@ -45,6 +46,9 @@ class Task:
             raise ConfigurationError(
                 f"a task is a text or a non-empty object of named inputs, got {self.task!r}"
             )
+        else:
+            for name, value in self.task.items():
+                check_input(name, value)
         for name, value in (
             ("session", self.session),
             ("conversation id", self.conversation_id),
@@ -94,6 +98,11 @@ class Task:
             raise ConfigurationError(f"{where}: {exc}") from None
 
 
+def not_json(constant: str) -> object:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's json reads and JSON has not."""
+    raise json.JSONDecodeError(f"{constant} is not a JSON value", constant, 0)
+
+
 def read_batch(lines: Iterable[str], source: str = "the batch") -> list[Task]:
     """The tasks of a JSONL batch (blank lines skipped); each error names its line."""
     tasks = []
@@ -102,7 +111,7 @@ def read_batch(lines: Iterable[str], source: str = "the batch") -> list[Task]:
             continue
         where = f"{source}, line {number}"
         try:
-            data = json.loads(line)
+            data = json.loads(line, parse_constant=not_json)
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"{where}: not JSON ({exc.msg})") from None
         except RecursionError:

@@ -7,7 +7,8 @@ text, so `...?token=x` would become `...?token=xchat/completions`, and the query
 default query parameters instead. Timeout and retries are checked, and left to the SDK's
 defaults when not given. A client the caller built is used as it is, with only the options
 they set. The credentials a client holds (its key, the base URL's user info and query) are
-what `failures` keeps out of every message.
+what `failures` keeps out of every message, and `redact.guard_logs` out of every log record
+of the SDK and its HTTP library.
 
 The openai and anthropic SDKs take the same settings (`sdk_client`); google-genai takes its
 timeout and retries per request, so `GeminiModel` builds its client from `api_key` alone.
@@ -21,7 +22,7 @@ from typing import Any, Protocol, TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from warmloop.errors import ConfigurationError
-from warmloop.providers.redact import url_secrets
+from warmloop.providers.redact import guard_logs, url_secrets
 
 MIN_KEY_CHARS = 8
 """An API key shorter than this is a placeholder (`not-needed`, `k`), not worth masking."""
@@ -67,6 +68,7 @@ def client_options(
         raise ConfigurationError("max_retries must be >= 0 and timeout > 0 (seconds)")
     options: dict[str, Any] = {}
     if base_url is not None:
+        guard_logs(url_secrets(base_url))  # the SDK and httpx log request URLs and options
         parts = urlsplit(base_url)
         if parts.query:
             options["default_query"] = dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -92,7 +94,9 @@ def sdk_client(
     else a new one from `make` with the key `key()` finds."""
     options = client_options(base_url, max_retries, timeout)
     if given is None:
-        return make(api_key=key(), **options)
+        made = key()
+        guard_logs(client_secrets(made))
+        return make(api_key=made, **options)
     return cast(Client, given.with_options(**options)) if options else given
 
 

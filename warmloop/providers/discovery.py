@@ -13,12 +13,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
+from warmloop.providers.redact import guard_logs, url_secrets
+
 logger = logging.getLogger(__name__)
 
 # Nothing a server does raises: a refused connection, a timeout, a redirect (not followed:
 # the headers may carry an API key), an error status, a body that is not JSON, over _MAX_BODY
 # or of the wrong shape, a number outside _MIN_WINDOW.._MAX_WINDOW: each only moves on to the
-# next answer. Neither the headers nor the URL's query (it may hold a token) are logged.
+# next answer. Neither the headers nor the URL's query (it may hold a token) are logged, by
+# this module or by httpx2 (`guard_logs`).
 _MIN_WINDOW = 256
 _MAX_WINDOW = 100_000_000
 _MAX_BODY = 1 << 20  # a model card or /props is a few kilobytes
@@ -212,6 +215,7 @@ async def discover_window(
     urls = _urls(base_url)
     if urls is None:
         return None
+    guard_logs(url_secrets(base_url))  # httpx2 logs each request's URL, query included
     if client is not None:
         return await _discover(client, urls, model, headers or {}, timeout)
     async with httpx2.AsyncClient() as own:

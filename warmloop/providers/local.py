@@ -116,7 +116,7 @@ class LocalModel:
         self.resize(n_ctx if context_window is None else context_window)
         self._llama: Any = None
         self._grammars: dict[str, Any] = {}
-        self.openings = OpeningCache() if openings is True else openings or None
+        self.openings = opening_cache(openings)
         self._identity = ""
         # llama.cpp blocks and holds one KV state: calls run one at a time, from any loop.
         self._lock = threading.Lock()
@@ -295,6 +295,21 @@ class LocalModel:
                 path, self.family.template.name, llama_cpp.__version__, self.n_ctx
             )
         return self._llama
+
+
+def opening_cache(openings: object) -> OpeningCache | None:
+    """`LocalModel(openings=...)` checked now, not at the first request: True for the
+    user's cache directory, False for none, or an `OpeningCache`."""
+    if openings is True:
+        return OpeningCache()
+    if openings is False:
+        return None
+    if isinstance(openings, OpeningCache):
+        return openings
+    raise ConfigurationError(
+        f"openings is True (the user's cache directory), False (none) or an OpeningCache "
+        f"(OpeningCache(directory, limit_bytes=...)); got {openings!r}"
+    )
 
 
 def engine_identity(path: Path, template: str, version: str, n_ctx: int) -> str:

@@ -7,18 +7,29 @@ exactly those tokens loads it instead of evaluating them again.
 
 A file is found by a key that hashes the engine's identity (model file, template, engine
 settings) with the exact opening tokens, and it holds those tokens again: a state is used
-only when the identity and every token match. A damaged or truncated file is ignored with
-a warning, removed, and rebuilt by the next save. The directory has a size limit: after
-each save the least recently used files go first (a load refreshes a file's time).
+only when the identity and every token match and its keyed digest does (HMAC-SHA256 over
+identity, tokens and state, under a random key the directory keeps in `KEY_FILE`, readable
+by its owner only). llama.cpp takes any bytes it is handed (a flipped byte, an absurd
+position) and computes on them, and a plain digest anyone can recompute would let a file
+written elsewhere through.
+
+What the directory holds is untrusted: a damaged, truncated or foreign file, a header of
+the wrong shape, or something that is not a regular file (a FIFO, a directory, a link) is a
+warning and a cold start, never the end of a run; a damaged file is removed and rebuilt by
+the next save. The directory has a size limit: after each save the least recently used
+files go first (a load refreshes a file's time), temporary files killed writers left among
+them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
 from array import array
@@ -28,8 +39,14 @@ from pathlib import Path
 from warmloop.errors import ConfigurationError
 from warmloop.providers.gemma import cache_dir
 
-MAGIC = b"warmloop-kv-opening 1\n"
+MAGIC = b"warmloop-kv-opening 2\n"
 SUFFIX = ".kv"
+TEMPORARY = ".tmp"
+KEY_FILE = "key"
+"""The directory's digest key: neither a saved opening nor a temporary file, never evicted."""
+KEY_BYTES = 32
+MAX_HEADER_BYTES = 4096
+"""A header is a few short fields; a longer first line is not a saved opening."""
 DEFAULT_LIMIT_BYTES = 512 * 1024 * 1024
 LOG = logging.getLogger("warmloop.local")
 
@@ -55,14 +72,124 @@ def opening_key(identity: str, tokens: Sequence[int]) -> str:
     return digest.hexdigest()
 
 
+def cache_limit(limit_bytes: object) -> int:
+    """`limit_bytes` checked as a size limit: a whole number of bytes, at least 0."""
+    if isinstance(limit_bytes, bool) or not isinstance(limit_bytes, int) or limit_bytes < 0:
+        raise ConfigurationError(
+            f"an opening cache limit is a whole number of bytes >= 0, got {limit_bytes!r}"
+        )
+    return limit_bytes
+
+
+class NotSaved(Exception):
+    """Why a file in the openings directory is not a usable saved opening."""
+
+
+def read_opening(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit`; FileNotFoundError when
+    there is none, NotSaved for anything else there (a FIFO, a directory, a link, a
+    device, a file larger than the cache may hold): never blocked on, never followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # ELOOP: a symbolic link; EACCES, EISDIR, ...
+        raise NotSaved(f"it cannot be opened as a file ({os.strerror(exc.errno or 0)})") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotSaved("it is not a regular file")
+        if info.st_size > limit:
+            raise NotSaved(f"it is {info.st_size} bytes, over the cache's limit of {limit}")
+        chunks: list[bytes] = []
+        left = limit + 1  # one byte over tells a file that keeps growing from a full one
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise NotSaved(f"it cannot be read ({os.strerror(exc.errno or 0)})") from exc
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise NotSaved(f"it holds more than the cache's limit of {limit} bytes")
+    return b"".join(chunks)
+
+
+def state_digest(key: bytes, identity: str, tokens: Sequence[int], state: bytes) -> str:
+    """The keyed digest a saved file carries: only a holder of `key` can write one that
+    matches, and it binds the state to the identity and tokens it was saved for."""
+    mac = hmac.new(key, identity.encode(), hashlib.sha256)
+    mac.update(b"\0")
+    mac.update(token_bytes(tokens))
+    mac.update(state)
+    return mac.hexdigest()
+
+
+def directory_key(directory: Path) -> bytes:
+    """The directory's digest key, made once (random, owner-only, published atomically so
+    concurrent first writers agree on one); NotSaved when it cannot be read or made."""
+    path = directory / KEY_FILE
+    for _ in range(2):
+        try:
+            key = read_opening(path, KEY_BYTES)
+        except FileNotFoundError:
+            pass
+        else:
+            if len(key) != KEY_BYTES:
+                raise NotSaved(f"the key file {path} is damaged; remove it")
+            return key
+        temporary = ""
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=directory, suffix=TEMPORARY)
+            with os.fdopen(handle, "wb") as out:  # mkstemp makes it readable by its owner only
+                out.write(os.urandom(KEY_BYTES))
+            os.link(temporary, path)  # fails if another writer published one first: use it
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise NotSaved(f"no key file can be made ({os.strerror(exc.errno or 0)})") from exc
+        finally:
+            if temporary:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+    raise NotSaved(f"the key file {path} cannot be read")
+
+
+def parse_opening(data: bytes, key: bytes, identity: str, tokens: Sequence[int]) -> bytes | None:
+    """The state a saved file holds for exactly `identity` and `tokens`, checked against
+    its keyed digest; None for a file of any other shape or content."""
+    if not data.startswith(MAGIC):
+        return None
+    line_end = data.find(b"\n", len(MAGIC), len(MAGIC) + MAX_HEADER_BYTES)
+    if line_end < 0:
+        return None
+    try:
+        header = json.loads(data[len(MAGIC) : line_end])
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    size, digest, count = header.get("size"), header.get("hmac_sha256"), header.get("tokens")
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (size, count)):
+        return None  # 800.0 is not a count: a writer of this version never wrote it
+    if header.get("identity") != identity or count != len(tokens) or not isinstance(digest, str):
+        return None
+    body = data[line_end + 1 :]
+    held, state = body[: 4 * len(tokens)], body[4 * len(tokens) :]
+    if held != token_bytes(tokens) or len(state) != size:
+        return None
+    expected = state_digest(key, identity, tokens, state)
+    return state if hmac.compare_digest(expected, digest) else None
+
+
 class OpeningCache:
     """Saved KV states of openings in one directory, at most `limit_bytes` in all."""
 
     def __init__(self, directory: Path | None = None, *, limit_bytes: int = DEFAULT_LIMIT_BYTES):
-        if limit_bytes < 0:
-            raise ConfigurationError(f"an opening cache limit must be >= 0, got {limit_bytes}")
+        self.limit_bytes = cache_limit(limit_bytes)
         self.directory = directory if directory is not None else openings_dir()
-        self.limit_bytes = limit_bytes
 
     def path(self, identity: str, tokens: Sequence[int]) -> Path:
         """The file that holds (or would hold) the state for this identity and tokens."""
@@ -70,83 +197,83 @@ class OpeningCache:
 
     def load(self, identity: str, tokens: Sequence[int]) -> bytes | None:
         """The saved state for exactly this identity and these tokens, or None. A file
-        that does not read back whole is reported, removed and treated as absent."""
+        that does not read back whole is reported, removed and treated as absent; what is
+        not a regular file is reported and left alone."""
         path = self.path(identity, tokens)
         try:
-            data = path.read_bytes()
+            data = read_opening(path, self.limit_bytes)
+            key = directory_key(self.directory)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            LOG.warning("saved opening %s cannot be read (%s); evaluating it again", path, exc)
+        except NotSaved as exc:
+            LOG.warning("saved opening %s is not used (%s); evaluating it again", path, exc)
             return None
-        state = self._parse(data, identity, tokens)
+        state = parse_opening(data, key, identity, tokens)
         if state is None:
             LOG.warning("saved opening %s is damaged or truncated; ignored and rebuilt", path)
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
             return None
         with contextlib.suppress(OSError):
             os.utime(path)  # most recently used: the last to be evicted
         return state
 
-    @staticmethod
-    def _parse(data: bytes, identity: str, tokens: Sequence[int]) -> bytes | None:
-        if not data.startswith(MAGIC):
-            return None
-        line_end = data.find(b"\n", len(MAGIC))
-        if line_end < 0:
-            return None
-        try:
-            header = json.loads(data[len(MAGIC) : line_end])
-            size, digest, count = int(header["size"]), str(header["sha256"]), header["tokens"]
-        except (ValueError, KeyError, TypeError):
-            return None
-        if header.get("identity") != identity or count != len(tokens):
-            return None
-        body = data[line_end + 1 :]
-        held, state = body[: 4 * count], body[4 * count :]
-        if held != token_bytes(tokens) or len(state) != size:
-            return None
-        return state if hashlib.sha256(state).hexdigest() == digest else None
-
     def save(self, identity: str, tokens: Sequence[int], state: bytes) -> Path | None:
         """Write the state atomically, then evict down to the limit; the path, or None
-        when it could not be written or is larger than the whole limit."""
+        when it could not be written (nothing partial is left) or is larger than the
+        whole limit."""
         path = self.path(identity, tokens)
+        if len(MAGIC) + 4 * len(tokens) + len(state) > self.limit_bytes:
+            return None
+        try:
+            key = directory_key(self.directory)
+        except NotSaved as exc:
+            LOG.warning("cannot save the opening to %s (%s); it is evaluated again", path, exc)
+            return None
         header = {
             "identity": identity,
             "tokens": len(tokens),
             "size": len(state),
-            "sha256": hashlib.sha256(state).hexdigest(),
+            "hmac_sha256": state_digest(key, identity, tokens, state),
         }
         blob = b"".join(
             (MAGIC, json.dumps(header, sort_keys=True).encode(), b"\n", token_bytes(tokens), state)
         )
         if len(blob) > self.limit_bytes:
             return None
+        temporary: str | None = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=TEMPORARY)
             with os.fdopen(handle, "wb") as out:
                 out.write(blob)
             os.replace(temporary, path)
         except OSError as exc:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
             LOG.warning("cannot save the opening to %s (%s); it is evaluated again", path, exc)
             return None
         self.evict(keep=path)
         return path
 
     def evict(self, *, keep: Path | None = None) -> None:
-        """Remove the least recently used files until the directory fits its limit."""
+        """Remove the least recently used files (saved openings and temporary files a
+        killed writer left) until the directory fits its limit; anything that is not a
+        regular file is not the cache's and is left alone."""
         entries: list[tuple[int, int, Path]] = []
-        for found in self.directory.glob(f"*{SUFFIX}"):
-            try:
-                stat = found.stat()
-            except OSError:
-                continue
-            entries.append((stat.st_mtime_ns, stat.st_size, found))
+        for pattern in (f"*{SUFFIX}", f"*{TEMPORARY}"):
+            for found in self.directory.glob(pattern):
+                try:
+                    info = found.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    entries.append((info.st_mtime_ns, info.st_size, found))
         total = sum(size for _, size, _ in entries)
         for _, size, found in sorted(entries, key=lambda e: (e[2] == keep, e[0])):
             if total <= self.limit_bytes:
                 break
-            found.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                found.unlink(missing_ok=True)
             total -= size

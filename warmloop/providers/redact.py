@@ -4,13 +4,40 @@
 but the model's name (saved in every transcript and session), provider errors and the CLI
 banner show `https://***@host/v1?token=***` instead: user info and query values are
 redacted, whatever their names.
+
+The HTTP libraries and SDKs log too: httpx's INFO line prints each request's URL, query
+included, and the SDKs' DEBUG lines print request options. `guard_logs` puts one filter on
+every logger of theirs that can print a URL, wherever warmloop builds a client or sends a
+request; it rewrites a record's text (and its traceback) with every URL's credentials
+redacted and every secret it was told of masked, so no log record holds a credential.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import threading
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 MASK = "***"
+URL_LOGGERS = (
+    "httpx",
+    "httpx2",
+    *(
+        f"{core}.{part}"
+        for core in ("httpcore", "httpcore2")
+        for part in ("connection", "http11", "http2", "proxy", "socks")
+    ),
+    "openai",
+    "openai._base_client",
+    "anthropic",
+    "anthropic._base_client",
+    "google_genai._api_client",
+)
+"""The loggers of the HTTP libraries and SDKs that can print a request's URL or options (a
+filter on a logger sees only the records made by that logger, not by its children)."""
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 def _parts(url: str) -> tuple[str, list[str]]:
@@ -65,3 +92,50 @@ def redact_spec(spec: str) -> str:
         return spec
     url, hash_sign, model = rest.partition("#")
     return f"{prefix}:{redact_url(url.strip())}{hash_sign}{model}"
+
+
+class CredentialFilter(logging.Filter):
+    """Rewrites a record's text with URL credentials redacted and known secrets masked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._secrets: tuple[str, ...] = ()
+        self._lock = threading.Lock()
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Mask `secrets` too (a client's key, its base URL's credentials) from now on."""
+        with self._lock:
+            known = set(self._secrets) | {s for s in secrets if s}
+            self._secrets = tuple(sorted(known, key=len, reverse=True))
+
+    def clean(self, text: str) -> str:
+        """`text` with every URL's credentials redacted and every known secret masked."""
+        text = _URL.sub(lambda found: redact_url(found.group()), text)
+        return scrub(text, self._secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not format: its handler says so
+            return True
+        cleaned = self.clean(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            # The exception's text can hold the URL: format it now, cleaned, so handlers
+            # use this text instead of formatting the exception again.
+            record.exc_text = self.clean(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+_FILTER = CredentialFilter()
+
+
+def guard_logs(secrets: Iterable[str] = ()) -> None:
+    """Keep credentials out of every record the URL-printing loggers make (idempotent),
+    masking `secrets` as well."""
+    _FILTER.add(secrets)
+    for name in URL_LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)

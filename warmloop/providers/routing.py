@@ -56,10 +56,19 @@ _RESERVED = frozenset(
         "connection",
         "openai-organization",
         "openai-project",
+        # Hop-by-hop (RFC 9110 7.6.1) and HTTP's own control: a proxy drops or acts on
+        # them, so the key never reaches the router, or the request changes meaning.
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
     }
 )
-"""Headers the SDK or HTTP itself sets: a routing key written there would replace a
-credential or break the request."""
+"""Headers the SDK or HTTP itself sets, or that do not travel past one hop: a routing key
+written there would replace a credential, break the request or never arrive."""
 
 
 def header_name(name: str | None) -> str | None:
@@ -73,8 +82,9 @@ def header_name(name: str | None) -> str | None:
         )
     if name.lower() in _RESERVED:
         raise ConfigurationError(
-            f"session_header {name!r} is a header the client sets itself (credentials, "
-            f"length, type); name another, such as {SESSION_HEADER!r}"
+            f"session_header {name!r} is a header the client or HTTP itself sets "
+            "(credentials, length, type, a hop-by-hop header a proxy drops); name another, "
+            f"such as {SESSION_HEADER!r}"
         )
     return name
 

@@ -2,7 +2,8 @@
 has already taught.
 
 A tool found after the tool block was fixed is taught by one notice appended to the
-transcript, carrying its full description (`Notice.tools`); renderers show it in place on
+transcript, carrying its full description (`Notice.tools`; a description over
+`MAX_ANNOUNCED_DESCRIPTION` characters is cut, saying so); renderers show it in place on
 every wire format. What a conversation has been taught is read back from its transcript,
 never remembered beside it, so a resumed session, a follow-up and a fresh process agree,
 and a fold that hides an announcement lets the tool be announced again.
@@ -17,6 +18,10 @@ from warmloop.messages import AnnouncedTool, Notice
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
+MAX_ANNOUNCED_DESCRIPTION = 4_000
+"""The most of a discovered tool's description an announcement carries (characters): what a
+catalog or an MCP server lists is untrusted, and a 5 MB description would enter the
+transcript, and every later request, whole."""
 NO_TAG = "\\u003c"
 """`<` as a JSON string escape: how text from outside spells it inside a wrapper."""
 
@@ -30,7 +35,15 @@ def untagged(text: str) -> str:
 def announced_tool(spec: ToolSpec) -> AnnouncedTool:
     """A tool's full description as an announcement carries it (compact JSON schema)."""
     schema = json.dumps(spec.parameters, ensure_ascii=False, separators=(",", ":"))
-    return AnnouncedTool(spec.name, spec.description, schema)
+    return AnnouncedTool(spec.name, bounded(spec.description), schema)
+
+
+def bounded(description: str) -> str:
+    """`description` cut to MAX_ANNOUNCED_DESCRIPTION characters, saying how much was cut."""
+    cut = len(description) - MAX_ANNOUNCED_DESCRIPTION
+    if cut <= 0:
+        return description
+    return f"{description[:MAX_ANNOUNCED_DESCRIPTION]} [description cut: {cut:,} more characters]"
 
 
 def announcement(specs: Iterable[ToolSpec], gateway: str, code: str = "") -> Notice:

@@ -20,6 +20,7 @@ RE2 cannot run (look-around, backreferences) is left to the server to check.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -34,6 +35,9 @@ MAX_CHECKS = 50_000
 """Keyword checks one call may take: ordinary arguments need a few hundred, a list of 2,000
 objects of five checked fields about 26,000 (a fraction of a second); a schema that spends
 them all on nested references takes a few seconds."""
+MAX_SCHEMA_CHARS = 100_000
+"""A remote tool's argument schema, as compact JSON, at most: a tool's schema is a few
+kilobytes, and an announcement carries it whole."""
 _SHOWN = 120
 _BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
 _DATA = frozenset({"enum", "const", "default", "examples"})
@@ -70,6 +74,14 @@ def unusable(schema: object) -> str:
 
     if not isinstance(schema, dict):
         return f"its schema is {type(schema).__name__}, not a JSON object"
+    try:
+        size = len(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    except RecursionError:
+        return "its schema is nested too deeply"
+    except (TypeError, ValueError) as exc:  # an object JSON has no form for, a cycle
+        return f"its schema is not JSON ({_cut(describe_exception(exc))})"
+    if size > MAX_SCHEMA_CHARS:  # it would enter the transcript whole when announced
+        return f"its schema is {size:,} characters of JSON, over {MAX_SCHEMA_CHARS:,}"
     try:
         cls = validator_class(schema)
         cls.check_schema(schema, format_checker=None)  # patterns are RE2's to judge

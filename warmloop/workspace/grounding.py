@@ -4,7 +4,8 @@ A small model that stops at a search hit submits the line number (`142`), its ow
 or the name it searched for instead of the value on the line. A short answer (a value, a
 name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of the
 files the run has seen: search hits and read lines without their line numbers, listed
-paths; not in a "no matches" line, which only echoes the pattern. The match is
+paths, each tool's output read in its own shape; not in a "no matches" line, which only
+echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`). The match is
 case-insensitive, after quotes, backticks and runs of white space are normalised, and
 whole-word at the answer's ends, so a value the files hold is not refused for its
 spelling. An answer that is exactly a pattern the run searched for is refused too: it
@@ -40,6 +41,10 @@ NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+$")
 ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
+READ_FILE, SEARCH, LIST_FILES = "read_file", "search", "list_files"
+WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES})
+NO_FILES = "(no files under "
+NAMES = "closest names: "
 QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
 SPACE = re.compile(r"\s+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
@@ -69,26 +74,48 @@ def bare(answer: str) -> str:
     return value
 
 
-def seen_text(observations: Sequence[str]) -> tuple[str, list[list[Hit]]]:
-    """The workspace text the observations show (normalised, one line each, no line
-    numbers) and each observation's search hits, in order."""
+def seen_text(observations: Sequence[tuple[str, str]]) -> tuple[str, list[list[Hit]]]:
+    """The workspace text the observations (each a tool's name and what it returned) show,
+    normalised, one line each, without line numbers or the tools' own notes, and each
+    observation's search hits, in order. Each workspace tool's output is read in its own
+    shape: a read line that looks like a hit (`1 | key:5: value`) is a line of the file."""
     lines: list[str] = []
     hits: list[list[Hit]] = []
-    for observation in observations:
+    for tool, observation in observations:
         hits.append([])
         for line in observation.split("\n"):
             if line.startswith(ECHOES):
                 continue
-            if (hit := HIT.match(line)) is not None:
+            shown = file_text(tool, line)
+            if shown is not None:
+                lines += shown
+            elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
                 lines += [hit["path"], hit["text"]]
-            elif (numbered := NUMBERED.match(line)) is not None:
-                lines.append(numbered["text"])
-            elif (head := READ_HEAD.match(line)) is not None:
-                lines.append(head["path"])
-            else:
-                lines.append(line)
     return "\n".join(normal(line) for line in lines), hits
+
+
+def file_text(tool: str, line: str) -> list[str] | None:
+    """What `line` of `tool`'s output shows of the files, when it is not a search hit: []
+    for the tool's own words (a note, a count), None for a line shaped as a hit."""
+    if tool == READ_FILE:
+        if (numbered := NUMBERED.match(line)) is not None:
+            return [numbered["text"]]
+        head = READ_HEAD.match(line)
+        return [head["path"]] if head is not None else []
+    if tool in WORKSPACE_TOOLS and is_note(line):
+        return []
+    if tool == LIST_FILES:
+        return [line]
+    if tool == SEARCH and line.startswith(NAMES):
+        return [line.removeprefix(NAMES)]
+    return None if HIT.match(line) is not None else [line]
+
+
+def is_note(line: str) -> bool:
+    """A workspace tool's own words about its output (`[not searched: 2 file(s) too big
+    ...]`, `(no files under x)`), not a line of a file."""
+    return (line.startswith("[") and line.endswith("]")) or line.startswith(NO_FILES)
 
 
 def written(value: str, text: str) -> bool:
@@ -130,11 +157,13 @@ def searched(messages: Sequence[Message]) -> set[str]:
         if not isinstance(message, AssistantTurn):
             continue
         for call in message.tool_calls:
+            if call.name != SEARCH:
+                continue  # only a search's pattern matters: no other call is parsed
             try:
                 arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # nested past the parser's depth
                 continue
-            if call.name == "search" and isinstance(arguments, dict):
+            if isinstance(arguments, dict):
                 pattern = arguments.get("pattern")
                 if isinstance(pattern, str):
                     patterns.add(normal(bare(pattern)))
@@ -146,7 +175,9 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     showed of the workspace and is not just a pattern it searched for; else why not, and
     the read that would show the lines around the best hit."""
     results = [m for m in messages if isinstance(m, ToolResult)]
-    text, hits = seen_text([r.content for r in results if r.name != SUBMIT and not r.is_error])
+    text, hits = seen_text(
+        [(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error]
+    )
     patterns = searched(messages)
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
