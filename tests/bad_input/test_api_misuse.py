@@ -179,7 +179,6 @@ async def test_a_callback_that_raises_ends_the_run_with_the_transcript() -> None
     assert isinstance(outcome.error, WarmloopError)
 
 
-<<<<<<< HEAD
 # Round three (issue 30): the fleet's CLI. Each case runs `python -m warmloop` in a child
 # process (its memory capped, so a read without bound fails instead of filling the machine)
 # and expects one line saying what was wrong, exit code 1, no traceback, no password.
@@ -236,48 +235,10 @@ BATCH_FILES: dict[str, tuple[bytes, str]] = {
     "a-5000-digit-integer": (
         b'{"agent": "a", "inputs": {"n": ' + b"7" * 5000 + b"}}\n",
         "line 1: not a task's JSON",
-=======
-# Round three (issue 30): inputs, routing headers, saved openings.
-#
-# A task's named inputs become the first user message: NaN or infinity there is no value a
-# model can use (and no JSON a fleet can store). A hop-by-hop header never reaches the
-# router. `openings=` and its limit are checked when given, not at the first request.
-
-
-def batch_line(line: str) -> Callable[[], object]:
-    return lambda: read_batch([line])
-
-
-ROUND_THREE_CASES: dict[str, tuple[Callable[[], object], str]] = {
-    "input-nan": (run({"x": math.nan}), "input 'x' holds nan"),
-    "input-infinity-nested": (run({"x": {"y": [1, -math.inf]}}), "input 'x' holds -inf"),
-    "batch-input-nan": (batch_line('{"agent": "a", "inputs": {"x": NaN}}'), "NaN is not a JSON"),
-    "batch-input-infinity": (batch_line('{"agent": "a", "inputs": {"x": Infinity}}'), "not JSON"),
-    "batch-nested-deeply": (batch_line("[" * 100_000 + "]" * 100_000), "nested too deeply"),
-    "fleet-task-nan": (lambda: Task("a", {"x": math.nan}), "input 'x' holds nan"),
-    "session-header-upgrade": (
-        lambda: OpenAICompatibleModel("http://127.0.0.1:8080/v1#m", session_header="Upgrade"),
-        "hop-by-hop",
-    ),
-    "session-header-te": (
-        lambda: OpenAICompatibleModel("http://127.0.0.1:8080/v1#m", session_header="TE"),
-        "hop-by-hop",
-    ),
-    "openings-a-string": (lambda: LocalModel(openings="~/kv"), "OpeningCache"),  # type: ignore[arg-type]
-    "openings-an-int": (lambda: LocalModel(openings=5), "OpeningCache"),  # type: ignore[arg-type]
-    "openings-limit-nan": (
-        lambda: OpeningCache(Path("/nonexistent"), limit_bytes=math.nan),  # type: ignore[arg-type]
-        "whole number of bytes",
-    ),
-    "openings-limit-a-string": (
-        lambda: OpeningCache(Path("/nonexistent"), limit_bytes="2GB"),  # type: ignore[arg-type]
-        "whole number of bytes",
->>>>>>> inputs
     ),
 }
 
 
-<<<<<<< HEAD
 @pytest.mark.parametrize("row", list(BATCH_FILES))
 def test_a_batch_file_no_task_can_be_read_from_is_one_line(row: str, tmp_path: Any) -> None:
     data, says = BATCH_FILES[row]
@@ -329,7 +290,47 @@ def test_an_agent_factory_that_raises_is_a_configuration_error_naming_it() -> No
     registry = AgentRegistry({"triage": needs_a_variable})
     with pytest.raises(ConfigurationError, match=r"agent 'triage': its factory failed.*KeyError"):
         registry.build("triage")
-=======
+
+
+# Round three (issue 30): inputs, routing headers, saved openings.
+#
+# A task's named inputs become the first user message: NaN or infinity there is no value a
+# model can use (and no JSON a fleet can store). A hop-by-hop header never reaches the
+# router. `openings=` and its limit are checked when given, not at the first request.
+
+
+def batch_line(line: str) -> Callable[[], object]:
+    return lambda: read_batch([line])
+
+
+ROUND_THREE_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "input-nan": (run({"x": math.nan}), "input 'x' holds nan"),
+    "input-infinity-nested": (run({"x": {"y": [1, -math.inf]}}), "input 'x' holds -inf"),
+    "batch-input-nan": (batch_line('{"agent": "a", "inputs": {"x": NaN}}'), "NaN is not a JSON"),
+    "batch-input-infinity": (batch_line('{"agent": "a", "inputs": {"x": Infinity}}'), "not JSON"),
+    "batch-nested-deeply": (batch_line("[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    "fleet-task-nan": (lambda: Task("a", {"x": math.nan}), "input 'x' holds nan"),
+    "session-header-upgrade": (
+        lambda: OpenAICompatibleModel("http://127.0.0.1:8080/v1#m", session_header="Upgrade"),
+        "hop-by-hop",
+    ),
+    "session-header-te": (
+        lambda: OpenAICompatibleModel("http://127.0.0.1:8080/v1#m", session_header="TE"),
+        "hop-by-hop",
+    ),
+    "openings-a-string": (lambda: LocalModel(openings="~/kv"), "OpeningCache"),  # type: ignore[arg-type]
+    "openings-an-int": (lambda: LocalModel(openings=5), "OpeningCache"),  # type: ignore[arg-type]
+    "openings-limit-nan": (
+        lambda: OpeningCache(Path("/nonexistent"), limit_bytes=math.nan),  # type: ignore[arg-type]
+        "whole number of bytes",
+    ),
+    "openings-limit-a-string": (
+        lambda: OpeningCache(Path("/nonexistent"), limit_bytes="2GB"),  # type: ignore[arg-type]
+        "whole number of bytes",
+    ),
+}
+
+
 @pytest.mark.parametrize("name", list(ROUND_THREE_CASES))
 async def test_round_three_misuse_is_a_configuration_error_before_any_request(name: str) -> None:
     build, expected = ROUND_THREE_CASES[name]
@@ -343,4 +344,3 @@ async def test_round_three_misuse_is_a_configuration_error_before_any_request(na
         await attempt()
     assert expected in str(caught.value)
     assert "Traceback" not in str(caught.value)
->>>>>>> inputs

@@ -924,7 +924,6 @@ def test_checking_against_an_unusable_schema_is_refused_whoever_asks(
         remote_schema.problems(schema, {BACKTRACKS: 1})
 
 
-<<<<<<< HEAD
 # Round three (issue 30): the fleet. DBOS stores a workflow's input as the row's
 # `serialization` column says, and its readers unpickle a row that says py_pickle: one
 # written by whoever can write the fleet's database must never be unpickled by a reader.
@@ -983,7 +982,8 @@ def test_batch_status_never_unpickles_a_row_written_into_the_fleet_database(
         assert "not read" in result.output, result.output
     finally:
         admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-=======
+
+
 # Round three (issue 30): credentials in logs, tampered saved openings.
 #
 # A base URL's query is a credential (`?token=...`): httpx2's own INFO line prints each
@@ -1118,4 +1118,3 @@ def test_a_tampered_saved_opening_never_reaches_the_engine(
     assert engine.evaluated == OPENING
     assert "damaged or truncated" in caplog.text
     assert cache.load(model._identity, OPENING) == KV_STATE  # rebuilt by the save
->>>>>>> inputs
