@@ -10,7 +10,7 @@ import os
 import stat
 from pathlib import Path
 
-NOT_REGULAR = "not a regular file"
+NOT_REGULAR = "it is not a regular file"
 
 
 def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
