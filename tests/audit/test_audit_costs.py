@@ -69,9 +69,27 @@ def test_dollars_lost_are_never_negative_and_only_where_a_cause_hit(
     check_dollars(audit(random_log(steps, seed)))
 
 
-def test_a_lone_request_loses_nothing_though_a_perfect_prefix_would_write_more() -> None:
-    """One request, nothing read: a perfect prefix writes its prompt at a premium that no
-    later request repays, which is no loss of the client's."""
-    report = audit(random_log([("append", 1.0, 0.0)], 3))
+def test_a_request_that_cost_less_than_its_perfect_replay_loses_nothing() -> None:
+    """Found by the property: a rewritten request read nothing (logged), and against a perfect
+    prefix that writes what no later request reads, OpenAI's pricing lost -$0.0000137."""
+    report = audit(random_log([("rewrite", 1.0, None), ("rewrite", 1.0, 0.0)], 0))
     check_dollars(report)
-    assert [cost.lost for cost in report.conversations[0].costs] == [0.0] * 4
+    assert all(cost.lost >= 0 for cost in report.conversations[0].costs)
+
+
+def test_the_terminal_keeps_the_space_at_a_divergence() -> None:
+    from warmloop.audit.terminal import divergence_lines
+
+    def asked(question: str) -> Any:
+        body = {
+            "model": "gpt-5",
+            "prompt_cache_key": "one-user",
+            "messages": [SYSTEM_MESSAGE, {"role": "user", "content": question}],
+        }
+        return body
+
+    questions = ["What is the CAP theorem? " + "x" * 40, "What is a CAP theorem? " + "y" * 40]
+    report = audit([parse_line(n, {"at": n, "body": asked(q)}) for n, q in enumerate(questions)])
+    shown = [line.plain for line in divergence_lines(report.conversations[0])]
+    was = next(line for line in shown if line.startswith("  was:"))
+    assert "What is the CAP" in was, shown
