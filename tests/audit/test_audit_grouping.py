@@ -346,3 +346,40 @@ def test_interleaved_append_only_conversations_group_back_exactly(
             *range(1, len(conversation.findings)),
         ]
         assert all(f.divergence is None for f in conversation.findings)
+
+
+# Round three (issue 30): two tasks from one template are siblings, not a rewrite ----------
+
+
+def template_task(name: str, count: int, seed: int) -> list[list[dict[str, Any]]]:
+    """One task's append-only requests from a long template naming a service: two tasks
+    differ only by the name, which is long (so each adds as much as it drops)."""
+    text = (
+        "You are reviewing a service for the platform team. "
+        * 6
+        + f"Service under review: {name}. Read its handlers, list each unsafe call with its "
+        "file and line, and propose a fix for each. " + observation(5, 1500)
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+    out = [list(messages)]
+    for n in range(1, count):
+        messages += [call(n), result(n, seed + n)]
+        out.append(list(messages))
+    return out
+
+
+def test_two_tasks_from_one_template_in_turn_are_siblings_not_a_rewrite(tmp_path: Path) -> None:
+    first = template_task("payments-ledger-reconciler-service", 3, 10)
+    second = template_task("notifications-fanout-dispatcher-xy", 3, 50)
+    log = tmp_path / "requests.jsonl"
+    rows = []
+    for k, body in enumerate(chat(m) for m in first + second):
+        prompt = 2000 + 300 * k
+        # the second task's first request: the provider read all the two tasks share
+        cached = {0: 0, 3: 1800}.get(k, prompt - 300)
+        usage = {"prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": cached}}
+        rows.append(json.dumps({"at": 1000.0 + 5 * k, "body": body, "usage": usage}))
+    log.write_text("\n".join(rows) + "\n")
+    report = audit(read_log(log))
+    assert lines(report) == [[1, 2, 3], [4, 5, 6]]
+    assert [f.cause_kind for c in report.conversations for f in c.findings] == [None] * 6

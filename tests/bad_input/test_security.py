@@ -28,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -1118,3 +1119,241 @@ def test_a_tampered_saved_opening_never_reaches_the_engine(
     assert engine.evaluated == OPENING
     assert "damaged or truncated" in caplog.text
     assert cache.load(model._identity, OPENING) == KV_STATE  # rebuilt by the save
+
+
+# Round three (issue 30): the audit, the recorder and the session stores' CLI ---------------
+
+# Each case fed to a command that promises one line: exit 1 (or 0 where the input is read
+# around), no traceback, and what the command must not do (write a store, block on a FIFO,
+# drop a relayed request from the log) not done.
+
+
+def _cli(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def _one_line_error(result: Any) -> str:
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    return str(result.output)
+
+
+@pytest.fixture
+def fifo_with_reader(tmp_path: Path) -> Iterator[Path]:
+    """A FIFO someone reads: opening it to write succeeds at once, so code that does not
+    check what it opened writes into it instead of refusing it (and never hangs here)."""
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        yield path
+    finally:
+        os.close(reader)
+
+
+CHAT_BODY = {"model": "gpt-5", "messages": [{"role": "user", "content": "What is CAP?"}]}
+
+
+def test_audit_html_into_a_fifo_is_refused(tmp_path: Path, fifo_with_reader: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    log.write_text(json.dumps({"at": 1.0, "body": CHAT_BODY}) + "\n")
+    output = _one_line_error(_cli("audit", str(log), "--html", str(fifo_with_reader)))
+    assert "not a regular file" in output
+
+
+@pytest.mark.parametrize("out", ["fifo", "device"])
+def test_record_out_into_a_fifo_or_device_is_refused(
+    out: str, fifo_with_reader: Path, servers: tuple[Upstream, Upstream]
+) -> None:
+    target = fifo_with_reader if out == "fifo" else Path(os.devnull)
+    with pytest.raises(ConfigurationError, match="not a regular file"):
+        Recorder(servers[0].url, target).close()
+
+
+AT_CASES: dict[str, str] = {
+    "four-hundred-digits": "1" * 400,
+    "negative-four-hundred-digits": "-" + "9" * 400,
+    "iso-before-the-year-one": '"0001-01-01T00:00:00+14:00"',
+}
+
+
+@pytest.mark.parametrize("name", AT_CASES)
+def test_audit_reads_a_forged_time_as_none(name: str, tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    body = json.dumps(CHAT_BODY)
+    log.write_text(f'{{"at": {AT_CASES[name]}, "body": {body}}}\n')
+    result = _cli("audit", str(log), "--json")
+    assert result.exit_code == 0, result.output
+    assert result.exception is None, result.exception
+    (conversation,) = json.loads(result.output)["conversations"]
+    assert conversation["requests"][0]["at"] is None
+
+
+def _bomb(inflated: int) -> bytes:
+    """A gzip member of `inflated` bytes of JSON padding, built without holding them."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    parts = [packer.compress(b'{"usage": {"prompt_tokens": 5}, "pad": "')]
+    parts += [packer.compress(block) for _ in range(inflated >> 20)]
+    return b"".join([*parts, packer.compress(b'"}'), packer.flush()])
+
+
+def test_record_inflates_a_gzip_reply_no_further_than_it_keeps() -> None:
+    from warmloop.audit.recorder import KEEP_BYTES, _decoded
+
+    assert len(_decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
+
+
+def _recorded(tmp_path: Path, reply: bytes, content_type: str) -> Path:
+    """Send one chat request through a recorder whose upstream answers `reply`; the log."""
+    import httpx2
+
+    def upstream(request: httpx2.Request) -> httpx2.Response:
+        headers = {"content-type": content_type}
+        return httpx2.Response(200, stream=httpx2.ByteStream(reply), headers=headers)
+
+    out = tmp_path / "log.jsonl"
+    transport = httpx2.MockTransport(upstream)
+    rec = _Noted("http://upstream.test", out, transport=transport)
+    with rec:
+        rec.start()
+        body = json.dumps(CHAT_BODY).encode()
+        framing = (b"Content-Length: %d" % len(body), b"Connection: close")
+        assert parse(exchange(port_of(rec), post(CHAT, body, *framing))).status == 200
+        assert rec.done.wait(LIVENESS_SECONDS)  # logged, or given up with a warning
+    return out
+
+
+class _Noted(Recorder):
+    """A recorder that says when it has logged a request or warned about one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.done = threading.Event()
+        super().__init__(*args, **kwargs)
+
+    def record(self, entry: dict[str, Any]) -> None:
+        super().record(entry)
+        self.done.set()
+
+    def warn(self, message: str) -> None:
+        super().warn(message)
+        self.done.set()
+
+
+NESTED = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("reply", "content_type"),
+    [
+        (NESTED, "application/json"),
+        (b"data: " + NESTED + b"\n\n", "text/event-stream"),
+        (b'{"usage": ' + b'{"a": ' * 500 + b"1" + b"}" * 500 + b"}", "application/json"),
+    ],
+    ids=["json-nested-100000", "event-nested-100000", "usage-nested-500"],
+)
+def test_record_logs_a_request_whose_reply_nests_deeply(
+    reply: bytes, content_type: str, tmp_path: Path
+) -> None:
+    from warmloop.audit.log import read_log
+
+    contents = read_log(_recorded(tmp_path, reply, content_type))
+    assert contents.skipped == ()
+    (logged,) = contents.requests
+    assert logged.usage is None
+
+
+def _damaged_store(db: Path, statement: str) -> None:
+    from warmloop.providers.scripted import ScriptedModel
+    from warmloop.providers.scripted import call as scripted_call
+    from warmloop.sessions.sqlite import SQLiteStore
+
+    replies = [scripted_call("submit", answer="done")]
+    agent = Agent(ScriptedModel(replies, name="scripted"), tools=[])
+    store = SQLiteStore(db)
+    try:
+        import asyncio
+
+        asyncio.run(agent.run("Do it.", session="demo", store=store))
+        if statement:
+            store.raw(statement)
+    finally:
+        store.close()
+
+
+STORE_DAMAGE: dict[str, str] = {
+    "text-in-requests-position": "UPDATE requests SET position = 'first'",
+    "bytes-in-requests-sent-at": "UPDATE requests SET sent_at = x'00ff17'",
+    "text-in-message-position": "UPDATE messages SET position = 'one' WHERE position = 0",
+    "bytes-in-message-body": "UPDATE messages SET body = x'8badf00d' WHERE position = 0",
+    "huge-length": "UPDATE sessions SET length = 4611686018427387904",
+}
+
+
+@pytest.mark.parametrize("command", ["sessions", "show", "export", "resume"])
+@pytest.mark.parametrize("damage", STORE_DAMAGE)
+def test_a_damaged_session_store_is_one_line(damage: str, command: str, tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    _damaged_store(db, STORE_DAMAGE[damage])
+    from tests.cli.test_cli import invoke
+    from warmloop.providers.scripted import ScriptedModel
+    from warmloop.providers.scripted import call as scripted_call
+
+    args = {
+        "sessions": ["sessions"],
+        "show": ["show", "demo"],
+        "export": ["export", "demo", "--full"],
+        "resume": ["resume", "demo", "Go on."],
+    }[command]
+    model = ScriptedModel([scripted_call("submit", answer="more")], name="scripted")
+    result = invoke(model, *args, "--store", str(db))
+    if command == "sessions" and not damage.endswith(("requests-position", "sent-at")):
+        assert result.exit_code == 0, result.output  # the list reads no message
+        return
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: "), result.output
+    assert "damaged" in last, result.output
+
+
+def test_a_session_store_of_random_bytes_is_one_line(tmp_path: Path) -> None:
+    """The control for the read-only opening (the old one refused it too): random bytes are
+    one line, and the file is left as it was."""
+    db = tmp_path / "sessions.db"
+    db.write_bytes(bytes(range(256)) * 64)
+    for args in (["sessions"], ["show", "demo"], ["export", "demo"]):
+        _one_line_error(_cli(*args, "--store", str(db)))
+    assert db.read_bytes() == bytes(range(256)) * 64
+
+
+@pytest.mark.parametrize("command", ["sessions", "show", "export"])
+def test_a_reading_command_never_writes_another_applications_database(
+    command: str, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "other.db"
+    other = sqlite3.connect(db)
+    other.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    other.commit()
+    other.close()
+    before = db.read_bytes()
+    args = ["sessions"] if command == "sessions" else [command, "demo"]
+    output = _one_line_error(_cli(*args, "--store", str(db)))
+    assert "not a warmloop session store" in output
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_listing_a_store_that_does_not_exist_creates_nothing(tmp_path: Path) -> None:
+    result = _cli("sessions", "--store", str(tmp_path / "none.db"))
+    assert result.exit_code == 0, result.output
+    assert "no sessions in" in result.output
+    assert list(tmp_path.iterdir()) == []

@@ -14,9 +14,10 @@ user message, a trailing instruction below a growing trajectory) losing almost n
 the earlier one (`LOST_AT_MOST`: a counter or time in the moved text); or a sliding window
 (the oldest turns dropped, the rest found right after the common prefix, the new turns
 after it) keeping at least `WINDOW_KEEPS`. Two tasks from one template (a name and a few
-numbers apart) have neither shape: their names are replaced in place. A compaction keeps
-less (a summary replaces the middle) but still opens with the same first message, the task:
-`items` says how many whole leading messages the two share.
+numbers apart) have neither shape: their names are replaced in place, so the later adds
+about what it loses, where a rebuilt prompt adds a step (`MIN_STEP`) beyond what it lost.
+A compaction keeps less (a summary replaces the middle) but still opens with the same first
+message, the task: `items` says how many whole leading messages the two share.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class Continuation:
             return False
         if self.window:
             return self.kept >= WINDOW_KEEPS * self.size
+        # A rebuilt prompt adds a step beyond what it lost; two tasks from one template
+        # replace a name in place, adding about what they lose: siblings, not a rewrite.
+        if self.grown - self.lost < MIN_STEP:
+            return False
         return self.lost <= max(MIN_STEP, LOST_AT_MOST * self.size)
 
 

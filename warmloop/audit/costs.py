@@ -6,8 +6,10 @@ provider's profile and priced with its dated table (`cache.pricing`), twice:
   markers where the log has them (Anthropic), else where a careful client puts them;
 - perfect: each request is the one it continues plus its new tokens and finds the cache warm
   (idle gaps shortened below the TTL), with the same prompt sizes.
-The difference per request is charged to that request's cause, so the dollars lost add up
-to the whole gap between the two. A request whose miss the provider's own diagnostics say it
+What a request with a cause cost above its perfect replay is charged to that cause (see
+`charged`), so the dollars lost are never negative, no cause without requests carries any,
+and the causes add up to the dollars lost: the perfect-prefix dollars are those as logged
+less the dollars lost. A request whose miss the provider's own diagnostics say it
 caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
 charged to the provider, apart from the client's causes.
 """
@@ -36,8 +38,6 @@ DEFAULT_PROVIDERS = (
     "deepseek:deepseek-flash",
 )
 """The providers every audit prices a log under, besides the model the log used."""
-UNEXPLAINED = "unexplained"
-CACHE_MARKER = "cache-marker"
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,10 @@ def _replay(simulator: CacheSimulator, request: SimRequest, fallback: SimRequest
 
 def _logged_requests(
     conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
-) -> list[tuple[SimRequest, SimRequest, bool]]:
-    """Per request: as sent, the same with a careful client's markers, and whether the
-    request as sent had no explicit marker where it needed one."""
+) -> list[tuple[SimRequest, SimRequest]]:
+    """Per request: as sent, and the same with a careful client's markers."""
     keep_marks = conversation.wire.name == "anthropic"
-    out: list[tuple[SimRequest, SimRequest, bool]] = []
+    out: list[tuple[SimRequest, SimRequest]] = []
     seen: list[Pieces] = []
     sent: list[tuple[Block, ...]] = []
     for found, parent, tokens, at in zip(
@@ -93,14 +92,12 @@ def _logged_requests(
         blocks = sized(found.texts, tokens, marks, before, common)
         seen.append(found)
         sent.append(blocks)
-        unmarked = profile.mode == "explicit" and all(mark is None for mark in marks)
         out.append(
             (
                 SimRequest(at, blocks),
                 SimRequest(
                     at, tuple(replace(b, breakpoint=m) for b, m in zip(blocks, ideal, strict=True))
                 ),
-                unmarked,
             )
         )
     return out
@@ -169,30 +166,48 @@ def provider_cost(
     logged = CacheSimulator(profile)
     perfect = CacheSimulator(profile)
     pairs: list[tuple[float, float]] = []
-    lost: dict[str, float] = {}
     perfect_requests = _perfect_requests(
         request_times(conversation.entries), sizes, conversation.parents, profile
     )
     requests = _logged_requests(conversation, sizes, profile)
-    for finding, (request, fallback, unmarked), ideal in zip(
+    for finding, (request, fallback), ideal in zip(
         findings, requests, perfect_requests, strict=True
     ):
         if finding.cause_kind == PROVIDER_LOST:  # the provider's own word: its entry was gone
             logged = CacheSimulator(profile)
         actual = input_dollars(_replay(logged, request, fallback), prices)
-        best = input_dollars(perfect.request(ideal), prices)
-        pairs.append((actual, best))
-        # A request with no explicit marker under explicit rules caches nothing at all.
-        cause = finding.cause_kind or (CACHE_MARKER if unmarked else UNEXPLAINED)
-        lost[cause] = lost.get(cause, 0.0) + actual - best
-    significant = {k: v for k, v in lost.items() if abs(v) >= 1e-9}
+        pairs.append((actual, input_dollars(perfect.request(ideal), prices)))
+    actual_total = sum(a for a, _ in pairs)
+    lost = charged(findings, pairs, max(actual_total - sum(b for _, b in pairs), 0.0))
     return ProviderCost(
         spec,
-        sum(a for a, _ in pairs),
-        sum(b for _, b in pairs),
-        dict(sorted(significant.items(), key=lambda item: -item[1])),
+        actual_total,
+        actual_total - sum(lost.values()),
+        dict(sorted(lost.items(), key=lambda item: -item[1])),
         tuple(pairs),
     )
+
+
+def charged(
+    findings: Sequence[Finding], pairs: Sequence[tuple[float, float]], gap: float
+) -> dict[str, float]:
+    """Dollars lost per cause: what each request with a cause cost above its perfect-prefix
+    replay, scaled down (never up) so they sum to at most `gap`, the whole conversation's
+    excess over the perfect prefix (never below 0).
+
+    Per request the replay is no bound: the perfect prefix writes at a premium what only a
+    later request reads (and what no request reads, at a conversation's end), so a request
+    can cost less as logged than perfect, and a conversation as a whole too (108 of 4,788
+    rows of recorded traffic). Such a saving is nobody's loss; a request with no cause (a
+    conversation's first, a read within the rounding) is charged nothing, so no cause
+    carries dollars without requests."""
+    raw: dict[str, float] = {}
+    for finding, (actual, best) in zip(findings, pairs, strict=True):
+        if finding.cause_kind is not None and actual > best:
+            raw[finding.cause_kind] = raw.get(finding.cause_kind, 0.0) + actual - best
+    total = sum(raw.values())
+    scale = min(1.0, gap / total) if total > 0 else 0.0
+    return {cause: dollars * scale for cause, dollars in raw.items() if dollars * scale >= 1e-9}
 
 
 def providers_for(own: str, extra: Iterable[str] = DEFAULT_PROVIDERS) -> list[str]:

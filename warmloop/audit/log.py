@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -27,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from warmloop.audit.regular import open_regular
 from warmloop.errors import ConfigurationError
 
 BODY_KEYS = ("body", "request", "payload", "request_body")
@@ -39,6 +39,9 @@ BODY_FACTS = ("model", "diagnostics", "prompt_cache_options")
 earlier response it asked the provider to compare with."""
 MILLISECONDS = 1e11
 """Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
+EARLIEST, LATEST = -62_135_596_800.0, 253_402_300_799.0
+"""The first second of the year 1 and the last of 9999: a time outside is damage, read as
+none."""
 
 
 @dataclass(frozen=True)
@@ -87,18 +90,24 @@ def _interned(value: Any) -> Any:
 
 
 def parse_time(value: object) -> float | None:
-    """Epoch seconds from a number (seconds or milliseconds) or an ISO 8601 string."""
+    """Epoch seconds from a number (seconds or milliseconds) or an ISO 8601 string; None
+    for anything else, and for a time that is not finite or not within years 1 to 9999."""
     if isinstance(value, bool):
         return None
+    seconds: float | None = None
     if isinstance(value, int | float):
-        return float(value) / 1000 if value > MILLISECONDS else float(value)
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+        try:  # an integer of 400 digits is no float: a forged line, read as no time
+            seconds = float(value) / 1000 if value > MILLISECONDS else float(value)
+        except OverflowError:
             return None
-        return moment.timestamp()
-    return None
+    elif isinstance(value, str):
+        try:
+            seconds = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError, OSError):
+            return None
+    if seconds is None or not EARLIEST <= seconds <= LATEST:
+        return None  # NaN, Infinity (JSON as Python reads them) or outside years 1 to 9999
+    return seconds
 
 
 def _mapping(value: object) -> Mapping[str, Any] | None:
@@ -175,16 +184,12 @@ def iter_log(path: Path) -> Iterator[LoggedRequest | str]:
     the sentence saying why it was skipped: a log is never held whole, so a caller that
     keeps only what it needs of each request reads any size of log in bounded memory.
     The file is opened (and a bad path refused) on the first `next`."""
-    try:  # opened without blocking, so a FIFO or a device is refused, not waited on
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # a FIFO or a device is refused, not waited on
+        fd = open_regular(path, os.O_RDONLY)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot read {path} ({exc.strerror}); pass a JSONL file of requests"
         ) from exc
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ConfigurationError(f"{path} is not a regular file; pass a JSONL file of requests")
-    os.set_blocking(fd, True)
     handle = open(fd, encoding="utf-8", errors="replace")  # noqa: SIM115 (closed below)
     with handle:
         for number, line in _lines(handle):
@@ -196,7 +201,7 @@ def iter_log(path: Path) -> Iterator[LoggedRequest | str]:
             except ValueError:
                 yield f"line {number}: not JSON (a half-written line?)"
                 continue
-            if _deeper_than(data, MAX_DEPTH):
+            if deeper_than(data, MAX_DEPTH):
                 yield f"line {number}: nested more than {MAX_DEPTH} levels deep"
                 continue
             yield parse_line(number, data)
@@ -207,7 +212,7 @@ MAX_DEPTH = 100
 everything that reads one (the canonical stream, the audit's blocks) walks it recursively."""
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: Any, limit: int) -> bool:
     """Whether `value` nests more than `limit` arrays and objects deep (no recursion)."""
     stack = [(value, 1)]
     while stack:
@@ -236,11 +241,12 @@ class LogWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:  # a FIFO would block `record` until a reader came, and a device is no log
+            self._fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
             raise ConfigurationError(
-                f"cannot write the log {path} ({exc.strerror}); pass --out in a writable place"
+                f"cannot write the log {path} ({exc.strerror}); pass --out a regular file "
+                "in a writable place"
             ) from exc
         self._new_line = _ends_mid_line(path, os.fstat(self._fd).st_size)
 

@@ -77,10 +77,13 @@ class _Refusal(Exception):
 
 
 def _decoded(data: bytes, encoding: str) -> bytes:
+    """The kept response bytes as the client reads them, at most KEEP_BYTES of them: a
+    2 MB gzip body can inflate to 2 GB, and usage is read from what fits (an answer cut
+    there reads as one without usage; the body itself was relayed whole)."""
     encoding = encoding.strip().lower()
     if encoding in {"gzip", "deflate"}:
-        try:
-            return zlib.decompressobj(47).decompress(data)  # 47: gzip or zlib header
+        try:  # 47: gzip or zlib header
+            return zlib.decompressobj(47).decompress(data, KEEP_BYTES)
         except zlib.error:
             return b""
     return data if encoding in {"", "identity"} else b""
@@ -329,6 +332,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             request = json.loads(body)
         except ValueError:
+            return
+        except RecursionError:  # the audit could not read it either: say so, once
+            recorder.warn(f"logged nothing for {path}: its request body nests too deeply")
             return
         if not isinstance(request, dict):
             return

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.audit.log import LoggedRequest
+from warmloop.audit.log import LoggedRequest, deeper_than
 from warmloop.cache.usage import Usage, prompt_split
 from warmloop.cache.verdict import ProviderVerdict, anthropic_verdict, read_verdict
 
@@ -49,8 +49,8 @@ def _sse_data(text: str) -> Iterator[Any]:
             continue
         try:
             yield json.loads("\n".join(lines))
-        except ValueError:
-            continue  # "[DONE]" and keep-alive comments
+        except (ValueError, RecursionError):
+            continue  # "[DONE]", keep-alive comments, an event nested past the parser
 
 
 def _merge(into: dict[str, Any] | None, update: object) -> dict[str, Any] | None:
@@ -90,22 +90,37 @@ def facts_from_object(data: object, facts: ResponseFacts = ResponseFacts()) -> R
 
 
 def response_facts(body: bytes, content_type: str = "") -> ResponseFacts:
-    """Usage and diagnostics from a response body (JSON, or an event stream)."""
+    """Usage and diagnostics from a response body (JSON, or an event stream); none from a
+    body that cannot be read (cut short, not JSON, nested 100,000 levels deep)."""
     text = body.decode("utf-8", errors="replace")
     stripped = text.lstrip()
     facts = ResponseFacts()
     if "event-stream" in content_type or stripped.startswith(("data:", "event:")):
         for data in _sse_data(text):
             facts = facts_from_object(data, facts)
-        return facts
+        return _shallow(facts)
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: no usage
         return facts
     # Gemini's non-SSE stream is one JSON array of chunks.
     for item in data if isinstance(data, list) else [data]:
         facts = facts_from_object(item, facts)
-    return facts
+    return _shallow(facts)
+
+
+FACT_DEPTH = 16
+"""Levels a usage or diagnostics object may nest (the providers' nest three or four): a
+deeper one is damage, and logging it would make the audit skip the request's whole line."""
+
+
+def _shallow(facts: ResponseFacts) -> ResponseFacts:
+    """`facts` without a usage or diagnostics object nested past FACT_DEPTH."""
+    usage, diagnostics = (
+        None if found is not None and deeper_than(found, FACT_DEPTH) else found
+        for found in (facts.usage, facts.diagnostics)
+    )
+    return ResponseFacts(usage, diagnostics, facts.response_id)
 
 
 MAX_COUNT = 10**12

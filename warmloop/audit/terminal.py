@@ -6,6 +6,7 @@ Everything taken from the log is wrapped in `rich.text.Text`, never parsed as ma
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from rich.console import RenderableType
@@ -17,10 +18,13 @@ from warmloop.audit.report import AuditReport, ConversationReport, cause_label
 from warmloop.audit.standing import verdict_note, worth_showing
 
 EXCERPT = 100
+WHITESPACE = re.compile(r"\s+")
 
 
 def _flat(text: str, limit: int = EXCERPT) -> str:
-    flat = " ".join(text.split())
+    # Every run of whitespace is one space, at the ends too: a divergence often falls right
+    # after one, and dropping it glued the two sides ("What isthe CAP theorem?").
+    flat = WHITESPACE.sub(" ", text)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

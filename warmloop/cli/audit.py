@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ from rich.text import Text
 from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
 from warmloop.audit.recorder import Recorder
+from warmloop.audit.regular import open_regular
 from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
@@ -115,9 +117,12 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
         fail(str(exc))
     if html_out is not None:
         try:
-            html_out.write_text(render_page(report), encoding="utf-8")
+            write_page(html_out, render_page(report))
         except OSError as exc:
-            fail(f"cannot write {html_out} ({exc.strerror}); pass --html in a writable place")
+            fail(
+                f"cannot write {html_out} ({exc.strerror}); pass --html a regular file in a "
+                "writable place"
+            )
     console = safe_console()
     if as_json:
         # Written in chunks: the report of a large log is as large as the log, and one
@@ -137,6 +142,14 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
         console.print(part)
     if html_out is not None:
         console.print(Text(f"HTML report written to {html_out}", style="dim"))
+
+
+def write_page(path: Path, page: str) -> None:
+    """Write the HTML page to `path`, a regular file (a FIFO would block the audit until
+    something read it; OSError says why not)."""
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    with open(fd, "w", encoding="utf-8") as out:
+        out.write(page)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -64,11 +64,12 @@ store_option = click.option(
 )
 
 
-def command_store(store: str | None) -> SessionStore:
+def command_store(store: str | None, *, read_only: bool = False) -> SessionStore:
     """The store `--store` names (or $WARMLOOP_STORE, or the default SQLite file), closed
-    when the command ends; an unusable store is a one-line error."""
+    when the command ends; an unusable store is a one-line error. A command that only reads
+    passes `read_only`: it never writes to the store (nor creates one)."""
     try:
-        opened = open_store(store)
+        opened = open_store(store, read_only=read_only)
     except WarmloopError as exc:
         fail(str(exc))
     click.get_current_context().call_on_close(opened.close)

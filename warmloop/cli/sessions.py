@@ -19,7 +19,7 @@ from warmloop.errors import WarmloopError
 def sessions(store: str | None) -> None:
     """List stored sessions: model, steps, tokens, cost, idle time, and whether the
     provider's cache is probably still warm."""
-    opened = command_store(store)
+    opened = command_store(store, read_only=True)
     try:
         infos = opened.sessions()
         rows = [(info, session_cost(info, opened.requests(info.id))) for info in infos]

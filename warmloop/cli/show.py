@@ -30,7 +30,7 @@ def show(target: str, store: str | None) -> None:
     if Path(target).is_file() or not ID_PATTERN.fullmatch(target):
         show_file(Path(target))
         return
-    opened = command_store(store)
+    opened = command_store(store, read_only=True)
     stored = load_session(opened, target)
     try:
         parts = session_view(
@@ -93,7 +93,7 @@ def read_transcript_file(file: Path) -> str:
 def export(name: str, full: bool, store: str | None) -> None:
     """Print stored session NAME as JSON: the transcript file format (for `show FILE`,
     `Transcript.load`), or with --full everything stored about it."""
-    opened = command_store(store)
+    opened = command_store(store, read_only=True)
     stored = load_session(opened, name)
     try:
         if full:

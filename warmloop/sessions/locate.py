@@ -25,9 +25,12 @@ def default_store_path() -> Path:
     return Path(platformdirs.user_data_dir("warmloop", appauthor=False)) / FILE_NAME
 
 
-def open_store(spec: str | os.PathLike[str] | None = None) -> SessionStore:
+def open_store(
+    spec: str | os.PathLike[str] | None = None, *, read_only: bool = False
+) -> SessionStore:
     """The store `spec` names: None (then $WARMLOOP_STORE, then the default file), a
-    SQLite file path, or a PostgreSQL URL."""
+    SQLite file path, or a PostgreSQL URL. `read_only` (commands that only read): a SQLite
+    file is opened for reading and never created, and nothing is written to it."""
     if spec is None:
         spec = os.environ.get(STORE_VARIABLE) or None
     if spec is None:
@@ -39,7 +42,7 @@ def open_store(spec: str | os.PathLike[str] | None = None) -> SessionStore:
                 f"cannot create the session directory {path.parent} ({exc.strerror}); "
                 "pass --store PATH"
             ) from exc
-        return SQLiteStore(path)
+        return SQLiteStore(path, read_only=read_only)
     text = os.fspath(spec)
     if text.startswith(_POSTGRES):
         from warmloop.sessions.postgres import PostgresStore
@@ -51,4 +54,4 @@ def open_store(spec: str | os.PathLike[str] | None = None) -> SessionStore:
             f"session stores are a SQLite file path or a postgresql:// URL; "
             f"{scheme.group(1)!r} URLs are not supported"
         )
-    return SQLiteStore(Path(text).expanduser())
+    return SQLiteStore(Path(text).expanduser(), read_only=read_only)

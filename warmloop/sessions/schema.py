@@ -93,23 +93,45 @@ MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2)
 """Step k brings the schema from version k to k + 1; append new steps, never edit one."""
 
 
-def current_version(cursor: Cursor) -> int:
-    """The stored schema version (0 for an empty database)."""
-    cursor.execute("CREATE TABLE IF NOT EXISTS warmloop_schema (version BIGINT NOT NULL)")
-    cursor.execute("SELECT version FROM warmloop_schema")
+SCHEMA_TABLE = "warmloop_schema"
+"""The table holding the schema version: a database without it is no warmloop store."""
+
+
+def stored_version(cursor: Cursor) -> int:
+    """The version in an existing `warmloop_schema` (0 when it holds no row); a damaged
+    one is a SessionError."""
+    cursor.execute(f"SELECT version FROM {SCHEMA_TABLE}")
     row = cursor.fetchone()
-    return 0 if row is None else int(row[0])
+    if row is None:
+        return 0
+    if isinstance(row[0], bool) or not isinstance(row[0], int):
+        raise SessionError(
+            f"the session store's {SCHEMA_TABLE}.version holds {str(row[0])[:40]!r}, not a "
+            "version; the store was damaged or edited by hand"
+        )
+    return row[0]
+
+
+def current_version(cursor: Cursor) -> int:
+    """The stored schema version (0 for an empty database, whose version table it creates)."""
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} (version BIGINT NOT NULL)")
+    return stored_version(cursor)
+
+
+def refuse_newer(version: int, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> None:
+    """A SessionError when `version` is newer than `migrations` know (upgrade warmloop)."""
+    if version > len(migrations):
+        raise SessionError(
+            f"the session store has schema version {version}, newer than this warmloop "
+            f"knows ({len(migrations)}); upgrade warmloop to use it"
+        )
 
 
 def migrate(cursor: Cursor, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
     """Apply every missing step inside the caller's transaction; returns the new version.
     A database newer than `migrations` is a SessionError (upgrade warmloop)."""
     version = current_version(cursor)
-    if version > len(migrations):
-        raise SessionError(
-            f"the session store has schema version {version}, newer than this warmloop "
-            f"knows ({len(migrations)}); upgrade warmloop to use it"
-        )
+    refuse_newer(version, migrations)
     for step in migrations[version:]:
         for statement in step:
             cursor.execute(statement)

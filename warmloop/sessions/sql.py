@@ -12,16 +12,21 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from warmloop.cache.usage import Usage
 from warmloop.errors import SessionBusy, SessionError, TranscriptError
 from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease, holder_alive_here, holder_gone, holder_name, new_token
+from warmloop.sessions.record_rows import (
+    archive_record,
+    message_rows,
+    request_record,
+    rewrite_record,
+)
 from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.schema import Cursor
 from warmloop.sessions.session import SessionInfo, StoredSession, provider_of, validate_session_id
 from warmloop.sessions.session_row import SESSION_ROW, session_info
 from warmloop.transcript import Transcript, check_pairing
-from warmloop.transcript_file import dumps_message, message_from_json, messages_from_json
+from warmloop.transcript_file import dumps_message, messages_from_json
 
 
 class SqlStore(ABC):
@@ -300,23 +305,19 @@ class SqlStore(ABC):
             )
             rows = cur.fetchall()
         info = session_info(row, self.clock())
-        if [int(r[0]) for r in rows] != list(range(info.length)):
-            raise SessionError(
-                f"session {session_id!r} is damaged: {len(rows)} message rows for "
-                f"{info.length} messages"
-            )
+        bodies = message_rows(session_id, rows, info.length)
         if not info.transcript_id:
             return StoredSession(info, None)
         try:
             transcript = Transcript(
-                messages_from_json([r[1] for r in rows]),
+                messages_from_json(bodies),
                 id=info.transcript_id,
                 conversation=info.conversation,
                 revision=info.revision,
                 meta=info.meta,
             )
             _check_pairing(transcript)
-        except (TranscriptError, ValueError) as exc:
+        except (TranscriptError, ValueError, TypeError, RecursionError) as exc:
             raise SessionError(f"session {session_id!r} is damaged: {exc}") from exc
         return StoredSession(info, transcript)
 
@@ -329,7 +330,7 @@ class SqlStore(ABC):
                 (session_id,),
             )
             rows = cur.fetchall()
-        return [StoredRequest(int(r[0]), r[1], r[2], Usage(*map(int, r[3:8]))) for r in rows]
+        return [request_record(session_id, r) for r in rows]
 
     def archive(self, session_id: str) -> list[ArchivedMessage]:
         with self.transaction(write=False) as cur:
@@ -339,7 +340,7 @@ class SqlStore(ABC):
                 (session_id,),
             )
             rows = cur.fetchall()
-        return [ArchivedMessage(int(r[0]), int(r[1]), message_from_json(r[2]), r[3]) for r in rows]
+        return [archive_record(session_id, r) for r in rows]
 
     def rewrites(self, session_id: str) -> list[RewritePoint]:
         with self.transaction(write=False) as cur:
@@ -349,10 +350,7 @@ class SqlStore(ABC):
                 (session_id,),
             )
             rows = cur.fetchall()
-        return [
-            RewritePoint(int(r[0]), r[1], int(r[2]), int(r[3]), int(r[4]), r[5], int(r[6]))
-            for r in rows
-        ]
+        return [rewrite_record(session_id, r) for r in rows]
 
 
 def _request_row(lease: Lease, seq: int, request: StoredRequest) -> tuple[Any, ...]:

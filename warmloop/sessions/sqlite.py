@@ -14,10 +14,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from warmloop.errors import SessionError
 from warmloop.sessions.lease import LEASE_SECONDS
-from warmloop.sessions.schema import Cursor, migrate
+from warmloop.sessions.schema import (
+    MIGRATIONS,
+    SCHEMA_TABLE,
+    Cursor,
+    migrate,
+    refuse_newer,
+    stored_version,
+)
 from warmloop.sessions.sql import SqlStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -32,26 +40,80 @@ class SQLiteStore(SqlStore):
         *,
         lease_seconds: float = LEASE_SECONDS,
         clock: Callable[[], float] = time.time,
+        read_only: bool = False,
     ) -> None:
         super().__init__(lease_seconds=lease_seconds, clock=clock)
         self.path = Path(path)
         self.location = str(self.path)
+        self._lock = threading.Lock()
         if not self.path.parent.is_dir():
             raise SessionError(
                 f"cannot open the session store {self.path}: its directory does not exist"
             )
+        if read_only and self._open_read_only():
+            return
         try:
-            self._connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=0
-            )
-            self._connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._connection = self._connect(str(self.path), uri=False)
+            self._refuse_foreign(self._tables())  # before WAL mode rewrites its header
             self._connection.execute("PRAGMA journal_mode = WAL")
             self._connection.execute("PRAGMA synchronous = FULL")
         except sqlite3.Error as exc:
             raise SessionError(f"cannot open the session store {self.path}: {exc}") from exc
-        self._lock = threading.Lock()
         with self.transaction(write=True) as cur:
             migrate(cur)
+
+    def _connect(self, target: str, *, uri: bool) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            target, isolation_level=None, check_same_thread=False, timeout=0, uri=uri
+        )
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return connection
+
+    def _open_read_only(self) -> bool:
+        """Open the file for reading only, for commands that only read: a file that is
+        missing or holds no table reads as an empty store (an empty one in memory, the file
+        left uncreated), another application's database is refused, and nothing is ever
+        written to either. False for a store of an older schema, which is upgraded as a
+        writer would (the only write a reader makes, and to warmloop's own file)."""
+        try:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+                self._connection = self._connect(uri, uri=True)
+            else:
+                self._connection = self._connect(":memory:", uri=False)
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionError(f"cannot open the session store {self.path}: {exc}") from exc
+        tables = self._tables()
+        self._refuse_foreign(tables)
+        if not tables:  # nothing stored yet: read an empty store
+            self._connection.close()
+            self._connection = self._connect(":memory:", uri=False)
+            with self.transaction(write=True) as cur:
+                migrate(cur)
+            return True
+        with self.transaction(write=False) as cur:
+            version = stored_version(cur)
+        if version < len(MIGRATIONS):
+            self._connection.close()
+            return False
+        refuse_newer(version)
+        return True
+
+    def _tables(self) -> list[str]:
+        with self.transaction(write=False) as cur:
+            cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            return [str(name) for (name,) in cur.fetchall()]
+
+    def _refuse_foreign(self, tables: list[str]) -> None:
+        """Another application's database (tables, none of them warmloop's version table)
+        is refused before anything is written to it; the connection is closed."""
+        if tables and SCHEMA_TABLE not in tables:
+            self._connection.close()
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise SessionError(
+                f"{self.path} is not a warmloop session store (it holds other tables: "
+                f"{shown}); pass --store a file warmloop wrote, or a new path"
+            )
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Cursor]:
