@@ -134,3 +134,22 @@ def test_any_token_of_a_seen_line_is_accepted(tokens: list[str], data: st.DataOb
 @given(st.text(max_size=30))
 def test_bare_never_grows_an_answer(answer: str) -> None:
     assert len(bare(answer)) <= len(answer)
+
+
+# Round three (issue 38): plain result lines are seen; the 3-word boundary.
+
+
+def test_a_value_from_a_listing_or_a_custom_tools_text_is_accepted() -> None:
+    listing = seen("src/app.py\nsrc/settings.toml\nREADME.md", tool="list_files")
+    assert refused("src/settings.toml", listing) is None
+    assert refused("README.md", listing) is None
+    assert refused("settings.toml", listing) is None
+    custom = seen("build 412: status green, 3 warnings", tool="ci_status")
+    assert refused("green", custom) is None
+    assert refused("3 warnings", custom) is None
+
+
+def test_answers_up_to_three_words_are_checked_and_longer_ones_are_not() -> None:
+    results = seen("a.py:3: x = 1")
+    assert refused("one two three", results) is not None
+    assert refused("one two three four", results) is None
