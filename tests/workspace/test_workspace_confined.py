@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from warmloop.errors import WorkspaceError
-from warmloop.workspace import confined
 from warmloop.workspace.confined import MAX_LINKS, MAX_RETRIES, ConfinedRoot, Cursor
 
 
@@ -59,7 +58,7 @@ def test_a_link_swapped_for_a_file_while_it_is_read_is_looked_at_again(
             raise OSError(errno.EINVAL, "Invalid argument")
         return readlink(path, dir_fd=dir_fd)
 
-    monkeypatch.setattr(confined.os, "readlink", racing)
+    monkeypatch.setattr(os, "readlink", racing)  # the walk reads links through os
     with root_of(tmp_path).locate("a/b.txt", "'a/b.txt'") as place:
         assert swaps == 1
         assert (place.parts, place.name) == (("a", "b.txt"), "b.txt")
