@@ -135,3 +135,24 @@ def test_the_horizon_on_a_runs_last_step_is_that_request_and_the_extract(
     run = agent.run_sync("Read them.")
     assert run.extracted
     assert horizons[:4] == [5, 4, 3, 2]  # the budget left bounds it: step, rest, extract
+
+
+def test_the_extract_step_is_priced_as_the_runs_last_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model that stops calling tools early leaves one request, the extract step's: a
+    rewrite before it can never pay back, whatever the step budget left."""
+    horizons: list[int] = []
+    maintain = maintainer.Maintainer.maintain
+
+    async def recorded(self: maintainer.Maintainer, *args: Any, **kwargs: Any) -> Any:
+        horizons.append(kwargs["remaining"])
+        return await maintain(self, *args, **kwargs)
+
+    monkeypatch.setattr(maintainer.Maintainer, "maintain", recorded)
+    model = ScriptedModel([call("read", path="0"), "I have read it.", call("submit", answer="ok")])
+    agent = Agent(model, [read], maintenance=MaintenancePolicy(), max_steps=40)
+    agent.learned.run_lengths.extend([100] * 10)
+    run = agent.run_sync("Read it.")
+    assert run.extracted
+    assert horizons == [41, 40, 1]
