@@ -171,3 +171,17 @@ async def test_a_callback_that_raises_ends_the_run_with_the_transcript() -> None
     expect(outcome, "RunAborted:callback bug")
     check_outcome(outcome, model=model)
     assert isinstance(outcome.error, WarmloopError)
+
+
+# Round three (issue 38): mutants. An answer's max_tokens that leaves no room for a prompt.
+
+
+@pytest.mark.parametrize("window", [4_096, 8_192])
+def test_max_tokens_filling_the_stated_window_are_refused(window: int) -> None:
+    import anthropic
+
+    from warmloop.providers.anthropic import AnthropicModel
+
+    offline = anthropic.AsyncAnthropic(api_key="offline")
+    with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):
+        AnthropicModel("claude-sonnet-4-6", client=offline, context_window=window, max_tokens=8192)
