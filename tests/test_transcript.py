@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.support.scenario import TOOLS
 from warmloop import Agent, ScriptedModel, call
-from warmloop.errors import PairingError
+from warmloop.errors import PairingError, TranscriptError
 from warmloop.messages import (
     AssistantTurn,
     Meta,
@@ -183,3 +183,23 @@ def test_a_fork_keeps_the_revision_of_the_transcript_it_continues() -> None:
     assert parent.revision == 1
     child = parent.fork()
     assert (child.revision, child.meta.parent) == (1, parent.id)
+
+
+# Round three (issue 38): a fold may reach the end of a finished step, not into an open one.
+
+
+def test_a_fold_may_end_at_the_end_of_a_finished_step_but_not_inside_an_open_one() -> None:
+    def step(n: int) -> list[AssistantTurn | ToolResult]:
+        call_id = f"call_{n}_0"
+        return [
+            AssistantTurn(tool_calls=(ToolCall(call_id, "read", "{}"),)),
+            ToolResult(call_id, "read", f"result {n}"),
+        ]
+
+    finished = Transcript([SystemText("s"), UserText("task"), *step(1), *step(2)])
+    rewrite = finished.fold(1, len(finished), "read twice")
+    assert rewrite.folded == (1, 6)
+    check_pairing(finished.messages)
+    open_step = Transcript([SystemText("s"), UserText("task"), *step(1), step(2)[0]])
+    with pytest.raises(TranscriptError, match="no results"):
+        open_step.fold(1, len(open_step), "cut")

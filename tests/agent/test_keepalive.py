@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
 from warmloop.maintenance.pinger import KeepAlivePolicy
+from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.sessions.sqlite import SQLiteStore
 
@@ -323,3 +325,72 @@ async def test_a_stored_session_s_tool_times_are_the_next_run_s_history(tmp_path
     assert ends == [(2, True, True), (2, False, False)]
     conversation = run.transcript.conversation
     assert {end.conversation for end in agent.learned.run_ends} == {conversation}
+
+
+# Round three (issue 38): what the agent feeds the keep-alive rule.
+
+
+def started_pauses(time: FakeTime, learned: Learned) -> tuple[RunPauses, ScriptedModel, Transcript]:
+    """A run's pauses after its first request, sent now on the fake clock."""
+    inner = ScriptedModel(name=SONNET)
+    pauses = RunPauses(inner, time.policy(), learned, lambda e: None, lambda w: None)
+    conversation = Transcript([SystemText(INSTRUCTIONS), UserText("Run the tests.")])
+    pauses.sent(inner.render(conversation, ()), time.now, 50_000)
+    return pauses, inner, conversation
+
+
+async def test_a_pause_and_a_gap_are_measured_from_the_last_request() -> None:
+    time, learned = FakeTime(), Learned()
+    time.now = 10_000.0
+    pauses, inner, conversation = started_pauses(time, learned)
+    async with pauses.pause("tool:run_tests", inner.facts, "c", 0):
+        time.advance(2.0)
+    assert list(learned.pauses["tool:run_tests"]) == [2.0]
+    time.advance(5.0)
+    pauses.sent(inner.render(conversation, ()), time.now, 50_000)
+    assert list(learned.gaps) == [7.0]
+
+
+async def test_a_submit_alone_or_the_extract_step_opens_no_pause() -> None:
+    time, learned = FakeTime(), Learned()
+    pauses, inner, conversation = started_pauses(time, learned)
+    done = asyncio.Event()
+    done.set()
+    toolbox = Toolbox([slow_tool(done, done)])
+    submit = AssistantTurn(tool_calls=(ToolCall("call_1_0", "submit", '{"answer": "x"}'),))
+    tests = AssistantTurn(tool_calls=(ToolCall("call_2_0", "run_tests", '{"suite": "all"}'),))
+    for turn, extracting in ((submit, False), (submit, True), (tests, True)):
+        async with pauses.for_turn(turn, toolbox, inner.facts, conversation, extracting=extracting):
+            time.advance(2.0)
+    assert dict(learned.pauses) == {}
+    async with pauses.for_turn(tests, toolbox, inner.facts, conversation, extracting=False):
+        time.advance(2.0)
+    assert list(learned.pauses) == ["tool:run_tests"]
+
+
+async def test_waiting_reads_the_cache_age_from_the_conversation_when_not_told() -> None:
+    """Without `since`, the time since the conversation's last request is its own record:
+    a cache just written is pinged, one written 500 s ago on a 5-minute TTL is gone."""
+    sent = []
+    for age in (0.0, 500.0):
+        time = FakeTime()
+        inner = ScriptedModel([call("submit", answer="ready")], name=SONNET)
+        agent = Agent(inner, instructions=INSTRUCTIONS, keepalive=time.policy())
+        first = await agent.run("Prepare the release.")
+        meta = first.transcript.meta
+        assert meta.last_request_at is not None
+        first.transcript.meta = replace(meta, last_request_at=meta.last_request_at - age)
+        async with agent.waiting(first.transcript):
+            time.advance(280.0)
+            for _ in range(50):  # turns of the loop for a due keep-alive to go out
+                await asyncio.sleep(0)
+        sent.append(len(inner.keepalives))
+    assert sent == [1, 0]
+
+
+async def test_a_keep_alive_event_touches_no_message() -> None:
+    run, _, _ = await eight_minute_run()
+    events = [e for e in run.maintenance if e.kind == "keepalive"]
+    assert len(events) == 1
+    assert events[0].messages == 0
+    assert events[0].revision == run.transcript.revision

@@ -5,13 +5,19 @@ never the model's own retention named again; `Learned.outlook`, what it weighs t
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warmloop.agent.learned import SESSIONS_REMEMBERED, Learned
-from warmloop.agent.pauses import longer_retention
+from warmloop import ScriptedModel, SystemText, Transcript, UserText
+from warmloop.agent import pauses as pauses_module
+from warmloop.agent.learned import PAUSES_REMEMBERED, SESSIONS_REMEMBERED, Learned
+from warmloop.agent.pauses import RunPauses, longer_retention
 from warmloop.cache.profiles import CacheProfile, profile_for
 from warmloop.maintenance.keepalive import choose_retention
+from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.sessions.timeline import StoredPauses
 
 SONNET = profile_for("anthropic:claude-sonnet-4-6")
@@ -126,3 +132,48 @@ def test_the_outlook_is_two_chances_that_never_add_up_past_one(
     assert goes_on + followed_after <= 1.0 + 1e-12
     if not any(followed for _, _, followed in runs):
         assert followed_after == 0.0  # nobody ever came back: no follow-up to weigh
+
+
+# Round three (issue 38): what the agent feeds the TTL choice.
+
+
+def test_the_ttl_choice_is_given_the_tokens_new_since_the_last_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The choice weighs writing the request's new tokens for longer: they are what the
+    run appended since its last request, never nothing (a longer retention is not free)."""
+    asked: list[tuple[int, int]] = []
+
+    def choice(
+        profile: CacheProfile, wire: str, prompt: int, written: int, *args: Any, **kw: Any
+    ) -> None:
+        asked.append((prompt, written))
+
+    monkeypatch.setattr(pauses_module, "longer_retention", choice)
+    model = ScriptedModel(name="anthropic:claude-sonnet-4-6")
+    learned = Learned()
+    learned.gap(600.0)
+    pauses = RunPauses(model, KeepAlivePolicy(), learned, lambda e: None, lambda w: None)
+    conversation = Transcript([SystemText("Run the tests. " * 400), UserText("Go.")])
+    first = model.render(conversation, ())
+    pauses.with_retention(first, model.facts, 0)
+    pauses.sent(first, 0.0, 1_500, chars=first.length)
+    conversation.append(UserText("The suite printed this. " * 200))
+    second = model.render(conversation, ())
+    pauses.with_retention(second, model.facts, 1)
+    ratio = 1_500 / first.length
+    new = int((second.length - first.length) * ratio)
+    assert new > 0
+    assert asked == [
+        (int(first.length * 0.25), int(first.length * 0.25)),
+        (int(second.length * ratio), new),
+    ]
+
+
+def test_the_memory_of_follow_ups_is_bounded() -> None:
+    learned = Learned()
+    cap = 4 * PAUSES_REMEMBERED
+    for n in range(cap + 10):
+        learned.followed(f"conversation-{n}", 0.0, since=float(n))
+    assert len(learned.follow_ups) == cap
+    assert list(learned.follow_ups)[-1] == cap + 9  # the most recent are kept

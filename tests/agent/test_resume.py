@@ -15,7 +15,7 @@ import pytest
 
 from warmloop import Agent, ScriptedModel, tool
 from warmloop.agent.steps import INTERRUPTED
-from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Reply, call
 from warmloop.sessions.sqlite import SQLiteStore
@@ -139,3 +139,24 @@ def test_an_unfinished_call_runs_again_only_if_its_tool_is_repeatable(
         assert result.is_error
         assert result.content.startswith(INTERRUPTED)
     check_pairing(run.transcript.messages)
+
+
+# Round three (issue 38): a run cut during its extract step is still an extracted run.
+
+
+def test_a_run_cut_during_its_extract_step_resumes_it_as_the_extract_step(
+    tmp_path: Path,
+) -> None:
+    whole = Agent(scripted(REPLIES), [lookup]).run_sync("task")
+    assert whole.extracted
+    final = whole.transcript.messages
+    prompt = next(n for n, m in enumerate(final) if isinstance(m, UserText) and m.only_tool)
+    for length in (prompt + 1, prompt + 2):  # the extract prompt stored; then its answer too
+        store = stored_session(
+            tmp_path / f"cut{length}.db", final[:length], whole.transcript.conversation
+        )
+        run = asyncio.run(
+            Agent(scripted(REPLIES), [lookup]).run("task", session="s", store=store, resume_at=0)
+        )
+        assert run.transcript.messages == final, f"cut after {length} messages"
+        assert run.extracted, f"cut after {length} messages"

@@ -344,3 +344,17 @@ async def test_round_three_misuse_is_a_configuration_error_before_any_request(na
         await attempt()
     assert expected in str(caught.value)
     assert "Traceback" not in str(caught.value)
+
+
+# Round three (issue 38): mutants. An answer's max_tokens that leaves no room for a prompt.
+
+
+@pytest.mark.parametrize("window", [4_096, 8_192])
+def test_max_tokens_filling_the_stated_window_are_refused(window: int) -> None:
+    import anthropic
+
+    from warmloop.providers.anthropic import AnthropicModel
+
+    offline = anthropic.AsyncAnthropic(api_key="offline")
+    with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):
+        AnthropicModel("claude-sonnet-4-6", client=offline, context_window=window, max_tokens=8192)

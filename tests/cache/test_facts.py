@@ -271,3 +271,27 @@ def test_facts_refuse_an_output_reserve_as_large_as_the_window() -> None:
     base = table_facts("openai:gpt-5")
     with pytest.raises(ConfigurationError, match="output reserve"):
         ModelFacts(base.profile, base.priced_as, 1_000, "told", output_reserve=1_000)
+
+
+# Round three (issue 38): an answer's reserve against the window.
+
+
+def test_max_tokens_at_or_above_a_known_window_are_refused() -> None:
+    for window in (4_096, 8_192):
+        with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):
+            table_facts("openai:gpt-5", context_window=window, output_reserve=8_192)
+    with pytest.raises(ConfigurationError, match="leaves no room"):
+        table_facts("anthropic:claude-sonnet-4-6", output_reserve=10_000_000)  # the table's
+    kept = table_facts("openai:gpt-5", context_window=8_448, output_reserve=8_192)
+    assert kept.window == 256  # told so: the user's own numbers
+    assumed = table_facts("openai-compatible:http://127.0.0.1:9/v1#m", output_reserve=10**9)
+    assert assumed.window_source == "assumed"
+    assert assumed.output_reserve == assumed.context_window // 2
+
+
+def test_a_small_window_learned_later_keeps_half_of_it_for_the_prompt() -> None:
+    facts = table_facts("openai:gpt-5", output_reserve=4_096)
+    learned = facts.told_window(2_000, "learned")
+    assert (learned.output_reserve, learned.window) == (1_000, 1_000)
+    roomy = facts.told_window(100_000, "learned")
+    assert (roomy.output_reserve, roomy.window) == (4_096, 95_904)

@@ -185,3 +185,22 @@ def test_a_matching_opening_counts_as_reusable_for_a_fresh_session() -> None:
     second = agent.run_sync("two")
     opening = sum(len(text) for _, text in model.requests[1].wire.opening)
     assert second.requests[0].prefix.reusable == opening > 0
+
+
+# Round three (issue 38): a fresh session whose tools changed.
+
+
+def test_a_fresh_session_whose_tools_changed_is_reported_as_changed_tools() -> None:
+    def payload(tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        model = AnthropicModel("claude-sonnet-4-6", client=OFFLINE)
+        rendered: dict[str, Any] = model.render(
+            Transcript([SystemText("sys"), UserText("task")]), tools
+        ).payload
+        return rendered
+
+    before = canonical_stream(payload(SPECS), ANTHROPIC)
+    after = canonical_stream(payload((pong.spec, Outputs().spec)), ANTHROPIC)
+    bust = opening_bust(before, after)
+    assert bust is not None
+    assert bust.section == "tools"
+    assert "system" not in bust.cause

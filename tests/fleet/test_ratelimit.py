@@ -226,3 +226,20 @@ async def test_a_dropped_connection_is_opened_again(
         await one.acquire("k", Limit(requests_per_minute=5), 1)
     await one.acquire("k", Limit(requests_per_minute=5), 1)  # the step's next try works
     assert one._db.info.backend_pid != pid
+
+
+# Round three (issue 38): a wait under a second is still waited.
+
+
+async def test_a_wait_under_a_second_is_waited_not_skipped(
+    workers: tuple[SharedLimiter, SharedLimiter], clock: FakeClock
+) -> None:
+    one, two = workers
+    limit = Limit(requests_per_minute=1)
+    await one.acquire("k", limit, 1)
+    clock.now += WINDOW - 0.25  # the first request leaves the window in a quarter second
+    await two.acquire("k", limit, 1)
+    assert clock.slept == [pytest.approx(0.25)]
+    await one.pause("k", 0.5)
+    await two.acquire("k", Limit(requests_per_minute=100), 1)
+    assert clock.slept == [pytest.approx(0.25), 0.5]

@@ -93,3 +93,13 @@ def test_a_factory_that_returns_no_agent_is_named() -> None:
     bad = AgentRegistry({"bad": not_an_agent})
     with pytest.raises(ConfigurationError, match="returned str, not an Agent"):
         bad.build("bad")
+
+
+# Round three (issue 38): a task refused before its run sent nothing.
+
+
+def test_a_task_refused_before_its_run_reports_no_request() -> None:
+    refused = TaskResult("failed", "s", error="no agent 'nobody'")
+    assert (refused.requests, refused.input_tokens, refused.cost_usd) == (0, 0, None)
+    old = {"status": "failed", "session": "s", "error": "no agent 'nobody'"}
+    assert TaskResult.from_json(old) == refused

@@ -6,6 +6,7 @@ restarts after each)."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -99,3 +100,59 @@ def test_the_read_cost_paid_on_prunable_content_builds_up_and_restarts_after_eac
         assert between[0] < seen[before][0] / 2  # restarted after the prune
         assert between == sorted(between)  # and built up again until the next
         assert between[-1] > between[0]
+
+
+# Round three (issue 38): the quantile's promise for any number of runs; the last step.
+
+
+@given(n=st.integers(1, 60))
+def test_at_least_nine_earlier_runs_in_ten_went_as_far_as_the_horizon(n: int) -> None:
+    lengths = list(range(1, n + 1))  # every run got past 0 and went 1, 2, ... n further
+    ahead = requests_ahead(0, 1_000, lengths)
+    assert sum(length >= ahead for length in lengths) >= 0.9 * n
+
+
+def test_with_nine_or_nineteen_earlier_runs_the_horizon_is_one_nine_in_ten_reach() -> None:
+    assert requests_ahead(0, 1_000, range(1, 10)) == 1  # 2 would be 8 runs in 9 (89%)
+    assert requests_ahead(0, 1_000, range(1, 20)) == 2  # 3 would be 17 runs in 19 (89%)
+
+
+def test_the_horizon_on_a_runs_last_step_is_that_request_and_the_extract(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    horizons: list[int] = []
+    maintain = maintainer.Maintainer.maintain
+
+    async def recorded(self: maintainer.Maintainer, *args: Any, **kwargs: Any) -> Any:
+        horizons.append(kwargs["remaining"])
+        return await maintain(self, *args, **kwargs)
+
+    monkeypatch.setattr(maintainer.Maintainer, "maintain", recorded)
+    model = ScriptedModel([call("read", path=str(k)) for k in range(4)])
+    model.enqueue(call("submit", answer="ok"))
+    agent = Agent(model, [read], maintenance=MaintenancePolicy(), max_steps=4)
+    agent.learned.run_lengths.extend([100] * 10)  # earlier runs went much further
+    run = agent.run_sync("Read them.")
+    assert run.extracted
+    assert horizons[:4] == [5, 4, 3, 2]  # the budget left bounds it: step, rest, extract
+
+
+def test_the_extract_step_is_priced_as_the_runs_last_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model that stops calling tools early leaves one request, the extract step's: a
+    rewrite before it can never pay back, whatever the step budget left."""
+    horizons: list[int] = []
+    maintain = maintainer.Maintainer.maintain
+
+    async def recorded(self: maintainer.Maintainer, *args: Any, **kwargs: Any) -> Any:
+        horizons.append(kwargs["remaining"])
+        return await maintain(self, *args, **kwargs)
+
+    monkeypatch.setattr(maintainer.Maintainer, "maintain", recorded)
+    model = ScriptedModel([call("read", path="0"), "I have read it.", call("submit", answer="ok")])
+    agent = Agent(model, [read], maintenance=MaintenancePolicy(), max_steps=40)
+    agent.learned.run_lengths.extend([100] * 10)
+    run = agent.run_sync("Read it.")
+    assert run.extracted
+    assert horizons == [41, 40, 1]

@@ -84,3 +84,11 @@ def test_an_unknown_window_is_never_acted_on_warm_but_a_cold_cache_still_prunes(
     assert decide(replace(unknown, prompt_tokens=10**7), PROFILE, POLICY) == Decision("none")
     # Idle past the cache's life the prune is free whatever the window.
     assert decide(replace(unknown, idle=361.0), PROFILE, POLICY).reason == "cold"
+
+
+# Round three (issue 38): a cold resume with nothing to prune.
+
+
+def test_a_cold_resume_with_nothing_to_prune_is_left_alone() -> None:
+    nothing = replace(WARM, idle=361.0, dropped_tokens=0, rewrite_tokens=0, excess=0.0)
+    assert decide(nothing, PROFILE, POLICY) == Decision("none")

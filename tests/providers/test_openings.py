@@ -330,3 +330,12 @@ def test_the_opening_is_the_system_text_every_task_shares() -> None:
         assert prompt_parts(vocab, no_system)[1] == 0
     finally:
         vocab.close()
+
+
+# Round three (issue 38): the documented size limit.
+
+
+def test_the_directory_keeps_at_most_the_documented_512_mib(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "keeps at most 512 MiB" in readme
+    assert OpeningCache(tmp_path).limit_bytes == 512 * 1024 * 1024

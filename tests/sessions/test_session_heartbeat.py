@@ -6,6 +6,7 @@ waited on by event, never by wall time."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from typing import Any
 
@@ -122,3 +123,56 @@ def test_a_live_holder_on_this_host_is_never_taken_over_even_expired(store_spec:
     finally:
         leave.set()
         holder.join(60)
+
+
+# Round three (issue 38): holders on another host, and a stop that waits for its renewal.
+
+
+def test_an_expired_lease_held_on_another_host_is_taken_over(
+    make_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on another machine cannot be checked for life from here: once its lease
+    has expired, the session is taken over (a fleet's recovery of a dead machine's run)."""
+    clock = Clock()
+    store = make_store(clock=clock, lease_seconds=LEASE)
+    # A pid that runs here too, so only the host name tells the holder is elsewhere.
+    monkeypatch.setattr(sql, "holder_name", lambda: f"elsewhere:{os.getppid()}:1")
+    held = store.acquire("s")
+    monkeypatch.undo()
+    with pytest.raises(SessionBusy, match="elsewhere"):
+        store.acquire("s")  # its lease still runs
+    clock.now += LEASE + 1
+    taken = store.acquire("s")
+    assert taken.token != held.token
+    assert taken.holder == lease_module.holder_name()
+
+
+def test_stopping_a_heartbeat_waits_for_the_renewal_in_progress() -> None:
+    """`stop` returns only once a renewal under way has finished its transaction, so the
+    caller may release the lease or close the store after it."""
+    entered, release = threading.Event(), threading.Event()
+    finished: list[bool] = []
+
+    def renew(held: Lease) -> None:
+        entered.set()
+        assert release.wait(60), "the renewal was never let finish"
+        finished.append(True)
+
+    held = Lease("s", "token", "here:1:1", 0.0, 0, 0, 0, seconds=0.004)
+    beat = lease_module.Heartbeat(renew, held)
+    thread = beat._thread
+    join = thread.join
+
+    def joined(timeout: float | None = None) -> None:
+        release.set()  # stop waits now: let the renewal end
+        join(timeout)
+
+    thread.join = joined  # type: ignore[method-assign]
+    beat.start()
+    try:
+        assert entered.wait(60), "no renewal started"
+        beat.stop()
+        assert finished == [True]
+    finally:
+        release.set()
+        join(60)

@@ -166,3 +166,22 @@ def test_arguments_nested_past_the_parsers_depth_are_passed_over() -> None:
     messages: list[Message] = [AssistantTurn(tool_calls=calls), *seen("a.py:1: x = 42")]
     assert unread_answer(Answer(answer="42"), messages) is None
     assert unread_answer(Answer(answer="7"), messages) is not None
+
+
+# Round three (issue 38): plain result lines are seen; the 3-word boundary.
+
+
+def test_a_value_from_a_listing_or_a_custom_tools_text_is_accepted() -> None:
+    listing = seen("src/app.py\nsrc/settings.toml\nREADME.md", tool="list_files")
+    assert refused("src/settings.toml", listing) is None
+    assert refused("README.md", listing) is None
+    assert refused("settings.toml", listing) is None
+    custom = seen("build 412: status green, 3 warnings", tool="ci_status")
+    assert refused("green", custom) is None
+    assert refused("3 warnings", custom) is None
+
+
+def test_answers_up_to_three_words_are_checked_and_longer_ones_are_not() -> None:
+    results = seen("a.py:3: x = 1")
+    assert refused("one two three", results) is not None
+    assert refused("one two three four", results) is None

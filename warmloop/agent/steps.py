@@ -105,6 +105,8 @@ class Runner:
     syntax_errors: int = 0
     failed_steps: int = 0
     refused_outputs: int = 0
+    extracting: bool = False
+    """The extract step has begun: its request is the run's last."""
     """Submits the output check refused in this run (at most MAX_OUTPUT_REFUSALS)."""
     maintainer: Maintainer | None = None
     maintenance: list[MaintenanceEvent] = field(default_factory=list)
@@ -295,7 +297,8 @@ class Runner:
         if self.maintainer is None:
             return rendered
         settings = self.settings
-        budget_left = settings.max_steps - self.step + 2  # this step, the rest, extract
+        # This step, the rest, the extract step; the extract step's own request is the last.
+        budget_left = 1 if self.extracting else settings.max_steps - self.step + 2
         remaining = requests_ahead(len(self.requests), budget_left, self.learned.run_lengths)
         changes = await self.maintainer.maintain(
             self.transcript,
@@ -454,6 +457,7 @@ class Runner:
     async def extract(self, reason: str, *, resumed: Position | None = None) -> Run:
         """Ask once more, over the same history, for `submit`; raise with the transcript if
         not. `resumed`: the stored run had begun its extract step."""
+        self.extracting = True
         if resumed is None:
             prompt = self.settings.outputs.extract_prompt(reason)
             self.append(UserText(prompt, only_tool=SUBMIT))

@@ -77,7 +77,9 @@ class ModelFacts:
     def told_window(
         self, tokens: int | None, source: Source = "told", note: str = ""
     ) -> ModelFacts:
-        """These facts with the window stated (`tokens` None: unchanged)."""
+        """These facts with the window stated (`tokens` None: unchanged). A reserve for the
+        answer larger than half a small window stated now (discovered, learned) is cut to
+        that half: the prompt keeps room, and nobody is there to refuse it to."""
         if tokens is None:
             return self
         check_window(tokens, self.option.rstrip("="))
@@ -126,7 +128,11 @@ def table_facts(
     entry for the model, else assumed; `context_window` states it). `prices_of` prices
     the model as another selection string (a host that bills like a known model);
     `window_in_table` False: the table's window is not this model's (a host that only
-    follows another model's cache rules)."""
+    follows another model's cache rules). An `output_reserve` (the answer's `max_tokens`)
+    at or above a known window is refused: no prompt would fit, and every request would
+    be over the compaction trigger; one at or above an assumed window is cut to half of
+    it, as when a window is learned later (`ModelFacts.told_window`): a guess refuses
+    nothing."""
     profile, known = profile_table().find(spec)
     if retention is not None:
         profile = replace(profile, ttl=profile.retention_for(retention).name)
@@ -135,10 +141,18 @@ def table_facts(
     source: Source = "told" if context_window is not None else "table" if listed else "assumed"
     if context_window is not None:
         check_window(context_window)
+    if output_reserve >= window:
+        if source != "assumed":
+            raise ConfigurationError(
+                f"{spec}: max_tokens ({output_reserve}) leaves no room for a prompt in the "
+                f"context window ({window} tokens, {source}); lower max_tokens, or state the "
+                "model's real window with context_window="
+            )
+        output_reserve = window // 2
     return ModelFacts(
         profile,
         (prices_of or spec).strip(),
         window,
         source,
-        output_reserve=min(output_reserve, window - 1),
+        output_reserve=output_reserve,
     )
