@@ -6,12 +6,15 @@
 # providers and run the README's first example from it (scripts/extras_smoke.py), so a
 # missing or undeclared dependency fails here rather than for a user after `pip install`.
 # Kept fast: the project is built once; no pip bootstrap per venv (the project venv's pip
-# installs into each); every other wheel comes from pip's cache (llama-cpp-python's built
-# wheel included, so nothing is compiled); the four installs run side by side.
+# installs into each); llama-cpp-python comes from the wheel scripts/llama.sh built for this
+# CPU, every other wheel from pip's cache, so nothing is compiled; the four installs run side
+# by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 pip=(.venv/bin/python -m pip)
+PIP_FIND_LINKS="${PIP_FIND_LINKS:-$(bash scripts/llama.sh .venv/bin/python)}"
+export PIP_FIND_LINKS
 work="$(mktemp -d "${TMPDIR:-/tmp}/warmloop-extras.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 .venv/bin/python -m build --quiet --outdir "$work/dist" "$root" >"$work/build.log" 2>&1 ||

@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
+# llama-cpp-python built for this CPU without AMX (scripts/llama.sh says why); every pip
+# below, the extras' clean venvs included, takes it from there.
+PIP_FIND_LINKS="$(bash scripts/llama.sh .venv/bin/python)"
+export PIP_FIND_LINKS
+.venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$PIP_FIND_LINKS"/llama_cpp_python-*.whl
 .venv/bin/python -m pip install --quiet -e '.[dev]'
 bash scripts/debian.sh
 .venv/bin/ruff check warmloop tests benchmarks
