@@ -63,6 +63,9 @@ class FleetHost:
     hold: set[tuple[str, int, str]] = field(default_factory=set)
     """(task, step, "request" | "tool:<part>") to park once, the first time it arrives; once
     released it is dropped unanswered (its sender was killed meanwhile)."""
+    answer_held: bool = False
+    """Answer a released arrival instead (its sender lived through something else meanwhile,
+    such as a database restart)."""
     log: list[Arrival] = field(default_factory=list)
     held: queue.Queue[Arrival] = field(default_factory=queue.Queue)
     """Each parked arrival, as it is parked."""
@@ -99,7 +102,7 @@ class FleetHost:
         if park:
             self.held.put(arrival)
             self._release[key].wait()
-            return None
+            return arrival if self.answer_held else None
         return arrival
 
     def answer(self, worker: str, raw: bytes) -> dict[str, Any] | None:

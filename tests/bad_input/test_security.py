@@ -967,6 +967,9 @@ def test_batch_status_never_unpickles_a_row_written_into_the_fleet_database(
         payload = {"args": (_Planted(str(marker)),), "kwargs": {}}
         pickled = base64.b64encode(pickle.dumps(payload)).decode()
         with psycopg.connect(url, autocommit=True) as db:
+            # As the tables' owner, who can drop the constraint that refuses such a row
+            # (`fleet.json_only`): the reader's own defence must hold without it.
+            db.execute("ALTER TABLE dbos.workflow_status DROP CONSTRAINT warmloop_json_only")
             for table in ("workflow_status", "workflow_input"):
                 db.execute(
                     f"UPDATE dbos.{table} SET inputs = %s WHERE workflow_uuid = %s",
@@ -1357,3 +1360,104 @@ def test_listing_a_store_that_does_not_exist_creates_nothing(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     assert "no sessions in" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+# Round three (issue 30): the fleet's database refuses a pickle row. DBOS unpickles a
+# dequeued task's input when its row says py_pickle, before any warmloop code runs; the
+# fleet writes JSON only, so its tables refuse any row marked otherwise, whoever writes it.
+
+PICKLE_PLANTS = {
+    "a new task": (
+        "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name,"
+        " application_version, created_at, updated_at, priority, inputs, serialization)"
+        " VALUES ('bplant-00000', 'ENQUEUED', %(workflow)s, 'warmloop', %(version)s,"
+        " 0, 0, 0, %(pickled)s, 'py_pickle')"
+    ),
+    "an honest task turned": (
+        "UPDATE dbos.workflow_status SET inputs = %(pickled)s, serialization = 'py_pickle'"
+        " WHERE workflow_uuid = %(honest)s"
+    ),
+    "a step's output": (
+        "INSERT INTO dbos.operation_outputs (workflow_uuid, function_id, function_name,"
+        " output, serialization, retention_timestamp)"
+        " VALUES (%(honest)s, 9, 'x', %(pickled)s, 'py_pickle', 0)"
+    ),
+    "a message": (
+        "INSERT INTO dbos.notifications (destination_uuid, topic, message, serialization)"
+        " VALUES (%(honest)s, 't', %(pickled)s, 'py_pickle')"
+    ),
+    "an event": (
+        "INSERT INTO dbos.workflow_events (workflow_uuid, key, value, serialization)"
+        " VALUES (%(honest)s, 'k', %(pickled)s, 'py_pickle')"
+    ),
+    "an event's history": (
+        "INSERT INTO dbos.workflow_events_history (workflow_uuid, key, value, function_id,"
+        " serialization) VALUES (%(honest)s, 'k', %(pickled)s, 9, 'py_pickle')"
+    ),
+    "a stream": (
+        'INSERT INTO dbos.streams (workflow_uuid, key, value, "offset", function_id,'
+        " serialization) VALUES (%(honest)s, 'k', %(pickled)s, 0, 9, 'py_pickle')"
+    ),
+}
+
+
+def test_a_pickle_row_planted_in_the_fleet_database_is_refused_and_never_unpickled(
+    tmp_path: Path,
+) -> None:
+    import base64
+    import pickle
+    import secrets
+    import time
+
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    import psycopg
+
+    from benchmarks.fleet_host import FleetHost, serve
+    from tests.support.fleet_workers import Workers
+    from tests.support.stores import _server_url, admin, with_database
+    from warmloop.fleet.client import Fleet
+    from warmloop.fleet.queues import APP_VERSION, WORKFLOW
+    from warmloop.fleet.tasks import Task
+
+    server = _server_url()
+    name = "warmloop_fleet_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    marker = tmp_path / "ran"
+    payload = {"args": (_Planted(str(marker)),), "kwargs": {}}
+    values = {
+        "pickled": base64.b64encode(pickle.dumps(payload)).decode(),
+        "workflow": WORKFLOW,
+        "version": APP_VERSION,
+        "honest": "bhonest-00000",
+    }
+    last = "bhonest-00001"  # submitted last: once it is done, the worker saw every task
+    refused: dict[str, str] = {}
+    try:
+        url = with_database(server, name)
+        host = FleetHost(steps=1)
+        with serve(host) as fleet_host, Fleet(url) as fleet:
+            fleet.submit(Task("crash", "Do task-0."), workflow_id=values["honest"])
+            fleet.submit(Task("crash", "Do task-1."), workflow_id=last)
+            with psycopg.connect(url, autocommit=True) as db:  # a writer of the database
+                for what, statement in PICKLE_PLANTS.items():
+                    try:
+                        db.execute(statement.encode(), values)
+                    except psycopg.errors.CheckViolation as exc:
+                        refused[what] = str(exc)
+            workers = Workers(url, fleet_host)
+            try:
+                workers.start("w1")  # it would dequeue the planted task first (older)
+                deadline = time.monotonic() + 120.0  # only a bound on a broken run
+                while not fleet.task(last).finished:
+                    assert time.monotonic() < deadline, "the last task did not finish"
+                    time.sleep(0.2)
+            finally:
+                workers.stop()
+            honest = fleet.task(last)
+        assert not marker.exists(), "a worker unpickled a row planted in the fleet's database"
+        assert honest.result is not None
+        assert honest.result.status == "done"
+        assert set(refused) == set(PICKLE_PLANTS), f"written: {set(PICKLE_PLANTS) - set(refused)}"
+        assert all("warmloop_json_only" in message for message in refused.values()), refused
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -1,5 +1,6 @@
 """Fleet worker processes for tests and benchmarks: `warmloop worker` started as a user
-would, on the loopback fleet host, killed with SIGKILL and restarted under its name."""
+would, on the loopback fleet host, killed with SIGKILL and restarted under its name. What
+the workers print on stderr is passed on and kept, so a test can wait for a line."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = "tests.fleet.agents:registry"
@@ -21,6 +25,9 @@ class Workers:
         self.concurrency, self.per_minute = concurrency, per_minute
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.kills = 0
+        self.lines: list[str] = []
+        """Every worker's stderr, line by line, as `<name>: <line>`."""
+        self._printed = threading.Condition()
 
     def start(self, name: str, *options: str) -> None:
         command = [sys.executable, "-m", "warmloop", "worker", "--db", self.db, *options]
@@ -29,7 +36,24 @@ class Workers:
             command += ["--per-minute", str(self.per_minute)]
         env = dict(os.environ, WARMLOOP_FLEET_HOST=self.host, WARMLOOP_FLEET_WORKER=name)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-        self.processes[name] = subprocess.Popen(command, env=env, cwd=ROOT)
+        process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE)
+        self.processes[name] = process
+        assert process.stderr is not None
+        threading.Thread(target=self._read, args=(name, process.stderr), daemon=True).start()
+
+    def _read(self, name: str, stderr: IO[bytes]) -> None:
+        for raw in stderr:
+            os.write(2, raw)  # passed on as before (pytest captures the descriptor)
+            line = raw.decode(errors="replace").rstrip("\n")
+            with self._printed:
+                self.lines.append(f"{name}: {line}")
+                self._printed.notify_all()
+
+    def wait_for(self, seen: Callable[[list[str]], bool], timeout: float) -> bool:
+        """Wait until `seen(lines)` holds for what the workers printed (False at `timeout`,
+        only a bound on a broken run)."""
+        with self._printed:
+            return self._printed.wait_for(lambda: seen(self.lines), timeout)
 
     def kill(self, name: str) -> None:
         process = self.processes[name]

@@ -23,6 +23,7 @@ import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions
 
 from warmloop.errors import ConfigurationError
+from warmloop.fleet.json_only import require_json
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
@@ -101,6 +102,7 @@ class Fleet:
         self.url = url
         try:
             DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
+            require_json(url)  # and let them hold no pickle
             self._client = DBOSClient(
                 system_database_url=url,
                 application_name=APP_NAME,

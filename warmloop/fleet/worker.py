@@ -31,6 +31,7 @@ from warmloop.agent.run import RunError
 from warmloop.cache.pricing import cost_report
 from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError
+from warmloop.fleet.json_only import require_json
 from warmloop.fleet.limited import LimitedModel
 from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
@@ -184,6 +185,7 @@ def serve(
     try:
         try:
             DBOS.launch()
+            require_json(url)  # before any queue is served: no pickle row can be written
         except DATABASE_ERRORS as exc:
             raise unreachable(url, exc) from None
         for queue in queues:

@@ -71,8 +71,14 @@ class PostgresStore(SqlStore):
         super().__init__(lease_seconds=lease_seconds, clock=clock)
         self.location = _PASSWORD.sub(r"\1***@", url)
         try:
+            # Checked before each loan: a connection a restart cut is replaced, not lent.
             self._pool = psycopg_pool.ConnectionPool(
-                url, min_size=1, max_size=pool_size, timeout=timeout, open=False
+                url,
+                min_size=1,
+                max_size=pool_size,
+                timeout=timeout,
+                open=False,
+                check=psycopg_pool.ConnectionPool.check_connection,
             )
             self._pool.open(wait=True, timeout=timeout)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:

@@ -39,6 +39,10 @@ class SqlStore(ABC):
     def __init__(self, *, lease_seconds: float, clock: Callable[[], float]) -> None:
         self.lease_seconds = lease_seconds
         self.clock = clock
+        self._let_go: dict[str, str] = {}
+        """Lease tokens whose release failed (the database away), by session: their runs
+        ended, so this store's next `acquire` of the session takes them back at once rather
+        than waiting out its own lease."""
 
     @abstractmethod
     def transaction(self, *, write: bool) -> AbstractContextManager[Cursor]:
@@ -69,7 +73,8 @@ class SqlStore(ABC):
                 (session_id,),
             )
             held, other, until, length, revision = cur.fetchone()
-            live = held is not None and (until > now or holder_alive_here(other))
+            ours = held is not None and held == self._let_go.get(session_id)
+            live = held is not None and not ours and (until > now or holder_alive_here(other))
             if live and not holder_gone(other):
                 raise SessionBusy(
                     f"session {session_id!r} is in use by {other} (lease for another "
@@ -83,6 +88,7 @@ class SqlStore(ABC):
             )
             cur.execute("SELECT COUNT(*) FROM requests WHERE session = ?", (session_id,))
             requests = int(cur.fetchone()[0])
+        self._let_go.pop(session_id, None)
         return Lease(
             session_id, token, holder, expires, int(length), int(revision), requests, expires - now
         )
@@ -108,12 +114,16 @@ class SqlStore(ABC):
         lease.expires_at = expires
 
     def release(self, lease: Lease) -> None:
-        with self.transaction(write=True) as cur:
-            cur.execute(
-                "UPDATE sessions SET lease_token = NULL, lease_holder = '', lease_expires = NULL"
-                " WHERE id = ? AND lease_token = ?",
-                (lease.session_id, lease.token),
-            )
+        try:
+            with self.transaction(write=True) as cur:
+                cur.execute(
+                    "UPDATE sessions SET lease_token = NULL, lease_holder = '',"
+                    " lease_expires = NULL WHERE id = ? AND lease_token = ?",
+                    (lease.session_id, lease.token),
+                )
+        except SessionError:
+            self._let_go[lease.session_id] = lease.token
+            raise
 
     def _hold(self, cur: Cursor, lease: Lease, transcript: Transcript) -> None:
         """Inside a write: the lease is still ours and the row is what we last wrote."""
