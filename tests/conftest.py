@@ -23,7 +23,10 @@ from tests.support.wire import WireLog, wire_stream
 from warmloop.agent.agent import Agent
 from warmloop.providers.scripted import ScriptedModel
 
-pytest_plugins = ["tests.support.stores"]  # store fixtures: each store on SQLite and PostgreSQL
+pytest_plugins = [
+    "tests.support.stores",  # store fixtures: each store on SQLite and PostgreSQL
+    "tests.support.wire_servers",  # wire_server: a provider's wire over HTTP/1.1 keep-alive
+]
 
 # No test may depend on the machine's speed: Hypothesis's per-example deadline (200 ms by
 # default) and its too-slow health check fail a property test on a loaded machine, not on a

@@ -17,46 +17,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tests.support.fake_time import FakeTime
 from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
 from warmloop.agent.learned import Learned
 from warmloop.agent.pauses import RunPauses
 from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
-from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.sessions.sqlite import SQLiteStore
 
 SONNET = "anthropic:claude-sonnet-4-6"
 INSTRUCTIONS = "You run the project's tests and report what failed. " * 600  # ~8k tokens
-
-
-class FakeTime:
-    """A clock that moves only when the test says; `sleep` returns once it has."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleepers: list[tuple[float, asyncio.Future[None]]] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        future = asyncio.get_running_loop().create_future()
-        self.sleepers.append((self.now + seconds, future))
-        await future
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-        for wake, future in list(self.sleepers):
-            if wake <= self.now:
-                self.sleepers.remove((wake, future))
-                if not future.done():
-                    future.set_result(None)
-
-    def policy(self) -> KeepAlivePolicy:
-        return KeepAlivePolicy(clock=self.clock, sleep=self.sleep)
 
 
 class SimulatedCache(WrappedModel):

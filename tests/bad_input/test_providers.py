@@ -25,6 +25,8 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from tests.bad_input.harness import SECRET, check_outcome, exercise, expect
+from tests.support.fake_servers import ToolUse
+from tests.support.wire_servers import WireServer, connect, scripted
 from warmloop import Agent
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
@@ -324,3 +326,30 @@ def test_the_fleet_limiter_bounds_a_pause_and_lets_a_real_one_replace_a_nan() ->
     finally:
         limiter.close()
         admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# Round three (issue 30): loops
+
+
+async def test_a_responses_host_at_a_base_url_that_refuses_undocumented_fields_answers(
+    wire_server: WireServer,
+) -> None:
+    # A Responses-compatible host (Bedrock's) reached through `openai:` with a base_url got
+    # OpenAI's `prompt_cache_key` on every request; a strict host refuses a field it does not
+    # document. Sent there only when asked (`cache_key=True`).
+    answer = scripted([ToolUse("submit", SUBMIT_ARGS), ToolUse("submit", SUBMIT_ARGS)])
+
+    def strict(request: httpx2.Request) -> httpx2.Response:
+        if "prompt_cache_key" in json.loads(request.content):
+            error = {"message": "Unrecognized request argument supplied: prompt_cache_key"}
+            return httpx2.Response(400, json={"error": error | {"type": "invalid_request_error"}})
+        return answer(request)
+
+    wire_server.serve(strict)
+    outcome = await exercise(Agent(connect(wire_server, "openai", api_key=SECRET)), "Answer.")
+    check_outcome(outcome, answered=1)
+    expect(outcome, "ok")
+    asked = connect(wire_server, "openai", cache_key=True)
+    wire_server.serve(answer)
+    assert (await Agent(asked).run("Answer.")).outputs.model_dump()["answer"] == "done"
+    assert "prompt_cache_key" in wire_server.bodies("/responses")[-1]

@@ -21,6 +21,7 @@ from warmloop.agent.learned import Learned
 from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
+from warmloop.agent.thread_loop import run_in_thread_loop
 from warmloop.agent.wakeup import signals_wake_the_loop
 from warmloop.cache.facts import ModelFacts
 from warmloop.cache.guard import Bust
@@ -295,7 +296,8 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
     ) -> Run:
-        """`run` for code that is not async."""
+        """`run` for code that is not async. A thread's `run_sync` calls share one event
+        loop (`thread_loop`), so a model's pooled connections outlive each call."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -312,7 +314,7 @@ class Agent:
                     return await runner.run()
 
         try:
-            return asyncio.run(run())
+            return run_in_thread_loop(run())
         except KeyboardInterrupt as exc:
             if runner is not None:
                 runner.interrupted(exc)

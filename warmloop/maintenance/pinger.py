@@ -3,9 +3,14 @@
 The pinger sleeps until the cache would expire (an `interval` after the last request or
 keep-alive), asks the rule (`keepalive.keep_alive`) whether one more keep-alive pays, and
 sends it: the last request's exact payload with a minimal answer (`providers.keepalive`).
-It runs as its own asyncio task, so it never delays the tool or the next request; stopping
-it cancels its sleep, and a keep-alive already on the wire is left to finish (its usage
-is billed either way, so it is still recorded). A keep-alive that fails is logged and
+It runs as its own asyncio task, so it never delays the tool or the next request.
+
+A keep-alive is never worth waiting for: its answer is a token, and a server that never
+answers it would hold the run (or the end of `Agent.waiting`) for the SDK's timeout and
+retries, ten minutes and more. So one waits for its answer at most the `interval` it keeps
+(after that the next one would be due), and stopping the pinger (the pause is over: the
+run needs the connection, or it ends) cancels its sleep and any keep-alive still on the
+wire; a cancelled one is reported as dropped. A keep-alive that fails is logged and
 reported, never raised. Time is injected (`clock`, `sleep`), so tests fake it.
 """
 
@@ -100,7 +105,16 @@ class Pinger:
     async def _ping(self, at: float) -> None:
         assert self.request is not None
         try:
-            response = await self.model.send(self.request, session_id=self.session_id)
+            async with asyncio.timeout(self.costs.interval):
+                response = await self.model.send(self.request, session_id=self.session_id)
+        except asyncio.CancelledError:
+            self.on_ping(Ping(at, None, "cancelled: the pause ended before its answer"))
+            raise
+        except TimeoutError:
+            seconds = f"{self.costs.interval:.0f}"
+            logger.warning("keep-alive unanswered after %s s; dropped", seconds)
+            self.on_ping(Ping(at, None, f"no answer within the {seconds} s it keeps the cache"))
+            return
         except Exception as exc:  # a keep-alive never fails the run
             logger.warning("keep-alive failed (%s: %s); the run goes on", type(exc).__name__, exc)
             self.on_ping(Ping(at, None, f"{type(exc).__name__}: {exc}"))
@@ -108,15 +122,21 @@ class Pinger:
         self.on_ping(Ping(at, response.usage))
 
     async def stop(self) -> None:
-        """The pause is over: stop watching (a keep-alive on the wire finishes on its own;
-        `settle` waits for it)."""
+        """The pause is over: stop watching, and cancel a keep-alive still on the wire
+        (the run goes on without waiting for its answer)."""
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        pings = list(self._in_flight)
+        for ping in pings:
+            ping.cancel()
+        if pings:
+            await asyncio.gather(*pings, return_exceptions=True)
 
     async def settle(self) -> None:
-        """Wait for keep-alives still on the wire (their usage is recorded)."""
+        """Wait for keep-alives still on the wire (their usage is recorded); after `stop`
+        there are none."""
         if self._in_flight:
             await asyncio.gather(*self._in_flight, return_exceptions=True)

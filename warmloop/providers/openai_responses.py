@@ -1,8 +1,9 @@
 """The OpenAI Responses API through the official `openai` SDK (`openai:<model>`).
 
-`render` is pure (`responses_format`). `send` adds `prompt_cache_key` (the session id),
-calls the SDK and parses the reply; the SDK retries 429/5xx/timeouts itself, and what still
-fails becomes a `ProviderError` (`failures`).
+`render` is pure (`responses_format`). `send` adds `prompt_cache_key` (the session id; on
+OpenAI's own API, or with `cache_key=True`), calls the SDK and parses the reply; the SDK
+retries 429/5xx/timeouts itself, and what still fails becomes a `ProviderError`
+(`failures`).
 
 `diagnose=True` (GPT-5.6 and later: the models whose profile takes cache breakpoints) asks
 OpenAI's prompt cache diagnostics: `prompt_cache_options.comparison_response_id` = the
@@ -46,7 +47,12 @@ class OpenAIResponsesModel(KnownFacts):
 
     `prompt_cache_retention`: the cache retention sent on every request (`in_memory`, `24h`;
     `30m`, `12h` on GPT-5.6). None: the longest one the model's table entry sells at no
-    extra price (`24h` on GPT-5, GPT-5.4, GPT-4.1), else the provider's default."""
+    extra price (`24h` on GPT-5, GPT-5.4, GPT-4.1), else the provider's default.
+
+    `cache_key`: whether requests carry `prompt_cache_key`. None (default): only on
+    OpenAI's own API, i.e. without a `base_url`; a host at a `base_url` (a
+    Responses-compatible gateway, Bedrock) may reject a field it does not document, or
+    ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given."""
 
     def __init__(
         self,
@@ -61,6 +67,7 @@ class OpenAIResponsesModel(KnownFacts):
         base_url: str | None = None,
         context_window: int | None = None,
         diagnose: bool = False,
+        cache_key: bool | None = None,
     ) -> None:
         if not model.strip():
             raise ConfigurationError(
@@ -81,6 +88,10 @@ class OpenAIResponsesModel(KnownFacts):
                 f"{model!r} is not one; drop diagnose or select such a model"
             )
         self.diagnose = diagnose
+        if cache_key is not None and not isinstance(cache_key, bool):
+            raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
+        self.cache_key = base_url is None if cache_key is None else cache_key
+        """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
         self.client = sdk_client(
             AsyncOpenAI,
@@ -109,8 +120,9 @@ class OpenAIResponsesModel(KnownFacts):
         """Send one request; ProviderError once the SDK's retries cannot make it succeed."""
         # The routing key is the conversation id: constant for a conversation and its forks,
         # kept out of the stream (`routing`).
-        key = routing_key(session_id, self._secrets)
-        kwargs: dict[str, Any] = {**rendered.payload, "prompt_cache_key": key}
+        kwargs: dict[str, Any] = dict(rendered.payload)
+        if self.cache_key:
+            kwargs["prompt_cache_key"] = routing_key(session_id, self._secrets)
         # The SDK walks every param through its TypedDict transform, about 3 ms per input
         # item: a whole session's worth of client CPU on every step. The items are wire
         # JSON already, so they go into the body untouched.

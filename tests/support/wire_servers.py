@@ -1,0 +1,266 @@
+"""The `wire_server` fixture: a loopback server that keeps its connections alive, as every
+real API does, and speaks each provider's documented wire, for the provider tests.
+
+It answers over HTTP/1.1 keep-alive (a client's pooled connection is reused across
+requests, and across runs), so a model whose client outlives an event loop meets a pooled
+connection of that loop here, as it would in production. What it answers is a handler with
+the signature of an httpx `MockTransport` handler (request in, response out): a test's own
+handler, or `scripted(replies)`, which answers each request in the wire of the path it came
+to: Anthropic Messages (`/v1/messages`, "Create a Message"), Chat Completions
+(`.../chat/completions`, "The chat completion object"), Responses (`/v1/responses`, "The
+response object"), Gemini (`/v1beta/models/{model}:generateContent`,
+GenerateContentResponse). `hold(predicate)` leaves the matching requests unanswered until
+the test ends (a stalled server), setting `held` when one arrives.
+
+`connect(server, prefix)` builds the model a selection prefix names, pointed at the server
+with the options that provider's selection takes (`base_url`, `api_key`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.support.fake_servers import Failure, Reply, ToolUse
+from warmloop.providers.base import Model
+from warmloop.providers.select import resolve_model
+
+Handler = Callable[[httpx2.Request], httpx2.Response]
+Predicate = Callable[[str, dict[str, Any]], bool]
+
+PROVIDERS = ("openai", "openai-chat", "deepseek", "openai-compatible", "anthropic", "gemini")
+"""Every selection prefix whose SDK speaks HTTP to an API (`connect` builds each)."""
+OPENAI_SDK = ("openai", "openai-chat", "deepseek", "openai-compatible")
+MODEL_NAMES = {
+    "openai": "gpt-5",
+    "openai-chat": "gpt-5",
+    "deepseek": "deepseek-chat",
+    "anthropic": "claude-sonnet-4-6",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+@dataclass
+class WireServer:
+    """The server's state: its handler, what it received, how many connections it saw."""
+
+    handler: Handler
+    url: str = ""
+    received: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    connections: int = 0
+    holding: Predicate | None = None
+    held: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def serve(self, handler: Handler) -> str:
+        """Answer with `handler` from now on; the base URL."""
+        self.handler = handler
+        return self.url
+
+    def hold(self, predicate: Predicate) -> None:
+        """Never answer a request `predicate(path, body)` picks, until the test ends."""
+        self.holding = predicate
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The bodies of the model requests received (on a wire's path), in order."""
+        return [body for path, body in self.received if is_wire_path(path)]
+
+    def bodies(self, ending: str = "") -> list[dict[str, Any]]:
+        """The JSON bodies received on paths ending with `ending`, in order."""
+        return [body for path, body in self.received if path.endswith(ending)]
+
+
+def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the client's pool reuses the connection
+
+        def setup(self) -> None:
+            super().setup()
+            with state.lock:
+                state.connections += 1
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.answer(b"")
+
+        def do_POST(self) -> None:
+            self.answer(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        def answer(self, raw: bytes) -> None:
+            path = self.path.split("?", 1)[0]
+            body = json.loads(raw) if raw else {}
+            with state.lock:
+                state.received.append((path, body))
+            if state.holding is not None and state.holding(path, body):
+                state.held.set()
+                state.released.wait()
+                self.close_connection = True
+                return
+            request = httpx2.Request(
+                self.command, f"{state.url}{self.path}", headers=dict(self.headers), content=raw
+            )
+            response = state.handler(request)
+            data = response.read()
+            self.send_response(response.status_code)
+            for name, value in response.headers.items():
+                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@pytest.fixture
+def wire_server() -> Iterator[WireServer]:
+    """A keep-alive loopback server (see the module docstring), answering `scripted([])`
+    until the test sets its handler; held requests are released at teardown."""
+    state = WireServer(scripted([]))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(state))
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        state.released.set()
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def connect(server: WireServer, prefix: str, **options: Any) -> Model:
+    """The model `prefix` selects, pointed at `server` (a test key, the base URL its SDK
+    appends the documented paths to)."""
+    if prefix == "openai-compatible":
+        return resolve_model(f"openai-compatible:{server.url}/v1#served-model", **options)
+    base = server.url if prefix in ("anthropic", "gemini") else f"{server.url}/v1"
+    options = {"api_key": "sk-test-key", "base_url": base, **options}
+    return resolve_model(f"{prefix}:{MODEL_NAMES[prefix]}", **options)
+
+
+# -- scripted answers, in each wire ---------------------------------------------------
+
+WIRE_PATHS = ("/messages", "/chat/completions", "/responses")
+
+
+def is_wire_path(path: str) -> bool:
+    """Whether `path` is where one of the four wires takes a model request."""
+    return path.endswith(WIRE_PATHS) or path.endswith(":generateContent")
+
+
+def scripted(replies: list[Reply]) -> Handler:
+    """Answer request n with reply n in the wire of its path (a 400 past the script);
+    GETs (a server's model list) with an empty list, other paths (an engine's own
+    discovery routes) with a 404."""
+    lock = threading.Lock()
+    count = 0
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        nonlocal count
+        path = request.url.path
+        if request.method == "GET":
+            return httpx2.Response(200, json={"object": "list", "data": []})
+        if not is_wire_path(path):
+            return httpx2.Response(404, json={"error": {"message": f"no route {path}"}})
+        with lock:
+            count += 1
+            n = count
+        reply = replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
+        if isinstance(reply, Failure):
+            error = {"type": "invalid_request_error", "message": reply.message}
+            return httpx2.Response(reply.status, json={"type": "error", "error": error})
+        body = json.loads(request.content)
+        return httpx2.Response(200, json=_wire_reply(path, body, reply, n))
+
+    return handler
+
+
+def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict[str, Any]:
+    arguments = json.dumps(reply.arguments)
+    tokens = len(json.dumps(body)) // 4 + 1  # the prompt's size, as a keep-alive prices it
+    if path.endswith("/messages"):
+        block = {"type": "tool_use", "id": f"toolu_{n}", "name": reply.name}
+        return {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [{**block, "input": reply.arguments}],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": tokens, "output_tokens": 10},
+        }
+    if path.endswith("/chat/completions"):
+        call = {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": reply.name, "arguments": arguments},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "usage": {
+                "prompt_tokens": tokens,
+                "completion_tokens": 10,
+                "total_tokens": tokens + 10,
+            },
+        }
+    if path.endswith("/responses"):
+        item = {
+            "id": f"fc_{n}",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": f"call_{n}",
+            "name": reply.name,
+            "arguments": arguments,
+        }
+        return {
+            "id": f"resp_{n}",
+            "object": "response",
+            "created_at": 0,
+            "status": "completed",
+            "model": body.get("model"),
+            "output": [item],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 10,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens + 10,
+            },
+        }
+    if ":generateContent" in path:
+        part = {"functionCall": {"name": reply.name, "args": reply.arguments}}
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "index": 0, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": tokens,
+                "candidatesTokenCount": 10,
+                "totalTokenCount": tokens + 10,
+            },
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": f"r{n}",
+        }
+    raise AssertionError(f"no wire is served at {path}")
