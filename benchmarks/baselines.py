@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.scenarios import Request, Scenario
-from warmloop.cache.wire import CHAT, canonical_stream
+from warmloop.wire.stream import CHAT, canonical_stream
 
 WINDOW = 12
 TRIGGER = 12_000

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 from benchmarks.session_costs import ANTHROPIC_RULES, DEEPSEEK_RULES, RecordingModel, Rules, price
 from warmloop import Agent, call, tool
-from warmloop.cache.simulate import SimOutcome
 from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.simulate import SimOutcome
 from warmloop.transcript import Transcript
 
 RESULTS = 20

@@ -1,5 +1,5 @@
 """Cache-aware fan-out: a 100-task batch of one agent priced under Anthropic's and OpenAI's
-cache rules (warmloop.cache.simulate), sent all at once against warmed up first.
+cache rules (warmloop.simulate), sent all at once against warmed up first.
 
     python -m benchmarks.fleet_fanout
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warmloop.audit.blocks import ideal_marks
-from warmloop.cache.price_table import price_table
-from warmloop.cache.pricing import cost_breakdown
-from warmloop.cache.profiles import CacheProfile, profile_for
-from warmloop.cache.simulate import CacheSimulator, SimOutcome, SimRequest, blocks_from_texts
+from warmloop.facts.price_table import price_table
+from warmloop.facts.pricing import cost_breakdown
+from warmloop.facts.profiles import CacheProfile, profile_for
+from warmloop.simulate import CacheSimulator, SimOutcome, SimRequest, blocks_from_texts
 
 TASKS = 100
 STEPS = 4

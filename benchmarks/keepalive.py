@@ -5,7 +5,7 @@ Sessions of an agent at work: a run of 10-25 steps, each step a request then a t
 tools take seconds, some run tests or a build (1-20 minutes), some wait on a human's
 approval (1-60 minutes); most sessions get a follow-up run hours later (30 minutes to 8
 hours, a user who came back: nobody waits on the session meanwhile, so nothing is pinged).
-Every request and keep-alive is priced by the cache simulator (`cache/simulate.py`) under
+Every request and keep-alive is priced by the cache simulator (`simulate.py`) under
 each provider's rules and the dated price table (the workload and its pricing:
 `benchmarks/keepalive_sessions.py`; the informed arm and the optimum:
 `benchmarks/keepalive_references.py`). Arms:
@@ -66,13 +66,13 @@ from benchmarks.keepalive_sessions import (
     price_session,
     sessions,
 )
-from warmloop.agent.learned import Learned
-from warmloop.agent.pauses import longer_retention
-from warmloop.cache.price_table import prices_for
-from warmloop.cache.profiles import CacheProfile
-from warmloop.maintenance.keepalive import pause_costs, ping_limit
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.profiles import CacheProfile
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pauses import longer_retention
+from warmloop.keepalive.request import answer_tokens
+from warmloop.keepalive.rule import pause_costs, ping_limit
 from warmloop.messages import UserText
-from warmloop.providers.keepalive import answer_tokens
 from warmloop.providers.select import resolve_model
 from warmloop.transcript import Transcript
 
@@ -101,7 +101,7 @@ def long_arm(profile: CacheProfile, prompt: int, step: Step, ratio: float) -> Pl
 class WarmloopArm:
     """What an agent with defaults does, across the sessions in order, as one agent
     process: one `Learned` (the agent's own memory) and the same pure functions the live
-    agent calls, with the inputs it has (`agent/pauses.py`)."""
+    agent calls, with the inputs it has (`keepalive/pauses.py`)."""
 
     def __init__(self) -> None:
         self.learned = Learned()

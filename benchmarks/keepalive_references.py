@@ -32,8 +32,8 @@ from benchmarks.keepalive_sessions import (
     Step,
     ping_interval,
 )
-from warmloop.cache.profiles import CacheProfile, Retention
-from warmloop.maintenance.keepalive import pause_costs
+from warmloop.facts.profiles import CacheProfile, Retention
+from warmloop.keepalive.rule import pause_costs
 
 BEAM = 2
 """Paths the optimum keeps per last retention (older entries written with a longer TTL

@@ -6,7 +6,7 @@ approval (1-60 minutes); most sessions get a follow-up run hours later (30 minut
 hours, a user who came back: nobody waits on the session meanwhile, so nothing is pinged).
 A plan says, for each request, the retention it is written with and the keep-alives in
 the pause after it; `Pricer` prices a session's requests and keep-alives one step at a
-time with the cache simulator (`cache/simulate.py`) under each provider's rules and the
+time with the cache simulator (`simulate.py`) under each provider's rules and the
 dated price table.
 """
 
@@ -19,11 +19,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from warmloop.cache.price_table import prices_for
-from warmloop.cache.pricing import cost_breakdown
-from warmloop.cache.profiles import CacheProfile, Retention, profile_for
-from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
-from warmloop.maintenance.keepalive import margin
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.pricing import cost_breakdown
+from warmloop.facts.profiles import CacheProfile, Retention, profile_for
+from warmloop.keepalive.rule import margin
+from warmloop.simulate import Block, CacheSimulator, SimRequest
 
 SYSTEM_TOKENS = 12_000
 

@@ -28,15 +28,15 @@ from pathlib import Path
 from benchmarks.loopback_host import Host, serve
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
 from warmloop import Agent, call, resolve_model, tool
-from warmloop.cache.simulate import Block, SimRequest, simulate
-from warmloop.cache.wire import CHAT
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import plan_prune
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 from warmloop.providers.scripted import Reply
+from warmloop.simulate import Block, SimRequest, simulate
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, scratch_copy
+from warmloop.wire.stream import CHAT
 
 RESULT_TOKENS = 6_000
 STEP_SECONDS = 30.0

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from warmloop.cache.guard import common_prefix_length
+from warmloop.wire.guard import common_prefix_length
 
 CHARS_PER_TOKEN = 4
 MODEL = "served-model"

@@ -17,11 +17,11 @@ from itertools import accumulate, pairwise
 from benchmarks.scenarios import Request
 from warmloop.audit.blocks import ideal_marks
 from warmloop.audit.costs import DEFAULT_PROVIDERS
-from warmloop.cache.price_table import prices_for
-from warmloop.cache.pricing import cost_breakdown
-from warmloop.cache.profiles import CacheProfile, profile_for
-from warmloop.cache.simulate import Block, SimRequest, blocks_from_texts, simulate
-from warmloop.cache.wire import CHAT, canonical_stream
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.pricing import cost_breakdown
+from warmloop.facts.profiles import CacheProfile, profile_for
+from warmloop.simulate import Block, SimRequest, blocks_from_texts, simulate
+from warmloop.wire.stream import CHAT, canonical_stream
 
 PROVIDERS = DEFAULT_PROVIDERS
 ENGINE = "local"

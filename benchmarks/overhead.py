@@ -17,13 +17,13 @@ import json
 import statistics
 import time
 
-from warmloop.cache.guard import PrefixGuard
 from warmloop.messages import AssistantTurn, Message, SystemText, ToolCall, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.scripted import ScriptedModel
 from warmloop.tools.tool import tool
 from warmloop.transcript import Transcript
 from warmloop.transcript_file import dumps_message
+from warmloop.wire.guard import PrefixGuard
 
 SIZES = (10, 100, 1_000, 10_000)
 WINDOW = 9  # steps sampled around each size

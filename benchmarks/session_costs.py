@@ -4,7 +4,7 @@ a provider's real wire format and priced under that provider's cache rules.
 A request is rendered by the provider's own renderer (offline, nothing is sent), its
 canonical stream cut into blocks (one per head piece and conversation item; about four
 characters a token), explicit breakpoints taken from the payload's own `cache_control`
-markers, and the sequence replayed through `cache.simulate` with the dated prices.
+markers, and the sequence replayed through `simulate` with the dated prices.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from typing import Any
 import anthropic
 from openai import AsyncOpenAI
 
-from warmloop.cache.price_table import Prices, prices_for
-from warmloop.cache.profiles import CacheProfile, profile_for
-from warmloop.cache.simulate import Block, SimOutcome, SimRequest, simulate
-from warmloop.cache.wire import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
+from warmloop.facts.price_table import Prices, prices_for
+from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Script, ScriptedModel
+from warmloop.simulate import Block, SimOutcome, SimRequest, simulate
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, scratch_copy
+from warmloop.wire.stream import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
 
 CHARS_PER_TOKEN = 4
 

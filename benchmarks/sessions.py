@@ -1,7 +1,7 @@
 """Session persistence cost as a session grows, on SQLite and PostgreSQL, and resume time.
 
 A step stores what is new (an assistant turn, its tool result and the request's usage) in
-one transaction through the loop's own hook (`SessionRecorder.appended`), so its cost
+one transaction through the loop's own hook (`SessionPersistence.appended`), so its cost
 should not grow with the session. The step time is sampled when the session holds about
 10, 100, 1,000 and 10,000 messages; then a 10,000-message session is resumed (lease, load,
 validation) from a fresh store object. SQLite runs with `synchronous=FULL` (one fsync per
@@ -25,16 +25,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.overhead import step_messages
-from warmloop.cache.guard import PrefixCheck
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
+from warmloop.facts.usage import Usage
 from warmloop.messages import SystemText, UserText
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixCheck
+from warmloop.wire.request_record import RequestRecord
 
 SIZES = (10, 100, 1_000, 10_000)
 WINDOW = 25  # steps sampled around each size (fsync times are noisy)
@@ -52,7 +52,7 @@ async def grow(store: SqlStore, name: str) -> Samples:
     the loop awaits it: the transaction in a worker thread)."""
     lease: Lease = store.acquire(name)
     transcript = Transcript([SystemText("You are a benchmark agent."), UserText("Read all.")])
-    recorder = SessionRecorder(store, lease, transcript)
+    recorder = SessionPersistence(store, lease, transcript)
     records: list[RequestRecord] = []
     samples: Samples = {size: [] for size in SIZES}
     k = 0

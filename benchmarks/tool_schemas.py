@@ -31,10 +31,10 @@ import openai
 import tiktoken
 from pydantic import BaseModel, Field, create_model
 
-from warmloop.cache.wire import dumps
 from warmloop.providers.chat_format import wire_tools
 from warmloop.tools.schema import ToolSpec, parse_docstring
 from warmloop.tools.tool import Tool
+from warmloop.wire.stream import dumps
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 """Where tiktoken fetches o200k_base; its cache key is this address's SHA-1."""

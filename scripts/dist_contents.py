@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 # The package data the library reads at run time (pyproject.toml's package-data).
-NEEDED = ("warmloop/py.typed", "warmloop/cache/profiles.json", "warmloop/cache/prices.json")
+NEEDED = ("warmloop/py.typed", "warmloop/facts/profiles.json", "warmloop/facts/prices.json")
 # What an sdist needs to build the wheel, besides the library and its egg-info.
 SDIST_FILES = {"PKG-INFO", "README.md", "pyproject.toml", "setup.cfg", "LICENSE", "MANIFEST.in"}
 WHERE = "pyproject.toml's [tool.setuptools.packages.find] and MANIFEST.in decide what goes in"

@@ -21,7 +21,8 @@ PACKAGE = Path(warmloop.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("messages", "re2_syntax", "cache"),
+    ("facts",),
+    ("messages", "re2_syntax", "wire", "simulate"),
     ("transcript_file",),
     ("transcript",),
     ("tools",),
@@ -29,13 +30,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("providers", "workspace"),
     ("maintenance", "telemetry"),
     ("sessions", "audit"),
+    ("keepalive",),
     ("agent",),
     ("fleet",),
     ("cli",),
     ("", "__main__"),  # the package's public face, and `python -m warmloop`
 )
 """Bottom to top. `errors` imports nothing of warmloop; `messages` only `errors`; the
-transcript only the parts and the cache's guard; providers never reach the agent, sessions,
+transcript only the parts; providers never reach the agent, sessions,
 maintenance or the CLI; the audit never reaches the agent."""
 
 RANK = {unit: n for n, layer in enumerate(LAYERS) for unit in layer}
@@ -168,6 +170,9 @@ def test_errors_import_nothing_and_messages_only_errors() -> None:
         ("providers", "maintenance"),
         ("providers", "cli"),
         ("audit", "agent"),
+        ("transcript", "facts"),
+        ("transcript", "wire"),
+        ("transcript", "simulate"),
     ],
 )
 def test_the_named_rules_of_the_layout_hold(low: str, high: str) -> None:
@@ -186,16 +191,16 @@ def test_the_checks_see_every_kind_of_import(tmp_path: Path) -> None:
     """A cycle through a type-checking import and one through a function-local import are
     both found, and an upward import is named (the checks can fail)."""
     root = tmp_path / "warmloop"
-    (root / "cache").mkdir(parents=True)
+    (root / "facts").mkdir(parents=True)
     (root / "agent").mkdir()
-    for init in (root, root / "cache", root / "agent"):
+    for init in (root, root / "facts", root / "agent"):
         (init / "__init__.py").write_text("")
     (root / "errors.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from warmloop.cache import a\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from warmloop.facts import a\n"
     )
-    (root / "cache" / "a.py").write_text("def f():\n    from warmloop import errors\n")
-    (root / "cache" / "b.py").write_text("from warmloop.agent.c import X\n")
+    (root / "facts" / "a.py").write_text("def f():\n    from warmloop import errors\n")
+    (root / "facts" / "b.py").write_text("from warmloop.agent.c import X\n")
     (root / "agent" / "c.py").write_text("X = 1\n")
     edges = graph(root)
-    assert cycles(edges) == [["warmloop.cache.a", "warmloop.errors"]]
-    assert "warmloop.cache.b imports warmloop.agent.c" in upward(edges)
+    assert cycles(edges) == [["warmloop.errors", "warmloop.facts.a"]]
+    assert "warmloop.facts.b imports warmloop.agent.c" in upward(edges)

@@ -17,8 +17,8 @@ CHECK = ROOT / "scripts" / "dist_contents.py"
 LIBRARY = [
     "warmloop/__init__.py",
     "warmloop/py.typed",
-    "warmloop/cache/profiles.json",
-    "warmloop/cache/prices.json",
+    "warmloop/facts/profiles.json",
+    "warmloop/facts/prices.json",
 ]
 SDIST_BESIDES = ["PKG-INFO", "README.md", "pyproject.toml", "setup.cfg", "LICENSE"]
 
@@ -85,7 +85,7 @@ def test_a_wheel_without_the_package_data_or_licence_fails(tmp_path: Path) -> No
     build(tmp_path, wheel, sdist)
     result = check(tmp_path)
     assert result.returncode == 1
-    assert "missing: warmloop/cache/prices.json" in result.stderr
+    assert "missing: warmloop/facts/prices.json" in result.stderr
     assert "missing: LICENSE (dist-info)" in result.stderr
 
 

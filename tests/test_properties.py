@@ -8,12 +8,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warmloop import Agent, RunError, ScriptedModel, check_pairing, tool
-from warmloop.cache.guard import PrefixGuard
-from warmloop.cache.wire import WireStream
 from warmloop.messages import Message
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.scripted import Reply
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixGuard
+from warmloop.wire.stream import WireStream
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
 

@@ -13,9 +13,6 @@ from warmloop.agent.run import (
     SyntaxBudgetExceeded,
 )
 from warmloop.agent.trajectory import TrajectoryStep
-from warmloop.cache.facts import ModelFacts
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
 from warmloop.errors import (
     ConfigurationError,
     ContextWindowExceeded,
@@ -28,8 +25,10 @@ from warmloop.errors import (
     WarmloopError,
     WorkspaceError,
 )
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.usage import Usage
+from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.maintainer import MaintenanceEvent
-from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
 from warmloop.messages import (
@@ -54,6 +53,7 @@ from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool, tool
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript, check_pairing
+from warmloop.wire.request_record import RequestRecord
 from warmloop.workspace import Workspace, workspace_tools
 
 __all__ = [

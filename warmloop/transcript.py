@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from warmloop import transcript_file
 from warmloop.errors import ConfigurationError, PairingError, TranscriptError
@@ -29,10 +29,14 @@ from warmloop.messages import (
     validate_id,
 )
 
-if TYPE_CHECKING:
-    from warmloop.cache.guard import PrefixGuard
-
 _serials = itertools.count()
+
+
+class ForkableGuard(Protocol):
+    """What a transcript needs of its conversation's prefix guard (`wire.guard.PrefixGuard`):
+    a copy for a fork, starting where this one is."""
+
+    def copy(self) -> ForkableGuard: ...
 
 
 class Transcript:
@@ -54,7 +58,7 @@ class Transcript:
             raise ConfigurationError(f"revision must be an integer >= 0, got {revision!r}")
         self.revision = revision
         self.meta = meta or Meta()
-        self.guard: PrefixGuard | None = None
+        self.guard: ForkableGuard | None = None
         """The prefix guard of this conversation (runtime only, never saved); forks share
         where it left off, so a follow-up's first request is checked too."""
         self._serial = next(_serials)

@@ -28,7 +28,7 @@
     breakpoint past the read writes up to itself; prefixes under the model's minimum are
     never written. Writes cost the 5-minute rate.
   Requests are seconds apart, so no TTL expires. Model facts (minimum, increment, prices)
-  come from the library's dated tables (`warmloop.cache`), not from the audit.
+  come from the library's dated tables (`warmloop.facts`), not from the audit.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.framework_corpus.script import TASK_TAG
-from warmloop.cache.price_table import prices_for
-from warmloop.cache.profiles import profile_for
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.profiles import profile_for
 
 VOLATILE = frozenset(
     {

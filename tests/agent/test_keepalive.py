@@ -19,14 +19,14 @@ from typing import Any
 
 from tests.support.fake_time import FakeTime
 from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
-from warmloop.agent.learned import Learned
-from warmloop.agent.pauses import RunPauses
-from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pauses import RunPauses
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.sessions.sqlite import SQLiteStore
+from warmloop.simulate import Block, CacheSimulator, SimRequest
 
 SONNET = "anthropic:claude-sonnet-4-6"
 INSTRUCTIONS = "You run the project's tests and report what failed. " * 600  # ~8k tokens

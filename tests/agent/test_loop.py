@@ -273,8 +273,8 @@ def test_named_inputs_become_the_task_text() -> None:
 
 
 def test_a_run_reports_its_cache_hit_rate_and_cost() -> None:
-    from warmloop.cache.price_table import prices_for
-    from warmloop.cache.pricing import cost
+    from warmloop.facts.price_table import prices_for
+    from warmloop.facts.pricing import cost
 
     model = ScriptedModel(
         [call("lookup", key="a"), call("submit", answer="x")], name="openai:gpt-5"

@@ -22,10 +22,10 @@ from tests.audit.test_audit_grouping import (
 )
 from warmloop.audit.blocks import conversation_pieces
 from warmloop.audit.costs import input_dollars
-from warmloop.cache.guard import common_prefix_length
-from warmloop.cache.price_table import prices_for
-from warmloop.cache.profiles import profile_for
-from warmloop.cache.usage import Usage
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.profiles import profile_for
+from warmloop.facts.usage import Usage
+from warmloop.wire.guard import common_prefix_length
 
 
 def test_blocks_are_cut_so_every_request_shares_its_whole_common_prefix_as_blocks(

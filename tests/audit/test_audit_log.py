@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from warmloop.audit.blocks import sized
 from warmloop.audit.formats import detect_format, model_name, routing_key
 from warmloop.audit.log import LogWriter, parse_time, read_log
-from warmloop.audit.recorder import Recorder, _decoded
+from warmloop.audit.proxy import Recorder, _decoded
 from warmloop.audit.responses import describe_diagnostics, normalise_usage, response_facts
-from warmloop.cache.usage import Usage
+from warmloop.facts.usage import Usage
 
 
 def sse(*events: dict[str, Any]) -> bytes:

@@ -31,8 +31,8 @@ from tests.support.proxy_upstream import (
     request,
     stalls_short_of_its_length,
 )
-from warmloop.audit import recorder as recorder_module
-from warmloop.audit.recorder import Recorder
+from warmloop.audit import proxy as recorder_module
+from warmloop.audit.proxy import Recorder
 from warmloop.errors import ConfigurationError
 
 BODY = b'{"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}'

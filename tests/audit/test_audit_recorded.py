@@ -21,7 +21,7 @@ from tests.support.audit_clients import (
 )
 from tests.support.fake_api import Clock, FakeServer
 from warmloop.audit.log import read_log
-from warmloop.audit.recorder import Recorder
+from warmloop.audit.proxy import Recorder
 from warmloop.audit.report import AuditReport, ConversationReport, audit
 
 

@@ -24,11 +24,11 @@ import pytest
 from click.testing import CliRunner
 
 from warmloop.audit.log import read_log
-from warmloop.audit.recorder import Recorder
+from warmloop.audit.proxy import Recorder
 from warmloop.audit.report import audit
 from warmloop.audit.responses import response_facts
-from warmloop.cache.verdict import ANTHROPIC_BETA
 from warmloop.cli.main import main
+from warmloop.wire.verdict import ANTHROPIC_BETA
 
 SYSTEM = "You fix bugs. " * 50
 

@@ -53,7 +53,7 @@ from tests.bad_input.harness import (
 from tests.support.proxy_upstream import Upstream, exchange, parse, request
 from tests.support.workspace_cases import Case, both, check, hang_guard, link, write
 from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
-from warmloop.audit.recorder import MAX_LINE, MAX_TRAILERS, Recorder
+from warmloop.audit.proxy import MAX_LINE, MAX_TRAILERS, Recorder
 from warmloop.errors import WorkspaceError
 from warmloop.messages import Notice
 from warmloop.providers import local
@@ -1208,7 +1208,7 @@ def _bomb(inflated: int) -> bytes:
 
 
 def test_record_inflates_a_gzip_reply_no_further_than_it_keeps() -> None:
-    from warmloop.audit.recorder import KEEP_BYTES, _decoded
+    from warmloop.audit.proxy import KEEP_BYTES, _decoded
 
     assert len(_decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
 

@@ -11,14 +11,11 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 from warmloop.agent.run import Run
-from warmloop.cache.guard import PrefixGuard
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
-from warmloop.cache.wire import ANTHROPIC, canonical_stream
 from warmloop.cli import run as run_command
 from warmloop.cli.main import main
 from warmloop.cli.options import CliContext
 from warmloop.cli.view import message_lines, report
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.base import ModelResponse, Rendered
@@ -26,6 +23,9 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.scripted import Script, ScriptedModel, call
 from warmloop.tools.invoke import cap_text
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixGuard
+from warmloop.wire.request_record import RequestRecord
+from warmloop.wire.stream import ANTHROPIC, canonical_stream
 from warmloop.workspace.grounding import unread_answer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
@@ -285,8 +285,8 @@ def test_report_names_a_cache_bust_and_its_cause() -> None:
 
 
 def test_a_priced_model_gets_a_cost_column_and_a_cost_line() -> None:
-    from warmloop.cache.price_table import prices_for
-    from warmloop.cache.pricing import cost
+    from warmloop.facts.price_table import prices_for
+    from warmloop.facts.pricing import cost
 
     model = RecordingModel([call("list_files"), call("submit", answer="README.md")])
     model.name = "anthropic:claude-sonnet-4-5"

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.support.workspace_cases import hang_guard
-from warmloop.cache.usage import Usage
 from warmloop.cli.console import json_text, printable
 from warmloop.cli.main import main
 from warmloop.cli.options import CliContext
 from warmloop.cli.show import MAX_SHOW_BYTES
+from warmloop.facts.usage import Usage
 from warmloop.messages import ToolResult
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.scripted import Reply, ScriptedModel, call

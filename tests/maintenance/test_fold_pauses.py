@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from tests.maintenance.test_maintenance import KEEPING, keep, last_tool_content
 from warmloop import Agent, ScriptedModel, call
-from warmloop.cache.profiles import profile_for
 from warmloop.errors import ProviderError
+from warmloop.facts.profiles import profile_for
 from warmloop.maintenance.fold import summarise
 from warmloop.maintenance.planner import MaintenancePolicy, Situation, decide
 from warmloop.maintenance.prune import DEFAULT_TAIL_TOKENS, PrunePolicy

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.cache.profiles import CacheProfile
+from warmloop.facts.profiles import CacheProfile
 from warmloop.maintenance import maintainer
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.planner import Decision, MaintenancePolicy, Situation, decide

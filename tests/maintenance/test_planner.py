@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from warmloop.cache.profiles import profile_for
+from warmloop.facts.profiles import profile_for
 from warmloop.maintenance.planner import Decision, MaintenancePolicy, Situation, decide
 
 PROFILE = profile_for("anthropic:claude-sonnet-4-6")

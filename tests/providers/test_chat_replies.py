@@ -30,8 +30,8 @@ from openai import AsyncOpenAI
 
 from warmloop import Agent, RequestFailed, Transcript, check_pairing, tool
 from warmloop.audit.responses import normalise_usage
-from warmloop.cache.usage import prompt_split
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import prompt_split
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 

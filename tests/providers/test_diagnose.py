@@ -30,10 +30,10 @@ from tests.providers.test_openai_responses import output_items, response_body, u
 from tests.support.scenario import TOOLS, steps
 from tests.support.wire import CACHE_MARKERS, WireLog, wire_stream
 from warmloop import Agent, ConfigurationError
-from warmloop.cache.verdict import ANTHROPIC_BETA
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
+from warmloop.wire.verdict import ANTHROPIC_BETA
 
 Diagnostics = Callable[[int], dict[str, Any] | None]
 

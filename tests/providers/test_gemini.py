@@ -42,11 +42,11 @@ from warmloop import (
     UserText,
     check_pairing,
 )
-from warmloop.cache.usage import Usage
-from warmloop.cache.wire import dumps
+from warmloop.facts.usage import Usage
 from warmloop.providers.gemini import GeminiModel
 from warmloop.providers.gemini_format import DETAILS_KEY, GeminiRenderer
 from warmloop.providers.select import resolve_model
+from warmloop.wire.stream import dumps
 
 MODEL = "gemini-2.5-flash"
 Handler = Callable[[httpx.Request], httpx.Response]

@@ -18,8 +18,6 @@ from hypothesis import strategies as st
 from tests.support.scenario import TOOLS
 from tests.support.wire import WireLog
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.cache.guard import PrefixGuard
-from warmloop.cache.wire import CHAT, canonical_stream
 from warmloop.errors import ConfigurationError
 from warmloop.messages import AssistantTurn, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import Outputs
@@ -38,6 +36,8 @@ from warmloop.providers.local import LocalModel, reusable_prefix
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixGuard
+from warmloop.wire.stream import CHAT, canonical_stream
 
 SPECS: tuple[ToolSpec, ...] = (*(t.spec for t in TOOLS), Outputs().spec)
 SYSTEM = "You are a careful agent."

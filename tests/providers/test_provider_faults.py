@@ -27,8 +27,8 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from warmloop import ProviderError, SystemText, Transcript, UserText
-from warmloop.cache.pricing import cost_report
-from warmloop.cache.usage import Usage
+from warmloop.facts.pricing import cost_report
+from warmloop.facts.usage import Usage
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.gemini import GeminiModel

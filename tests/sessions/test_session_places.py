@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.sessions_data import grown
-from warmloop.cache.profiles import profile_for
-from warmloop.cache.usage import Usage
+from warmloop.facts.profiles import profile_for
+from warmloop.facts.usage import Usage
 from warmloop.messages import Meta
 from warmloop.sessions.locate import default_store_path, open_store
 from warmloop.sessions.session import SessionInfo

@@ -11,8 +11,8 @@ import pytest
 
 from tests.support.sessions_data import grown, request, seeded, step
 from tests.support.stores import OpenStore, open_spec
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, SessionBusy, SessionError
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.store import SessionStore

@@ -13,8 +13,8 @@ from tests.support.stores import OpenStore
 from warmloop.errors import SessionError
 from warmloop.messages import Rewrite, Summary, UserText
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.recorder import SessionRecorder
-from warmloop.sessions.schema import MIGRATIONS, migrate
+from warmloop.sessions.migrations import MIGRATIONS, migrate
+from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.sql import SqlStore
 from warmloop.transcript import Transcript, check_pairing, scratch_copy
 
@@ -166,15 +166,22 @@ def test_a_fault_mid_transaction_leaves_nothing_changed(
 
 
 async def test_the_recorder_adopts_a_rewrite_only_once_it_is_stored(store: SqlStore) -> None:
+    """Through the loop's own path (`stored`, as the runner calls it): a failed store
+    changes nothing, and a stored rewrite becomes the session's transcript."""
     lease, transcript = stored_session(store)
-    recorder = SessionRecorder(store, lease, transcript)
+    recorder = SessionPersistence(store, lease, transcript)
+    scratch = scratch_copy(transcript)
+    rewrite = PRUNE(scratch)
     _fail_on_insert(store, "archive")
     with pytest.raises(SessionError):
-        await recorder.rewrite(transcript, PRUNE)
+        await recorder.stored(scratch, rewrite)
     assert transcript.revision == 0
     assert recorder.transcript is transcript
+    assert loaded(store) == transcript
     _heal(store, "archive")
-    adopted = await recorder.rewrite(transcript, PRUNE)
+    await recorder.stored(scratch, rewrite)
+    adopted = recorder.transcript
+    assert adopted is scratch
     assert adopted.revision == 1
     assert adopted.id == transcript.id
     assert transcript.revision == 0  # the caller's copy was never touched

@@ -8,9 +8,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warmloop.cache.usage import Usage
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
-from warmloop.sessions.records import StoredRequest
+from warmloop.sessions.ledger import StoredRequest
 from warmloop.sessions.timeline import StoredRun, stored_pauses
 from warmloop.transcript import Transcript
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from warmloop.maintenance.pinger import KeepAlivePolicy
+from warmloop.keepalive.pinger import KeepAlivePolicy
 
 
 class FakeTime:

@@ -24,7 +24,7 @@ from warmloop.messages import Message, Rewrite, Summary, ToolResult
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Reply
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.sessions.sql import SqlStore
 from warmloop.transcript import Transcript

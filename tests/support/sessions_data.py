@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warmloop.cache.usage import Usage
+from warmloop.facts.usage import Usage
 from warmloop.messages import (
     AssistantTurn,
     Message,
@@ -12,7 +12,7 @@ from warmloop.messages import (
     ToolResult,
     UserText,
 )
-from warmloop.sessions.records import StoredRequest
+from warmloop.sessions.ledger import StoredRequest
 from warmloop.transcript import Transcript
 
 

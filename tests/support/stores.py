@@ -21,7 +21,7 @@ import pytest
 
 from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.sqlite import SQLiteStore

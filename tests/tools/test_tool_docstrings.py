@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel, Field, create_model
 
 from warmloop import ConfigurationError, Tool, tool
-from warmloop.cache.wire import dumps
 from warmloop.providers.chat_format import wire_tools
+from warmloop.wire.stream import dumps
 
 
 def google(path: str, start: int = 1, end: int | None = None) -> str:

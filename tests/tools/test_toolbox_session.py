@@ -21,8 +21,8 @@ from openai import AsyncOpenAI
 from benchmarks.toolbox_session import CORE, TARGETS, catalog, plan, reply
 from tests.support.wire import WireLog, wire_stream
 from warmloop import Agent
-from warmloop.cache.facts import ModelFacts
-from warmloop.cache.usage import Usage
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, Notice, ToolCall, ToolResult
 from warmloop.protocols.react_text import call_id
 from warmloop.providers.anthropic import AnthropicModel

@@ -17,24 +17,22 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
-from warmloop.agent.learned import Learned
-from warmloop.agent.pauses import Waiting, waiting
 from warmloop.agent.run import Run
 from warmloop.agent.steps import Runner, Settings
 from warmloop.agent.thread_loop import run_in_thread_loop
 from warmloop.agent.wakeup import signals_wake_the_loop
-from warmloop.cache.facts import ModelFacts
-from warmloop.cache.guard import Bust
-from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pauses import Waiting, waiting
+from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.maintainer import MaintenanceEvent
-from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputSpec
 from warmloop.providers.base import Model
 from warmloop.sessions.locate import open_store
-from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
 from warmloop.tools.gateway import SUBMIT
@@ -43,6 +41,8 @@ from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool, ToolFunction
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import Bust
+from warmloop.wire.stream import WireStream
 
 DEFAULT_INSTRUCTIONS = (
     "You are an agent that completes tasks with tools. Call tools to gather what you need, "
@@ -51,7 +51,7 @@ DEFAULT_INSTRUCTIONS = (
 DEFAULT_MAINTENANCE = MaintenancePolicy()
 DEFAULT_KEEPALIVE = KeepAlivePolicy()
 """Keep-alives on by default: the rule never pings where it cannot pay (see
-`maintenance/keepalive.py`)."""
+`keepalive/rule.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
@@ -217,7 +217,7 @@ class Agent:
         task: str | Mapping[str, object],
         history: Transcript | None,
         conversation_id: str | None,
-        hook: SessionRecorder | None = None,
+        hook: SessionPersistence | None = None,
         resume_at: int | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
@@ -247,7 +247,7 @@ class Agent:
         history: Transcript | None,
         conversation_id: str | None,
         resuming: bool = False,
-    ) -> AbstractAsyncContextManager[SessionRecorder | None]:
+    ) -> AbstractAsyncContextManager[SessionPersistence | None]:
         """The stored session's recorder, holding its lease, or nothing without `session`."""
         if session is None:
             if store is not None:

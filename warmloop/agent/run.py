@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from warmloop.agent.trajectory import TrajectoryStep, trajectory
-from warmloop.cache.facts import ModelFacts
-from warmloop.cache.pricing import CostReport, cost_report
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
 from warmloop.errors import WarmloopError
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.pricing import CostReport, cost_report
+from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.tools.invoke import Execution, StuckCall
 from warmloop.transcript import Transcript
+from warmloop.wire.request_record import RequestRecord
 
 
 @dataclass

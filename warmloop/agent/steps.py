@@ -21,8 +21,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from warmloop.agent.learned import Learned
-from warmloop.agent.pauses import RunPauses
 from warmloop.agent.resumption import Position, position, stored_results
 from warmloop.agent.run import (
     ExtractFailed,
@@ -32,23 +30,25 @@ from warmloop.agent.run import (
     RunError,
     SyntaxBudgetExceeded,
 )
-from warmloop.cache.facts import MIN_WINDOW, ModelFacts
-from warmloop.cache.guard import PrefixCheck, PrefixGuard
-from warmloop.cache.record import RequestRecord
 from warmloop.errors import ContextWindowExceeded, ProviderError
+from warmloop.facts.model_facts import MIN_WINDOW, ModelFacts
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pauses import RunPauses
+from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
-from warmloop.maintenance.pinger import KeepAlivePolicy
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import AssistantTurn, Message, Meta, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import MAX_OUTPUT_REFUSALS, SUBMITTED, OutputCheck, Outputs
 from warmloop.providers.base import Model, Rendered
-from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.persistence import SessionPersistence
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import MIN_RESULT_CHARS, WINDOW_SHARE, Execution, default_result_cap
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Disclosure, Toolbox
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixCheck, PrefixGuard
+from warmloop.wire.request_record import RequestRecord
 
 INTERRUPTED = "Not executed: the run was interrupted before this call finished."
 
@@ -94,7 +94,7 @@ class Runner:
     task: str
     history: Transcript | None
     conversation_id: str | None
-    hook: SessionRecorder | None = None
+    hook: SessionPersistence | None = None
     """A stored session's persistence hook, called after each complete unit is appended."""
     resume_at: int | None = None
     """With a stored session: where the run to go on with began (a crash cut it short)."""
@@ -121,7 +121,7 @@ class Runner:
     """Calls a crash left without a result (a resumed run answers an unrepeatable one
     "interrupted" instead of running it again)."""
     pauses: RunPauses = field(init=False)
-    """Keeping the cache warm while this run's tools run (`agent/pauses.py`)."""
+    """Keeping the cache warm while this run's tools run (`keepalive/pauses.py`)."""
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -286,7 +286,7 @@ class Runner:
         """The guard's verdict on this request; a fresh session's first request is checked
         against the agent's opening instead (the cache its earlier sessions wrote)."""
         transcript = self.transcript
-        assert transcript.guard is not None
+        assert isinstance(transcript.guard, PrefixGuard)
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
         fresh = self.history is None and self.start == 0 and not self.requests and self.step <= 1
         return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)

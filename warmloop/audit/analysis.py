@@ -2,7 +2,7 @@
 
 Each request is measured against the one it continues (its parent in the conversation: the
 previous one, or an earlier one where the conversation branched). A request that does not
-extend it gets the guard's divergence and its classified cause (`cache.causes`). A request
+extend it gets the guard's divergence and its classified cause (`wire.causes`). A request
 that does extend it but read less from the cache than it could (by more than the provider's
 rounding) gets the cause from the cache rules instead: below the minimum cacheable length,
 idle past the TTL, or (explicit breakpoints) no marker, a marker moved, or past the
@@ -27,12 +27,12 @@ from warmloop.audit.blocks import (
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
-from warmloop.cache.guard import compare
-from warmloop.cache.profiles import CacheProfile
-from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
-from warmloop.cache.usage import Usage
-from warmloop.cache.verdict import ProviderVerdict
 from warmloop.errors import ConfigurationError
+from warmloop.facts.profiles import CacheProfile
+from warmloop.facts.usage import Usage
+from warmloop.simulate import Block, CacheSimulator, SimRequest
+from warmloop.wire.guard import compare
+from warmloop.wire.verdict import ProviderVerdict
 
 CONTEXT = 80
 EXCERPT = 240

@@ -1,7 +1,7 @@
 """Who a request's miss is charged to, once the provider has had its say.
 
 The audit reads each request from the client's side (the wire diff and the cache rules);
-a log that holds the provider's own cache diagnostics (`cache.verdict`) adds the provider's
+a log that holds the provider's own cache diagnostics (`wire.verdict`) adds the provider's
 reading. Both are kept and shown side by side, with whether they agree. One verdict moves
 the charge: where the prefix held and the miss had no client-side explanation, a provider
 that says it lost its record of the earlier request (Anthropic's
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from warmloop.audit.conversations import Entry
 from warmloop.audit.responses import logged_verdict
-from warmloop.cache.verdict import ProviderVerdict, agreement, reading
+from warmloop.wire.verdict import ProviderVerdict, agreement, reading
 
 PROVIDER_LOST = "provider-lost"
 UNEXPLAINED = "unexplained"

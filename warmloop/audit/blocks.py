@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from warmloop.audit.conversations import Conversation, Entry
-from warmloop.cache.guard import common_prefix_length
-from warmloop.cache.simulate import Block
-from warmloop.cache.wire import CACHE_MARKERS, dumps, strip_keys
+from warmloop.simulate import Block
+from warmloop.wire.guard import common_prefix_length
+from warmloop.wire.stream import CACHE_MARKERS, dumps, strip_keys
 
 CHARS_PER_TOKEN = 4
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.cache.guard import common_prefix_length
+from warmloop.wire.guard import common_prefix_length
 
 MIN_STEP = 16
 """Characters a continuation adds, at least, unless it extends: a new step is a message (its

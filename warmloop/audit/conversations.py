@@ -32,8 +32,8 @@ from warmloop.audit.anchors import AnchorIndex, anchors
 from warmloop.audit.continuation import Continuation, continuation
 from warmloop.audit.formats import WireFormat
 from warmloop.audit.log import LoggedRequest
-from warmloop.cache.guard import compare
-from warmloop.cache.wire import WireStream
+from warmloop.wire.guard import compare
+from warmloop.wire.stream import WireStream
 
 
 @dataclass(frozen=True)

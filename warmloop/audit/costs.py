@@ -1,7 +1,7 @@
 """What a conversation's input costs under each provider's cache rules, against a perfect prefix.
 
-Each conversation is replayed through its own simulated cache (`cache.simulate`) under a
-provider's profile and priced with its dated table (`cache.pricing`), twice:
+Each conversation is replayed through its own simulated cache (`simulate`) under a
+provider's profile and priced with its dated table (`facts.pricing`), twice:
 - as logged: the blocks each request really sent, at the times it sent them; explicit
   markers where the log has them (Anthropic), else where a careful client puts them;
 - perfect: each request is the one it continues plus its new tokens and finds the cache warm
@@ -24,12 +24,12 @@ from warmloop.audit.analysis import Finding, request_times
 from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
-from warmloop.cache.price_table import Prices, prices_for
-from warmloop.cache.pricing import cost_breakdown
-from warmloop.cache.profiles import CacheProfile, profile_for
-from warmloop.cache.simulate import Block, CacheSimulator, SimRequest
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError
+from warmloop.facts.price_table import Prices, prices_for
+from warmloop.facts.pricing import cost_breakdown
+from warmloop.facts.profiles import CacheProfile, profile_for
+from warmloop.facts.usage import Usage
+from warmloop.simulate import Block, CacheSimulator, SimRequest
 
 DEFAULT_PROVIDERS = (
     "anthropic:claude-sonnet-4-6",

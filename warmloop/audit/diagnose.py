@@ -1,6 +1,6 @@
 """`warmloop record --diagnose`: ask the provider for its own cache verdict on every request.
 
-Opt-in, and only for the two APIs that document the fields (see `cache.verdict`):
+Opt-in, and only for the two APIs that document the fields (see `wire.verdict`):
 - `https://api.anthropic.com`, Messages requests: the `anthropic-beta` header gains
   `cache-diagnosis-2026-04-07` and the body `diagnostics.previous_message_id`: the id of
   the response to the request this one continues (null for a conversation's first request,
@@ -8,7 +8,7 @@ Opt-in, and only for the two APIs that document the fields (see `cache.verdict`)
 - `https://api.openai.com`, Responses requests: `prompt_cache_options.comparison_response_id`
   (other `prompt_cache_options` kept), for every request that continues an earlier one.
 
-The earlier response is the one `cache.baselines` picks from the answered requests the
+The earlier response is the one `wire.comparison` picks from the answered requests the
 proxy has seen: the same routing key first, else the conversation the request extends, else
 the longest shared prefix. A request that already asks for diagnostics, a body that is not a
 JSON object, another endpoint and any other host go upstream byte for byte as sent.
@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 from warmloop.audit.formats import ANTHROPIC_FORMAT, RESPONSES_FORMAT, WireFormat, format_from_path
 from warmloop.audit.formats import routing_key as find_routing_key
-from warmloop.cache.baselines import Baselines
-from warmloop.cache.verdict import ANTHROPIC_BETA
-from warmloop.cache.wire import WireStream, canonical_stream
+from warmloop.wire.comparison import Baselines
+from warmloop.wire.stream import WireStream, canonical_stream
+from warmloop.wire.verdict import ANTHROPIC_BETA
 
 HOSTS = {"api.anthropic.com": ANTHROPIC_FORMAT, "api.openai.com": RESPONSES_FORMAT}
 """The only upstreams whose requests `--diagnose` changes, and the one format on each."""

@@ -2,7 +2,7 @@
 
 The format comes from the endpoint path when the log has it (`/v1/messages`,
 `/chat/completions`, `/responses`, `:generateContent`), else from the body's shape. Each
-format's `WireLayout` comes from `cache.wire`, with the keys that never reach the prompt
+format's `WireLayout` comes from `wire.stream`, with the keys that never reach the prompt
 (streaming switches, output budgets, sampling, Anthropic's `diagnostics`, OpenAI's
 `prompt_cache_options.comparison_response_id`) added to the keys
 the canonical stream leaves out, so switching them is not reported as a bust.
@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from warmloop.cache.profiles import CacheProfile, profile_for
-from warmloop.cache.wire import ANTHROPIC, CHAT, GEMINI_HTTP, RESPONSES, WireLayout
 from warmloop.errors import ConfigurationError
+from warmloop.facts.profiles import CacheProfile, profile_for
+from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_HTTP, RESPONSES, WireLayout
 
 NOT_IN_PROMPT = frozenset(
     {

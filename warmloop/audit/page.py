@@ -14,7 +14,7 @@ from html import escape
 from warmloop.audit.analysis import Finding
 from warmloop.audit.report import AuditReport, ConversationReport, cause_label
 from warmloop.audit.standing import state, verdict_note, worth_showing
-from warmloop.cache.verdict import PROVIDER_NAMES
+from warmloop.wire.verdict import PROVIDER_NAMES
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fff}

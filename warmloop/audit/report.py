@@ -19,7 +19,7 @@ from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
 from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
 from warmloop.audit.log import LogContents, LoggedRequest, slim
-from warmloop.cache.wire import canonical_stream
+from warmloop.wire.stream import canonical_stream
 
 CAUSE_LABELS = {
     "key-order": "key order changed",

@@ -9,11 +9,11 @@ usage (provider docs, "streaming" sections):
 - OpenAI Chat Completions: `usage`; streamed, the last chunk when
   `stream_options.include_usage` is set.
 - OpenAI Responses: `usage`; streamed, `response.completed` (or `.incomplete`) events;
-  `prompt_cache_diagnostics` beside it (GPT-5.6 and later, see `cache.verdict`).
+  `prompt_cache_diagnostics` beside it (GPT-5.6 and later, see `wire.verdict`).
 - Gemini: `usageMetadata`; streamed, every chunk, the last one final.
 
 `normalise_usage` turns any of those objects into warmloop's `Usage`; `logged_verdict` reads
-a logged request's diagnostics as the provider's verdict (`cache.verdict`).
+a logged request's diagnostics as the provider's verdict (`wire.verdict`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from warmloop.audit.log import LoggedRequest, deeper_than
-from warmloop.cache.usage import Usage, prompt_split
-from warmloop.cache.verdict import ProviderVerdict, anthropic_verdict, read_verdict
+from warmloop.facts.usage import Usage, prompt_split
+from warmloop.wire.verdict import ProviderVerdict, anthropic_verdict, read_verdict
 
 DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
 """Where Anthropic and OpenAI put their cache diagnostics in a response."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from warmloop.audit.analysis import Finding
 from warmloop.audit.attribution import PROVIDER_LOST
-from warmloop.cache.verdict import UNCHANGED
+from warmloop.wire.verdict import UNCHANGED
 
 
 def worth_showing(finding: Finding) -> bool:

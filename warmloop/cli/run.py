@@ -16,7 +16,6 @@ from rich.text import Text
 
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
 from warmloop.agent.run import Run, RunError
-from warmloop.cache.facts import MIN_WINDOW
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.interrupt import (
     INTERRUPTED_EXIT,
@@ -38,6 +37,7 @@ from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.errors import WarmloopError
+from warmloop.facts.model_facts import MIN_WINDOW
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.local import DEFAULT_N_CTX, LocalModel

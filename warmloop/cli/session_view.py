@@ -12,9 +12,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from warmloop.cache.pricing import cost_report
 from warmloop.cli.view import transcript_view
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.facts.pricing import cost_report
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.sessions.warmth import duration, warmth
 from warmloop.transcript_file import message_to_json

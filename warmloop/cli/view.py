@@ -16,10 +16,9 @@ from rich.table import Table
 from rich.text import Text
 
 from warmloop.agent.run import Run
-from warmloop.cache.pricing import cost_report
-from warmloop.cache.record import RequestRecord
-from warmloop.cache.usage import Usage
 from warmloop.errors import WarmloopError
+from warmloop.facts.pricing import cost_report
+from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import (
     AssistantTurn,
@@ -33,6 +32,7 @@ from warmloop.messages import (
 from warmloop.protocols import react_text
 from warmloop.tools.invoke import cut_sizes
 from warmloop.transcript import Transcript
+from warmloop.wire.request_record import RequestRecord
 
 MIN_WIDTH = 40
 

@@ -28,9 +28,9 @@ from dbos import DBOS
 
 from warmloop.agent.agent import Agent
 from warmloop.agent.run import RunError
-from warmloop.cache.pricing import cost_report
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError
+from warmloop.facts.pricing import cost_report
+from warmloop.facts.usage import Usage
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.limited import LimitedModel
 from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable

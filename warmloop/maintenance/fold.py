@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.cache.usage import Usage
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.providers.base import Model
 from warmloop.tools.schema import ToolSpec

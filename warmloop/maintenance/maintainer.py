@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from warmloop.cache.profiles import CacheProfile
-from warmloop.cache.usage import Usage
 from warmloop.errors import ProviderError
+from warmloop.facts.profiles import CacheProfile
+from warmloop.facts.usage import Usage
 from warmloop.maintenance.fold import fold_span, summarise
 from warmloop.maintenance.planner import Decision, MaintenancePolicy, Reason, Situation, decide
 from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of

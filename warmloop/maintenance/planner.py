@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from warmloop.cache.profiles import CacheProfile
+from warmloop.facts.profiles import CacheProfile
 from warmloop.maintenance.prune import PrunePolicy
 
 Action = Literal["none", "prune", "fold"]

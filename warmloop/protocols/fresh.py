@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
-
-SUBMIT = "submit"
 
 
 @dataclass(frozen=True)

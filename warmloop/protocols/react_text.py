@@ -29,6 +29,7 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.protocols.inline import inline_text
+from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 
 Role = Literal["system", "user", "assistant"]
@@ -38,8 +39,6 @@ _ACTION = re.compile(re.escape(ACTION))
 _ACTION_LINE = re.compile(r"^[ \t]*" + re.escape(ACTION), re.MULTILINE)
 MAX_TRIES = 16
 """Candidate Actions tried per turn: a reply full of "Action:" costs bounded work."""
-SUBMIT_NAME = "submit"
-"""The outputs tool's name (`outputs.SUBMIT`; outputs imports tools, so it is repeated)."""
 
 
 class ParseFailure(ValueError):
@@ -171,7 +170,7 @@ def teach(tools: Sequence[ToolSpec]) -> str:
         f'reasoning, then "{ACTION}" and one JSON object that names a tool and its arguments. '
         'Then stop: the tool\'s result comes back as "Observation:". Search for one word '
         "at a time. As soon as an Observation shows the answer, call "
-        f"{SUBMIT_NAME} with the exact value it shows.",
+        f"{SUBMIT} with the exact value it shows.",
     ]
     examples = [e for e in EXAMPLES if e.fits(tools)] or [e for e in (FALLBACK,) if e.fits(tools)]
     for number, example in enumerate(examples, start=1):

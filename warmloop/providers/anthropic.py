@@ -7,7 +7,7 @@ assistant turn whose raw content blocks are kept for the exact echo the API expe
 
 `diagnose=True` asks Anthropic's cache diagnostics on every request (beta header
 `cache-diagnosis-2026-04-07`, `diagnostics.previous_message_id` = the response to the
-request this one continues, null on a conversation's first; see `cache.verdict`): the
+request this one continues, null on a conversation's first; see `wire.verdict`): the
 reply's verdict lands on `ModelResponse.verdict`, and the run sets it beside the guard's own
 check. The fields go only on the wire, never into the rendered payload the guard compares.
 
@@ -25,10 +25,8 @@ from typing import Any
 
 import anthropic
 
-from warmloop.cache.baselines import Baselines
-from warmloop.cache.facts import table_facts
-from warmloop.cache.verdict import ANTHROPIC_BETA, anthropic_verdict
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
 from warmloop.providers.anthropic_format import AnthropicRenderer, parse_reply
@@ -38,6 +36,8 @@ from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.failures import Failures, stainless_errors
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.comparison import Baselines
+from warmloop.wire.verdict import ANTHROPIC_BETA, anthropic_verdict
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 PREFIX = "anthropic"

@@ -19,9 +19,8 @@ from typing import Any
 
 from anthropic.types import Message as AnthropicMessage
 
-from warmloop.cache.usage import Usage, count
-from warmloop.cache.wire import ANTHROPIC
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import Usage, count
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -39,6 +38,7 @@ from warmloop.providers.base import ModelResponse
 from warmloop.providers.failures import not_json
 from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
+from warmloop.wire.stream import ANTHROPIC
 
 DETAILS_KEY = "anthropic"
 """`AssistantTurn.provider_details[DETAILS_KEY]["content"]` holds the raw response blocks."""

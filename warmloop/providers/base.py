@@ -7,14 +7,14 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
-from warmloop.cache.facts import ModelFacts
-from warmloop.cache.usage import Usage
-from warmloop.cache.verdict import ProviderVerdict
-from warmloop.cache.wire import WireStream
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, JsonValue
 from warmloop.protocols import react_text
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.stream import WireStream
+from warmloop.wire.verdict import ProviderVerdict
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +28,7 @@ class Rendered:
     wire_format: str = ""
     """The wire format's name (`WireLayout.name`: `anthropic`, `openai-chat`, ...)."""
     keepalive: bool = False
-    """A keep-alive (`providers.keepalive`): the previous request, a minimal answer."""
+    """A keep-alive (`keepalive.request`): the previous request, a minimal answer."""
 
     @cached_property
     def wire(self) -> WireStream:

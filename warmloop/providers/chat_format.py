@@ -23,9 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from warmloop.cache.usage import Usage, count, prompt_split
-from warmloop.cache.wire import CHAT
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import Usage, count, prompt_split
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -44,6 +43,7 @@ from warmloop.providers.openai_cache import marked_text
 from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.stream import CHAT
 
 ERROR_PREFIX = "ERROR: "
 DETAILS_KEY = "chat"

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.cache.wire import WireStream
 from warmloop.errors import ConfigurationError
 from warmloop.messages import AssistantTurn, Notice, UserText
 from warmloop.protocols import react_text
@@ -25,6 +24,7 @@ from warmloop.protocols.grammar import gateway_alternatives
 from warmloop.providers.base import Rendered
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.stream import WireStream
 
 DETAILS_KEY = "local"
 """`AssistantTurn.provider_details[DETAILS_KEY]["tokens"]`: the generated token ids."""

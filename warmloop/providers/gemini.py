@@ -14,8 +14,8 @@ import pydantic
 from google import genai
 from google.genai import types
 
-from warmloop.cache.facts import table_facts
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key

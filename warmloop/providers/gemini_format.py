@@ -17,9 +17,8 @@ from typing import Any
 
 from google.genai import types
 
-from warmloop.cache.usage import Usage, count, prompt_split
-from warmloop.cache.wire import GEMINI_SDK, dumps
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import Usage, count, prompt_split
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -36,6 +35,7 @@ from warmloop.providers.base import ModelResponse
 from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import parse_arguments
+from warmloop.wire.stream import GEMINI_SDK, dumps
 
 DETAILS_KEY = "gemini"
 """`AssistantTurn.provider_details[DETAILS_KEY]["parts"]` holds the model turn's raw parts."""

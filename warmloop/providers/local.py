@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from warmloop.cache.facts import ModelFacts, table_facts
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ContextWindowExceeded
+from warmloop.facts.model_facts import ModelFacts, table_facts
+from warmloop.facts.usage import Usage
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply

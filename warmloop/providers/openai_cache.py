@@ -9,18 +9,18 @@
   default) or `12h` (Responses only), billed at different write rates. The SDK's reference
   (openai 3.57, `PromptCacheOptions.ttl`): "the minimum lifetime applied to every implicit
   and explicit cache breakpoint written by the request": a request's writes, not its
-  prompt, so the agent may choose it per request (`providers/keepalive.with_cache_ttl`).
+  prompt, so the agent may choose it per request (`keepalive/request.with_cache_ttl`).
 
 Before GPT-5.6 a longer retention costs nothing more (`prompt_cache_retention="24h"`: writes
 are not billed), so a model whose table entry sells one asks for it by default
 (`free_retention`), the same on every request of a session.
 
-Which models take them comes from `cache/profiles.json` (a profile with `max_breakpoints`).
+Which models take them comes from `facts/profiles.json` (a profile with `max_breakpoints`).
 """
 
 from __future__ import annotations
 
-from warmloop.cache.profiles import CacheProfile, profile_table
+from warmloop.facts.profiles import CacheProfile, profile_table
 from warmloop.messages import JsonValue
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}

@@ -22,8 +22,8 @@ import openai
 from openai import AsyncOpenAI
 from openai.resources.chat.completions.completions import AsyncCompletions
 
-from warmloop.cache.facts import ModelFacts, table_facts
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer, parse_reply

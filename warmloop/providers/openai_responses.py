@@ -7,7 +7,7 @@ retries 429/5xx/timeouts itself, and what still fails becomes a `ProviderError`
 
 `diagnose=True` (GPT-5.6 and later: the models whose profile takes cache breakpoints) asks
 OpenAI's prompt cache diagnostics: `prompt_cache_options.comparison_response_id` = the
-response to the request this one continues (see `cache.verdict`); the response's
+response to the request this one continues (see `wire.verdict`); the response's
 `prompt_cache_diagnostics` lands on `ModelResponse.verdict`. Added on the wire only, never
 to the rendered payload the guard compares.
 """
@@ -21,10 +21,8 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from warmloop.cache.baselines import Baselines
-from warmloop.cache.facts import table_facts
-from warmloop.cache.verdict import openai_verdict
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
@@ -35,6 +33,8 @@ from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.comparison import Baselines
+from warmloop.wire.verdict import openai_verdict
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 INCLUDE = ("reasoning.encrypted_content",)

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from warmloop.cache.wire import Canonicalizer, WireLayout
 from warmloop.messages import JsonValue, Message
 from warmloop.providers.base import Rendered
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.stream import Canonicalizer, WireLayout
 
 WireTools = list[dict[str, JsonValue]]
 

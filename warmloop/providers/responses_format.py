@@ -16,9 +16,8 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from warmloop.cache.usage import Usage, count, prompt_split
-from warmloop.cache.wire import RESPONSES
 from warmloop.errors import ProviderError
+from warmloop.facts.usage import Usage, count, prompt_split
 from warmloop.messages import (
     AssistantTurn,
     JsonValue,
@@ -36,6 +35,7 @@ from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.openai_cache import marked_text
 from warmloop.providers.render import Renderer, Wire
 from warmloop.tools.schema import ToolSpec
+from warmloop.wire.stream import RESPONSES
 
 DETAILS_KEY = "openai_responses"
 """`AssistantTurn.provider_details[DETAILS_KEY]` holds the raw output items, echoed verbatim."""

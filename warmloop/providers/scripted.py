@@ -8,7 +8,7 @@ Shipped in the library so users can test their own agents deterministically:
 
 `requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
 `branches[k]` the (transcript id, parent id, revision) it was rendered from; keep-alives
-(`providers.keepalive`) are answered with an empty turn and listed in `keepalives`. A small
+(`keepalive.request`) are answered with an empty turn and listed in `keepalives`. A small
 `context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 
 Named as a provider's model (`name="anthropic:claude-sonnet-4-6"`, `cache_ttl="1h"`), it
@@ -27,16 +27,16 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from warmloop.cache.facts import ModelFacts, table_facts
-from warmloop.cache.guard import common_prefix_length
-from warmloop.cache.usage import Usage
 from warmloop.errors import ConfigurationError, ProviderError
+from warmloop.facts.model_facts import ModelFacts, table_facts
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.protocols import react_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
+from warmloop.wire.guard import common_prefix_length
 
 CHARS_PER_TOKEN = 4
 MAX_UNSENT = 64

@@ -16,7 +16,7 @@ from typing import Any
 
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.sessions.lease import LEASE_SECONDS
-from warmloop.sessions.schema import Cursor, migrate
+from warmloop.sessions.migrations import Cursor, migrate
 from warmloop.sessions.sql import SqlStore
 
 try:

@@ -10,10 +10,10 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from warmloop.cache.usage import Usage
 from warmloop.errors import SessionError, TranscriptError
+from warmloop.facts.usage import Usage
 from warmloop.messages import Message
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.transcript_file import message_from_json
 
 Kind = Literal["integer", "time", "text"]

@@ -13,7 +13,7 @@ from warmloop.messages import Meta
 from warmloop.sessions.lease import Heartbeat, Lease
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.off_loop import off_loop
-from warmloop.sessions.recorder import SessionRecorder
+from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.session import validate_session_id
 from warmloop.sessions.store import SessionStore
 from warmloop.sessions.timeline import stored_pauses
@@ -32,7 +32,7 @@ async def open_session(
     conversation_id: str | None = None,
     cache_ttl: str = "",
     close_pending: bool = True,
-) -> AsyncIterator[SessionRecorder]:
+) -> AsyncIterator[SessionPersistence]:
     """The recorder of session `session_id` in `store` (a store, a spec for `open_store`,
     or None for the default), holding its lease until the block ends.
 
@@ -71,7 +71,7 @@ async def _recorder(
     conversation_id: str | None,
     cache_ttl: str,
     close_pending: bool,
-) -> SessionRecorder:
+) -> SessionPersistence:
     stored = await off_loop(store.load, session_id)
     transcript = stored.transcript if stored is not None else None
     if transcript is None:
@@ -81,7 +81,7 @@ async def _recorder(
             f"session {session_id!r} continues conversation {transcript.conversation!r}; "
             f"conversation_id {conversation_id!r} cannot change it"
         )
-    recorder = SessionRecorder(store, lease, transcript, cache_ttl=cache_ttl)
+    recorder = SessionPersistence(store, lease, transcript, cache_ttl=cache_ttl)
     if close_pending and transcript.answer_pending(INTERRUPTED_BY_STOP):
         await recorder.appended(transcript, ())
     if stored is not None:  # what its requests' times say, for the agent to learn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warmloop.cache.usage import Usage
+from warmloop.facts.usage import Usage
 from warmloop.messages import Meta, validate_id
 from warmloop.transcript import Transcript
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from warmloop.cache.usage import Usage
 from warmloop.errors import SessionError
+from warmloop.facts.usage import Usage
 from warmloop.messages import Meta
 from warmloop.sessions.session import SessionInfo
 

@@ -15,14 +15,14 @@ from typing import Any
 from warmloop.errors import SessionBusy, SessionError, TranscriptError
 from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease, holder_alive_here, holder_gone, holder_name, new_token
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.migrations import Cursor
 from warmloop.sessions.record_rows import (
     archive_record,
     message_rows,
     request_record,
     rewrite_record,
 )
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
-from warmloop.sessions.schema import Cursor
 from warmloop.sessions.session import SessionInfo, StoredSession, provider_of, validate_session_id
 from warmloop.sessions.session_row import SESSION_ROW, session_info
 from warmloop.transcript import Transcript, check_pairing

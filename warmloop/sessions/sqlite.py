@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from warmloop.errors import SessionError
 from warmloop.sessions.lease import LEASE_SECONDS
-from warmloop.sessions.schema import (
+from warmloop.sessions.migrations import (
     MIGRATIONS,
     SCHEMA_TABLE,
     Cursor,

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.records import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.transcript import Transcript
 

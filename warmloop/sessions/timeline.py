@@ -32,7 +32,7 @@ from warmloop.messages import (
     ToolResult,
     UserText,
 )
-from warmloop.sessions.records import StoredRequest
+from warmloop.sessions.ledger import StoredRequest
 from warmloop.tools.gateway import SUBMIT
 from warmloop.transcript import Transcript
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from warmloop.cache.profiles import profile_for
 from warmloop.errors import ConfigurationError
+from warmloop.facts.profiles import profile_for
 from warmloop.sessions.session import SessionInfo
 
 

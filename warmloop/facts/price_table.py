@@ -1,0 +1,362 @@
+"""The dated price table: what each model's tokens cost, where the figure comes from.
+
+The table (`prices.json`, shipped with the package) is keyed by model selection string
+(`anthropic:claude-sonnet-4-5`). Every entry carries its source and an `as_of` date; a
+model the table does not know has no price (None), and local engines are never priced.
+
+An entry gives USD per million tokens for `input` (uncached), `cache_read` and `output`
+(reasoning / thinking tokens included: OpenAI and Gemini bill them as output), and
+optionally `cache_write`, a rate per retention the provider sells (`{"5m": 3.75, "1h": 6}`
+for Anthropic, `{"30m": 2.5, "12h": 5}` for OpenAI's GPT-5.6 and later); without it,
+cache writes are billed as plain input. The older keys `cache_write_5m` / `cache_write_1h`
+are still read. `long_context` holds the rates of a whole request whose prompt is longer
+than `above_prompt_tokens`.
+
+Your own prices: write a JSON file in the same format (`{"models": {...}}`, with
+optional `aliases` and `provider_aliases`) and set `WARMLOOP_PRICES=/path/to/prices.json`
+(every lookup, `Run.cost()` and the CLI then use it), or pass `load_prices(path)` to
+`cost_report`. Its entries are checked like the shipped ones (each needs a `source` and
+an `as_of` date), replace shipped entries with the same key and add new ones; a bad file
+raises `ConfigurationError` naming the file and the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from warmloop.errors import ConfigurationError, WarmloopError
+from warmloop.facts.model_names import find_entry, split_spec, table_keys
+from warmloop.facts.usage import Usage
+
+PRICES_ENV = "WARMLOOP_PRICES"
+
+# Engines we run ourselves bill nothing per token; a price for them would be a guess.
+UNPRICED_PROVIDERS = frozenset({"local", "openai-compatible", "scripted"})
+
+_RETENTION = re.compile(r"^([1-9]\d*)([mh])$")
+_RATE_KEYS = frozenset({"input", "cache_read", "output", "cache_write"})
+_LEGACY_WRITE_KEYS = {"cache_write_5m": "5m", "cache_write_1h": "1h"}
+_ENTRY_KEYS = _RATE_KEYS | set(_LEGACY_WRITE_KEYS) | {"source", "as_of", "note", "long_context"}
+_TIER_KEYS = _RATE_KEYS | set(_LEGACY_WRITE_KEYS) | {"above_prompt_tokens"}
+_TABLE_KEYS = frozenset({"about", "models", "aliases", "provider_aliases"})
+
+
+@dataclass(frozen=True)
+class Rates:
+    """USD per million tokens for each kind of token a request is billed for.
+
+    `output` covers every generated token, reasoning included. `cache_writes` pairs each
+    retention the provider sells (`"5m"`, `"1h"`, `"30m"`, ...) with its rate, shortest
+    first; empty when writes are billed as plain input.
+    """
+
+    input: float
+    cache_read: float
+    output: float
+    cache_writes: tuple[tuple[str, float], ...] = ()
+
+    def cache_write(self, retention: str | None = None) -> float:
+        """The rate of a cache write kept for `retention` (default: the shortest sold)."""
+        if not self.cache_writes:
+            return self.input
+        if retention is None:
+            return self.cache_writes[0][1]
+        for sold, rate in self.cache_writes:
+            if sold == retention:
+                return rate
+        offered = ", ".join(sold for sold, _ in self.cache_writes)
+        raise WarmloopError(
+            f"no cache write rate for retention {retention!r} (this model sells {offered}); "
+            "the usage names a retention its provider does not bill"
+        )
+
+
+@dataclass(frozen=True)
+class LongContext:
+    """Rates that apply to a whole request once its prompt exceeds `above_prompt_tokens`."""
+
+    above_prompt_tokens: int
+    rates: Rates
+
+
+@dataclass(frozen=True)
+class Prices:
+    """One model's table entry: its rates, where they come from and when they held.
+
+    `origin` is the user price file the entry came from, or "" for the shipped table.
+    """
+
+    model: str
+    rates: Rates
+    source: str
+    as_of: date
+    note: str = ""
+    long_context: LongContext | None = None
+    origin: str = ""
+
+    def rates_for(self, usage: Usage) -> Rates:
+        """The rates a request with this usage is billed at (long-context tier or base)."""
+        tier = self.long_context
+        # Providers bill the whole request, output included, at the higher tier once the
+        # prompt (cached or not) crosses the threshold.
+        if tier is not None and usage.prompt_tokens > tier.above_prompt_tokens:
+            return tier.rates
+        return self.rates
+
+
+def is_unpriced_engine(model_name: str) -> bool:
+    """True for engines warmloop never prices: local, self-hosted servers, scripted."""
+    provider = model_name.strip().lower().partition(":")[0]
+    return provider in UNPRICED_PROVIDERS
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """The parsed price table with its lookup rules (see `lookup`)."""
+
+    models: Mapping[str, Prices]
+    aliases: Mapping[str, str]
+    provider_aliases: Mapping[str, str]
+
+    def lookup(self, model_name: str) -> Prices | None:
+        """Prices for a selection string, or None when it is unknown or a local engine.
+
+        Rules, in order: trim and lower-case; local engines (`local`,
+        `openai-compatible:...`) have no price; a provider alias swaps the provider
+        (`openai-chat:gpt-5` is priced as `openai:gpt-5`, the same model on another API);
+        then the exact key, then a model alias (a name billed as another model); then the
+        same two with a dated snapshot suffix removed (`-20250929`, `-2025-08-07`).
+        Nothing else is tried: a near miss such as `gpt-5-pro` is unknown, not `gpt-5`.
+        """
+        provider, model = split_spec(model_name, self.provider_aliases)
+        if not model or provider in UNPRICED_PROVIDERS:
+            return None
+        return find_entry(self.models, self.aliases, table_keys(provider, model))
+
+    def merged(self, other: PriceTable, where: str = "merged price table") -> PriceTable:
+        """This table with `other`'s entries on top: same keys replaced, new keys added."""
+        # A key is a model or an alias, never both, so the newer meaning of a key wins.
+        models = {k: v for k, v in self.models.items() if k not in other.aliases}
+        aliases = {k: v for k, v in self.aliases.items() if k not in other.models}
+        return _checked(
+            models | dict(other.models),
+            aliases | dict(other.aliases),
+            dict(self.provider_aliases) | dict(other.provider_aliases),
+            where,
+        )
+
+
+def parse_table(text: str, origin: str = "") -> PriceTable:
+    """Parse and validate a price table in the `prices.json` format.
+
+    `origin` names the file in error messages and in each entry's `Prices.origin`.
+    """
+    where = f"price file {origin}" if origin else "price table"
+    models, aliases, provider_aliases = _parse(text, where, origin)
+    return _checked(models, aliases, provider_aliases, where)
+
+
+@cache
+def shipped_table() -> PriceTable:
+    """The table shipped with warmloop, read and validated once per process."""
+    text = resources.files("warmloop.facts").joinpath("prices.json").read_text("utf-8")
+    return parse_table(text)
+
+
+def load_prices(path: str | os.PathLike[str]) -> PriceTable:
+    """The shipped table with the price file at `path` merged over it (see `cost_report`)."""
+    return _with_file(Path(path), "")
+
+
+def price_table() -> PriceTable:
+    """The table prices are looked up in: shipped, plus the file `WARMLOOP_PRICES` names."""
+    path = os.environ.get(PRICES_ENV, "").strip()
+    if not path:
+        return shipped_table()
+    try:
+        stat = Path(path).stat()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot read price file {path} (set by {PRICES_ENV}): {exc.strerror or exc}; "
+            f"fix the path or unset {PRICES_ENV}"
+        ) from exc
+    return _user_table(path, stat.st_mtime_ns, stat.st_size)
+
+
+def prices_for(model_name: str) -> Prices | None:
+    """Prices for a model selection string, or None (unknown model, or a local engine)."""
+    return price_table().lookup(model_name)
+
+
+# --- reading and checking tables -------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _user_table(path: str, mtime_ns: int, size: int) -> PriceTable:
+    # Keyed on the file's mtime and size too, so an edited file is read again.
+    del mtime_ns, size
+    return _with_file(Path(path), f" (set by {PRICES_ENV})")
+
+
+def _with_file(path: Path, how: str) -> PriceTable:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigurationError(f"cannot read price file {path}{how}: {reason}") from exc
+    where = f"price file {path}{how}"
+    # Aliases in the file may point at shipped entries, so they are checked after merging.
+    user = PriceTable(*_parse(text, where, str(path)))
+    return shipped_table().merged(user, where)
+
+
+def _checked(
+    models: dict[str, Prices],
+    aliases: dict[str, str],
+    provider_aliases: dict[str, str],
+    where: str,
+) -> PriceTable:
+    for alias, target in aliases.items():
+        if target not in models:
+            raise ConfigurationError(
+                f"{where}: alias {alias!r} points to {target!r}, which has no entry; "
+                "add the entry or fix the alias"
+            )
+        if alias in models:
+            raise ConfigurationError(f"{where}: {alias!r} is both an entry and an alias")
+    return PriceTable(models, aliases, provider_aliases)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ConfigurationError(f"key {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
+
+
+def _parse(
+    text: str, where: str, origin: str
+) -> tuple[dict[str, Prices], dict[str, str], dict[str, str]]:
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{where} is not valid JSON ({exc}); fix the file") from exc
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{where}: {exc}; remove the duplicate") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise ConfigurationError(f"{where} needs a top-level object with a 'models' object")
+    _no_unknown(data, _TABLE_KEYS, where)
+    models = {key: _entry(key, value, where, origin) for key, value in data["models"].items()}
+    aliases = _string_map(data.get("aliases", {}), "aliases", where)
+    provider_aliases = _string_map(data.get("provider_aliases", {}), "provider_aliases", where)
+    return models, aliases, provider_aliases
+
+
+def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(known))})"
+        )
+
+
+def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
+    where = f"{table}, entry {key!r}"
+    provider, sep, model = key.partition(":")
+    if not sep or not model or key != key.strip().lower():
+        raise ConfigurationError(f"{where}: keys are lower-case 'provider:model' strings")
+    if provider in UNPRICED_PROVIDERS:
+        raise ConfigurationError(f"{where}: {provider!r} engines are never priced; remove it")
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{where}: must be an object")
+    _no_unknown(value, _ENTRY_KEYS, where)
+    for field in ("source", "as_of"):
+        if not isinstance(value.get(field), str) or not value[field].strip():
+            raise ConfigurationError(f"{where}: needs a non-empty {field!r} string")
+    try:
+        as_of = date.fromisoformat(value["as_of"])
+    except ValueError as exc:
+        raise ConfigurationError(f"{where}: 'as_of' must be a YYYY-MM-DD date") from exc
+    note = value.get("note", "")
+    if not isinstance(note, str):
+        raise ConfigurationError(f"{where}: 'note' must be a string")
+    long_context = None
+    if "long_context" in value:
+        tier = value["long_context"]
+        threshold = tier.get("above_prompt_tokens") if isinstance(tier, dict) else None
+        if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold <= 0:
+            raise ConfigurationError(
+                f"{where}: 'long_context' needs a positive integer 'above_prompt_tokens'"
+            )
+        tier_where = f"{where}, long_context"
+        _no_unknown(tier, _TIER_KEYS, tier_where)
+        long_context = LongContext(threshold, _rates(tier, tier_where))
+    return Prices(key, _rates(value, where), value["source"], as_of, note, long_context, origin)
+
+
+def _rates(value: Mapping[str, Any], where: str) -> Rates:
+    input_rate, cache_read, output = (
+        _rate(value, k, where) for k in ("input", "cache_read", "output")
+    )
+    legacy = {k: r for k, r in _LEGACY_WRITE_KEYS.items() if k in value}
+    if "cache_write" in value and legacy:
+        raise ConfigurationError(
+            f"{where}: give 'cache_write' or the older {', '.join(legacy)}, not both"
+        )
+    writes = value.get("cache_write", {})
+    if legacy:
+        writes = {retention: value[key] for key, retention in legacy.items()}
+    if not isinstance(writes, dict):
+        raise ConfigurationError(
+            f"{where}: 'cache_write' maps a retention ('5m', '30m', '1h') to a rate"
+        )
+    minutes: dict[int, str] = {}
+    for retention in writes:
+        match = _RETENTION.match(retention) if isinstance(retention, str) else None
+        if match is None:
+            raise ConfigurationError(
+                f"{where}: cache write retention {retention!r} must look like '5m' or '1h'"
+            )
+        length = int(match[1]) * (60 if match[2] == "h" else 1)
+        if length in minutes:
+            raise ConfigurationError(f"{where}: {minutes[length]!r} and {retention!r} overlap")
+        minutes[length] = retention
+    sold = tuple(
+        (retention, _rate(writes, retention, f"{where}, cache_write"))
+        for _, retention in sorted(minutes.items())
+    )
+    return Rates(input_rate, cache_read, output, sold)
+
+
+def _rate(value: Mapping[str, Any], field: str, where: str) -> float:
+    number = value.get(field)
+    if (
+        not isinstance(number, int | float)
+        or isinstance(number, bool)
+        or not math.isfinite(number)
+        or number < 0
+    ):
+        raise ConfigurationError(
+            f"{where}: {field!r} must be a non-negative number (USD per million tokens)"
+        )
+    return float(number)
+
+
+def _string_map(value: Any, name: str, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigurationError(f"{where}: {name!r} must map strings to strings")
+    return dict(value)

@@ -1,0 +1,147 @@
+"""What requests cost: the cost of a `Usage` under a model's dated prices (the table, its
+format and user price files are in `price_table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from warmloop.errors import WarmloopError
+from warmloop.facts.price_table import (
+    PRICES_ENV,
+    Prices,
+    PriceTable,
+    is_unpriced_engine,
+    price_table,
+)
+from warmloop.facts.usage import Usage
+
+PER_TOKEN = 1e-6  # table prices are USD per million tokens
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The USD cost of one or more requests, split by kind of token."""
+
+    input: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    output: float = 0.0
+
+    @property
+    def total(self) -> float:
+        """Everything together, in USD."""
+        return self.input + self.cache_read + self.cache_write + self.output
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.input + other.input,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.output + other.output,
+        )
+
+
+def cost_breakdown(usage: Usage, prices: Prices) -> Cost:
+    """The cost of one request, split into uncached input, cache reads, writes and output.
+
+    Writes are billed per retention: Anthropic's one-hour writes at the `1h` rate, OpenAI's
+    twelve-hour writes at the `12h` rate, the rest at the shortest rate sold. A server-side
+    compaction (`Usage.compaction`) is billed on top, at the same rates.
+    """
+    one_hour, twelve_hours = usage.cache_write_1h_tokens, usage.cache_write_12h_tokens
+    if one_hour + twelve_hours > usage.cache_write_tokens:
+        raise WarmloopError(
+            f"usage has {one_hour} one-hour cache writes and {twelve_hours} twelve-hour ones "
+            f"out of {usage.cache_write_tokens} cache writes; the provider's usage normalisation "
+            "must count long-retention writes inside cache_write_tokens"
+        )
+    rates = prices.rates_for(usage)
+    writes = (usage.cache_write_tokens - one_hour - twelve_hours) * rates.cache_write()
+    if one_hour:
+        writes += one_hour * rates.cache_write("1h")
+    if twelve_hours:
+        writes += twelve_hours * rates.cache_write("12h")
+    own = Cost(
+        input=usage.input_tokens * rates.input * PER_TOKEN,
+        cache_read=usage.cache_read_tokens * rates.cache_read * PER_TOKEN,
+        cache_write=writes * PER_TOKEN,
+        output=usage.output_tokens * rates.output * PER_TOKEN,
+    )
+    compaction = usage.compaction
+    if compaction == Usage():
+        return own
+    return own + cost_breakdown(compaction, prices)
+
+
+def cost(usage: Usage, prices: Prices) -> float:
+    """The USD cost of one request with this usage under these prices."""
+    return cost_breakdown(usage, prices).total
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """The cost of a run's requests under one model's prices; costs are None when unpriced."""
+
+    model: str
+    prices: Prices | None
+    usages: tuple[Usage, ...]
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over every request."""
+        return sum(self.usages, Usage())
+
+    @property
+    def per_request(self) -> tuple[Cost, ...] | None:
+        """Each request's cost, in order, or None when the model has no price."""
+        prices = self.prices
+        if prices is None:
+            return None
+        return tuple(cost_breakdown(u, prices) for u in self.usages)
+
+    @property
+    def breakdown(self) -> Cost | None:
+        """The run's cost by kind of token, or None when the model has no price."""
+        per_request = self.per_request
+        return None if per_request is None else sum(per_request, Cost())
+
+    @property
+    def total(self) -> float | None:
+        """The run's cost in USD, or None when the model has no price."""
+        breakdown = self.breakdown
+        return None if breakdown is None else breakdown.total
+
+    def describe(self) -> str:
+        """One line for people: total and split, with the price date, or why it is unknown."""
+        breakdown = self.breakdown
+        if breakdown is None or self.prices is None:
+            if is_unpriced_engine(self.model):
+                return (
+                    f"cost unknown: no price for {self.model!r}, which runs on a local, "
+                    "self-hosted or scripted engine that warmloop never prices"
+                )
+            return (
+                f"cost unknown: no price for {self.model!r} in the price table; add it to a "
+                f"JSON file in the prices.json format and set {PRICES_ENV}=/path/to/that/file"
+            )
+        origin = f" from {self.prices.origin}" if self.prices.origin else ""
+        return (
+            f"${breakdown.total:.4f} over {len(self.usages)} requests "
+            f"(input ${breakdown.input:.4f}, cache reads ${breakdown.cache_read:.4f}, "
+            f"cache writes ${breakdown.cache_write:.4f}, output ${breakdown.output:.4f}; "
+            f"prices as of {self.prices.as_of.isoformat()}{origin})"
+        )
+
+
+def cost_report(
+    model_name: str,
+    usages: Iterable[Usage],
+    table: PriceTable | None = None,
+    *,
+    priced_as: str | None = None,
+) -> CostReport:
+    """Price every request of a run under `model_name`'s entry, or `priced_as`'s (a host
+    that bills like a known model; default table: `price_table`)."""
+    prices = (table or price_table()).lookup(priced_as or model_name)
+    return CostReport(model_name, prices, tuple(usages))

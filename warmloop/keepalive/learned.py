@@ -1,0 +1,156 @@
+"""What an agent learns across its runs, in one object the agent owns: the opening of its
+first fresh session (every later fresh session must open with the same bytes, or the cache
+that session wrote is lost), every cache bust its runs saw, how long its recent runs
+went on (the horizon the warm prune is priced over), how long its pauses lasted, by kind
+(the keep-alive rule's history: its own runs', and those a stored session it runs on
+recorded before), and which of its runs were followed by another run on their
+conversation, how much later (what the longer-TTL choice weighs at a run's likely last
+request). A run reads and adds to it; nothing else writes it."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from warmloop.sessions.timeline import StoredPauses
+from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
+from warmloop.wire.stream import WireStream
+
+PAUSES_REMEMBERED = 64
+"""How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
+SESSIONS_REMEMBERED = 1024
+"""How many stored sessions an agent remembers having learned the pauses of."""
+RUNS_REMEMBERED = 256
+"""How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
+long-lived agent serving many tasks does not grow without bound."""
+
+
+@dataclass
+class RunEnd:
+    """A finished run: its conversation, how many requests it sent, whether it was its
+    conversation's first run (a follow-up's runs end and are followed otherwise), when
+    its last request went out (the keep-alive clock; None without keep-alive), and whether
+    another run on the conversation came after it."""
+
+    conversation: str
+    requests: int
+    first: bool
+    at: float | None = None
+    followed: bool = False
+
+
+@dataclass
+class Learned:
+    """An agent's memory of its runs (see the module docstring)."""
+
+    opening: WireStream | None = None
+    """The first request of the agent's first fresh session."""
+    busts: list[Bust] = field(default_factory=list)
+    run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
+    """Requests each recent finished run sent."""
+    pauses: defaultdict[str, deque[float]] = field(
+        default_factory=lambda: defaultdict(lambda: deque(maxlen=PAUSES_REMEMBERED))
+    )
+    """Seconds each recent pause lasted, by kind (`tool:<name>`, `waiting`)."""
+    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
+    """Seconds from each recent request to the next one of its run: what follows a request
+    before its reply is known (the longer-TTL choice's history)."""
+    run_ends: deque[RunEnd] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
+    """This agent's recent finished runs, and which were followed (`followed`)."""
+    follow_ups: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
+    """Seconds from a run's last request to the next run's start on its conversation: a
+    user who came back (nobody waits on the session meanwhile)."""
+    sessions: deque[str] = field(default_factory=lambda: deque(maxlen=SESSIONS_REMEMBERED))
+    """Stored sessions whose pauses are learned: read from the store once, or lived (the
+    most recent, so a worker that serves sessions for months keeps a bounded memory)."""
+
+    def checked(
+        self, check: PrefixCheck, wire: WireStream, length: int, *, fresh: bool
+    ) -> PrefixCheck:
+        """The verdict on a request: the guard's `check`, except that a fresh session's
+        first request is checked against the opening (the cache earlier sessions wrote).
+        A bust is remembered."""
+        if fresh and self.opening is None:
+            self.opening = wire  # the first session: nothing to reuse yet
+        elif fresh and self.opening is not None:
+            bust = opening_bust(self.opening, wire)
+            shared = 0 if bust else sum(len(text) for _, text in wire.opening)
+            check = PrefixCheck(bust.position if bust else shared, length, bust)
+        if check.bust is not None:
+            self.busts.append(check.bust)
+        return check
+
+    def paused(self, kind: str, seconds: float) -> None:
+        """A pause of `kind` ended after `seconds`."""
+        self.pauses[kind].append(max(0.0, seconds))
+
+    def gap(self, seconds: float) -> None:
+        """The next request of a run went out `seconds` after the previous one."""
+        self.gaps.append(max(0.0, seconds))
+
+    def stored(self, session: str, pauses: StoredPauses, conversation: str) -> None:
+        """A run starts on stored session `session` (of `conversation`): learn the pauses
+        and runs its stored requests show, once (a session this agent ran or read before
+        is in its memory already)."""
+        if session in self.sessions:
+            return
+        self.sessions.append(session)
+        for kind, seconds in pauses.pauses:
+            self.paused(kind, seconds)
+        for seconds in pauses.gaps:
+            self.gap(seconds)
+        # Its runs' ends, and the follow-ups after them. Only a session being continued is
+        # opened, so these lean towards runs that were followed: the session's own record.
+        for run in pauses.runs:
+            followed = run.follow_up is not None
+            ended = RunEnd(conversation, run.requests, run.first, followed=followed)
+            self.run_ends.append(ended)
+            if run.follow_up is not None:
+                self.follow_ups.append(run.follow_up)
+
+    def finished(
+        self, requests: int, conversation: str, at: float | None = None, *, first: bool = True
+    ) -> None:
+        """A run on `conversation` ended with outputs after `requests` requests, a run that
+        may be followed (`at`: its last request's time on the keep-alive clock; `first`:
+        its conversation's first run)."""
+        self.run_lengths.append(requests)
+        self.run_ends.append(RunEnd(conversation, requests, first, at))
+
+    def followed(self, conversation: str, at: float, since: float | None = None) -> None:
+        """A new run starts on `conversation` at `at` (the keep-alive clock): the gap from
+        its last finished run here, or `since` (seconds since the conversation's last
+        request) when this agent did not see that run end or has no time for it."""
+        ended = next(
+            (end for end in reversed(self.run_ends) if end.conversation == conversation), None
+        )
+        if ended is not None and not ended.followed:
+            ended.followed = True
+            gap = at - ended.at if ended.at is not None else since
+        else:
+            gap = since
+        if gap is not None:
+            self.follow_ups.append(max(0.0, gap))
+
+    def outlook(self, sent: int, *, first: bool = True) -> tuple[float, float]:
+        """What follows the next request of a run that has sent `sent` requests (`first`:
+        its conversation's first run): the chance that its run goes on (a gap like
+        `gaps`), and the chance that it is the run's last and another run follows (a gap
+        like `follow_ups`); the rest, the session is left. Both are read from this agent's
+        recent finished runs of the same kind (first runs, or follow-ups; all of them
+        until one of that kind has ended): the run's end from the lengths of those that
+        lasted at least this long, else from their mean once this run outlasts them all;
+        a follow-up from the share of them that were followed (one whose follow-up is yet
+        to come counts as not followed)."""
+        ends = [end for end in self.run_ends if end.first == first] or list(self.run_ends)
+        if not ends:
+            return 1.0, 0.0
+        number = sent + 1
+        reached = [end.requests for end in ends if end.requests >= number]
+        if reached:
+            last = sum(length == number for length in reached) / len(reached)
+        else:
+            total = sum(end.requests for end in ends)
+            last = len(ends) / total if total else 0.0
+        followed = sum(end.followed for end in ends) / len(ends)
+        return 1.0 - last, last * followed

@@ -1,0 +1,296 @@
+"""Pauses: keeping the cache warm while a run's tools run, or while an application waits
+between runs (`waiting`), as maintenance.
+
+`RunPauses` remembers the last request sent (its payload, when, its prompt size); around
+each step's tool calls it starts a `Pinger` priced from the model's facts (a keep-alive
+read against a cold resume's write) with this tool's earlier durations as the rule's
+history, stops it when the tools are done, and records the pause's length for next time.
+Each keep-alive becomes a `MaintenanceEvent` with its usage (priced with the run); a
+failed one becomes a warning. Nothing is appended to the transcript or stored session.
+Before each request it picks the TTL the request is written with (`longer_retention`,
+from what followed the agent's earlier requests and runs), and it tells `Learned` where
+runs end and follow-ups start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.profiles import CacheProfile, Retention
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
+from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
+from warmloop.keepalive.rule import choose_retention, pause_costs
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.maintenance.size import TokenCounter
+from warmloop.messages import AssistantTurn
+from warmloop.providers.base import Model, Rendered
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.schema import ToolSpec
+from warmloop.tools.toolbox import Toolbox
+from warmloop.transcript import Transcript
+
+
+@dataclass
+class RunPauses:
+    """One run's keep-alive state (see the module docstring)."""
+
+    model: Model
+    policy: KeepAlivePolicy | None
+    learned: Learned
+    on_event: Callable[[MaintenanceEvent], None]
+    on_warning: Callable[[str], None]
+    last: Rendered | None = None
+    last_at: float = 0.0
+    last_prompt: int = 0
+    cold_prompt: int | None = None
+    """The prompt a cold resume would send after its prune (None: the whole)."""
+    last_chars: int = 0
+    last_ttl: str | None = None
+    """The TTL the last request was written with, when not the model's own."""
+    chosen_ttl: str | None = None
+    first: bool = True
+    """This run is its conversation's first (not a follow-up)."""
+    pingers: list[Pinger] = field(default_factory=list)
+
+    def sent(
+        self,
+        rendered: Rendered,
+        at: float,
+        prompt_tokens: int,
+        cold_tokens: int | None = None,
+        chars: int = 0,
+    ) -> None:
+        """A request went out at `at` (the policy's clock) with `prompt_tokens` (`chars`
+        long as the guard reads it); a cold resume's prune would leave `cold_tokens` of it
+        (the miss a keep-alive saves). The gap since the previous one is learned."""
+        if self.last is not None and self.policy is not None:
+            self.learned.gap(at - self.last_at)
+        self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
+        self.cold_prompt, self.last_chars = cold_tokens, chars
+        self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
+
+    def started(self, transcript: Transcript) -> None:
+        """A follow-up run starts on `transcript`, after an earlier run on it: the gap
+        since that run's last request is learned."""
+        self.first = False
+        last = transcript.meta.last_request_at
+        since = max(0.0, time.time() - last) if last else None
+        self.learned.followed(transcript.conversation, self.now(), since)
+
+    def finished(self, requests: int, conversation: str) -> None:
+        """The run ended with outputs after `requests` requests: learned, as a run that
+        may be followed (from its last request, on the keep-alive clock)."""
+        at = self.last_at if self.policy is not None and self.last is not None else None
+        self.learned.finished(requests, conversation, at, first=self.first)
+
+    def with_retention(self, rendered: Rendered, facts: ModelFacts, sent: int) -> Rendered:
+        """The request to send, after `sent` of this run: written with a longer TTL where
+        `longer_retention` picks one from what this agent saw follow its requests (the
+        gaps within its runs, and the follow-ups after their ends, by the chance that this
+        request is its run's last)."""
+        self.chosen_ttl = None
+        if self.policy is None:
+            return rendered
+        chars = rendered.length
+        ratio = self.last_prompt / self.last_chars if self.last_chars else 0.25
+        written = max(0, chars - self.last_chars) if self.last is not None else chars
+        longer = longer_retention(
+            facts.profile,
+            rendered.wire_format,
+            int(chars * ratio),
+            int(written * ratio),
+            self.learned.gaps,
+            cold_tokens=self.cold_prompt,
+            follow_ups=self.learned.follow_ups,
+            shares=self.learned.outlook(sent, first=self.first),
+        )
+        if longer is None:
+            return rendered
+        self.chosen_ttl = longer.name
+        return with_cache_ttl(rendered, longer.name)
+
+    def now(self) -> float:
+        return self.policy.clock() if self.policy is not None else 0.0
+
+    def for_turn(
+        self,
+        turn: AssistantTurn,
+        toolbox: Toolbox,
+        facts: ModelFacts,
+        transcript: Transcript,
+        *,
+        extracting: bool,
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """The pause while a turn's tools run, named for its first tool (with the tool's
+        `expected_seconds`); none for `submit` alone or the extract step."""
+        slow = next((c.name for c in turn.tool_calls if c.name != SUBMIT), None)
+        if slow is None or extracting:
+            return contextlib.nullcontext()
+        found = toolbox.get(slow)
+        expected = found.expected_seconds if found is not None else None
+        return self.pause(
+            f"tool:{slow}", facts, transcript.conversation, transcript.revision, expected
+        )
+
+    @contextlib.asynccontextmanager
+    async def pause(
+        self,
+        kind: str,
+        facts: ModelFacts,
+        session_id: str,
+        revision: int,
+        expected: float | None = None,
+    ) -> AsyncIterator[None]:
+        """Keep the cache warm while the body runs (a pause of `kind`), if the rule says so.
+        `expected`: a tool's declared duration, the rule's history until it has its own."""
+        policy, last = self.policy, self.last
+        pinger = None
+        if policy is not None and last is not None:
+            seen = list(self.learned.pauses[kind])
+            history = seen or ([expected] if expected is not None else [])
+            pinger = self._pinger(last, history, facts, session_id, revision, policy)
+        if pinger is not None:
+            pinger.start()
+        try:
+            yield
+        finally:
+            if pinger is not None:
+                await pinger.stop()
+            if policy is not None:
+                # From the last request: the cache's clock, which the history is read on.
+                self.learned.paused(kind, self.now() - self.last_at)
+
+    def _pinger(
+        self,
+        last: Rendered,
+        history: list[float],
+        facts: ModelFacts,
+        session_id: str,
+        revision: int,
+        policy: KeepAlivePolicy,
+    ) -> Pinger | None:
+        answer = answer_tokens(last)
+        prices = facts.prices
+        if answer is None:
+            return None
+        ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
+        retention = facts.profile.retention_for(self.last_ttl) if self.last_ttl else None
+        costs = pause_costs(
+            facts.profile,
+            self.last_prompt,
+            cold_tokens=self.cold_prompt,
+            output_ratio=ratio * answer,
+            retention=retention,
+        )
+        if costs is None:
+            return None
+        prompt = self.last_prompt
+
+        def record(ping: Ping) -> None:
+            if ping.usage is None:
+                self.on_warning(f"a keep-alive failed and was dropped ({ping.error})")
+                return
+            usage = ping.usage
+            self.on_event(
+                MaintenanceEvent("keepalive", "pause", revision, 0, prompt, prompt, usage=usage)
+            )
+
+        pinger = Pinger(
+            self.model,
+            last,
+            session_id,
+            costs,
+            sent_at=self.last_at,
+            history=history,
+            policy=policy,
+            on_ping=record,
+        )
+        self.pingers.append(pinger)
+        return pinger
+
+    async def settle(self) -> None:
+        """Wait for keep-alives still on the wire, so their usage is in the run."""
+        for pinger in self.pingers:
+            await pinger.settle()
+
+
+def longer_retention(
+    profile: CacheProfile,
+    wire_format: str,
+    prompt_tokens: int,
+    written_tokens: int,
+    gaps: Iterable[float],
+    *,
+    cold_tokens: int | None = None,
+    follow_ups: Iterable[float] = (),
+    shares: tuple[float, float] | None = None,
+) -> Retention | None:
+    """The longer TTL a request of `prompt_tokens` (`written_tokens` of them new since the
+    run's last request) is written with, or None (the model's own): `choose_retention`
+    over the `gaps` seen after earlier requests of a run (waited through) and the
+    `follow_ups` seen after runs ended (nobody waiting), weighed by `shares` (see
+    `Learned.outlook`), among the retentions a request can carry on its own
+    (`per_request`: Anthropic's markers, OpenAI Responses' `prompt_cache_options.ttl`);
+    never a retention that is a session's request parameter (OpenAI's `24h`, fixed for
+    the session by `free_retention`)."""
+    seen, later = list(gaps), list(follow_ups)
+    carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
+    if not (seen or later) or profile.retention not in carried:
+        return None
+    choice = choose_retention(
+        replace(profile, retentions=carried),
+        prompt_tokens,
+        written_tokens,
+        seen,
+        unattended=later,
+        shares=shares,
+        cold_tokens=cold_tokens,
+    )
+    return None if choice.retention.name == profile.ttl else choice.retention
+
+
+@dataclass
+class Waiting:
+    """A wait between runs kept warm (`Agent.waiting`): the keep-alives it sent, as
+    maintenance events with their usage, and any that failed."""
+
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@contextlib.asynccontextmanager
+async def waiting(
+    model: Model,
+    tool_specs: tuple[ToolSpec, ...],
+    learned: Learned,
+    policy: KeepAlivePolicy | None,
+    transcript: Transcript,
+    since: float | None = None,
+) -> AsyncIterator[Waiting]:
+    """Keep `transcript`'s cache warm while the body waits (a human's answer, an
+    approval), by the same rule as inside a run, with this agent's earlier waits as its
+    history. The keep-alive is the conversation rendered as the next run will send it
+    before its new message (so its first one also writes the last turn, which the
+    follow-up then reads); `since`: seconds since the last request (default: from the
+    transcript's `last_request_at`)."""
+    wait = Waiting()
+    if policy is None or not len(transcript):
+        yield wait
+        return
+    if since is None:
+        last = transcript.meta.last_request_at
+        since = max(0.0, time.time() - last) if last else 0.0
+    rendered = model.render(transcript, tool_specs)
+    pauses = RunPauses(model, policy, learned, wait.maintenance.append, wait.warnings.append)
+    prompt = TokenCounter(model.name).count(rendered.stream)
+    pauses.sent(rendered, policy.clock() - since, prompt)
+    try:
+        async with pauses.pause("waiting", model.facts, transcript.conversation, 0):
+            yield wait
+    finally:
+        await pauses.settle()
