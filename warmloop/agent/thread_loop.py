@@ -10,6 +10,10 @@ one loop: an `asyncio.Runner`, which turns Ctrl-C into the call's cancellation a
 `asyncio.run` does. What a call leaves running is cancelled before it returns (as
 `asyncio.run` would); the loop is closed when its thread ends, or at exit for the main
 thread. The thread's current event loop (`asyncio.set_event_loop`) is left alone.
+
+A process forked from one that ran a sync call inherits that loop, whose selector and
+self-pipe are its parent's: a child never runs or closes it (it waited forever on the
+parent's epoll), and makes its own on first use.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -28,6 +33,7 @@ class ThreadLoop:
     """One thread's event loop for its sync calls, closed when the thread lets it go."""
 
     def __init__(self) -> None:
+        self.pid = os.getpid()
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         self.loop = self.runner.get_loop()
 
@@ -52,7 +58,10 @@ class ThreadLoop:
         return self.loop.is_closed()
 
     def close(self) -> None:
-        """Close the loop (cancelling what is left, shutting its executor down)."""
+        """Close the loop (cancelling what is left, shutting its executor down); never one
+        inherited across a fork, which is the parent's."""
+        if self.pid != os.getpid():
+            return
         # From a thread already running another loop the shutdown cannot run; the
         # runner still closes its loop.
         with contextlib.suppress(RuntimeError):
@@ -68,7 +77,7 @@ _local = threading.local()
 def thread_loop() -> ThreadLoop:
     """This thread's loop for sync calls, made on first use."""
     found: ThreadLoop | None = getattr(_local, "loop", None)
-    if found is None:
+    if found is None or found.pid != os.getpid():  # none yet, or the parent's (a fork)
         found = _local.loop = ThreadLoop()
         if threading.current_thread() is threading.main_thread():
             atexit.register(found.close)
