@@ -9,8 +9,10 @@ handler, or `scripted(replies)`, which answers each request in the wire of the p
 to: Anthropic Messages (`/v1/messages`, "Create a Message"), Chat Completions
 (`.../chat/completions`, "The chat completion object"), Responses (`/v1/responses`, "The
 response object"), Gemini (`/v1beta/models/{model}:generateContent`,
-GenerateContentResponse). `hold(predicate)` leaves the matching requests unanswered until
-the test ends (a stalled server), setting `held` when one arrives.
+GenerateContentResponse). A handler's response that declares a Content-Length past its body
+is cut short: the server sends the body it has and closes the connection.
+`hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
+server), setting `held` when one arrives.
 
 `connect(server, prefix)` builds the model a selection prefix names, pointed at the server
 with the options that provider's selection takes (`base_url`, `api_key`);
@@ -143,13 +145,17 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
                     state.errors.append(failure)
                 response = httpx2.Response(500, json={"error": {"message": repr(failure)}})
                 data = response.read()
+            # A declared length past the body is a reply cut short: send what there is, close.
+            length = max(len(data), int(response.headers.get("content-length") or 0))
             self.send_response(response.status_code)
             for name, value in response.headers.items():
                 if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", str(length))
             self.end_headers()
             self.wfile.write(data)
+            if length > len(data):
+                self.close_connection = True
 
     return Handler
 
