@@ -10,11 +10,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import httpx2
-import openai
 import pytest
 
+from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent
 from warmloop.audit.formats import RESPONSES_FORMAT
 from warmloop.keepalive.pinger import KeepAlivePolicy
@@ -116,7 +115,9 @@ def test_a_format_without_a_keep_alive_gives_none() -> None:
     assert keepalive_request(replace(rendered, wire_format="llama-cpp")) is None
 
 
-async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_read() -> None:
+async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_read(
+    wire_server: WireServer,
+) -> None:
     """Messages API ("Prompt caching > Tracking cache performance"): a reply cut at
     `max_tokens` (stop_reason `max_tokens`, one text token) with the prefix read from the
     cache; the body on the wire is the last request's, `max_tokens` 1."""
@@ -141,8 +142,7 @@ async def test_a_keep_alive_goes_through_the_anthropic_sdk_and_its_usage_is_a_re
         sent.append(json.loads(request.content))
         return httpx2.Response(200, json=reply)
 
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-    client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+    client = anthropic_client(wire_server, handler, max_retries=0)
     model = AnthropicModel("claude-sonnet-4-6", client=client)
     rendered = model.render(transcript(), SPECS)
     keep = keepalive_request(rendered)
@@ -168,7 +168,9 @@ def test_a_request_written_for_an_hour_is_the_same_prompt_with_1h_breakpoints() 
     assert with_cache_ttl(chat, "1h") is chat
 
 
-async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_hour() -> None:
+async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_hour(
+    wire_server: WireServer,
+) -> None:
     bodies: list[dict[str, Any]] = []
     reply = {
         "id": "msg_1",
@@ -194,8 +196,7 @@ async def test_an_agent_that_saw_long_gaps_writes_its_anthropic_requests_for_an_
 
     found = []
     for gaps in ([5.0] * 20, [1_800.0] * 20):
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-        client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+        client = anthropic_client(wire_server, handler, max_retries=0)
         agent = Agent(AnthropicModel("claude-sonnet-4-6", client=client))
         agent.learned.gaps.extend(gaps)
         await agent.run("Which country is Paris in?")
@@ -220,8 +221,9 @@ def test_a_responses_request_written_for_12h_is_the_same_prompt_and_chat_is_left
     assert with_cache_ttl(chat, "12h") is chat
 
 
-def gpt_5_6(bodies: list[dict[str, Any]]) -> OpenAIResponsesModel:
-    """GPT-5.6 through the official SDK over a mocked transport that records each body and
+def gpt_5_6(wire: WireServer, bodies: list[dict[str, Any]]) -> OpenAIResponsesModel:
+    """GPT-5.6 through the official SDK, its default transport, to the keep-alive loopback
+    server `wire` answering with a handler that records each body and
     answers as the Responses API reference documents ("The response object"): `lookup`
     first, then `submit` once a lookup's output is in the input; every input token
     written (`usage.input_tokens_details.cache_write_tokens`)."""
@@ -261,12 +263,13 @@ def gpt_5_6(bodies: list[dict[str, Any]]) -> OpenAIResponsesModel:
         }
         return httpx2.Response(200, json=reply)
 
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-    client = openai.AsyncOpenAI(api_key="sk-test", http_client=http, max_retries=0)
+    client = openai_client(wire, handler, max_retries=0)
     return OpenAIResponsesModel("gpt-5.6-sol", client=client)
 
 
-async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h() -> None:
+async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h(
+    wire_server: WireServer,
+) -> None:
     """GPT-5.6 through the official SDK: runs of two requests, each followed two hours
     later (past the 30-minute default, within 12 hours). Once the agent has seen one run
     end and be followed, the request likely to end a run (the second) goes out with
@@ -275,7 +278,7 @@ async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_fo
     bodies: list[dict[str, Any]] = []
     now = [0.0]
     agent = Agent(
-        gpt_5_6(bodies),
+        gpt_5_6(wire_server, bodies),
         [Tool.from_function(lookup)],
         instructions=CITIES,
         keepalive=KeepAlivePolicy(clock=lambda: now[0]),
@@ -296,6 +299,7 @@ async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_fo
 
 
 async def test_a_new_process_on_a_stored_session_weighs_the_follow_ups_it_stored(
+    wire_server: WireServer,
     tmp_path: Path,
 ) -> None:
     """The CLI's case: every run a new process. The stored session's first run was
@@ -303,14 +307,14 @@ async def test_a_new_process_on_a_stored_session_weighs_the_follow_ups_it_stored
     third run on it writes the request likely to end it (the second) for 12 hours."""
     path = tmp_path / "sessions.db"
     bodies: list[dict[str, Any]] = []
-    first = Agent(gpt_5_6(bodies), [Tool.from_function(lookup)], instructions=CITIES)
+    first = Agent(gpt_5_6(wire_server, bodies), [Tool.from_function(lookup)], instructions=CITIES)
     for task in ("Which country is Paris in?", "And again?"):
         await first.run(task, session="cities", store=SQLiteStore(path))
     with sqlite3.connect(path) as db:  # the second run came two hours after the first
         for seq, sent_at in ((0, 1_000.0), (1, 1_010.0), (2, 8_210.0), (3, 8_220.0)):
             db.execute("UPDATE requests SET sent_at = ? WHERE seq = ?", (sent_at, seq))
     bodies.clear()
-    fresh = Agent(gpt_5_6(bodies), [Tool.from_function(lookup)], instructions=CITIES)
+    fresh = Agent(gpt_5_6(wire_server, bodies), [Tool.from_function(lookup)], instructions=CITIES)
     await fresh.run("Once more?", session="cities", store=SQLiteStore(path))
     ttls = [body.get("prompt_cache_options", {}).get("ttl") for body in bodies]
     assert ttls == [None, "12h"]

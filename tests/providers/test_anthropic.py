@@ -1,4 +1,5 @@
-"""The Anthropic provider through the official SDK, with the HTTP transport mocked.
+"""The Anthropic provider through the official SDK, its default transport sending real HTTP/1.1
+to a keep-alive loopback server (`wire_server`).
 
 Responses are shaped as the Messages API documents them ("Messages > Create a Message",
 response body: https://docs.anthropic.com/en/api/messages); errors as "API > Errors > Error
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from tests.support.scenario import TOOLS, Step, steps
 from tests.support.wire import WireLog, wire_stream
+from tests.support.wire_servers import WireServer, anthropic_client
 from warmloop import (
     Agent,
     AssistantTurn,
@@ -84,10 +86,12 @@ class FakeAnthropic:
 
     def __init__(
         self,
+        wire: WireServer,
         script: Sequence[Step],
         wire_log: WireLog | None = None,
         failures: Mapping[int, httpx2.Response] | None = None,
     ) -> None:
+        self.wire = wire
         self.script = list(script)
         self.wire_log = wire_log
         self.failures = dict(failures or {})
@@ -124,8 +128,7 @@ class FakeAnthropic:
         }
 
     def model(self, **options: Any) -> AnthropicModel:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
-        client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=2)
+        client = anthropic_client(self.wire, self.handler, max_retries=2)
         return AnthropicModel(MODEL, client=client, **options)
 
 
@@ -146,8 +149,10 @@ async def run_scenario(server: FakeAnthropic, model: AnthropicModel | None = Non
     return await agent.run("Use the tools, then submit the answer 'finished'.")
 
 
-async def test_thirty_step_session_stays_warm_on_the_wire(wire_log: WireLog) -> None:
-    server = FakeAnthropic(steps(), wire_log)
+async def test_thirty_step_session_stays_warm_on_the_wire(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, steps(), wire_log)
     run = await run_scenario(server)
     assert run.outputs.model_dump() == {"answer": "finished"}
     check_pairing(run.transcript.messages)
@@ -176,8 +181,10 @@ async def test_thirty_step_session_stays_warm_on_the_wire(wire_log: WireLog) -> 
     assert total.input_tokens == AFTER_LAST_BREAKPOINT * 30
 
 
-async def test_notice_is_rendered_in_place_after_the_results(wire_log: WireLog) -> None:
-    server = FakeAnthropic(steps(), wire_log)
+async def test_notice_is_rendered_in_place_after_the_results(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, steps(), wire_log)
     await run_scenario(server)
     final = server.bodies[-1]["messages"][-1]["content"]
     assert [b["type"] for b in final] == ["tool_result", "text"]
@@ -188,10 +195,11 @@ async def test_notice_is_rendered_in_place_after_the_results(wire_log: WireLog) 
 
 
 async def test_breakpoints_reach_the_previous_write_even_after_wide_steps(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
     wide = Step(calls=tuple(("lookup", {"key": f"w{i}"}) for i in range(12)))
-    server = FakeAnthropic([*steps(8)[:-1], wide, *steps(6)[:-1], SUBMIT], wire_log)
+    server = FakeAnthropic(wire_server, [*steps(8)[:-1], wide, *steps(6)[:-1], SUBMIT], wire_log)
     await run_scenario(server)
     tools, system = len(server.bodies[0]["tools"]), len(server.bodies[0]["system"])
     positions = [breakpoint_positions(b) for b in server.bodies]
@@ -246,8 +254,10 @@ def test_any_session_keeps_prefix_breakpoint_limit_and_lookback(
         previous = rendered
 
 
-async def test_follow_up_task_merges_into_the_result_turn(wire_log: WireLog) -> None:
-    server = FakeAnthropic([steps()[0], SUBMIT, SUBMIT], wire_log)
+async def test_follow_up_task_merges_into_the_result_turn(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, [steps()[0], SUBMIT, SUBMIT], wire_log)
     agent = Agent(server.model(), tools=TOOLS)
     first = await agent.run("first task")
     second = await agent.run("a follow-up question", history=first.transcript)
@@ -258,8 +268,10 @@ async def test_follow_up_task_merges_into_the_result_turn(wire_log: WireLog) -> 
     assert merged[1]["text"] == "a follow-up question"
 
 
-async def test_extract_prompt_merges_after_the_results(wire_log: WireLog) -> None:
-    server = FakeAnthropic([steps()[0], steps()[0], SUBMIT], wire_log)
+async def test_extract_prompt_merges_after_the_results(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, [steps()[0], steps()[0], SUBMIT], wire_log)
     run = await Agent(server.model(), tools=TOOLS, max_steps=2).run("task")
     assert run.extracted
     merged = server.bodies[-1]["messages"][-1]["content"]
@@ -272,18 +284,22 @@ async def test_extract_prompt_merges_after_the_results(wire_log: WireLog) -> Non
     [(429, "rate_limit_error"), (529, "overloaded_error"), (500, "api_error")],
 )
 async def test_transient_errors_are_retried_by_the_sdk(
-    wire_log: WireLog, status: int, kind: str
+    wire_server: WireServer, wire_log: WireLog, status: int, kind: str
 ) -> None:
-    server = FakeAnthropic([SUBMIT], wire_log, failures={1: error_response(status, kind)})
+    server = FakeAnthropic(
+        wire_server, [SUBMIT], wire_log, failures={1: error_response(status, kind)}
+    )
     run = await run_scenario(server)
     assert server.requests == 2
     assert run.transcript.assistant_turns() == 1
     assert run.outputs.model_dump() == {"answer": "finished"}
 
 
-async def test_retries_exhausted_is_a_provider_error_naming_the_cause(wire_log: WireLog) -> None:
+async def test_retries_exhausted_is_a_provider_error_naming_the_cause(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     busy = {n: error_response(429, "rate_limit_error") for n in (1, 2)}
-    server = FakeAnthropic([SUBMIT], wire_log, failures=busy)
+    server = FakeAnthropic(wire_server, [SUBMIT], wire_log, failures=busy)
     with pytest.raises(RequestFailed, match=r"after the SDK's retries \(429\): rate_limit_error"):
         await run_scenario(server, server.model(max_retries=1))
     assert server.requests == 2
@@ -299,10 +315,10 @@ async def test_retries_exhausted_is_a_provider_error_naming_the_cause(wire_log: 
     ],
 )
 async def test_final_errors_fail_at_once_and_keep_the_transcript(
-    wire_log: WireLog, status: int, kind: str, advice: str
+    wire_server: WireServer, wire_log: WireLog, status: int, kind: str, advice: str
 ) -> None:
     server = FakeAnthropic(
-        [steps()[0], SUBMIT], wire_log, failures={2: error_response(status, kind)}
+        wire_server, [steps()[0], SUBMIT], wire_log, failures={2: error_response(status, kind)}
     )
     with pytest.raises(RequestFailed) as info:
         await run_scenario(server)
@@ -324,7 +340,7 @@ async def test_timeout_after_retries_is_a_provider_error() -> None:
         await Agent(model, tools=TOOLS).run("task")
 
 
-async def test_usage_with_the_documented_one_hour_split() -> None:
+async def test_usage_with_the_documented_one_hour_split(wire_server: WireServer) -> None:
     # "Prompt caching > 1-hour cache duration": usage with the per-TTL `cache_creation`.
     usage = {
         "input_tokens": 2048,
@@ -334,10 +350,8 @@ async def test_usage_with_the_documented_one_hour_split() -> None:
         "cache_creation": {"ephemeral_1h_input_tokens": 100, "ephemeral_5m_input_tokens": 148},
     }
     reply = message_response(SUBMIT, 1) | {"usage": usage}
-    http = httpx2.AsyncClient(
-        transport=httpx2.MockTransport(lambda r: httpx2.Response(200, json=reply))
-    )
-    model = AnthropicModel(MODEL, client=anthropic.AsyncAnthropic(api_key="k", http_client=http))
+    client = anthropic_client(wire_server, lambda r: httpx2.Response(200, json=reply), api_key="k")
+    model = AnthropicModel(MODEL, client=client)
     run = await Agent(model, tools=TOOLS).run("task")
     got = run.usage
     assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (2048, 1800, 248)
@@ -345,8 +359,10 @@ async def test_usage_with_the_documented_one_hour_split() -> None:
     assert got.prompt_tokens == 2048 + 1800 + 248
 
 
-async def test_one_hour_ttl_and_thinking_reach_the_wire(wire_log: WireLog) -> None:
-    server = FakeAnthropic([steps()[1], SUBMIT], wire_log)
+async def test_one_hour_ttl_and_thinking_reach_the_wire(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, [steps()[1], SUBMIT], wire_log)
     thinking = {"type": "enabled", "budget_tokens": 2048}
     await run_scenario(server, server.model(cache_ttl="1h", thinking=thinking, max_tokens=8000))
     body = server.bodies[-1]
@@ -357,8 +373,10 @@ async def test_one_hour_ttl_and_thinking_reach_the_wire(wire_log: WireLog) -> No
     assert markers == [{"type": "ephemeral", "ttl": "1h"}] * 4
 
 
-async def test_a_loaded_transcript_renders_the_same_bytes(wire_log: WireLog) -> None:
-    server = FakeAnthropic(steps(12), wire_log)
+async def test_a_loaded_transcript_renders_the_same_bytes(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, steps(12), wire_log)
     run = await run_scenario(server)
     assert Agent(offline_model(), tools=TOOLS).tool_specs == SPECS
     memoised = server.model()

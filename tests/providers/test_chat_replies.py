@@ -1,5 +1,6 @@
 """Chat Completions replies as OpenAI-compatible hosts really send them, through the official
-`openai` SDK with its httpx2 transport mocked.
+`openai` SDK, its default transport sending real HTTP/1.1 to a keep-alive loopback server
+(`wire_server`).
 
 Shapes, from the hosts' documentation:
 - OpenRouter, "Tool & Function Calling" and "Reasoning Tokens" > "Preserving reasoning
@@ -19,15 +20,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from openai import AsyncOpenAI
 
+from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, RequestFailed, Transcript, check_pairing, tool
 from warmloop.audit.responses import normalise_usage
 from warmloop.errors import ProviderError
@@ -82,7 +83,8 @@ SUBMIT = calls(
 
 
 class Host:
-    """A mocked host: answers request k with `replies[k]`, keeps every request body."""
+    """A host served by the loopback `wire_server`: answers request k with `replies[k]`,
+    keeps every request body."""
 
     def __init__(self, *replies: Reply | Callable[[httpx2.Request], httpx2.Response]) -> None:
         self.replies = list(replies)
@@ -93,9 +95,8 @@ class Host:
         reply = self.replies[len(self.bodies) - 1]
         return reply(request) if callable(reply) else httpx2.Response(200, json=reply)
 
-    def model(self) -> OpenAICompatibleModel:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self))
-        client = AsyncOpenAI(api_key="k", base_url=URL, http_client=http, max_retries=0)
+    def model(self, wire: WireServer) -> OpenAICompatibleModel:
+        client = openai_client(wire, self, api_key="k", max_retries=0)
         # The window is told: these replies are about what a host answers, not discovery.
         return OpenAICompatibleModel(f"{URL}#some/model", client=client, context_window=32_768)
 
@@ -110,11 +111,12 @@ class Host:
     ids=["arguments-missing", "arguments-null"],
 )
 async def test_a_call_without_arguments_runs_with_none_and_is_echoed_as_sent(
+    wire_server: WireServer,
     function: Reply,
 ) -> None:
     sent = {"id": "call_1", "type": "function", "function": function}
     host = Host(completion(calls(sent)), completion(SUBMIT))
-    run = await Agent(host.model(), tools=[now]).run("What time is it?")
+    run = await Agent(host.model(wire_server), tools=[now]).run("What time is it?")
     result = next(m for m in run.transcript if isinstance(m, ToolResult))
     assert (result.content, result.is_error) == ("12:00", False)
     assert host.echoed(1)["tool_calls"] == [sent]  # byte for byte what the host sent
@@ -122,11 +124,13 @@ async def test_a_call_without_arguments_runs_with_none_and_is_echoed_as_sent(
     assert Transcript.load(run.transcript.dump()) == run.transcript
 
 
-async def test_mistral_tool_calls_without_a_type_run_and_are_echoed_as_sent() -> None:
+async def test_mistral_tool_calls_without_a_type_run_and_are_echoed_as_sent(
+    wire_server: WireServer,
+) -> None:
     function = {"name": "lookup", "arguments": '{"key": "a"}'}
     sent: Reply = {"id": "D681PevKs", "function": function, "index": 0}
     host = Host(completion(calls(sent)), completion(SUBMIT))
-    run = await Agent(host.model(), tools=[lookup]).run("Look up a.")
+    run = await Agent(host.model(wire_server), tools=[lookup]).run("Look up a.")
     result = next(m for m in run.transcript if isinstance(m, ToolResult))
     assert result.content == "value of a"
     assert host.echoed(1)["tool_calls"] == [sent]
@@ -140,12 +144,14 @@ MAGISTRAL_CONTENT = [
 `thinking` chunks and `text` chunks; the thinking must go back as it came."""
 
 
-async def test_mistral_reasoning_content_as_blocks_runs_and_is_echoed_as_sent() -> None:
+async def test_mistral_reasoning_content_as_blocks_runs_and_is_echoed_as_sent(
+    wire_server: WireServer,
+) -> None:
     function = {"name": "lookup", "arguments": '{"key": "a"}'}
     call = {"id": "call_m", "type": "function", "function": function}
     message = {"role": "assistant", "content": MAGISTRAL_CONTENT, "tool_calls": [call]}
     host = Host(completion(message), completion(SUBMIT))
-    run = await Agent(host.model(), tools=[lookup]).run("Look up a.")
+    run = await Agent(host.model(wire_server), tools=[lookup]).run("Look up a.")
     turn = next(m for m in run.transcript if isinstance(m, AssistantTurn))
     assert (turn.text, turn.reasoning) == ("Looking it up.", "The user wants a's value.")
     assert host.echoed(1)["content"] == MAGISTRAL_CONTENT
@@ -177,18 +183,20 @@ OPENROUTER_DETAILS = [
     ids=["groq-cerebras-ollama", "openrouter-both", "openrouter-details-only", "deepseek"],
 )
 async def test_every_reasoning_field_a_host_returns_is_kept_and_echoed(
-    fields: Reply, thought: str
+    wire_server: WireServer, fields: Reply, thought: str
 ) -> None:
     sent = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
     host = Host(completion(calls(sent, **fields)), completion(SUBMIT))
-    run = await Agent(host.model(), tools=[lookup]).run("Look up a.")
+    run = await Agent(host.model(wire_server), tools=[lookup]).run("Look up a.")
     turn = next(m for m in run.transcript if isinstance(m, AssistantTurn))
     assert turn.reasoning == thought
     echoed = host.echoed(1)
     assert {k: echoed[k] for k in fields} == fields
 
 
-async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt() -> None:
+async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt(
+    wire_server: WireServer,
+) -> None:
     # OpenRouter routing to Gemini reported both counters at nearly the whole prompt.
     usage = {
         "prompt_tokens": 10_000,
@@ -197,7 +205,7 @@ async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt()
         "prompt_tokens_details": {"cached_tokens": 9_800, "cache_write_tokens": 9_790},
     }
     host = Host(completion(SUBMIT, usage))
-    run = await Agent(host.model()).run("Answer.")
+    run = await Agent(host.model(wire_server)).run("Answer.")
     got = run.requests[0].usage
     # Reads first (what the cache served); writes only within what is left of the prompt.
     assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
@@ -229,7 +237,9 @@ def test_a_prompt_split_always_adds_up_to_the_prompt(prompt: int, read: int, wro
     assert written <= max(wrote, 0)
 
 
-async def test_repeated_call_ids_become_unique_the_same_way_every_time() -> None:
+async def test_repeated_call_ids_become_unique_the_same_way_every_time(
+    wire_server: WireServer,
+) -> None:
     # A server numbering calls per turn: `call_0` in every turn, and twice in the first.
     def reply(*names: str) -> Reply:
         arguments = {"submit": '{"answer": "done"}'}
@@ -244,7 +254,7 @@ async def test_repeated_call_ids_become_unique_the_same_way_every_time() -> None
         return completion(calls(*items))
 
     host = Host(reply("lookup", "now"), reply("now"), reply("submit"))
-    run = await Agent(host.model(), tools=[lookup, now]).run("Go.")
+    run = await Agent(host.model(wire_server), tools=[lookup, now]).run("Go.")
     ids = [c.id for m in run.transcript if isinstance(m, AssistantTurn) for c in m.tool_calls]
     assert ids == ["call_0", "call_0-2", "call_0-3", "call_0-4"]
     check_pairing(run.transcript.messages)
@@ -254,16 +264,6 @@ async def test_repeated_call_ids_become_unique_the_same_way_every_time() -> None
 
 
 JSON = {"content-type": "application/json"}
-
-
-class CutShort(httpx2.AsyncByteStream):
-    """A body that breaks off: the connection closes before Content-Length bytes came."""
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield b'{"id": "gen-1", "choices": [{"mess'
-        raise httpx2.RemoteProtocolError(
-            "peer closed connection without sending complete message body"
-        )
 
 
 MALFORMED: dict[str, tuple[Callable[[httpx2.Request], httpx2.Response], str]] = {
@@ -298,18 +298,23 @@ MALFORMED: dict[str, tuple[Callable[[httpx2.Request], httpx2.Response], str]] = 
         "do not set stream=True",
     ),
     "connection-cut-mid-body": (
-        lambda r: httpx2.Response(200, headers={"content-length": "900"}, stream=CutShort()),
+        # 900 bytes declared, 34 sent: the server closes the connection mid-body
+        lambda r: httpx2.Response(
+            200, headers={"content-length": "900"}, content=b'{"id": "gen-1", "choices": [{"mess'
+        ),
         "closed before the whole reply arrived",
     ),
 }
 
 
 @pytest.mark.parametrize("name", list(MALFORMED))
-async def test_a_malformed_reply_is_a_provider_error_naming_what_was_wrong(name: str) -> None:
+async def test_a_malformed_reply_is_a_provider_error_naming_what_was_wrong(
+    wire_server: WireServer, name: str
+) -> None:
     reply, expected = MALFORMED[name]
     host = Host(reply)
     with pytest.raises(RequestFailed, match=re.escape(expected)) as caught:
-        await Agent(host.model()).run("Answer.")
+        await Agent(host.model(wire_server)).run("Answer.")
     assert isinstance(caught.value.__cause__, ProviderError)
     assert "cannot connect" not in str(caught.value)
     assert [m.kind for m in caught.value.transcript] == ["system", "user"]  # as before it

@@ -2,7 +2,8 @@
 the guard's reading against it: the verdict lands in each `RequestRecord`, a disagreement is
 a run warning (never raised), and a lost record is the provider's, never a disagreement.
 
-Through the official SDKs with the HTTP transport mocked, answering in the documented
+Through the official SDKs, their default transports sending real HTTP/1.1 to a keep-alive
+loopback server (`wire_server`), answering in the documented
 shapes: Anthropic "Cache diagnostics"
 (https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics: beta header
 `cache-diagnosis-2026-04-07`, `diagnostics.previous_message_id` null on the first turn, the
@@ -20,15 +21,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import anthropic
 import httpx2
 import pytest
-from openai import AsyncOpenAI
 
 from tests.providers.test_anthropic import message_response
 from tests.providers.test_openai_responses import output_items, response_body, usage_json
 from tests.support.scenario import TOOLS, steps
 from tests.support.wire import CACHE_MARKERS, WireLog, wire_stream
+from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent, ConfigurationError
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
@@ -41,7 +41,10 @@ Diagnostics = Callable[[int], dict[str, Any] | None]
 class FakeAnthropic:
     """Messages replies from scenario steps, with `diagnostics(k)` on reply k (from 1)."""
 
-    def __init__(self, n: int, wire_log: WireLog, diagnostics: Diagnostics) -> None:
+    def __init__(
+        self, wire: WireServer, n: int, wire_log: WireLog, diagnostics: Diagnostics
+    ) -> None:
+        self.wire = wire
         self.script = steps(n)
         self.wire_log = wire_log
         self.diagnostics = diagnostics
@@ -58,8 +61,7 @@ class FakeAnthropic:
         return httpx2.Response(200, json=reply)
 
     def model(self, **options: Any) -> AnthropicModel:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
-        client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=http, max_retries=0)
+        client = anthropic_client(self.wire, self.handler, max_retries=0)
         return AnthropicModel("claude-sonnet-4-6", client=client, **options)
 
     def bodies(self) -> list[dict[str, Any]]:
@@ -80,9 +82,10 @@ def anthropic_verdicts(k: int) -> dict[str, Any] | None:
 
 
 async def test_anthropic_diagnose_checks_the_guard_against_the_providers_verdict(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
-    server = FakeAnthropic(5, wire_log, anthropic_verdicts)
+    server = FakeAnthropic(wire_server, 5, wire_log, anthropic_verdicts)
     run = await Agent(server.model(diagnose=True), tools=TOOLS, max_steps=10).run("Work.")
     bodies = server.bodies()
     assert [b["diagnostics"]["previous_message_id"] for b in bodies] == [
@@ -111,8 +114,10 @@ async def test_anthropic_diagnose_checks_the_guard_against_the_providers_verdict
     assert run.outputs.model_dump() == {"answer": "finished"}
 
 
-async def test_without_diagnose_nothing_is_added(wire_log: WireLog) -> None:
-    server = FakeAnthropic(3, wire_log, anthropic_verdicts)
+async def test_without_diagnose_nothing_is_added(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server = FakeAnthropic(wire_server, 3, wire_log, anthropic_verdicts)
     run = await Agent(server.model(), tools=TOOLS, max_steps=10).run("Work.")
     assert all("diagnostics" not in body for body in server.bodies())
     assert all("anthropic-beta" not in request.headers for request in server.requests)
@@ -120,9 +125,10 @@ async def test_without_diagnose_nothing_is_added(wire_log: WireLog) -> None:
 
 
 async def test_a_follow_up_run_names_the_response_its_history_ended_with(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
-    server = FakeAnthropic(2, wire_log, lambda k: None)
+    server = FakeAnthropic(wire_server, 2, wire_log, lambda k: None)
     agent = Agent(server.model(diagnose=True), tools=TOOLS, max_steps=10)
     first = await agent.run("Work.")
     await agent.run("And once more.", history=first.transcript)
@@ -135,7 +141,8 @@ class FakeResponses:
     """/v1/responses replies from scenario steps, with `prompt_cache_diagnostics` on every
     request that named a comparison response."""
 
-    def __init__(self, n: int, wire_log: WireLog) -> None:
+    def __init__(self, wire: WireServer, n: int, wire_log: WireLog) -> None:
+        self.wire = wire
         self.script = steps(n)
         self.wire_log = wire_log
         self.bodies: list[dict[str, Any]] = []
@@ -153,15 +160,15 @@ class FakeResponses:
         return httpx2.Response(200, json=reply)
 
     def model(self, name: str = "gpt-5.6", **options: Any) -> OpenAIResponsesModel:
-        transport = httpx2.MockTransport(self.handler)
-        client = AsyncOpenAI(api_key="sk-test", http_client=httpx2.AsyncClient(transport=transport))
+        client = openai_client(self.wire, self.handler)
         return OpenAIResponsesModel(name, client=client, **options)
 
 
 async def test_openai_diagnose_names_the_response_each_request_continues(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
-    server = FakeResponses(4, wire_log)
+    server = FakeResponses(wire_server, 4, wire_log)
     model = server.model(diagnose=True, prompt_cache_retention="30m")
     run = await Agent(model, tools=TOOLS, max_steps=10).run("Work.")
     assert [b["prompt_cache_options"] for b in server.bodies] == [
@@ -192,7 +199,9 @@ def test_diagnose_is_refused_where_the_provider_has_no_diagnostics() -> None:
     assert model.diagnose
 
 
-async def test_the_verdict_is_a_span_attribute_when_traced(wire_log: WireLog) -> None:
+async def test_the_verdict_is_a_span_attribute_when_traced(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     sdk = pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra is not installed")
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -202,7 +211,7 @@ async def test_the_verdict_is_a_span_attribute_when_traced(wire_log: WireLog) ->
     exporter = InMemorySpanExporter()
     provider = sdk.TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    server = FakeAnthropic(3, wire_log, anthropic_verdicts)
+    server = FakeAnthropic(wire_server, 3, wire_log, anthropic_verdicts)
     model = instrument(server.model(diagnose=True), tracer=provider.get_tracer("test"))
     await Agent(model, tools=TOOLS, max_steps=10).run("Work.")
     spans = exporter.get_finished_spans()

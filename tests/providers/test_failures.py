@@ -1,7 +1,8 @@
 """One error mapping for every provider: the same HTTP status (or the same network fault)
 gives the same error class, the same kind of message and the same retries on Anthropic,
-OpenAI Responses, Chat Completions and Gemini, each through its official SDK with the HTTP
-transport mocked.
+OpenAI Responses, Chat Completions and Gemini, each through its official SDK: an HTTP
+status over the SDK's default transport from a keep-alive loopback server (`wire_server`),
+a network fault (`connect`, `timeout`) from a mocked transport, which raises it at once.
 
 Error bodies as documented: Anthropic "Errors" (`{"type": "error", "error": {type,
 message}}`), OpenAI "Error codes" (`{"error": {message, type, code}}`), Gemini
@@ -24,6 +25,7 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
+from tests.support.wire_servers import WireServer, anthropic_client, gemini_client, openai_client
 from warmloop import ProviderError, Transcript, UserText
 from warmloop.errors import RateLimited
 from warmloop.providers.anthropic import AnthropicModel
@@ -68,7 +70,10 @@ BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
 class Endpoint:
     """An API that answers every request with one fault, counting the requests."""
 
-    def __init__(self, fault: Fault, body: Callable[[int], dict[str, Any]]) -> None:
+    def __init__(
+        self, wire: WireServer, fault: Fault, body: Callable[[int], dict[str, Any]]
+    ) -> None:
+        self.wire = wire
         self.fault = fault
         self.body = body
         self.requests = 0
@@ -93,37 +98,54 @@ class Endpoint:
         hint = {"Retry-After": "0"}
         return httpx.Response(self.fault, json=self.body(self.fault), headers=hint)
 
-    def client(self) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(self.answer2))
+    @property
+    def served(self) -> bool:
+        """Whether the fault is a status the loopback server answers (else a mocked
+        transport raises it: a refused connection or a read timeout)."""
+        return isinstance(self.fault, int)
+
+    def openai(self) -> AsyncOpenAI:
+        if self.served:
+            return openai_client(self.wire, self.answer2, api_key="k", max_retries=1)
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.answer2))
+        return AsyncOpenAI(api_key="k", http_client=http, max_retries=1)
+
+    def anthropic(self) -> anthropic.AsyncAnthropic:
+        if self.served:
+            return anthropic_client(self.wire, self.answer2, api_key="k", max_retries=1)
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.answer2))
+        return anthropic.AsyncAnthropic(api_key="k", http_client=http, max_retries=1)
+
+    def gemini(self) -> genai.Client:
+        if self.served:
+            return gemini_client(self.wire, self.answer, api_key="k")
+        http = httpx.AsyncClient(transport=httpx.MockTransport(self.answer))
+        return genai.Client(api_key="k", http_options=types.HttpOptions(httpx_async_client=http))
 
 
-def anthropic_model(fault: Fault) -> tuple[Model, Endpoint]:
-    endpoint = Endpoint(fault, BODIES["anthropic"])
-    client = anthropic.AsyncAnthropic(api_key="k", http_client=endpoint.client(), max_retries=1)
-    return AnthropicModel("claude-sonnet-4-6", client=client), endpoint
+def anthropic_model(wire: WireServer, fault: Fault) -> tuple[Model, Endpoint]:
+    endpoint = Endpoint(wire, fault, BODIES["anthropic"])
+    return AnthropicModel("claude-sonnet-4-6", client=endpoint.anthropic()), endpoint
 
 
-def responses_model(fault: Fault) -> tuple[Model, Endpoint]:
-    endpoint = Endpoint(fault, BODIES["openai"])
-    client = AsyncOpenAI(api_key="k", http_client=endpoint.client(), max_retries=1)
-    return OpenAIResponsesModel("gpt-5", client=client), endpoint
+def responses_model(wire: WireServer, fault: Fault) -> tuple[Model, Endpoint]:
+    endpoint = Endpoint(wire, fault, BODIES["openai"])
+    return OpenAIResponsesModel("gpt-5", client=endpoint.openai()), endpoint
 
 
-def chat_model(fault: Fault) -> tuple[Model, Endpoint]:
-    endpoint = Endpoint(fault, BODIES["openai"])
-    client = AsyncOpenAI(api_key="k", http_client=endpoint.client(), max_retries=1)
-    return OpenAIChatModel("gpt-4o", client=client), endpoint
+def chat_model(wire: WireServer, fault: Fault) -> tuple[Model, Endpoint]:
+    endpoint = Endpoint(wire, fault, BODIES["openai"])
+    return OpenAIChatModel("gpt-4o", client=endpoint.openai()), endpoint
 
 
-def gemini_model(fault: Fault) -> tuple[Model, Endpoint]:
-    endpoint = Endpoint(fault, BODIES["gemini"])
-    http = httpx.AsyncClient(transport=httpx.MockTransport(endpoint.answer))
-    client = genai.Client(api_key="k", http_options=types.HttpOptions(httpx_async_client=http))
+def gemini_model(wire: WireServer, fault: Fault) -> tuple[Model, Endpoint]:
+    endpoint = Endpoint(wire, fault, BODIES["gemini"])
+    client = endpoint.gemini()
     model = GeminiModel("gemini-2.5-flash", client=client, max_retries=1, retry_delay=0)
     return model, endpoint
 
 
-PROVIDERS: dict[str, Callable[[Fault], tuple[Model, Endpoint]]] = {
+PROVIDERS: dict[str, Callable[[WireServer, Fault], tuple[Model, Endpoint]]] = {
     "anthropic": anthropic_model,
     "openai-responses": responses_model,
     "openai-chat": chat_model,
@@ -141,10 +163,12 @@ def kind_of(message: str) -> Kind | None:
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-async def test_a_fault_means_the_same_on_every_provider(fault: Fault) -> None:
+async def test_a_fault_means_the_same_on_every_provider(
+    wire_server: WireServer, fault: Fault
+) -> None:
     outcomes: dict[str, tuple[type[BaseException], Kind | None, int]] = {}
     for name, build in PROVIDERS.items():
-        model, endpoint = build(fault)
+        model, endpoint = build(wire_server, fault)
         transcript = Transcript([UserText("Hi")])
         with pytest.raises(ProviderError) as caught:
             await model.send(model.render(transcript, ()), session_id=transcript.id)

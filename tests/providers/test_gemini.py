@@ -1,4 +1,6 @@
-"""The Gemini provider through the real google-genai SDK, with its httpx transport mocked.
+"""The Gemini provider through the real google-genai SDK, its default transport sending real
+HTTP/1.1 to a keep-alive loopback server (`wire_server`); render-only tests (and the timeout
+test, a transport failure) keep a mocked transport.
 
 Responses are shaped as the Gemini API reference documents them:
 - GenerateContentResponse, Candidate, UsageMetadata:
@@ -28,6 +30,7 @@ from hypothesis import strategies as st
 
 from tests.support import scenario
 from tests.support.wire import WireLog, wire_stream
+from tests.support.wire_servers import WireServer, gemini_client
 from warmloop import (
     Agent,
     AssistantTurn,
@@ -59,6 +62,12 @@ def make_model(handler: Handler, **options: Any) -> GeminiModel:
         api_key="test-key", http_options=types.HttpOptions(httpx_async_client=transport)
     )
     return GeminiModel(MODEL, client=client, retry_delay=0, **options)
+
+
+def served_model(wire: WireServer, handler: Handler, **options: Any) -> GeminiModel:
+    """A GeminiModel whose SDK client, its default transport, talks to `handler` served by
+    the keep-alive loopback server `wire`."""
+    return GeminiModel(MODEL, client=gemini_client(wire, handler), retry_delay=0, **options)
 
 
 def signature(k: int) -> bytes:
@@ -94,7 +103,9 @@ def error_response(code: int, status: str, message: str, **headers: str) -> http
     return httpx.Response(code, json=body, headers=headers)
 
 
-async def test_scenario_runs_cache_warm_through_the_sdk(wire_log: WireLog) -> None:
+async def test_scenario_runs_cache_warm_through_the_sdk(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     steps = scenario.steps()
     bodies: list[dict[str, Any]] = []
     expected: list[Usage] = []
@@ -115,7 +126,7 @@ async def test_scenario_runs_cache_warm_through_the_sdk(wire_log: WireLog) -> No
         )
         return httpx.Response(200, json=response_for(steps[k], k, usage))
 
-    model = make_model(handler)
+    model = served_model(wire_server, handler)
     agent = Agent(model, tools=scenario.TOOLS, max_steps=scenario.STEPS)
     run = await agent.run("Use the tools, then submit.")
 
@@ -164,12 +175,12 @@ async def test_scenario_runs_cache_warm_through_the_sdk(wire_log: WireLog) -> No
     assert all(notice not in json.dumps(b) for b in bodies[:-1])
 
     # A dumped and reloaded transcript renders the same bytes with a fresh model.
-    fresh = make_model(handler)
+    fresh = served_model(wire_server, handler)
     loaded = Transcript.load(run.transcript.dump())
     assert fresh.render(loaded, agent.tool_specs) == model.render(run.transcript, agent.tool_specs)
 
 
-async def test_usage_is_parsed_from_a_documented_response() -> None:
+async def test_usage_is_parsed_from_a_documented_response(wire_server: WireServer) -> None:
     # UsageMetadata: https://ai.google.dev/api/generate-content#UsageMetadata
     # promptTokenCount includes cachedContentTokenCount; thoughts are billed as output.
     documented = {
@@ -193,7 +204,7 @@ async def test_usage_is_parsed_from_a_documented_response() -> None:
         "modelVersion": MODEL,
         "responseId": "r1",
     }
-    model = make_model(lambda request: httpx.Response(200, json=documented))
+    model = served_model(wire_server, lambda request: httpx.Response(200, json=documented))
     transcript = Transcript([SystemText("Be brief."), UserText("Hi")])
     response = await model.send(model.render(transcript, ()), session_id=transcript.id)
     assert response.usage == Usage(
@@ -206,7 +217,7 @@ async def test_usage_is_parsed_from_a_documented_response() -> None:
     assert response.turn.provider_details == {DETAILS_KEY: {"parts": [{"text": "Hello."}]}}
 
 
-async def test_a_rate_limit_is_retried_into_exactly_one_turn() -> None:
+async def test_a_rate_limit_is_retried_into_exactly_one_turn(wire_server: WireServer) -> None:
     calls: list[bytes] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -217,7 +228,7 @@ async def test_a_rate_limit_is_retried_into_exactly_one_turn() -> None:
             )
         return httpx.Response(200, json=response_for(scenario.steps()[-1], 0, {}))
 
-    agent = Agent(make_model(handler), tools=scenario.TOOLS)
+    agent = Agent(served_model(wire_server, handler), tools=scenario.TOOLS)
     run = await agent.run("Submit.")
     assert len(calls) == 2
     assert calls[0] == calls[1]
@@ -239,14 +250,14 @@ async def test_a_timeout_is_retried() -> None:
     assert run.outputs.model_dump() == {"answer": "finished"}
 
 
-async def test_server_errors_give_up_after_max_retries() -> None:
+async def test_server_errors_give_up_after_max_retries(wire_server: WireServer) -> None:
     calls: list[int] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(1)
         return error_response(503, "UNAVAILABLE", "The model is overloaded.")
 
-    model = make_model(handler, max_retries=2)
+    model = served_model(wire_server, handler, max_retries=2)
     transcript = Transcript([UserText("Hi")])
     with pytest.raises(ProviderError, match=r"503 UNAVAILABLE.*3 attempts"):
         await model.send(model.render(transcript, ()), session_id=transcript.id)
@@ -263,7 +274,7 @@ async def test_server_errors_give_up_after_max_retries() -> None:
     ],
 )
 async def test_client_errors_fail_at_once_keeping_the_transcript(
-    code: int, status: str, hint: str
+    wire_server: WireServer, code: int, status: str, hint: str
 ) -> None:
     steps = scenario.steps()
     calls: list[int] = []
@@ -274,7 +285,7 @@ async def test_client_errors_fail_at_once_keeping_the_transcript(
             return httpx.Response(200, json=response_for(steps[0], 0, {}))
         return error_response(code, status, "Request had invalid credentials or arguments.")
 
-    agent = Agent(make_model(handler), tools=scenario.TOOLS)
+    agent = Agent(served_model(wire_server, handler), tools=scenario.TOOLS)
     with pytest.raises(RequestFailed, match=f"{code} {status}") as caught:
         await agent.run("Use the tools.")
     assert hint in str(caught.value)
@@ -284,7 +295,9 @@ async def test_client_errors_fail_at_once_keeping_the_transcript(
     assert isinstance(caught.value.transcript[-1], ToolResult)
 
 
-async def test_call_ids_from_gemini_are_kept_and_echoed(wire_log: WireLog) -> None:
+async def test_call_ids_from_gemini_are_kept_and_echoed(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     bodies: list[dict[str, Any]] = []
     replies = [
         [{"functionCall": {"id": "fc-a", "name": "lookup", "args": {"key": "k"}}}],
@@ -297,7 +310,7 @@ async def test_call_ids_from_gemini_are_kept_and_echoed(wire_log: WireLog) -> No
         content = {"parts": replies[len(bodies) - 1], "role": "model"}
         return httpx.Response(200, json={"candidates": [{"content": content, "index": 0}]})
 
-    run = await Agent(make_model(handler), tools=scenario.TOOLS).run("Look up k.")
+    run = await Agent(served_model(wire_server, handler), tools=scenario.TOOLS).run("Look up k.")
     first = next(m for m in run.transcript if isinstance(m, AssistantTurn))
     assert first.tool_calls[0].id == "fc-a"
     response = bodies[1]["contents"][-1]["parts"][0]["functionResponse"]

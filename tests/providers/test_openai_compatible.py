@@ -1,5 +1,6 @@
 """Chat Completions providers (OpenAI, DeepSeek, OpenAI-compatible servers) through the
-official SDK over a mocked transport.
+official SDK, its default transport sending real HTTP/1.1 to a keep-alive loopback server
+(`wire_server`); the timeout and unreachable-server tests keep a mocked transport.
 
 Replies are shaped as each provider documents them:
 - OpenAI: API reference "Chat > The chat completion object"
@@ -29,6 +30,7 @@ from openai import AsyncOpenAI
 
 from tests.support.scenario import TOOLS, Step, steps
 from tests.support.wire import WireLog, wire_stream
+from tests.support.wire_servers import WireServer, openai_client
 from warmloop import (
     Agent,
     AssistantTurn,
@@ -76,8 +78,14 @@ FAST_RETRY = {"retry-after-ms": "1"}
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
-def client_for(handler: Handler, *, max_retries: int = 2) -> AsyncOpenAI:
-    """An SDK client whose HTTP transport is `handler`."""
+def client_for(wire: WireServer, handler: Handler, *, max_retries: int = 2) -> AsyncOpenAI:
+    """An SDK client, its default transport, at the keep-alive loopback server `wire`
+    answering with `handler`."""
+    return openai_client(wire, handler, max_retries=max_retries)
+
+
+def mocked_client_for(handler: Handler, *, max_retries: int = 2) -> AsyncOpenAI:
+    """An SDK client whose HTTP transport is `handler` (a transport failure to raise)."""
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
     return AsyncOpenAI(
         api_key="sk-test", base_url=BASE_URL, http_client=http, max_retries=max_retries
@@ -250,12 +258,14 @@ class FakeProvider:
 
 @pytest.mark.parametrize("flavour", FLAVOURS, ids=lambda f: f.name)
 async def test_thirty_step_session_only_appends_on_the_wire(
-    flavour: Flavour, wire_log: WireLog
+    wire_server: WireServer, flavour: Flavour, wire_log: WireLog
 ) -> None:
     # One run per provider (30 SDK round trips); each check below is one documented behaviour.
     script = steps()
     fake = FakeProvider(flavour, wire_log, script)
-    run = await Agent(flavour.build(client_for(fake)), tools=TOOLS, max_steps=30).run("Go.")
+    run = await Agent(flavour.build(client_for(wire_server, fake)), tools=TOOLS, max_steps=30).run(
+        "Go."
+    )
 
     assert run.outputs.model_dump() == {"answer": "finished"}
     assert not run.extracted
@@ -307,18 +317,22 @@ def check_reasoning_is_kept_and_echoed(
     assert [m.get("reasoning_content") for m in sent] == expected
 
 
-async def test_openai_prompt_cache_retention_is_sent_when_set(wire_log: WireLog) -> None:
+async def test_openai_prompt_cache_retention_is_sent_when_set(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     fake = FakeProvider(FLAVOURS[0], wire_log, steps(2))
-    await Agent(FLAVOURS[0].build(client_for(fake)), tools=TOOLS).run("Go.")
+    await Agent(FLAVOURS[0].build(client_for(wire_server, fake)), tools=TOOLS).run("Go.")
 
     assert {b["prompt_cache_retention"] for b in fake.bodies} == {"24h"}
 
 
-async def test_engine_specific_params_travel_in_the_body(wire_log: WireLog) -> None:
+async def test_engine_specific_params_travel_in_the_body(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     fake = FakeProvider(FLAVOURS[2], wire_log, steps(2))
     model = OpenAICompatibleModel(
         "http://127.0.0.1:8080/v1",
-        client=client_for(fake),
+        client=client_for(wire_server, fake),
         params={"temperature": 0, "grammar": 'root ::= "x"'},
     )
     await Agent(model, tools=TOOLS).run("Go.")
@@ -327,7 +341,9 @@ async def test_engine_specific_params_travel_in_the_body(wire_log: WireLog) -> N
     assert {b["model"] for b in fake.bodies} == {"default"}
 
 
-async def test_text_protocol_parses_replies_and_corrects_bad_ones(wire_log: WireLog) -> None:
+async def test_text_protocol_parses_replies_and_corrects_bad_ones(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     replies = [
         'Thought: look it up\nAction: {"tool": "lookup", "arguments": {"key": "a"}}',
         "I am not sure what to do.",
@@ -341,7 +357,9 @@ async def test_text_protocol_parses_replies_and_corrects_bad_ones(wire_log: Wire
         message = {"role": "assistant", "content": replies[len(bodies) - 1]}
         return httpx2.Response(200, json=completion(message, plain_usage(50, 0, 10)))
 
-    model = OpenAICompatibleModel(BASE_URL, client=client_for(handler), text_protocol=True)
+    model = OpenAICompatibleModel(
+        BASE_URL, client=client_for(wire_server, handler), text_protocol=True
+    )
     run = await Agent(model, tools=TOOLS).run("Go.")
 
     assert run.outputs.model_dump() == {"answer": "finished"}
@@ -355,7 +373,7 @@ async def test_text_protocol_parses_replies_and_corrects_bad_ones(wire_log: Wire
 
 @pytest.mark.parametrize("status", [429, 503])
 async def test_transient_fault_is_retried_and_gives_one_assistant_turn(
-    status: int, wire_log: WireLog
+    wire_server: WireServer, status: int, wire_log: WireLog
 ) -> None:
     bodies: list[bytes] = []
 
@@ -366,7 +384,7 @@ async def test_transient_fault_is_retried_and_gives_one_assistant_turn(
         message = message_for(steps(1)[0], 0, reasoning=False)
         return httpx2.Response(200, json=completion(message, plain_usage(40, 0, 9)))
 
-    run = await Agent(OpenAIChatModel("gpt-5", client=client_for(handler))).run("Go.")
+    run = await Agent(OpenAIChatModel("gpt-5", client=client_for(wire_server, handler))).run("Go.")
 
     assert run.outputs.model_dump() == {"answer": "finished"}
     assert run.transcript.assistant_turns() == 1
@@ -384,20 +402,20 @@ async def test_timeout_is_retried(wire_log: WireLog) -> None:
         message = message_for(steps(1)[0], 0, reasoning=False)
         return httpx2.Response(200, json=completion(message, plain_usage(40, 0, 9)))
 
-    run = await Agent(OpenAIChatModel("gpt-5", client=client_for(handler))).run("Go.")
+    run = await Agent(OpenAIChatModel("gpt-5", client=mocked_client_for(handler))).run("Go.")
 
     assert run.transcript.assistant_turns() == 1
     assert len(calls) == 2
 
 
-async def test_rate_limit_that_outlasts_the_retries_fails_clearly() -> None:
+async def test_rate_limit_that_outlasts_the_retries_fails_clearly(wire_server: WireServer) -> None:
     calls: list[int] = []
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         calls.append(1)
         return httpx2.Response(429, json=RATE_LIMITED, headers=FAST_RETRY)
 
-    model = OpenAIChatModel("gpt-5", client=client_for(handler, max_retries=2))
+    model = OpenAIChatModel("gpt-5", client=client_for(wire_server, handler, max_retries=2))
     with pytest.raises(RequestFailed, match=r"rate limited .*max_retries") as caught:
         await Agent(model).run("Go.")
     assert len(calls) == 3
@@ -415,7 +433,7 @@ async def test_rate_limit_that_outlasts_the_retries_fails_clearly() -> None:
     ],
 )
 async def test_final_errors_fail_at_once_with_the_transcript_unchanged(
-    status: int, body: dict[str, Any], expected: str, wire_log: WireLog
+    wire_server: WireServer, status: int, body: dict[str, Any], expected: str, wire_log: WireLog
 ) -> None:
     bodies: list[bytes] = []
 
@@ -427,7 +445,7 @@ async def test_final_errors_fail_at_once_with_the_transcript_unchanged(
         return httpx2.Response(status, json=body)
 
     seen: list[int] = []
-    agent = Agent(OpenAIChatModel("gpt-5", client=client_for(handler)), tools=TOOLS)
+    agent = Agent(OpenAIChatModel("gpt-5", client=client_for(wire_server, handler)), tools=TOOLS)
     agent.on_message = lambda m: seen.append(1)
     with pytest.raises(RequestFailed, match=expected) as caught:
         await agent.run("Go.")
@@ -440,15 +458,17 @@ async def test_unreachable_server_is_a_provider_error_naming_the_cause() -> None
     def handler(request: httpx2.Request) -> httpx2.Response:
         raise httpx2.ConnectError("connection refused", request=request)
 
-    model = OpenAICompatibleModel(BASE_URL, client=client_for(handler, max_retries=0))
+    model = OpenAICompatibleModel(BASE_URL, client=mocked_client_for(handler, max_retries=0))
     transcript = Transcript([SystemText("s"), UserText("u")])
     with pytest.raises(ProviderError, match=r"cannot connect.*server is running"):
         await model.send(model.render(transcript, []), session_id=transcript.id)
 
 
-async def reply(body: dict[str, Any], *, model: str = "server") -> ModelResponse:
+async def reply(
+    wire_server: WireServer, body: dict[str, Any], *, model: str = "server"
+) -> ModelResponse:
     """Send one request to a transport that answers with `body`; the parsed reply."""
-    client = client_for(lambda request: httpx2.Response(200, json=body))
+    client = client_for(wire_server, lambda request: httpx2.Response(200, json=body))
     built: ChatCompletionsModel
     if model == "deepseek":
         built = DeepSeekModel("deepseek-reasoner", client=client)
@@ -458,7 +478,7 @@ async def reply(body: dict[str, Any], *, model: str = "server") -> ModelResponse
     return await built.send(built.render(transcript, []), session_id=transcript.id)
 
 
-async def test_openai_usage_with_cached_tokens_as_documented() -> None:
+async def test_openai_usage_with_cached_tokens_as_documented(wire_server: WireServer) -> None:
     # OpenAI guide: Prompt caching, "Monitoring usage" (usage of a cached request).
     usage = {
         "prompt_tokens": 2006,
@@ -471,11 +491,13 @@ async def test_openai_usage_with_cached_tokens_as_documented() -> None:
             "rejected_prediction_tokens": 0,
         },
     }
-    got = await reply(completion({"role": "assistant", "content": "hi"}, usage))
+    got = await reply(wire_server, completion({"role": "assistant", "content": "hi"}, usage))
     assert got.usage == Usage(input_tokens=86, cache_read_tokens=1920, output_tokens=300)
 
 
-async def test_openai_cache_writes_are_not_counted_as_uncached_input() -> None:
+async def test_openai_cache_writes_are_not_counted_as_uncached_input(
+    wire_server: WireServer,
+) -> None:
     # SDK type CompletionUsage.prompt_tokens_details.cache_write_tokens: "prompt tokens
     # written to cache", part of prompt_tokens like cached_tokens.
     usage = {
@@ -484,12 +506,14 @@ async def test_openai_cache_writes_are_not_counted_as_uncached_input() -> None:
         "total_tokens": 5020,
         "prompt_tokens_details": {"cached_tokens": 3000, "cache_write_tokens": 1800},
     }
-    got = await reply(completion({"role": "assistant", "content": "hi"}, usage))
+    got = await reply(wire_server, completion({"role": "assistant", "content": "hi"}, usage))
     assert got.usage == Usage(200, 3000, 1800, 20)
     assert got.usage.prompt_tokens == 5000
 
 
-async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented() -> None:
+async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented(
+    wire_server: WireServer,
+) -> None:
     # DeepSeek "Create Chat Completion" response; Context Caching guide for hit/miss.
     message = {
         "role": "assistant",
@@ -512,7 +536,7 @@ async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented() -> Non
         "prompt_cache_miss_tokens": 30,
         "completion_tokens_details": {"reasoning_tokens": 31},
     }
-    got = await reply(completion(message, usage), model="deepseek")
+    got = await reply(wire_server, completion(message, usage), model="deepseek")
     assert got.usage == Usage(
         input_tokens=30, cache_read_tokens=1280, output_tokens=58, reasoning_tokens=31
     )
@@ -524,25 +548,25 @@ async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented() -> Non
     assert got.turn.tool_calls[0].id == "call_00_kZ4lnHh1Zt3WtlIhQsTNbhvC"
 
 
-async def test_llama_server_timings_give_the_cache_split() -> None:
+async def test_llama_server_timings_give_the_cache_split(wire_server: WireServer) -> None:
     # llama.cpp tools/server/README.md: `timings.cache_n` reused, `timings.prompt_n` evaluated.
     body = completion(
         {"role": "assistant", "content": "hi"},
         plain_usage(237, 0, 35),
         **llama_timings(237, 236, 35),
     )
-    got = await reply(body)
+    got = await reply(wire_server, body)
     assert got.usage == Usage(input_tokens=1, cache_read_tokens=236, output_tokens=35)
 
 
-async def test_server_without_usage_reports_its_timings() -> None:
+async def test_server_without_usage_reports_its_timings(wire_server: WireServer) -> None:
     body = completion({"role": "assistant", "content": "hi"}, {}, **llama_timings(90, 80, 7))
     del body["usage"]
-    got = await reply(body)
+    got = await reply(wire_server, body)
     assert got.usage == Usage(input_tokens=10, cache_read_tokens=80, output_tokens=7)
 
 
-async def test_tool_call_without_an_id_gets_a_deterministic_one() -> None:
+async def test_tool_call_without_an_id_gets_a_deterministic_one(wire_server: WireServer) -> None:
     message = {
         "role": "assistant",
         "content": None,
@@ -551,18 +575,18 @@ async def test_tool_call_without_an_id_gets_a_deterministic_one() -> None:
             {"id": "", "type": "function", "function": {"name": "add", "arguments": "{ }"}},
         ],
     }
-    got = await reply(completion(message, plain_usage(10, 0, 5)))
+    got = await reply(wire_server, completion(message, plain_usage(10, 0, 5)))
     assert [(c.id, c.arguments) for c in got.turn.tool_calls] == [
         ("call_0_0", "{}"),
         ("call_0_1", "{ }"),
     ]
 
 
-async def test_reply_without_choices_is_a_provider_error() -> None:
+async def test_reply_without_choices_is_a_provider_error(wire_server: WireServer) -> None:
     body = completion({"role": "assistant", "content": "x"}, plain_usage(1, 0, 1))
     body["choices"] = []
     with pytest.raises(ProviderError, match="no choices"):
-        await reply(body)
+        await reply(wire_server, body)
 
 
 def test_openai_and_deepseek_need_their_api_key(monkeypatch: pytest.MonkeyPatch) -> None:

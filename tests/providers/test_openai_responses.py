@@ -1,4 +1,5 @@
-"""The OpenAI Responses provider, driven through the official SDK over a mocked transport.
+"""The OpenAI Responses provider, driven through the official SDK over a keep-alive loopback
+server (`wire_server`), its default transport sending real HTTP/1.1.
 
 Responses are shaped as the API reference documents them:
 - "Responses > Create a model response > Returns: the Response object"
@@ -29,6 +30,7 @@ from openai.types.responses import Response
 
 from tests.support.scenario import TOOLS, Step, steps
 from tests.support.wire import WireLog, wire_stream
+from tests.support.wire_servers import WireServer, openai_client
 from warmloop import (
     Agent,
     AssistantTurn,
@@ -193,9 +195,9 @@ class Server:
         self.usages.append(usage)
         return httpx2.Response(200, json=response_body(k, output, usage))
 
-    def client(self) -> AsyncOpenAI:
-        transport = httpx2.MockTransport(self.handler)
-        return AsyncOpenAI(api_key="sk-test", http_client=httpx2.AsyncClient(transport=transport))
+    def client(self, wire: WireServer) -> AsyncOpenAI:
+        """The SDK's client, its default transport, at a keep-alive loopback `wire` server."""
+        return openai_client(wire, self.handler)
 
 
 def error(status: int, body: dict[str, Any], **headers: str) -> httpx2.Response:
@@ -206,18 +208,21 @@ def submit_only() -> list[Step]:
     return [Step(calls=(("submit", {"answer": "finished"}),))]
 
 
-async def run_scenario(wire_log: WireLog) -> tuple[Server, OpenAIResponsesModel, Run]:
+async def run_scenario(
+    wire_log: WireLog, wire_server: WireServer
+) -> tuple[Server, OpenAIResponsesModel, Run]:
     server = Server(steps(), wire_log)
-    model = OpenAIResponsesModel(MODEL, client=server.client())
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
     run = await Agent(model, tools=TOOLS, max_steps=30).run("Work through the catalog.")
     assert run.outputs.model_dump() == {"answer": "finished"}
     return server, model, run
 
 
 async def test_thirty_step_session_extends_every_request_and_finishes(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
-    server, _, run = await run_scenario(wire_log)
+    server, _, run = await run_scenario(wire_log, wire_server)
     transcript = run.transcript
     assert len(server.bodies) == len(run.requests) == len(steps())
     check_pairing(transcript.messages)
@@ -239,8 +244,10 @@ async def test_thirty_step_session_extends_every_request_and_finishes(
     assert any(r.usage.cache_read_tokens for r in run.requests)
 
 
-async def test_tool_arguments_and_reasoning_are_echoed_exactly(wire_log: WireLog) -> None:
-    server, _, run = await run_scenario(wire_log)
+async def test_tool_arguments_and_reasoning_are_echoed_exactly(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    server, _, run = await run_scenario(wire_log, wire_server)
     turns = [m for m in run.transcript.messages if isinstance(m, AssistantTurn)]
     last_input = server.bodies[-1]["input"]
     echoed = [json.dumps(i) for i in last_input]
@@ -256,8 +263,8 @@ async def test_tool_arguments_and_reasoning_are_echoed_exactly(wire_log: WireLog
     )
 
 
-async def test_mid_run_notice_stays_in_place(wire_log: WireLog) -> None:
-    server, _, run = await run_scenario(wire_log)
+async def test_mid_run_notice_stays_in_place(wire_server: WireServer, wire_log: WireLog) -> None:
+    server, _, run = await run_scenario(wire_log, wire_server)
     notice = next(m for m in run.transcript.messages if isinstance(m, Notice))
     last = server.bodies[-1]
     wrapped = f"<system-reminder>{notice.text}</system-reminder>"
@@ -285,10 +292,12 @@ def test_usage_is_normalised(usage: dict[str, Any] | None, expected: Usage) -> N
     assert parse_usage(response.usage) == expected
 
 
-async def test_a_rate_limit_is_retried_and_gives_one_turn(wire_log: WireLog) -> None:
+async def test_a_rate_limit_is_retried_and_gives_one_turn(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.append(error(429, RATE_LIMITED, **{"retry-after-ms": "1"}))
-    model = OpenAIResponsesModel(MODEL, client=server.client())
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
     run = await Agent(model, tools=TOOLS).run("Finish.")
     assert server.attempts == 2
     assert sum(isinstance(m, AssistantTurn) for m in run.transcript.messages) == 1
@@ -311,34 +320,37 @@ NO_MODEL = api_error(
     ],
 )
 async def test_errors_fail_once_retries_are_spent_or_at_once_when_final(
-    wire_log: WireLog, status: int, body: Any, attempts: int, message: str
+    wire_server: WireServer, wire_log: WireLog, status: int, body: Any, attempts: int, message: str
 ) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.extend(error(status, body, **{"retry-after-ms": "1"}) for _ in range(3))
-    model = OpenAIResponsesModel(MODEL, client=server.client(), max_retries=1)
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), max_retries=1)
     with pytest.raises(ProviderError, match=message):
         await model.send(model.render(Transcript([UserText("hi")]), []), session_id="s1")
     assert server.attempts == attempts
 
 
-async def test_a_response_reported_as_failed_is_a_provider_error(wire_log: WireLog) -> None:
+async def test_a_response_reported_as_failed_is_a_provider_error(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
     # Reference "The response object": `status` "failed" with `error` {code, message}.
     failed = response_body(0, [], None) | {
         "status": "failed",
         "error": {"code": "server_error", "message": "The model produced invalid content."},
     }
     server = Server(submit_only(), wire_log, failures=[httpx2.Response(200, json=failed)])
-    model = OpenAIResponsesModel(MODEL, client=server.client())
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
     with pytest.raises(ProviderError, match="invalid content"):
         await model.send(model.render(Transcript([UserText("hi")]), []), session_id="s1")
 
 
 async def test_a_bad_key_fails_at_once_and_leaves_the_transcript_as_it_was(
+    wire_server: WireServer,
     wire_log: WireLog,
 ) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.append(error(401, BAD_KEY))
-    model = OpenAIResponsesModel(MODEL, client=server.client())
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
     with pytest.raises(RequestFailed, match="OPENAI_API_KEY") as caught:
         await Agent(model, tools=TOOLS).run("Finish.")
     assert "401" in str(caught.value)
@@ -346,11 +358,11 @@ async def test_a_bad_key_fails_at_once_and_leaves_the_transcript_as_it_was(
     assert [type(m) for m in caught.value.transcript.messages] == [SystemText, UserText]
 
 
-async def test_options_reach_the_wire(wire_log: WireLog) -> None:
+async def test_options_reach_the_wire(wire_server: WireServer, wire_log: WireLog) -> None:
     server = Server(submit_only(), wire_log)
     model = OpenAIResponsesModel(
         MODEL,
-        client=server.client(),
+        client=server.client(wire_server),
         prompt_cache_retention="24h",
         reasoning={"effort": "low", "summary": "auto"},
     )
@@ -372,8 +384,10 @@ def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> No
     assert model.client.api_key == "sk-from-env"
 
 
-async def test_a_reloaded_transcript_renders_the_same_bytes(wire_log: WireLog) -> None:
-    _, model, run = await run_scenario(wire_log)
+async def test_a_reloaded_transcript_renders_the_same_bytes(
+    wire_server: WireServer, wire_log: WireLog
+) -> None:
+    _, model, run = await run_scenario(wire_log, wire_server)
     transcript = run.transcript
     specs = Agent(model, tools=TOOLS).tool_specs
     fresh = OpenAIResponsesModel(MODEL, client=model.client)

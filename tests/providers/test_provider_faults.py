@@ -1,5 +1,7 @@
 """Malformed replies, retries and secrets on the Responses, Anthropic and Gemini providers,
-through their official SDKs with the HTTP transport mocked.
+through their official SDKs, their default transports sending real HTTP/1.1 to a keep-alive
+loopback server (`wire_server`); a failure of the connection itself (refused, cut short) is
+raised by a mocked transport.
 
 Shapes, from the providers' references:
 - OpenAI Responses, "The response object" (`output`, `usage`, `status`, `error`);
@@ -18,14 +20,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import anthropic
 import httpx
 import httpx2
 import pytest
 from google import genai
 from google.genai import types
-from openai import AsyncOpenAI
 
+from tests.support.wire_servers import WireServer, anthropic_client, gemini_client, openai_client
 from warmloop import ProviderError, SystemText, Transcript, UserText
 from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage
@@ -40,19 +41,25 @@ Handler = Callable[[httpx2.Request], httpx2.Response]
 TRANSCRIPT = Transcript([SystemText("Be brief."), UserText("Hi")])
 
 
-def responses_model(handler: Handler) -> Model:
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-    client = AsyncOpenAI(api_key=SECRET, http_client=http, max_retries=0)
+def responses_model(wire: WireServer, handler: Handler) -> Model:
+    client = openai_client(wire, handler, api_key=SECRET, max_retries=0)
     return OpenAIResponsesModel("gpt-5", client=client)
 
 
-def anthropic_model(handler: Handler) -> Model:
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-    client = anthropic.AsyncAnthropic(api_key=SECRET, http_client=http, max_retries=0)
+def anthropic_model(wire: WireServer, handler: Handler) -> Model:
+    client = anthropic_client(wire, handler, api_key=SECRET, max_retries=0)
     return AnthropicModel("claude-sonnet-4-6", client=client)
 
 
-def gemini_model(handler: Callable[[httpx.Request], httpx.Response], retries: int = 2) -> Model:
+def gemini_model(
+    wire: WireServer, handler: Callable[[httpx.Request], httpx.Response], retries: int = 2
+) -> Model:
+    client = gemini_client(wire, handler, api_key=SECRET)
+    return GeminiModel("gemini-2.5-flash", client=client, max_retries=retries, retry_delay=0)
+
+
+def mocked_gemini_model(handler: Callable[[httpx.Request], httpx.Response], retries: int) -> Model:
+    """A Gemini model whose transport is `handler`, which may raise a connection failure."""
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     options = types.HttpOptions(httpx_async_client=http)
     client = genai.Client(api_key=SECRET, http_options=options)
@@ -67,7 +74,7 @@ MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "clau
 TEXT = [{"type": "text", "text": "Hi."}]
 RESPONSE = {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5"}
 
-MALFORMED: dict[str, tuple[Callable[[Handler], Model], httpx2.Response, str]] = {
+MALFORMED: dict[str, tuple[Callable[[WireServer, Handler], Model], httpx2.Response, str]] = {
     "responses-without-output": (
         responses_model,
         httpx2.Response(200, json=RESPONSE | {"status": "completed"}),
@@ -116,24 +123,27 @@ MALFORMED: dict[str, tuple[Callable[[Handler], Model], httpx2.Response, str]] = 
 
 
 @pytest.mark.parametrize("name", list(MALFORMED))
-async def test_a_malformed_reply_is_a_provider_error_naming_it(name: str) -> None:
+async def test_a_malformed_reply_is_a_provider_error_naming_it(
+    wire_server: WireServer, name: str
+) -> None:
     build, response, expected = MALFORMED[name]
     with pytest.raises(ProviderError, match=re.escape(expected)):
-        await send(build(lambda request: response))
+        await send(build(wire_server, lambda request: response))
 
 
-def anthropic_usage(usage: dict[str, Any]) -> Usage:
+def anthropic_usage(wire: WireServer, usage: dict[str, Any]) -> Usage:
     body = MESSAGE | {"content": TEXT, "stop_reason": "end_turn", "usage": usage}
-    model = anthropic_model(lambda request: httpx2.Response(200, json=body))
+    model = anthropic_model(wire, lambda request: httpx2.Response(200, json=body))
     parsed: Usage = asyncio.run(send(model)).usage
     return parsed
 
 
-def test_an_empty_cache_creation_gives_int_counts_and_a_cost() -> None:
+def test_an_empty_cache_creation_gives_int_counts_and_a_cost(wire_server: WireServer) -> None:
     # "cache_creation": {} once gave cache_write_1h_tokens=None, and run.cost() a TypeError.
     usage = anthropic_usage(
+        wire_server,
         {"input_tokens": 12, "output_tokens": 3, "cache_creation_input_tokens": 40}
-        | {"cache_read_input_tokens": None, "cache_creation": {}}
+        | {"cache_read_input_tokens": None, "cache_creation": {}},
     )
     assert usage == Usage(12, 0, 40, 3, 0)
     assert all(type(getattr(usage, f)) is int for f in usage.__dataclass_fields__)
@@ -143,10 +153,11 @@ def test_an_empty_cache_creation_gives_int_counts_and_a_cost() -> None:
     assert total > 0
 
 
-def test_server_side_compaction_usage_is_kept_apart_and_priced() -> None:
+def test_server_side_compaction_usage_is_kept_apart_and_priced(wire_server: WireServer) -> None:
     # Anthropic, "Compaction": `usage.iterations` lists a `compaction` entry whose tokens are
     # NOT in the top-level fields, then the `message` entries.
     usage = anthropic_usage(
+        wire_server,
         {
             "input_tokens": 900,
             "output_tokens": 50,
@@ -159,7 +170,7 @@ def test_server_side_compaction_usage_is_kept_apart_and_priced() -> None:
                 {"type": "message", "input_tokens": 900, "output_tokens": 50}
                 | {"cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
             ],
-        }
+        },
     )
     assert usage.prompt_tokens == 900  # the request's own prompt, not the compacted one
     assert usage.compaction == Usage(180_000, 0, 0, 3_000)
@@ -205,17 +216,20 @@ OK = httpx.Response(
     ids=["retry-after-header", "retry-info-detail"],
 )
 async def test_gemini_gives_up_at_once_when_the_server_asks_for_a_long_wait(
+    wire_server: WireServer,
     reply: httpx.Response,
 ) -> None:
     endpoint = Gemini(reply)
     with pytest.raises(ProviderError, match=r"asks to wait 3,600 s .*after 1 attempt;"):
-        await send(gemini_model(endpoint, retries=4))
+        await send(gemini_model(wire_server, endpoint, retries=4))
     assert endpoint.requests == 1  # the SDK's own backoff retried it regardless
 
 
-async def test_gemini_retries_within_a_short_server_wait_and_succeeds() -> None:
+async def test_gemini_retries_within_a_short_server_wait_and_succeeds(
+    wire_server: WireServer,
+) -> None:
     endpoint = Gemini(quota({"Retry-After": "0"}), quota(delay="0s"), OK)
-    response = await send(gemini_model(endpoint, retries=2))
+    response = await send(gemini_model(wire_server, endpoint, retries=2))
     assert (response.turn.text, endpoint.requests) == ("Hi.", 3)
 
 
@@ -231,19 +245,21 @@ async def test_gemini_retries_within_a_short_server_wait_and_succeeds() -> None:
 async def test_gemini_reports_the_attempts_it_really_made(failure: Exception) -> None:
     endpoint = Gemini(failure)
     with pytest.raises(ProviderError) as caught:
-        await send(gemini_model(endpoint, retries=2))
+        await send(mocked_gemini_model(endpoint, retries=2))
     assert f"{endpoint.requests} attempts" in str(caught.value)
     assert endpoint.requests == 3
 
 
-async def test_a_client_error_is_reported_as_one_attempt_without_retries() -> None:
+async def test_a_client_error_is_reported_as_one_attempt_without_retries(
+    wire_server: WireServer,
+) -> None:
     endpoint = Gemini(
         httpx.Response(
             400, json={"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}
         )
     )
     with pytest.raises(ProviderError, match="INVALID_ARGUMENT"):
-        await send(gemini_model(endpoint, retries=3))
+        await send(gemini_model(wire_server, endpoint, retries=3))
     assert endpoint.requests == 1
 
 
@@ -277,27 +293,29 @@ async def test_gave_up_names_the_attempts() -> None:
     assert caught.value.attempts == 3
 
 
-ECHOING_KEY: dict[str, Callable[[Handler], Model]] = {
+ECHOING_KEY: dict[str, Callable[[WireServer, Handler], Model]] = {
     "responses": responses_model,
     "anthropic": anthropic_model,
 }
 
 
 @pytest.mark.parametrize("name", list(ECHOING_KEY))
-async def test_an_api_key_echoed_in_an_error_body_never_reaches_the_message(name: str) -> None:
+async def test_an_api_key_echoed_in_an_error_body_never_reaches_the_message(
+    wire_server: WireServer, name: str
+) -> None:
     body = {"error": {"type": "authentication_error", "message": f"Invalid key {SECRET}"}}
     with pytest.raises(ProviderError) as caught:
-        await send(ECHOING_KEY[name](lambda request: httpx2.Response(401, json=body)))
+        await send(ECHOING_KEY[name](wire_server, lambda request: httpx2.Response(401, json=body)))
     assert SECRET not in str(caught.value)
     assert caught.value.__cause__ is None  # the SDK's exception holds the key: not chained
     assert "Invalid key ***" in str(caught.value)
 
 
-async def test_gemini_never_shows_the_api_key_either() -> None:
+async def test_gemini_never_shows_the_api_key_either(wire_server: WireServer) -> None:
     body = {
         "error": {"code": 403, "message": f"Key {SECRET} denied", "status": "PERMISSION_DENIED"}
     }
     with pytest.raises(ProviderError) as caught:
-        await send(gemini_model(lambda request: httpx.Response(403, json=body)))
+        await send(gemini_model(wire_server, lambda request: httpx.Response(403, json=body)))
     assert SECRET not in str(caught.value)
     assert json.dumps(str(caught.value))  # a plain, printable message

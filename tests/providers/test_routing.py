@@ -1,6 +1,7 @@
-"""The conversation's routing key on the wire, through the official openai SDK over a mocked
-transport: where each host reads it, on every request of a conversation and of its forks,
-never in the prompt bytes, never carrying a credential.
+"""The conversation's routing key on the wire, through the official openai SDK, its default
+transport sending real HTTP/1.1 to a keep-alive loopback server (`wire_server`): where each
+host reads it, on every request of a conversation and of its forks, never in the prompt
+bytes, never carrying a credential.
 
 Per host (warmloop/providers/routing.py cites each):
 - OpenAI (Chat Completions and Responses): `prompt_cache_key` in the body (OpenAI guide
@@ -23,6 +24,7 @@ import httpx2
 import pytest
 from openai import AsyncOpenAI
 
+from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, ConfigurationError, Run, Transcript, UserText, tool
 from warmloop.cli.model_options import model_options
 from warmloop.providers.base import Model
@@ -87,9 +89,9 @@ class Host:
         return [json.loads(r.content) for r in self.requests]
 
 
-def client(host: Host) -> AsyncOpenAI:
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(host))
-    return AsyncOpenAI(api_key=API_KEY, base_url="https://host.test/v1", http_client=http)
+def client(wire: WireServer, host: Host) -> AsyncOpenAI:
+    """The SDK's client at the loopback server `wire`, answering with `host`."""
+    return openai_client(wire, host, api_key=API_KEY)
 
 
 async def runs_of_one_agent(model: Model) -> tuple[Run, Run, Run, Run]:
@@ -102,10 +104,12 @@ async def runs_of_one_agent(model: Model) -> tuple[Run, Run, Run, Run]:
     return first, fork_a, fork_b, fresh
 
 
-async def test_every_request_of_a_conversation_and_its_forks_carries_its_key() -> None:
+async def test_every_request_of_a_conversation_and_its_forks_carries_its_key(
+    wire_server: WireServer,
+) -> None:
     host = Host()
     first, fork_a, fork_b, fresh = await runs_of_one_agent(
-        OpenAICompatibleModel(SERVER, client=client(host))
+        OpenAICompatibleModel(SERVER, client=client(wire_server, host))
     )
     key, other = first.transcript.conversation, fresh.transcript.conversation
     assert len({r.transcript.id for r in (first, fork_a, fork_b, fresh)}) == 4  # four branches
@@ -115,9 +119,13 @@ async def test_every_request_of_a_conversation_and_its_forks_carries_its_key() -
     assert other != key
 
 
-async def test_the_key_never_enters_the_prompt_bytes_nor_carries_a_credential() -> None:
+async def test_the_key_never_enters_the_prompt_bytes_nor_carries_a_credential(
+    wire_server: WireServer,
+) -> None:
     host = Host()
-    first, *_ = await runs_of_one_agent(OpenAICompatibleModel(SERVER, client=client(host)))
+    first, *_ = await runs_of_one_agent(
+        OpenAICompatibleModel(SERVER, client=client(wire_server, host))
+    )
     key = first.transcript.conversation
     for request in host.requests:
         assert key.encode() not in request.content
@@ -126,7 +134,7 @@ async def test_the_key_never_enters_the_prompt_bytes_nor_carries_a_credential() 
         assert request.headers["Authorization"] == f"Bearer {API_KEY}"  # untouched
 
     # A conversation named with the model's own key is refused before anything is sent.
-    model = OpenAICompatibleModel(SERVER, client=client(host), api_key=API_KEY)
+    model = OpenAICompatibleModel(SERVER, client=client(wire_server, host), api_key=API_KEY)
     rendered = model.render(Transcript([UserText("hi")]), ())
     sent = len(host.requests)
     with pytest.raises(ConfigurationError, match="contains the model's API key"):
@@ -136,17 +144,23 @@ async def test_the_key_never_enters_the_prompt_bytes_nor_carries_a_credential() 
     assert len(host.requests) == sent
 
 
-async def test_a_user_chosen_header_name_is_honoured_from_python_and_the_cli() -> None:
+async def test_a_user_chosen_header_name_is_honoured_from_python_and_the_cli(
+    wire_server: WireServer,
+) -> None:
     host = Host()
     options = model_options(SERVER, ("session_header=X-Conversation",))
-    model = resolve_model(f"openai-compatible:{SERVER}", client=client(host), **options)
+    model = resolve_model(
+        f"openai-compatible:{SERVER}", client=client(wire_server, host), **options
+    )
     run = await Agent(model, [lookup]).run("Look up k.")
     assert host.header("X-Conversation") == [run.transcript.conversation] * 2
     assert host.header("X-Session-ID") == [None, None]
 
     silent = Host()
     options = model_options(SERVER, ("session_header=null",))
-    model = resolve_model(f"openai-compatible:{SERVER}", client=client(silent), **options)
+    model = resolve_model(
+        f"openai-compatible:{SERVER}", client=client(wire_server, silent), **options
+    )
     await Agent(model, [lookup]).run("Look up k.")
     assert silent.header("X-Session-ID") == [None, None]
     assert all(run.transcript.conversation.encode() not in r.content for r in silent.requests)
@@ -189,10 +203,10 @@ ROUTING_HEADERS = ("X-Session-ID", "x-grok-conv-id")
     ("build", "in_body", "header"), [h[1:] for h in HOSTS], ids=[h[0] for h in HOSTS]
 )
 async def test_each_host_gets_the_key_where_it_documents_it_and_nowhere_else(
-    build: Build, in_body: bool, header: str | None
+    wire_server: WireServer, build: Build, in_body: bool, header: str | None
 ) -> None:
     host = Host()
-    first, fork, _, _ = await runs_of_one_agent(build(client(host)))
+    first, fork, _, _ = await runs_of_one_agent(build(client(wire_server, host)))
     key = first.transcript.conversation
     expected_body = key if in_body else None
     assert [b.get("prompt_cache_key") for b in host.bodies()[:4]] == [expected_body] * 4
@@ -215,7 +229,9 @@ def test_xai_is_selected_by_name_with_its_own_key() -> None:
     assert model.client.api_key == "xai-key-0123456789"  # type: ignore[attr-defined]
 
 
-async def test_openai_responses_sends_the_key_in_the_body_and_refuses_a_credential_in_it() -> None:
+async def test_openai_responses_sends_the_key_in_the_body_and_refuses_a_credential_in_it(
+    wire_server: WireServer,
+) -> None:
     seen: list[httpx2.Request] = []
 
     def respond(request: httpx2.Request) -> httpx2.Response:
@@ -242,8 +258,7 @@ async def test_openai_responses_sends_the_key_in_the_body_and_refuses_a_credenti
             },
         )
 
-    http = httpx2.AsyncClient(transport=httpx2.MockTransport(respond))
-    sdk = AsyncOpenAI(api_key=API_KEY, http_client=http)
+    sdk = openai_client(wire_server, respond, api_key=API_KEY)
     model = OpenAIResponsesModel("gpt-5", client=sdk)
     rendered = model.render(Transcript([UserText("hi")]), ())
     await model.send(rendered, session_id="ticket-4711")

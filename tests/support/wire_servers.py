@@ -9,11 +9,18 @@ handler, or `scripted(replies)`, which answers each request in the wire of the p
 to: Anthropic Messages (`/v1/messages`, "Create a Message"), Chat Completions
 (`.../chat/completions`, "The chat completion object"), Responses (`/v1/responses`, "The
 response object"), Gemini (`/v1beta/models/{model}:generateContent`,
-GenerateContentResponse). `hold(predicate)` leaves the matching requests unanswered until
-the test ends (a stalled server), setting `held` when one arrives.
+GenerateContentResponse). A handler's response that declares a Content-Length past its body
+is cut short: the server sends the body it has and closes the connection.
+`hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
+server), setting `held` when one arrives.
 
 `connect(server, prefix)` builds the model a selection prefix names, pointed at the server
-with the options that provider's selection takes (`base_url`, `api_key`).
+with the options that provider's selection takes (`base_url`, `api_key`);
+`openai_client`, `anthropic_client` and `gemini_client` build an official SDK's client with
+its default transport, pointed at the server answering with a test's handler (a Gemini
+handler speaks `httpx`, the google-genai SDK's own, the others `httpx2`). A handler that
+raises (a failed assertion on what it received) is answered with a 500 and fails the test
+at teardown: what a handler asserts still holds.
 """
 
 from __future__ import annotations
@@ -25,14 +32,20 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anthropic
+import httpx
 import httpx2
 import pytest
+from google import genai
+from google.genai import types
+from openai import AsyncOpenAI
 
 from tests.support.fake_servers import Failure, Reply, ToolUse
 from warmloop.providers.base import Model
 from warmloop.providers.select import resolve_model
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
+HttpxHandler = Callable[[httpx.Request], httpx.Response]
 Predicate = Callable[[str, dict[str, Any]], bool]
 
 PROVIDERS = ("openai", "openai-chat", "deepseek", "openai-compatible", "anthropic", "gemini")
@@ -59,11 +72,26 @@ class WireServer:
     held: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    errors: list[BaseException] = field(default_factory=list)
 
     def serve(self, handler: Handler) -> str:
         """Answer with `handler` from now on; the base URL."""
         self.handler = handler
         return self.url
+
+    def serve_httpx(self, handler: HttpxHandler) -> str:
+        """Answer with a handler written for `httpx` (google-genai's HTTP library)."""
+
+        def adapted(request: httpx2.Request) -> httpx2.Response:
+            asked = httpx.Request(
+                request.method, str(request.url), headers=request.headers, content=request.content
+            )
+            answer = handler(asked)
+            return httpx2.Response(
+                answer.status_code, headers=answer.headers.multi_items(), content=answer.read()
+            )
+
+        return self.serve(adapted)
 
     def hold(self, predicate: Predicate) -> None:
         """Never answer a request `predicate(path, body)` picks, until the test ends."""
@@ -109,15 +137,25 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
             request = httpx2.Request(
                 self.command, f"{state.url}{self.path}", headers=dict(self.headers), content=raw
             )
-            response = state.handler(request)
-            data = response.read()
+            try:
+                response = state.handler(request)
+                data = response.read()
+            except Exception as failure:  # the test's handler failed: the test fails
+                with state.lock:
+                    state.errors.append(failure)
+                response = httpx2.Response(500, json={"error": {"message": repr(failure)}})
+                data = response.read()
+            # A declared length past the body is a reply cut short: send what there is, close.
+            length = max(len(data), int(response.headers.get("content-length") or 0))
             self.send_response(response.status_code)
             for name, value in response.headers.items():
                 if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                     self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", str(length))
             self.end_headers()
             self.wfile.write(data)
+            if length > len(data):
+                self.close_connection = True
 
     return Handler
 
@@ -139,6 +177,10 @@ def wire_server() -> Iterator[WireServer]:
         server.shutdown()
         thread.join()
         server.server_close()
+    if state.errors:
+        raise AssertionError(f"the wire server's handler failed: {state.errors[0]!r}") from (
+            state.errors[0]
+        )
 
 
 def connect(server: WireServer, prefix: str, **options: Any) -> Model:
@@ -149,6 +191,28 @@ def connect(server: WireServer, prefix: str, **options: Any) -> Model:
     base = server.url if prefix in ("anthropic", "gemini") else f"{server.url}/v1"
     options = {"api_key": "sk-test-key", "base_url": base, **options}
     return resolve_model(f"{prefix}:{MODEL_NAMES[prefix]}", **options)
+
+
+def openai_client(server: WireServer, handler: Handler, **options: Any) -> AsyncOpenAI:
+    """The OpenAI SDK's client, its default transport, at `server` answering with `handler`."""
+    options = {"api_key": "sk-test", **options}
+    return AsyncOpenAI(base_url=f"{server.serve(handler)}/v1", **options)
+
+
+def anthropic_client(
+    server: WireServer, handler: Handler, **options: Any
+) -> anthropic.AsyncAnthropic:
+    """The Anthropic SDK's client, its default transport, at `server` answering with `handler`."""
+    options = {"api_key": "sk-test", **options}
+    return anthropic.AsyncAnthropic(base_url=server.serve(handler), **options)
+
+
+def gemini_client(server: WireServer, handler: HttpxHandler, **options: Any) -> genai.Client:
+    """The google-genai SDK's client, its default transport, at `server` answering with
+    `handler` (written for `httpx`)."""
+    options = {"api_key": "test-key", **options}
+    http_options = types.HttpOptions(base_url=server.serve_httpx(handler))
+    return genai.Client(http_options=http_options, **options)
 
 
 # -- scripted answers, in each wire ---------------------------------------------------
