@@ -1,8 +1,10 @@
 """The dated price table: what each model's tokens cost, where the figure comes from.
 
 The table (`prices.json`, shipped with the package) is keyed by model selection string
-(`anthropic:claude-sonnet-4-5`). Every entry carries its source and an `as_of` date; a
-model the table does not know has no price (None), and local engines are never priced.
+(`anthropic:claude-sonnet-4-5`). Where the maintained `genai-prices` package has a model,
+its rates come from there (`maintained_prices`) and the table adds only what the package
+lacks. Every entry carries its source and an `as_of` date; a model the table does not
+know has no price (None), and local engines are never priced.
 
 An entry gives USD per million tokens for `input` (uncached), `cache_read` and `output`
 (reasoning / thinking tokens included: OpenAI and Gemini bill them as output), and
