@@ -1,8 +1,10 @@
 """The dated price table: what each model's tokens cost, where the figure comes from.
 
 The table (`prices.json`, shipped with the package) is keyed by model selection string
-(`anthropic:claude-sonnet-4-5`). Every entry carries its source and an `as_of` date; a
-model the table does not know has no price (None), and local engines are never priced.
+(`anthropic:claude-sonnet-4-5`). Where the maintained `genai-prices` package has a model,
+its rates come from there (`maintained_prices`) and the table adds only what the package
+lacks. Every entry carries its source and an `as_of` date; a model the table does not
+know has no price (None), and local engines are never priced.
 
 An entry gives USD per million tokens for `input` (uncached), `cache_read` and `output`
 (reasoning / thinking tokens included: OpenAI and Gemini bill them as output), and
@@ -22,7 +24,6 @@ raises `ConfigurationError` naming the file and the entry.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -30,12 +31,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import cache, lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from warmloop.errors import ConfigurationError, WarmloopError
+from warmloop.facts.maintained_prices import with_maintained
 from warmloop.facts.model_names import find_entry, split_spec, table_keys
+from warmloop.facts.table_file import read_table, shipped_text
 from warmloop.facts.usage import Usage
 
 PRICES_ENV = "WARMLOOP_PRICES"
@@ -162,15 +164,17 @@ def parse_table(text: str, origin: str = "") -> PriceTable:
     `origin` names the file in error messages and in each entry's `Prices.origin`.
     """
     where = f"price file {origin}" if origin else "price table"
-    models, aliases, provider_aliases = _parse(text, where, origin)
+    models, aliases, provider_aliases = _parse(read_table(text, where), where, origin)
     return _checked(models, aliases, provider_aliases, where)
 
 
 @cache
 def shipped_table() -> PriceTable:
-    """The table shipped with warmloop, read and validated once per process."""
-    text = resources.files("warmloop.facts").joinpath("prices.json").read_text("utf-8")
-    return parse_table(text)
+    """The table shipped with warmloop, read and validated once per process: `prices.json`
+    with the rates of the models it takes from genai-prices (`maintained_prices`)."""
+    where = "price table"
+    data = with_maintained(read_table(shipped_text("prices.json"), where), date.today())
+    return _checked(*_parse(data, where, ""), where)
 
 
 def load_prices(path: str | os.PathLike[str]) -> PriceTable:
@@ -216,7 +220,7 @@ def _with_file(path: Path, how: str) -> PriceTable:
         raise ConfigurationError(f"cannot read price file {path}{how}: {reason}") from exc
     where = f"price file {path}{how}"
     # Aliases in the file may point at shipped entries, so they are checked after merging.
-    user = PriceTable(*_parse(text, where, str(path)))
+    user = PriceTable(*_parse(read_table(text, where), where, str(path)))
     return shipped_table().merged(user, where)
 
 
@@ -237,24 +241,9 @@ def _checked(
     return PriceTable(models, aliases, provider_aliases)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ConfigurationError(f"key {key!r} appears twice in one object")
-        seen[key] = value
-    return seen
-
-
 def _parse(
-    text: str, where: str, origin: str
+    data: Any, where: str, origin: str
 ) -> tuple[dict[str, Prices], dict[str, str], dict[str, str]]:
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"{where} is not valid JSON ({exc}); fix the file") from exc
-    except ConfigurationError as exc:
-        raise ConfigurationError(f"{where}: {exc}; remove the duplicate") from exc
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ConfigurationError(f"{where} needs a top-level object with a 'models' object")
     _no_unknown(data, _TABLE_KEYS, where)

@@ -9,17 +9,16 @@ read their rules from it.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
-from importlib import resources
 from typing import Any, Literal, cast
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_names import find_entry, split_spec, table_keys
+from warmloop.facts.table_file import read_table, shipped_text
 from warmloop.facts.usage import Usage
 
 CacheMode = Literal["explicit", "automatic", "engine"]
@@ -189,16 +188,12 @@ def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfil
 @cache
 def profile_table() -> ProfileTable:
     """The table shipped with warmloop, read and validated once per process."""
-    text = resources.files("warmloop.facts").joinpath("profiles.json").read_text("utf-8")
-    return parse_table(text)
+    return parse_table(shipped_text("profiles.json"))
 
 
 def parse_table(text: str) -> ProfileTable:
     """Parse and validate a profile table in the `profiles.json` format."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"profile table is not valid JSON ({exc}); fix the file") from exc
+    data = read_table(text, "profile table")
     if not isinstance(data, dict) or not all(
         isinstance(data.get(name), dict) for name in ("providers", "models")
     ):
