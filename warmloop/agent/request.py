@@ -14,6 +14,7 @@ from warmloop.agent.run import RequestFailed, SyntaxBudgetExceeded
 from warmloop.agent.state import RunState
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.facts.model_facts import MIN_WINDOW
+from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.messages import AssistantTurn, UserText
 from warmloop.providers.base import ModelResponse, Rendered
@@ -30,6 +31,8 @@ class Outgoing:
     rendered: Rendered
     sending: Rendered
     check: PrefixCheck
+    ttl: str | None
+    """The TTL `sending` is written with, when not the model's own."""
     sent_at: float
     started: float
     clock: float
@@ -56,7 +59,7 @@ class RequestCycle(RunState):
             return rendered
         # This step, the rest, the extract step; the extract step's own request is the last.
         budget_left = 1 if self.extracting else self.settings.max_steps - self.step + 2
-        remaining = requests_ahead(len(self.requests), budget_left, self.learned.run_lengths)
+        remaining = requests_ahead(len(self.sent), budget_left, self.learned.run_lengths)
         changes = await self.maintainer.maintain(
             self.transcript,
             rendered,
@@ -77,10 +80,9 @@ class RequestCycle(RunState):
         """The guard's check, and the request to send: what it writes lives longer,
         perhaps (markers and a TTL only, the same prompt)."""
         check = self.check(rendered)
-        sending = self.pauses.with_retention(rendered, self.facts, len(self.requests))
-        return Outgoing(
-            rendered, sending, check, time.time(), time.perf_counter(), self.pauses.now()
-        )
+        sending, ttl = self.pauses.with_retention(rendered, self.facts, len(self.sent))
+        clock = self.pauses.now()
+        return Outgoing(rendered, sending, check, ttl, time.time(), time.perf_counter(), clock)
 
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
@@ -88,7 +90,7 @@ class RequestCycle(RunState):
         transcript = self.transcript
         assert isinstance(transcript.guard, PrefixGuard)
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
-        fresh = self.history is None and self.start == 0 and not self.requests and self.step <= 1
+        fresh = self.history is None and self.start == 0 and not self.sent and self.step <= 1
         return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
 
     async def send(self, outgoing: Outgoing) -> tuple[Outgoing, ModelResponse]:
@@ -112,7 +114,8 @@ class RequestCycle(RunState):
         if self.maintainer is None:
             raise exc
         rendered = await self.maintain(outgoing.rendered, forced=True)
-        return replace(outgoing, rendered=rendered, sending=rendered, check=self.check(rendered))
+        check = self.check(rendered)
+        return replace(outgoing, rendered=rendered, sending=rendered, check=check, ttl=None)
 
     async def window_learned(self, exc: ContextWindowExceeded) -> None:
         """A rejection named the window: a fact for the rest of this conversation (kept in
@@ -130,15 +133,17 @@ class RequestCycle(RunState):
         raised), let the planner observe it and the keep-alive take it as the last."""
         seconds = time.perf_counter() - outgoing.started
         record = RequestRecord(response.usage, seconds, outgoing.check, response.verdict)
-        self.requests.append(record)
         if (disagreement := record.disagreement()) is not None:
-            self.warnings.append(f"request {len(self.requests)}: {disagreement}")
+            self.warnings.append(f"request {len(self.sent) + 1}: {disagreement}")
         prompt, cold = response.usage.prompt_tokens, None
         if self.maintainer is not None:
             plan = self.maintainer.observed(self.transcript, outgoing.rendered, response.usage)
             # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
             cold = max(prompt - plan.dropped_tokens, 0)
-        self.pauses.sent(outgoing.sending, outgoing.clock, prompt, cold, outgoing.rendered.length)
+        chars = outgoing.rendered.length
+        sending, clock, ttl = outgoing.sending, outgoing.clock, outgoing.ttl
+        self.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
+        self.pauses.sent()  # the keep-alive reads the run's records: the gap is learned
         self.transcript.meta = replace(
             self.transcript.meta,
             updated_at=time.time(),

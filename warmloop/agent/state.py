@@ -13,6 +13,7 @@ from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import RunPauses
+from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
 from warmloop.messages import Message, Meta
 from warmloop.sessions.persistence import SessionPersistence
@@ -39,7 +40,8 @@ class RunState:
     resume_at: int | None = None
     """With a stored session: where the run to go on with began (a crash cut it short)."""
     transcript: Transcript = field(init=False)
-    requests: list[RequestRecord] = field(default_factory=list)
+    sent: list[SentRequest] = field(default_factory=list)
+    """The run's record of each request it sent; the keep-alive reads the same list."""
     start: int = 0
     step: int = 0
     syntax_errors: int = 0
@@ -86,7 +88,13 @@ class RunState:
             self.learned,
             self.maintained,
             self.warn,
+            self.sent,
         )
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """The record of each request of the run (usage, seconds, prefix check)."""
+        return [sent.record for sent in self.sent if sent.record is not None]
 
     def warn(self, line: str) -> None:
         """Something the user should know about the run (`run.warnings`)."""

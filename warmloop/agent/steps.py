@@ -149,7 +149,7 @@ class Runner(RequestCycle, Acting):
         exc.transcript = self.transcript  # type: ignore[attr-defined]
 
     def finish(self, end: Submitted) -> Run:
-        steps = len(self.requests)
+        steps = len(self.sent)
         self.pauses.finished(steps, self.transcript.conversation)
         return Run(
             end.outputs,
