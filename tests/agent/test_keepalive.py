@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_time import FakeTime
+from tests.support.run_records import sent
 from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
@@ -241,7 +242,7 @@ async def test_a_cold_prune_that_leaves_little_to_re_send_is_not_worth_a_keep_al
         conversation = Transcript()
         conversation.append(SystemText(INSTRUCTIONS))
         conversation.append(UserText("Run the tests."))
-        pauses.sent(inner.render(conversation, ()), 0.0, 50_000, cold)
+        sent(pauses, inner.render(conversation, ()), 0.0, 50_000, cold)
         async with pauses.pause("tool:run_tests", inner.facts, "c", 0):
             time.advance(270.0)
             for _ in range(5):
@@ -308,7 +309,7 @@ def started_pauses(time: FakeTime, learned: Learned) -> tuple[RunPauses, Scripte
     inner = ScriptedModel(name=SONNET)
     pauses = RunPauses(inner, time.policy(), learned, lambda e: None, lambda w: None)
     conversation = Transcript([SystemText(INSTRUCTIONS), UserText("Run the tests.")])
-    pauses.sent(inner.render(conversation, ()), time.now, 50_000)
+    sent(pauses, inner.render(conversation, ()), time.now, 50_000)
     return pauses, inner, conversation
 
 
@@ -320,7 +321,7 @@ async def test_a_pause_and_a_gap_are_measured_from_the_last_request() -> None:
         time.advance(2.0)
     assert list(learned.pauses["tool:run_tests"]) == [2.0]
     time.advance(5.0)
-    pauses.sent(inner.render(conversation, ()), time.now, 50_000)
+    sent(pauses, inner.render(conversation, ()), time.now, 50_000)
     assert list(learned.gaps) == [7.0]
 
 

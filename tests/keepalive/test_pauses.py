@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.run_records import sent
 from warmloop import ScriptedModel, SystemText, Transcript, UserText
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.keepalive import pauses as pauses_module
@@ -157,7 +158,7 @@ def test_the_ttl_choice_is_given_the_tokens_new_since_the_last_request(
     conversation = Transcript([SystemText("Run the tests. " * 400), UserText("Go.")])
     first = model.render(conversation, ())
     pauses.with_retention(first, model.facts, 0)
-    pauses.sent(first, 0.0, 1_500, chars=first.length)
+    sent(pauses, first, 0.0, 1_500, chars=first.length)
     conversation.append(UserText("The suite printed this. " * 200))
     second = model.render(conversation, ())
     pauses.with_retention(second, model.facts, 1)

@@ -18,7 +18,8 @@ from os import PathLike
 from typing import Literal
 
 from warmloop.agent.run import Run
-from warmloop.agent.steps import Runner, Settings
+from warmloop.agent.settings import Settings
+from warmloop.agent.steps import Runner
 from warmloop.agent.thread_loop import run_in_thread_loop
 from warmloop.agent.wakeup import signals_wake_the_loop
 from warmloop.errors import ConfigurationError
@@ -154,23 +155,7 @@ class Agent:
 
     def settings(self) -> Settings:
         """What a run reads of this agent, as it is now."""
-        return Settings(
-            self.model,
-            self.toolbox,
-            self.outputs,
-            self.tool_specs,
-            self.fingerprint,
-            self.instructions,
-            self.max_steps,
-            self.max_syntax_errors,
-            self.max_tool_retries,
-            self.max_result_chars,
-            self.on_message,
-            self.maintenance,
-            self.on_maintenance,
-            self.keepalive,
-            self.check_outputs,
-        )
+        return Settings.of(self)
 
     def waiting(
         self,

@@ -1,22 +1,22 @@
 """Pauses: keeping the cache warm while a run's tools run, or while an application waits
 between runs (`waiting`), as maintenance.
 
-`RunPauses` remembers the last request sent (its payload, when, its prompt size); around
-each step's tool calls it starts a `Pinger` priced from the model's facts (a keep-alive
-read against a cold resume's write) with this tool's earlier durations as the rule's
-history, stops it when the tools are done, and records the pause's length for next time.
-Each keep-alive becomes a `MaintenanceEvent` with its usage (priced with the run); a
-failed one becomes a warning. Nothing is appended to the transcript or stored session.
-Before each request it picks the TTL the request is written with (`longer_retention`,
-from what followed the agent's earlier requests and runs), and it tells `Learned` where
-runs end and follow-ups start.
+`RunPauses` reads the run's own records of what it sent (`SentRequest`: the payload, when,
+its prompt size), keeping no copy of its own; around each step's tool calls it starts a
+`Pinger` priced from the model's facts (a keep-alive read against a cold resume's write)
+with this tool's earlier durations as the rule's history, stops it when the tools are
+done, and records the pause's length for next time. Each keep-alive becomes a
+`MaintenanceEvent` with its usage (priced with the run); a failed one becomes a warning.
+Nothing is appended to the transcript or stored session. Before each request it picks the
+TTL the request is written with (`longer_retention`, from what followed the agent's
+earlier requests and runs), and it tells `Learned` where runs end and follow-ups start.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from warmloop.facts.model_facts import ModelFacts
@@ -25,6 +25,7 @@ from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
 from warmloop.keepalive.rule import choose_retention, pause_costs
+from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.size import TokenCounter
 from warmloop.messages import AssistantTurn
@@ -44,35 +45,22 @@ class RunPauses:
     learned: Learned
     on_event: Callable[[MaintenanceEvent], None]
     on_warning: Callable[[str], None]
-    last: Rendered | None = None
-    last_at: float = 0.0
-    last_prompt: int = 0
-    cold_prompt: int | None = None
-    """The prompt a cold resume would send after its prune (None: the whole)."""
-    last_chars: int = 0
-    last_ttl: str | None = None
-    """The TTL the last request was written with, when not the model's own."""
-    chosen_ttl: str | None = None
+    requests: Sequence[SentRequest] = field(default_factory=list)
+    """The run's own records of what it sent (the run appends to them; read here)."""
     first: bool = True
     """This run is its conversation's first (not a follow-up)."""
     pingers: list[Pinger] = field(default_factory=list)
 
-    def sent(
-        self,
-        rendered: Rendered,
-        at: float,
-        prompt_tokens: int,
-        cold_tokens: int | None = None,
-        chars: int = 0,
-    ) -> None:
-        """A request went out at `at` (the policy's clock) with `prompt_tokens` (`chars`
-        long as the guard reads it); a cold resume's prune would leave `cold_tokens` of it
-        (the miss a keep-alive saves). The gap since the previous one is learned."""
-        if self.last is not None and self.policy is not None:
-            self.learned.gap(at - self.last_at)
-        self.last, self.last_at, self.last_prompt = rendered, at, prompt_tokens
-        self.cold_prompt, self.last_chars = cold_tokens, chars
-        self.last_ttl, self.chosen_ttl = self.chosen_ttl, None
+    @property
+    def last(self) -> SentRequest | None:
+        """The run's last request, if it sent one."""
+        return self.requests[-1] if self.requests else None
+
+    def sent(self) -> None:
+        """The run appended a request to its records: the gap since the one before is
+        learned."""
+        if len(self.requests) > 1 and self.policy is not None:
+            self.learned.gap(self.requests[-1].at - self.requests[-2].at)
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
@@ -85,34 +73,35 @@ class RunPauses:
     def finished(self, requests: int, conversation: str) -> None:
         """The run ended with outputs after `requests` requests: learned, as a run that
         may be followed (from its last request, on the keep-alive clock)."""
-        at = self.last_at if self.policy is not None and self.last is not None else None
+        last = self.last
+        at = last.at if self.policy is not None and last is not None else None
         self.learned.finished(requests, conversation, at, first=self.first)
 
-    def with_retention(self, rendered: Rendered, facts: ModelFacts, sent: int) -> Rendered:
-        """The request to send, after `sent` of this run: written with a longer TTL where
-        `longer_retention` picks one from what this agent saw follow its requests (the
-        gaps within its runs, and the follow-ups after their ends, by the chance that this
-        request is its run's last)."""
-        self.chosen_ttl = None
+    def with_retention(
+        self, rendered: Rendered, facts: ModelFacts, sent: int
+    ) -> tuple[Rendered, str | None]:
+        """The request to send, after `sent` of this run, and the TTL it is written with
+        (None: the model's own): a longer one where `longer_retention` picks it from what
+        this agent saw follow its requests (the gaps within its runs, and the follow-ups
+        after their ends, by the chance that this request is its run's last)."""
         if self.policy is None:
-            return rendered
-        chars = rendered.length
-        ratio = self.last_prompt / self.last_chars if self.last_chars else 0.25
-        written = max(0, chars - self.last_chars) if self.last is not None else chars
+            return rendered, None
+        chars, last = rendered.length, self.last
+        ratio = last.prompt_tokens / last.chars if last is not None and last.chars else 0.25
+        written = max(0, chars - last.chars) if last is not None else chars
         longer = longer_retention(
             facts.profile,
             rendered.wire_format,
             int(chars * ratio),
             int(written * ratio),
             self.learned.gaps,
-            cold_tokens=self.cold_prompt,
+            cold_tokens=last.cold_tokens if last is not None else None,
             follow_ups=self.learned.follow_ups,
             shares=self.learned.outlook(sent, first=self.first),
         )
         if longer is None:
-            return rendered
-        self.chosen_ttl = longer.name
-        return with_cache_ttl(rendered, longer.name)
+            return rendered, None
+        return with_cache_ttl(rendered, longer.name), longer.name
 
     def now(self) -> float:
         return self.policy.clock() if self.policy is not None else 0.0
@@ -163,33 +152,34 @@ class RunPauses:
                 await pinger.stop()
             if policy is not None:
                 # From the last request: the cache's clock, which the history is read on.
-                self.learned.paused(kind, self.now() - self.last_at)
+                latest = self.last
+                self.learned.paused(kind, self.now() - (latest.at if latest else 0.0))
 
     def _pinger(
         self,
-        last: Rendered,
+        last: SentRequest,
         history: list[float],
         facts: ModelFacts,
         session_id: str,
         revision: int,
         policy: KeepAlivePolicy,
     ) -> Pinger | None:
-        answer = answer_tokens(last)
+        answer = answer_tokens(last.rendered)
         prices = facts.prices
         if answer is None:
             return None
         ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
-        retention = facts.profile.retention_for(self.last_ttl) if self.last_ttl else None
+        retention = facts.profile.retention_for(last.ttl) if last.ttl else None
         costs = pause_costs(
             facts.profile,
-            self.last_prompt,
-            cold_tokens=self.cold_prompt,
+            last.prompt_tokens,
+            cold_tokens=last.cold_tokens,
             output_ratio=ratio * answer,
             retention=retention,
         )
         if costs is None:
             return None
-        prompt = self.last_prompt
+        prompt = last.prompt_tokens
 
         def record(ping: Ping) -> None:
             if ping.usage is None:
@@ -202,10 +192,10 @@ class RunPauses:
 
         pinger = Pinger(
             self.model,
-            last,
+            last.rendered,
             session_id,
             costs,
-            sent_at=self.last_at,
+            sent_at=last.at,
             history=history,
             policy=policy,
             on_ping=record,
@@ -286,9 +276,11 @@ async def waiting(
         last = transcript.meta.last_request_at
         since = max(0.0, time.time() - last) if last else 0.0
     rendered = model.render(transcript, tool_specs)
-    pauses = RunPauses(model, policy, learned, wait.maintenance.append, wait.warnings.append)
     prompt = TokenCounter(model.name).count(rendered.stream)
-    pauses.sent(rendered, policy.clock() - since, prompt)
+    start = SentRequest(rendered, policy.clock() - since, prompt)  # what the wait follows
+    pauses = RunPauses(
+        model, policy, learned, wait.maintenance.append, wait.warnings.append, [start]
+    )
     try:
         async with pauses.pause("waiting", model.facts, transcript.conversation, 0):
             yield wait

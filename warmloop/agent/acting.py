@@ -1,0 +1,97 @@
+"""Acting on a turn's tool calls: answer each call in order, storing each result as it
+comes (a returned tool never runs twice, a call whose result is stored is not run again),
+keep the cache warm beside the tools, and leave the step with `Submitted` on valid
+outputs."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from warmloop.agent.exits import Submitted
+from warmloop.agent.resumption import stored_results
+from warmloop.agent.state import INTERRUPTED, RunState
+from warmloop.messages import AssistantTurn, ToolResult
+from warmloop.outputs import MAX_OUTPUT_REFUSALS, SUBMITTED
+from warmloop.tools.gateway import SUBMIT
+from warmloop.tools.toolbox import Disclosure
+
+
+class Acting(RunState):
+    """The acting seam of a run (see the module docstring)."""
+
+    async def act(self, turn: AssistantTurn, *, extracting: bool) -> None:
+        """Answer every call of the turn, in order, appending each result as it comes;
+        raises `Submitted` on a valid submit. A pause for the tools (not for `submit`) is
+        kept warm beside them."""
+        cap = self.settings.result_cap(self.facts)
+        tools = self.tools.step(self.transcript, max_result_chars=cap)
+        pause = self.pauses.for_turn(
+            turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
+        )
+        async with pause:
+            submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
+        for notice in tools.announcements():  # tools discovered in this step, taught once
+            self.append(notice)
+        await self.persisted()
+        self.failed_steps = self.failed_steps + 1 if failed else 0
+        if submitted is not None:
+            raise Submitted(submitted, extracted=extracting)
+
+    async def run_calls(
+        self, turn: AssistantTurn, tools: Disclosure, cap: int | None, *, extracting: bool
+    ) -> tuple[BaseModel | None, bool]:
+        """Answer every call of the turn, in order, storing each result as it comes (a
+        returned tool never runs twice, a call whose result is stored is not run again);
+        the outputs on a valid submit, and whether every call failed."""
+        submitted: BaseModel | None = None
+        failed = True
+        stored = stored_results(self.transcript.messages)  # the turn is the newest
+        for call in turn.tool_calls:
+            if call.id in stored:  # returned before a crash: never run again
+                result = stored[call.id]
+                if call.name == SUBMIT and not result.is_error:
+                    checked = self.settings.outputs.validate(call)
+                    submitted = None if isinstance(checked, ToolResult) else checked
+                failed = failed and result.is_error
+                continue
+            if submitted is not None or (extracting and call.name != SUBMIT):
+                reason = "the run was already submitted" if submitted else "only submit now"
+                result = self.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
+            elif call.name == SUBMIT:
+                checked = self.settings.outputs.validate(call)
+                refusal = None if extracting else self.refusal(checked)
+                if isinstance(checked, ToolResult):
+                    result = checked
+                elif refusal is not None:
+                    result = ToolResult(call.id, call.name, refusal, is_error=True)
+                else:
+                    submitted = checked
+                    result = ToolResult(call.id, call.name, SUBMITTED)
+            elif call.id in self.cut and not self.repeatable(call.name):
+                result = self.settings.toolbox.error(call, INTERRUPTED, cap)
+            else:
+                execution = await tools.run(call)
+                self.executions.append(execution)
+                result = execution.result
+            failed = failed and result.is_error
+            self.append(result)
+            await self.persisted()  # each result as it comes: a returned tool never runs twice
+        return submitted, failed
+
+    def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
+        """Why the output check refuses valid `outputs`, counted; None to accept. Bounded
+        (MAX_OUTPUT_REFUSALS per run), so a run always ends; the extract step is never
+        refused."""
+        check = self.settings.check_outputs
+        if check is None or isinstance(outputs, ToolResult):
+            return None
+        if self.refused_outputs >= MAX_OUTPUT_REFUSALS:
+            return None
+        problem = check(outputs, self.transcript.messages[self.start :])
+        if problem is not None:
+            self.refused_outputs += 1
+        return problem
+
+    def repeatable(self, name: str) -> bool:
+        tool = self.settings.toolbox.get(name)
+        return tool is None or tool.repeatable

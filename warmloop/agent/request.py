@@ -1,0 +1,174 @@
+"""The request of a step, in named seams: render; before the request, maintain (the planner
+may rewrite the conversation), check the guard and pick the TTL; send (a rejection for the
+window is learned and retried once); after the response, record it and tell the keep-alive;
+append the turn. A turn that did not parse leaves as a `FormatError` carrying its
+correction, or ends the run once the syntax budget is used up."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from warmloop.agent.exits import FormatError
+from warmloop.agent.run import RequestFailed, SyntaxBudgetExceeded
+from warmloop.agent.state import RunState
+from warmloop.errors import ContextWindowExceeded, ProviderError
+from warmloop.facts.model_facts import MIN_WINDOW
+from warmloop.keepalive.sent import SentRequest
+from warmloop.maintenance.horizon import requests_ahead
+from warmloop.messages import AssistantTurn, UserText
+from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.wire.guard import PrefixCheck, PrefixGuard
+from warmloop.wire.request_record import RequestRecord
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A request on its way: the conversation as rendered (what the guard and the planner
+    read), what goes on the wire (written with a longer TTL, perhaps), the guard's check,
+    and when it went out (wall clock, a timer, the keep-alive's clock)."""
+
+    rendered: Rendered
+    sending: Rendered
+    check: PrefixCheck
+    ttl: str | None
+    """The TTL `sending` is written with, when not the model's own."""
+    sent_at: float
+    started: float
+    clock: float
+
+
+class RequestCycle(RunState):
+    """The request seams of a run (see the module docstring)."""
+
+    async def query(self) -> AssistantTurn:
+        """One request; appends the assistant turn and returns it."""
+        rendered = await self.maintain(self.render())
+        outgoing = self.before_request(rendered)
+        outgoing, response = await self.send(outgoing)
+        self.after_response(outgoing, response)
+        return await self.appended_turn(response)
+
+    def render(self) -> Rendered:
+        return self.settings.model.render(self.transcript, self.settings.tool_specs)
+
+    async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
+        """Let the planner rewrite the conversation before this request; the request to
+        send (rendered again when the conversation changed)."""
+        if self.maintainer is None:
+            return rendered
+        # This step, the rest, the extract step; the extract step's own request is the last.
+        budget_left = 1 if self.extracting else self.settings.max_steps - self.step + 2
+        remaining = requests_ahead(len(self.sent), budget_left, self.learned.run_lengths)
+        changes = await self.maintainer.maintain(
+            self.transcript,
+            rendered,
+            remaining=remaining,
+            forced=forced,
+            cap=self.settings.result_cap(self.facts),
+        )
+        if not changes:
+            return rendered
+        for change in changes:
+            if self.hook is not None:  # stored with its archive rows first; raises: not adopted
+                await self.hook.stored(change.transcript, change.rewrite)
+            self.transcript = change.transcript
+            self.maintained(change.event)
+        return self.render()
+
+    def before_request(self, rendered: Rendered) -> Outgoing:
+        """The guard's check, and the request to send: what it writes lives longer,
+        perhaps (markers and a TTL only, the same prompt)."""
+        check = self.check(rendered)
+        sending, ttl = self.pauses.with_retention(rendered, self.facts, len(self.sent))
+        clock = self.pauses.now()
+        return Outgoing(rendered, sending, check, ttl, time.time(), time.perf_counter(), clock)
+
+    def check(self, rendered: Rendered) -> PrefixCheck:
+        """The guard's verdict on this request; a fresh session's first request is checked
+        against the agent's opening instead (the cache its earlier sessions wrote)."""
+        transcript = self.transcript
+        assert isinstance(transcript.guard, PrefixGuard)
+        check = transcript.guard.check(rendered.wire, revision=transcript.revision)
+        fresh = self.history is None and self.start == 0 and not self.sent and self.step <= 1
+        return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
+
+    async def send(self, outgoing: Outgoing) -> tuple[Outgoing, ModelResponse]:
+        """The response, and the request it answers: a rejection for the window is learned
+        and, with maintenance, retried once after a forced maintenance point."""
+        model, session = self.settings.model, self.transcript.conversation
+        try:
+            try:
+                response = await model.send(outgoing.sending, session_id=session)
+            except ContextWindowExceeded as exc:
+                outgoing = await self.overflowed(outgoing, exc)
+                response = await model.send(outgoing.sending, session_id=session)
+            # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
+            return outgoing, replace(response, turn=self.transcript.unique_calls(response.turn))
+        except ProviderError as exc:
+            raise RequestFailed(str(exc), self.transcript) from exc
+
+    async def overflowed(self, outgoing: Outgoing, exc: ContextWindowExceeded) -> Outgoing:
+        """The retry of a request the window rejected (raises `exc` without maintenance)."""
+        await self.window_learned(exc)
+        if self.maintainer is None:
+            raise exc
+        rendered = await self.maintain(outgoing.rendered, forced=True)
+        check = self.check(rendered)
+        return replace(outgoing, rendered=rendered, sending=rendered, check=check, ttl=None)
+
+    async def window_learned(self, exc: ContextWindowExceeded) -> None:
+        """A rejection named the window: a fact for the rest of this conversation (kept in
+        its meta, so a stored session remembers it)."""
+        if exc.window is None or exc.window < MIN_WINDOW:
+            return
+        self.facts = self.facts.told_window(exc.window, "learned", "a rejection named it")
+        self.transcript.meta = replace(self.transcript.meta, context_window=exc.window)
+        await self.persisted(best_effort=True)  # stored now: the retry may fail as well
+        if self.maintainer is not None and self.facts.window is not None:
+            self.maintainer.learned_window(self.facts.window)
+
+    def after_response(self, outgoing: Outgoing, response: ModelResponse) -> None:
+        """Record the request (a verdict that disagrees with the guard is reported, never
+        raised), let the planner observe it and the keep-alive take it as the last."""
+        seconds = time.perf_counter() - outgoing.started
+        record = RequestRecord(response.usage, seconds, outgoing.check, response.verdict)
+        if (disagreement := record.disagreement()) is not None:
+            self.warnings.append(f"request {len(self.sent) + 1}: {disagreement}")
+        prompt, cold = response.usage.prompt_tokens, None
+        if self.maintainer is not None:
+            plan = self.maintainer.observed(self.transcript, outgoing.rendered, response.usage)
+            # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
+            cold = max(prompt - plan.dropped_tokens, 0)
+        chars = outgoing.rendered.length
+        sending, clock, ttl = outgoing.sending, outgoing.clock, outgoing.ttl
+        self.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
+        self.pauses.sent()  # the keep-alive reads the run's records: the gap is learned
+        self.transcript.meta = replace(
+            self.transcript.meta,
+            updated_at=time.time(),
+            last_request_at=outgoing.sent_at,
+            model=self.settings.model.name,
+            tools_fingerprint=self.settings.fingerprint,
+        )
+
+    async def appended_turn(self, response: ModelResponse) -> AssistantTurn:
+        """Append the response's turn, stored before any of its tools runs; one that did not
+        parse is counted, and leaves with its correction (`FormatError`) or, the syntax
+        budget used up, ends the run."""
+        self.append(response.turn)
+        problem = response.format_error
+        if problem is None:
+            await self.persisted()
+            self.syntax_errors = 0
+            return response.turn
+        self.syntax_errors += 1
+        if self.syntax_errors >= self.settings.max_syntax_errors:
+            await self.persisted()
+            raise SyntaxBudgetExceeded(
+                f"{self.syntax_errors} consecutive model turns could not be parsed "
+                f"(last: {problem.detail})",
+                self.transcript,
+            )
+        # Stored with its correction: a resumed run tells an unparseable turn by it.
+        raise FormatError(UserText(problem.correction))

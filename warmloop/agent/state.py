@@ -1,0 +1,145 @@
+"""One run's state: the transcript it owns (it applies every rewrite the maintainer plans,
+once the session has stored it), its request records, events and counters, and the few
+things every step does with them (append, store, warn). The run's steps are the methods of
+its subclasses: the request (`agent/request.py`), acting on tool calls (`agent/acting.py`)
+and the loop (`agent/steps.py`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from warmloop.agent.settings import Settings
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.pauses import RunPauses
+from warmloop.keepalive.sent import SentRequest
+from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.messages import Message, Meta
+from warmloop.sessions.persistence import SessionPersistence
+from warmloop.tools.invoke import Execution
+from warmloop.tools.toolbox import Disclosure
+from warmloop.transcript import Transcript
+from warmloop.wire.guard import PrefixGuard
+from warmloop.wire.request_record import RequestRecord
+
+INTERRUPTED = "Not executed: the run was interrupted before this call finished."
+
+
+@dataclass
+class RunState:
+    """One run's mutable state; created fresh per run, so every counter starts at zero."""
+
+    settings: Settings
+    learned: Learned
+    task: str
+    history: Transcript | None
+    conversation_id: str | None
+    hook: SessionPersistence | None = None
+    """A stored session's persistence hook, called after each complete unit is appended."""
+    resume_at: int | None = None
+    """With a stored session: where the run to go on with began (a crash cut it short)."""
+    transcript: Transcript = field(init=False)
+    sent: list[SentRequest] = field(default_factory=list)
+    """The run's record of each request it sent; the keep-alive reads the same list."""
+    start: int = 0
+    step: int = 0
+    syntax_errors: int = 0
+    failed_steps: int = 0
+    refused_outputs: int = 0
+    """Submits the output check refused in this run (at most MAX_OUTPUT_REFUSALS)."""
+    extracting: bool = False
+    """The extract step has begun: its request is the run's last."""
+    maintainer: Maintainer | None = None
+    maintenance: list[MaintenanceEvent] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
+    tools: Disclosure = field(init=False)
+    """This run's view of the agent's toolbox: what it taught, the calls it left running."""
+    facts: ModelFacts = field(init=False)
+    """The model's facts for this conversation: a window learned from a rejection (kept
+    in the transcript's meta) overrides the model's."""
+    warnings: list[str] = field(default_factory=list)
+    cut: frozenset[str] = frozenset()
+    """Calls a crash left without a result (a resumed run answers an unrepeatable one
+    "interrupted" instead of running it again)."""
+    pauses: RunPauses = field(init=False)
+    """Keeping the cache warm while this run's tools run (`keepalive/pauses.py`)."""
+
+    def __post_init__(self) -> None:
+        if self.hook is not None:
+            self.transcript = self.hook.transcript  # a stored session continues in place
+            self.learned.stored(
+                self.hook.lease.session_id, self.hook.pauses, self.transcript.conversation
+            )
+        elif self.history is not None:
+            self.transcript = self.history.fork()
+        else:
+            self.transcript = Transcript(meta=Meta(created_at=time.time()))
+        if self.conversation_id is not None:
+            self.transcript.conversation = self.conversation_id
+        if self.transcript.guard is None:
+            self.transcript.guard = PrefixGuard()
+        self.start = len(self.transcript) if self.resume_at is None else self.resume_at
+        self.facts = self.settings.model.facts
+        self.tools = self.settings.toolbox.conversation()
+        self.pauses = RunPauses(
+            self.settings.model,
+            self.settings.keepalive,
+            self.learned,
+            self.maintained,
+            self.warn,
+            self.sent,
+        )
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """The record of each request of the run (usage, seconds, prefix check)."""
+        return [sent.record for sent in self.sent if sent.record is not None]
+
+    def warn(self, line: str) -> None:
+        """Something the user should know about the run (`run.warnings`)."""
+        self.warnings.append(line)
+
+    def maintained(self, event: MaintenanceEvent) -> None:
+        """A maintenance action happened (a rewrite, a keep-alive): reported with the run."""
+        self.maintenance.append(event)
+        if self.settings.on_maintenance is not None:
+            self.settings.on_maintenance(event)
+
+    async def settle_facts(self) -> None:
+        """Ask the model for what its server publishes (once per model), take a window this
+        conversation learned earlier, say what is still assumed, and set up maintenance."""
+        settings = self.settings
+        facts = await settings.model.discover()
+        meta = self.transcript.meta
+        learned = meta.context_window if meta.model in ("", settings.model.name) else None
+        if learned is not None:  # a fact about this model, not one a history had with another
+            facts = facts.told_window(learned, "learned", "a rejection named it")
+        self.facts = facts
+        self.warnings = facts.assumptions(settings.model.name)
+        if settings.maintenance is not None:
+            self.maintainer = Maintainer(
+                settings.model,
+                settings.tool_specs,
+                facts.profile,
+                settings.maintenance,
+                window=facts.window,
+            )
+
+    def append(self, *messages: Message) -> None:
+        for message in messages:
+            self.transcript.append(message)
+            if self.settings.on_message is not None:
+                self.settings.on_message(message)
+
+    async def persisted(self, *, best_effort: bool = False) -> None:
+        """Hand what is new to the session hook (one transaction). On the way out of a
+        failed run (`best_effort`) a store failure is dropped: the stored session stays at
+        its last complete step, and resuming closes the step."""
+        if self.hook is None:
+            return
+        try:
+            await self.hook.appended(self.transcript, self.requests)
+        except Exception:
+            if not best_effort:
+                raise
