@@ -73,6 +73,7 @@ PROVIDERS = (
         needs_name=None,
         extra="local",
         example="local",
+        in_process=True,
     ),
     ProviderRecord(
         "anthropic",

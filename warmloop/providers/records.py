@@ -87,6 +87,7 @@ class ProviderRecord:
     (`prefix:name`), False (`prefix` alone), None (either). `extra`: the pip extra its SDK
     comes with. `families`: lower-case model-name starts that belong to it. `tokenizer`:
     the name of an o200k-style encoding that counts its tokens exactly, or None.
+    `in_process`: the model runs in this process (it takes a context size, `n_ctx`).
     """
 
     prefix: str
@@ -101,6 +102,7 @@ class ProviderRecord:
     families: tuple[str, ...] = ()
     tokenizer: str | None = None
     example: str = ""
+    in_process: bool = False
 
     @property
     def system_name(self) -> str:
