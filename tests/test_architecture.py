@@ -204,3 +204,67 @@ def test_the_checks_see_every_kind_of_import(tmp_path: Path) -> None:
     edges = graph(root)
     assert cycles(edges) == [["warmloop.errors", "warmloop.facts.a"]]
     assert "warmloop.facts.b imports warmloop.agent.c" in upward(edges)
+
+
+PROVIDER_RECORDS = frozenset(
+    {"warmloop.providers.builtin", "warmloop.providers.records", "warmloop.providers.registry"}
+)
+"""The modules that may name a provider or a wire format: its record and the registry."""
+
+
+def _strings(node: ast.expr) -> Iterator[str]:
+    """The string literals a comparison operand is, or holds (a tuple, list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+    elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+        for element in node.elts:
+            yield from _strings(element)
+
+
+def name_comparisons(root: Path, names: frozenset[str]) -> list[str]:
+    """Every `==`, `!=`, `in` or `not in` against a literal that is one of `names` (a
+    provider prefix or a wire format's name), outside the provider records."""
+    found = []
+    for module, path in modules(root).items():
+        if module in PROVIDER_RECORDS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            if not all(isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops):
+                continue
+            for operand in (node.left, *node.comparators):
+                for text in _strings(operand):
+                    if text in names:
+                        found.append(f"{module}:{node.lineno} compares with {text!r}")
+    return sorted(found)
+
+
+def _registered_names() -> frozenset[str]:
+    from warmloop.providers.registry import providers, wire_formats
+
+    prefixes = {name for record in providers() for name in (record.prefix, *record.aliases)}
+    return frozenset(prefixes | {fmt.name for fmt in wire_formats()})
+
+
+def test_no_module_compares_a_provider_name_outside_the_provider_records() -> None:
+    """Code asks a record for a capability (`wire.explicit_breakpoints`), never compares a
+    provider's or a wire format's name."""
+    assert name_comparisons(PACKAGE, _registered_names()) == []
+
+
+def test_the_name_check_finds_a_planted_comparison(tmp_path: Path) -> None:
+    root = tmp_path / "warmloop"
+    (root / "audit").mkdir(parents=True)
+    (root / "providers").mkdir()
+    for init in (root, root / "audit", root / "providers"):
+        (init / "__init__.py").write_text("")
+    (root / "audit" / "blocks.py").write_text(
+        'def f(wire, p):\n    return wire.name == "anthropic" or p in ("gemini", "x")\n'
+    )
+    (root / "audit" / "fine.py").write_text('DETAILS = "anthropic"\nOK = "x" == "y"\n')
+    (root / "providers" / "builtin.py").write_text('A = "anthropic" == "anthropic"\n')
+    assert name_comparisons(root, _registered_names()) == [
+        "warmloop.audit.blocks:2 compares with 'anthropic'",
+        "warmloop.audit.blocks:2 compares with 'gemini'",
+    ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
+from warmloop.providers.registry import provider_of, split_model_name
 
 try:
     from opentelemetry import trace
@@ -27,26 +28,18 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 TRACER_NAME = "warmloop"
-PROVIDER_NAMES = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "openai-chat": "openai",
-    "gemini": "gcp.gemini",
-    "deepseek": "deepseek",
-    "xai": "x_ai",
-}
-"""warmloop's selection-string prefixes as `gen_ai.provider.name` values."""
 
 
 def provider_name(model_name: str) -> str:
-    """The GenAI provider name of a selection string such as `anthropic:claude-sonnet-4-6`."""
-    prefix = model_name.split(":", 1)[0]
-    return PROVIDER_NAMES.get(prefix, prefix)
+    """The GenAI provider name of a selection string such as `anthropic:claude-sonnet-4-6`
+    (its provider record's `system_name`; the prefix of a provider warmloop does not know)."""
+    record = provider_of(model_name)
+    return record.system_name if record is not None else split_model_name(model_name)[0]
 
 
 def request_model(model_name: str) -> str:
     """The model part of a selection string (the whole name when it has no provider)."""
-    return model_name.split(":", 1)[1] if ":" in model_name else model_name
+    return split_model_name(model_name)[1] if ":" in model_name else model_name
 
 
 class InstrumentedModel(WrappedModel):

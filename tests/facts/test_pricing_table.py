@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from warmloop.facts.price_table import PRICES_ENV, Prices, Rates, prices_for, shipped_table
-from warmloop.providers.select import _PROVIDERS
+from warmloop.providers.registry import providers
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +49,7 @@ def test_every_rate_is_a_non_negative_finite_number() -> None:
 
 
 def test_every_entry_is_a_remote_provider_selection_string() -> None:
-    remote = set(_PROVIDERS) - {"local", "openai-compatible"}
+    remote = {record.prefix for record in providers()} - {"local", "openai-compatible"}
     for key in shipped_table().models:
         provider, _, model = key.partition(":")
         assert provider in remote, key

@@ -16,7 +16,7 @@ from warmloop.errors import ConfigurationError
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.profiles import CacheProfile, parse_table, profile_for, profile_table
 from warmloop.facts.usage import Usage
-from warmloop.providers.select import _PROVIDERS
+from warmloop.providers.registry import providers
 
 
 def _shipped() -> dict[str, Any]:
@@ -45,7 +45,7 @@ def test_every_entry_is_sourced_dated_and_has_a_safe_cold_after() -> None:
 
 
 def test_every_selectable_provider_has_a_profile() -> None:
-    for provider in _PROVIDERS:
+    for provider in (record.prefix for record in providers()):
         profile = profile_for(f"{provider}:some-model")
         assert profile.provider == ("openai" if provider == "openai-chat" else provider)
 

@@ -15,10 +15,9 @@ import pytest
 
 from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent
-from warmloop.audit.formats import RESPONSES_FORMAT
+from warmloop.audit.formats import logged_layout
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.keepalive.request import (
-    ANSWER_LIMITS,
     check_payload,
     keepalive_request,
     per_request,
@@ -29,6 +28,7 @@ from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.gemini import GeminiModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.registry import wire_format
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.tools.schema import ToolSpec
@@ -90,7 +90,8 @@ def test_a_keep_alive_is_the_last_request_byte_for_byte_with_a_minimal_answer(
     assert keep is not None
     assert keep.keepalive
     assert not rendered.keepalive
-    path, least = ANSWER_LIMITS[rendered.wire_format]
+    fmt = wire_format(rendered.wire_format)
+    path, least = fmt.answer, fmt.least_answer
     node: Any = keep.payload
     for key in path:
         node = node[key]
@@ -290,7 +291,7 @@ async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_fo
     ttls = [body.get("prompt_cache_options", {}).get("ttl") for body in bodies]
     assert ttls == [None, None, None, "12h", None, "12h"]
     assert list(agent.learned.follow_ups) == [7_200.0, 7_200.0]
-    layout = RESPONSES_FORMAT.layout
+    layout = logged_layout(wire_format("openai-responses"))
     streams = [canonical_stream(body, layout).text for body in bodies]
     for before, after in itertools.pairwise(streams):
         assert after.startswith(before)

@@ -141,7 +141,7 @@ def _simulate_own(
         strict=True,
     ):
         common = seen[parent].common(found) if parent is not None else 0
-        if conversation.wire.name != "anthropic":
+        if not conversation.wire.explicit_breakpoints:
             found = Pieces(found.texts, ideal_marks(len(found.texts), common, profile.ttl))
         before = sent[parent] if parent is not None else ()
         blocks = sized(found.texts, tokens, found.marks, before, common)
@@ -161,7 +161,7 @@ def _miss_cause(
     idle: float | None,
     previous: Pieces,
     current: Pieces,
-    anthropic: bool,
+    explicit: bool,
 ) -> tuple[str, str] | None:
     shortfall = reusable - cached
     if shortfall <= max(profile.increment_tokens, TOLERANCE * reusable):
@@ -178,7 +178,7 @@ def _miss_cause(
             f"idle {idle / 60:.1f} min since the previous request, past the "
             f"{profile.ttl_seconds / 60:g} min cache TTL ({profile.ttl})",
         )
-    if anthropic and profile.mode == "explicit" and profile.lookback_blocks:
+    if explicit and profile.mode == "explicit" and profile.lookback_blocks:
         found = marker_cause(previous, current, profile.lookback_blocks)
         if found is not None:
             return "cache-marker", found
@@ -200,7 +200,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         else []
     )
     times = request_times(entries)
-    anthropic = conversation.wire.name == "anthropic"
+    explicit = conversation.wire.explicit_breakpoints
     findings: list[Finding] = []
     seen: list[Pieces] = []
     for k, entry in enumerate(entries):
@@ -229,7 +229,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                     idle,
                     seen[parent],
                     current,
-                    anthropic,
+                    explicit,
                 )
         section = divergence.section if divergence else None
         earlier = entries[parent] if parent is not None else None

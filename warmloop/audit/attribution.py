@@ -26,7 +26,7 @@ def attribute(
     """The provider's verdict on a request, whether it agrees with the audit's reading of it
     against `previous` (the request it continues, its parent in its conversation;
     `section` where the prefix moved, the cause), and the cause the miss is charged to."""
-    verdict = logged_verdict(entry.record, entry.wire.name)
+    verdict = logged_verdict(entry.record, entry.wire)
     if verdict is None:
         return None, None, cause
     # Both readings must be of the same pair: none for a conversation's first request, and

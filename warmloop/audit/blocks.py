@@ -89,7 +89,7 @@ def anthropic_pieces(body: Mapping[str, Any], head: str) -> Pieces:
 def pieces(entry: Entry) -> Pieces:
     """The blocks of one logged request."""
     stream = entry.stream
-    if entry.wire.name == "anthropic":
+    if entry.wire.explicit_breakpoints:
         if entry.blocks is not None:
             return Pieces(*entry.blocks)
         return anthropic_pieces(entry.record.body, stream.head[0][1])

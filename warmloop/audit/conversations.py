@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 from warmloop.audit.anchors import AnchorIndex, anchors
 from warmloop.audit.continuation import Continuation, continuation
-from warmloop.audit.formats import WireFormat
 from warmloop.audit.log import LoggedRequest
+from warmloop.providers.records import WireFormat
 from warmloop.wire.guard import compare
 from warmloop.wire.stream import WireStream
 

@@ -74,7 +74,7 @@ def _logged_requests(
     conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
 ) -> list[tuple[SimRequest, SimRequest]]:
     """Per request: as sent, and the same with a careful client's markers."""
-    keep_marks = conversation.wire.name == "anthropic"
+    keep_marks = conversation.wire.explicit_breakpoints
     out: list[tuple[SimRequest, SimRequest]] = []
     seen: list[Pieces] = []
     sent: list[tuple[Block, ...]] = []

@@ -21,24 +21,25 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from warmloop.audit.formats import ANTHROPIC_FORMAT, RESPONSES_FORMAT, WireFormat, format_from_path
+from warmloop.audit.formats import format_from_path, logged_layout
 from warmloop.audit.formats import routing_key as find_routing_key
+from warmloop.providers.records import WireFormat
+from warmloop.providers.registry import wire_formats
 from warmloop.wire.comparison import Baselines
 from warmloop.wire.stream import WireStream, canonical_stream
-from warmloop.wire.verdict import ANTHROPIC_BETA
 
-HOSTS = {"api.anthropic.com": ANTHROPIC_FORMAT, "api.openai.com": RESPONSES_FORMAT}
-"""The only upstreams whose requests `--diagnose` changes, and the one format on each."""
 BETA_HEADER = "anthropic-beta"
 
 
 def diagnosable(upstream: str) -> WireFormat | None:
     """The format `--diagnose` adds fields to on this upstream (https, default port, one of
-    `HOSTS`), or None: every request to any other upstream goes as sent."""
+    a wire format's `diagnostics_host`), or None: every request to any other upstream goes
+    as sent."""
     parts = urlsplit(upstream)
     if parts.scheme != "https" or parts.port not in (None, 443) or parts.username:
         return None
-    return HOSTS.get((parts.hostname or "").lower())
+    host = (parts.hostname or "").lower()
+    return next((fmt for fmt in wire_formats() if fmt.diagnostics_host == host), None)
 
 
 @dataclass(frozen=True)
@@ -70,18 +71,19 @@ class Diagnoser:
             return None
         if not isinstance(request, dict) or _asks_already(request):
             return None
-        stream = canonical_stream(request, self.wire.layout)
+        stream = canonical_stream(request, logged_layout(self.wire))
         key = find_routing_key(request)
         earlier = self.baselines.find(stream, key)
-        if self.wire is ANTHROPIC_FORMAT:
-            request["diagnostics"] = {"previous_message_id": earlier}
-            headers = _with_beta(headers)
-        elif earlier is not None:
-            options = request.get("prompt_cache_options")
-            options = dict(options) if isinstance(options, dict) else {}
-            request["prompt_cache_options"] = {**options, "comparison_response_id": earlier}
-        else:
+        if self.wire.diagnostics_field is None or (
+            earlier is None and not self.wire.asks_without_baseline
+        ):
             return Asked(stream, key, headers, body)  # nothing to compare with yet
+        outer, inner = self.wire.diagnostics_field
+        options = request.get(outer)
+        options = dict(options) if isinstance(options, dict) else {}
+        request[outer] = {**options, inner: earlier}
+        if self.wire.diagnostics_beta is not None:
+            headers = _with_beta(headers, self.wire.diagnostics_beta)
         sent = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
         return Asked(stream, key, headers, sent)
 
@@ -98,11 +100,11 @@ def _asks_already(request: dict[str, Any]) -> bool:
     )
 
 
-def _with_beta(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _with_beta(headers: list[tuple[str, str]], beta: str) -> list[tuple[str, str]]:
     """The headers with the diagnostics beta added to `anthropic-beta` (once)."""
     values = [v for k, v in headers if k.lower() == BETA_HEADER]
     betas = [b.strip() for v in values for b in v.split(",") if b.strip()]
-    if ANTHROPIC_BETA in betas:
+    if beta in betas:
         return headers
     others = [(k, v) for k, v in headers if k.lower() != BETA_HEADER]
-    return [*others, (BETA_HEADER, ",".join([*betas, ANTHROPIC_BETA]))]
+    return [*others, (BETA_HEADER, ",".join([*betas, beta]))]

@@ -1,23 +1,25 @@
 """Which wire format a logged request is in, its model, its routing key, its cache profile.
 
-The format comes from the endpoint path when the log has it (`/v1/messages`,
-`/chat/completions`, `/responses`, `:generateContent`), else from the body's shape. Each
-format's `WireLayout` comes from `wire.stream`, with the keys that never reach the prompt
-(streaming switches, output budgets, sampling, Anthropic's `diagnostics`, OpenAI's
-`prompt_cache_options.comparison_response_id`) added to the keys
+The format comes from the endpoint path when the log has it (each registered wire format's
+`endpoint`: `/v1/messages`, `/chat/completions`, `/responses`, `:generateContent`), else
+from the body's shape. Each format's logged layout (`logged_layout`) is read with the keys
+that never reach the prompt (streaming switches, output budgets, sampling, Anthropic's
+`diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`) added to the keys
 the canonical stream leaves out, so switching them is not reported as a bust.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile, profile_for
-from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_HTTP, RESPONSES, WireLayout
+from warmloop.providers.records import WireFormat
+from warmloop.providers.registry import providers, wire_format, wire_formats
+from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_SDK, RESPONSES, WireLayout
 
 NOT_IN_PROMPT = frozenset(
     {
@@ -44,59 +46,26 @@ NOT_IN_PROMPT = frozenset(
     }
 )
 """Request keys that choose how a reply is sampled or delivered, not what the prompt is."""
-COMPARISON = ("prompt_cache_options", "comparison_response_id")
-"""OpenAI's cache-diagnostics baseline: which response to compare with, not the prompt."""
 
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
-_GEMINI_PATH = re.compile(r"/models/([^/:]+):(?:stream)?[gG]enerateContent")
-_FAMILIES = (
-    ("claude", "anthropic"),
-    ("gemini", "gemini"),
-    ("deepseek", "deepseek"),
-    ("gpt", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("codex", "openai"),
-)
 
 
-@dataclass(frozen=True)
-class WireFormat:
-    """A wire format: its name, its layout for the audit, and the provider it belongs to."""
-
-    name: str
-    layout: WireLayout
-    provider: str
-
-
-def _audit_layout(layout: WireLayout) -> WireLayout:
-    return replace(layout, routing=layout.routing | NOT_IN_PROMPT)
-
-
-ANTHROPIC_FORMAT = WireFormat("anthropic", _audit_layout(ANTHROPIC), "anthropic")
-CHAT_FORMAT = WireFormat("openai-chat", _audit_layout(CHAT), "openai")
-RESPONSES_FORMAT = WireFormat(
-    "openai-responses",
-    replace(_audit_layout(RESPONSES), unprompted=(*RESPONSES.unprompted, COMPARISON)),
-    "openai",
-)
-GEMINI_FORMAT = WireFormat("gemini", _audit_layout(GEMINI_HTTP), "gemini")
-FORMATS = (ANTHROPIC_FORMAT, CHAT_FORMAT, RESPONSES_FORMAT, GEMINI_FORMAT)
+@cache
+def logged_layout(wire: WireFormat) -> WireLayout:
+    """How the audit reads a logged body of this format: its HTTP layout, with the keys
+    that are no part of the prompt added to the ones the canonical stream leaves out."""
+    layout = wire.logged_layout or wire.layout
+    return replace(
+        layout,
+        routing=layout.routing | NOT_IN_PROMPT,
+        unprompted=(*layout.unprompted, *wire.logged_unprompted),
+    )
 
 
 def format_from_path(path: str) -> WireFormat | None:
     """The format an endpoint path speaks, or None for paths that are not model requests."""
     path = path.split("?", 1)[0].rstrip("/")
-    if _GEMINI_PATH.search(path):
-        return GEMINI_FORMAT
-    if path.endswith("/chat/completions"):
-        return CHAT_FORMAT
-    if path.endswith("/responses"):
-        return RESPONSES_FORMAT
-    if path.endswith("/messages"):
-        return ANTHROPIC_FORMAT
-    return None
+    return next((fmt for fmt in wire_formats() if fmt.endpoint_match(path)), None)
 
 
 def _looks_anthropic(body: Mapping[str, Any]) -> bool:
@@ -123,10 +92,10 @@ def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:
     if found is not None:
         return found
     if "contents" in body:
-        return GEMINI_FORMAT
+        return wire_format(GEMINI_SDK.name)
     if "input" in body and "messages" not in body:
-        return RESPONSES_FORMAT
-    return ANTHROPIC_FORMAT if _looks_anthropic(body) else CHAT_FORMAT
+        return wire_format(RESPONSES.name)
+    return wire_format(ANTHROPIC.name if _looks_anthropic(body) else CHAT.name)
 
 
 def model_name(body: Mapping[str, Any], path: str = "") -> str:
@@ -134,15 +103,22 @@ def model_name(body: Mapping[str, Any], path: str = "") -> str:
     model = body.get("model")
     if isinstance(model, str) and model:
         return model.removeprefix("models/")
-    found = _GEMINI_PATH.search(path)
-    return found.group(1) if found else ""
+    path = path.split("?", 1)[0].rstrip("/")
+    for fmt in wire_formats():
+        found = fmt.endpoint_match(path)
+        if found is not None and found.groups() and found.group(1):
+            return found.group(1)
+    return ""
 
 
 def model_spec(wire: WireFormat, model: str) -> str:
     """A selection string (`anthropic:claude-sonnet-4-6`) for the model's provider; a model
     served on another provider's wire format (DeepSeek over Chat Completions) keeps its own."""
     lowered = model.lower()
-    provider = next((p for prefix, p in _FAMILIES if lowered.startswith(prefix)), wire.provider)
+    provider = next(
+        (p.prefix for p in providers() if any(map(lowered.startswith, p.families))),
+        wire.provider,
+    )
     return f"{provider}:{model}" if model else f"{provider}:"
 
 

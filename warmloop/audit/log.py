@@ -28,10 +28,18 @@ from typing import Any
 
 from warmloop.audit.regular import open_regular
 from warmloop.errors import ConfigurationError
+from warmloop.providers.registry import wire_formats
 
 BODY_KEYS = ("body", "request", "payload", "request_body")
 TIME_KEYS = ("at", "timestamp", "ts", "time", "created_at")
-CONVERSATION_KEYS = frozenset({"messages", "input", "contents"})
+
+
+def conversation_keys() -> frozenset[str]:
+    """The body keys that hold a conversation in any registered wire format (`messages`,
+    `input`, `contents`, and a third party's)."""
+    return frozenset((fmt.logged_layout or fmt.layout).conversation[0] for fmt in wire_formats())
+
+
 RECORD_KEYS = frozenset({"usage", "diagnostics", "prompt_cache_diagnostics", "response_id"})
 """Keys beside a raw body that are the recorder's (or the response's), never a request's."""
 BODY_FACTS = ("model", "diagnostics", "prompt_cache_options")
@@ -118,15 +126,16 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
     """A record from one decoded line, or why it is not one."""
     if not isinstance(data, dict):
         return f"line {number}: not a JSON object"
+    keys = conversation_keys()
     body = next((data[k] for k in BODY_KEYS if isinstance(data.get(k), dict)), None)
     if body is None:
-        if not CONVERSATION_KEYS & data.keys():
+        if not keys & data.keys():
             return f"line {number}: no request body (messages, input or contents)"
         # A raw body: our metadata keys are no request parameter of any of the APIs.
         body = {k: v for k, v in data.items() if k not in {*RECORD_KEYS, *TIME_KEYS}}
-    if not CONVERSATION_KEYS & body.keys():
+    if not keys & body.keys():
         return f"line {number}: the body has no messages, input or contents"
-    for key in sorted(CONVERSATION_KEYS & body.keys()):
+    for key in sorted(keys & body.keys()):
         value = body[key]
         if key == "input" and isinstance(value, str):  # Responses' one-message shorthand
             body = {**body, "input": [{"role": "user", "content": value}]}

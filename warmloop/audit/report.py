@@ -17,7 +17,14 @@ from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.blocks import anthropic_pieces
 from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
-from warmloop.audit.formats import detect_format, model_name, model_spec, own_profile, routing_key
+from warmloop.audit.formats import (
+    detect_format,
+    logged_layout,
+    model_name,
+    model_spec,
+    own_profile,
+    routing_key,
+)
 from warmloop.audit.log import LogContents, LoggedRequest, slim
 from warmloop.wire.stream import canonical_stream
 
@@ -196,10 +203,10 @@ def _entries(
             refused.append(f"line {record.line}: the API answered {record.status}")
             continue
         wire = detect_format(record.body, record.path)
-        stream = canonical_stream(record.body, wire.layout)
+        stream = canonical_stream(record.body, logged_layout(wire))
         head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
         blocks = None
-        if wire.name == "anthropic":
+        if wire.explicit_breakpoints:
             marked = anthropic_pieces(record.body, head[0][1])
             blocks = (tuple(seen.setdefault(t, t) for t in marked.texts), marked.marks)
         entries.append(

@@ -25,6 +25,8 @@ from typing import Any
 
 from warmloop.audit.log import LoggedRequest, deeper_than
 from warmloop.facts.usage import Usage, prompt_split
+from warmloop.providers.records import WireFormat
+from warmloop.providers.registry import wire_formats
 from warmloop.wire.verdict import ProviderVerdict, anthropic_verdict, read_verdict
 
 DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
@@ -186,10 +188,10 @@ def compared_with(body: Mapping[str, Any]) -> tuple[bool, str | None]:
     """Whether a request body asked for cache diagnostics, and the earlier response it
     named (Anthropic's `diagnostics.previous_message_id`, OpenAI's
     `prompt_cache_options.comparison_response_id`)."""
-    for key, field in (
-        ("diagnostics", "previous_message_id"),
-        ("prompt_cache_options", "comparison_response_id"),
-    ):
+    for fmt in wire_formats():
+        if fmt.diagnostics_field is None:
+            continue
+        key, field = fmt.diagnostics_field
         asked = body.get(key)
         if isinstance(asked, Mapping) and field in asked:
             named = asked[field]
@@ -197,7 +199,7 @@ def compared_with(body: Mapping[str, Any]) -> tuple[bool, str | None]:
     return False, None
 
 
-def logged_verdict(record: LoggedRequest, wire: str) -> ProviderVerdict | None:
+def logged_verdict(record: LoggedRequest, wire: WireFormat) -> ProviderVerdict | None:
     """The provider's verdict on a logged request: its diagnostics when the log has them;
     for an answered Anthropic request that named a previous message and got none back, the
     documented `diagnostics: null`, no divergence."""
@@ -205,6 +207,6 @@ def logged_verdict(record: LoggedRequest, wire: str) -> ProviderVerdict | None:
     if record.diagnostics:
         return read_verdict(record.diagnostics, compared_with=earlier)
     answered = record.usage is not None and (record.status is None or record.status < 400)
-    if wire == "anthropic" and asked and earlier is not None and answered:
+    if wire.silence_is_unchanged and asked and earlier is not None and answered:
         return anthropic_verdict({}, compared_with=earlier)
     return None

@@ -9,6 +9,7 @@ from typing import Any
 from warmloop.errors import ConfigurationError
 from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.redact import redact_spec
+from warmloop.providers.registry import provider_of
 
 LOCAL_HELP = (
     f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
@@ -41,7 +42,8 @@ def model_options(
     if base_url is not None:
         chosen["base_url"] = base_url
     if n_ctx is not None:
-        if spec.strip().partition(":")[0] != "local":
+        record = provider_of(spec)
+        if record is None or not record.in_process:
             raise ConfigurationError(
                 f"--n-ctx applies to local models only, not {redact_spec(spec)!r}"
             )

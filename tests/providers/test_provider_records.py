@@ -1,0 +1,107 @@
+"""A provider added from outside the package, through the hooks the built-ins use (the
+`acme:` provider of tests/support/acme_provider.py), selects, renders, prices, audits and
+sends a keep-alive with no edit to warmloop's files; the registry refuses a duplicate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import acme_provider
+from warmloop.audit.log import read_log
+from warmloop.audit.report import audit
+from warmloop.errors import ConfigurationError
+from warmloop.facts import profiles
+from warmloop.facts.price_table import PRICES_ENV, prices_for
+from warmloop.keepalive.request import keepalive_request
+from warmloop.messages import SystemText, UserText
+from warmloop.providers import registry
+from warmloop.providers.registry import (
+    provider_of,
+    register_provider,
+    register_wire_format,
+    split_model_name,
+)
+from warmloop.providers.select import resolve_model
+from warmloop.transcript import Transcript
+
+
+@pytest.fixture
+def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Registrations last for the test only: the registry's and the table's state is restored.
+    for name in ("_providers", "_by_alias", "_formats"):
+        monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
+    monkeypatch.setattr(profiles, "_registered", [])
+    prices = tmp_path / "acme-prices.json"
+    prices.write_text(json.dumps(acme_provider.PRICES), "utf-8")
+    monkeypatch.setenv(PRICES_ENV, str(prices))
+    register_wire_format(acme_provider.WIRE_FORMAT)
+    register_provider(acme_provider.RECORD)
+    profiles.register_profiles(json.dumps(acme_provider.PROFILES))
+    yield
+    profiles.profile_table.cache_clear()
+
+
+def _transcript() -> Transcript:
+    t = Transcript()
+    t.append(SystemText("You answer questions about cities."))
+    t.append(UserText("Which country is Paris in? " * 400))
+    return t
+
+
+@pytest.mark.usefixtures("acme")
+def test_an_outside_provider_selects_renders_prices_and_keeps_alive() -> None:
+    model = resolve_model("acme:acme-1")
+    assert isinstance(model, acme_provider.AcmeModel)
+    assert model.facts.profile.provider == "acme"
+    assert model.facts.context_window == 64000
+    prices = prices_for("acme:acme-1")
+    assert prices is not None
+    assert prices.rates.input == 1.0
+    rendered = model.render(_transcript(), [])
+    keep = keepalive_request(rendered)
+    assert keep is not None
+    assert keep.payload["limit"] == 1
+    asyncio.run(model.send(keep, session_id="s"))
+    assert model.sent == [keep]
+    assert keep.keepalive
+    assert provider_of("acme:acme-1") is acme_provider.RECORD
+
+
+@pytest.mark.usefixtures("acme")
+def test_an_outside_provider_is_audited_by_its_endpoint_family_and_prices(
+    tmp_path: Path,
+) -> None:
+    body = {"model": "acme-1", "preamble": "Be brief.", "turns": ["x " * 3000], "limit": 9}
+    later = {**body, "turns": ["x " * 3000, "and then?"]}
+    log = tmp_path / "acme.jsonl"
+    usage = {"prompt_tokens": 1600, "completion_tokens": 1}
+    lines = [
+        json.dumps({"at": 100.0 + k, "path": "/acme/v1/complete", "body": b, "usage": usage})
+        for k, b in enumerate((body, later))
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    report = audit(read_log(log))
+    assert report.skipped == (), report.skipped
+    (conversation,) = report.conversations
+    assert conversation.format == "acme-wire"
+    assert conversation.costs[0].provider == "acme:acme-1"
+    assert conversation.costs[0].actual > 0
+    assert [f.divergence for f in conversation.findings] == [None, None]
+
+
+@pytest.mark.usefixtures("acme")
+def test_a_duplicate_prefix_or_wire_format_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="already registered"):
+        register_provider(acme_provider.RECORD)
+    with pytest.raises(ConfigurationError, match="already registered"):
+        register_wire_format(acme_provider.WIRE_FORMAT)
+
+
+def test_the_selection_string_is_split_in_one_place() -> None:
+    assert split_model_name(" anthropic:claude-x ") == ("anthropic", "claude-x")
+    assert split_model_name("local") == ("local", "")

@@ -1,0 +1,115 @@
+"""What warmloop knows about each provider and each wire format, as one record apiece.
+
+A `ProviderRecord` is selected by its prefix (`anthropic:` in `anthropic:claude-x`): the
+model class it builds (a lazy `"module:Class"` reference, so no SDK is imported until it is
+asked for), the extra and key variables it needs, its names for telemetry and for people,
+the model-name families a logged request is attributed to it by, its tokenizer, and the wire
+format it speaks. A `WireFormat` is what the keep-alive and the audit read of a request:
+its layout, where the answer's size goes, and the cache rules (explicit breakpoints, a TTL
+chosen per request). Code asks a record for a capability, never compares a provider's name.
+The registry that holds them is `warmloop.providers.registry`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from warmloop.wire.stream import WireLayout
+
+TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
+"""A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """One wire format: its layouts, its keep-alive answer, its cache rules, and how the
+    audit finds it in a log.
+
+    `layout`: the payload warmloop renders; `logged_layout`: a logged HTTP body when it
+    differs (Gemini's REST body against the SDK's keyword arguments). `answer`: the key
+    path of the answer's size, `least_answer` the least a keep-alive may ask for, raised
+    above `thinking_budget` where that path holds a budget. `explicit_breakpoints`: the
+    cache reads and writes only at the request's own markers. `per_request_ttls`: the TTLs
+    `write_ttl` can choose for one request (`any` for every TTL the markers take).
+    `endpoint`: a pattern a logged path of this format matches (a group, if any, is the
+    model). `provider`: the prefix a logged request is priced under when its model names
+    no family. `diagnostics_host`: the one upstream whose cache diagnostics the proxy may
+    ask for, `diagnostics_field` the (object, key) a request names the earlier response
+    in, `diagnostics_beta` the beta header value that asking needs, and
+    `asks_without_baseline` whether to ask when there is no earlier response to name.
+    `logged_unprompted`: nested keys of a logged body that are no part of the
+    prompt. `silence_is_unchanged`: a request that named an earlier one and got no
+    diagnostics back was told "no divergence".
+    """
+
+    name: str
+    layout: WireLayout
+    provider: str
+    answer: tuple[str, ...]
+    least_answer: int = 1
+    logged_layout: WireLayout | None = None
+    thinking_budget: tuple[str, ...] | None = None
+    explicit_breakpoints: bool = False
+    per_request_ttls: frozenset[str] | str = frozenset()
+    write_ttl: TtlWriter | None = None
+    endpoint: str = ""
+    diagnostics_host: str | None = None
+    diagnostics_field: tuple[str, str] | None = None
+    diagnostics_beta: str | None = None
+    asks_without_baseline: bool = False
+    logged_unprompted: tuple[tuple[str, ...], ...] = ()
+    silence_is_unchanged: bool = False
+
+    @property
+    def per_request_ttl(self) -> bool:
+        """Whether a request in this format can choose its own TTL."""
+        return self.write_ttl is not None and bool(self.per_request_ttls)
+
+    def takes_ttl(self, ttl: str) -> bool:
+        """Whether one request in this format can be written for `ttl`."""
+        return self.per_request_ttl and (
+            self.per_request_ttls == "any" or ttl in self.per_request_ttls
+        )
+
+    def endpoint_match(self, path: str) -> re.Match[str] | None:
+        """The match of this format's endpoint in a logged path, or None."""
+        return re.search(self.endpoint, path) if self.endpoint else None
+
+
+@dataclass(frozen=True)
+class ProviderRecord:
+    """One provider: how it is selected and built, and what it is called.
+
+    `model`: `"module:Class"`, the class taking the model name first. `needs_name`: True
+    (`prefix:name`), False (`prefix` alone), None (either). `extra`: the pip extra its SDK
+    comes with. `families`: lower-case model-name starts that belong to it. `tokenizer`:
+    the name of an o200k-style encoding that counts its tokens exactly, or None.
+    `in_process`: the model runs in this process (it takes a context size, `n_ctx`).
+    """
+
+    prefix: str
+    model: str
+    wire_format: str | None = None
+    needs_name: bool | None = True
+    aliases: tuple[str, ...] = ()
+    extra: str = "all"
+    key_variables: tuple[str, ...] = ()
+    telemetry_name: str = ""
+    display_name: str = ""
+    families: tuple[str, ...] = ()
+    tokenizer: str | None = None
+    example: str = ""
+    in_process: bool = False
+
+    @property
+    def system_name(self) -> str:
+        """Its `gen_ai.provider.name` (the prefix unless it names another)."""
+        return self.telemetry_name or self.prefix
+
+    @property
+    def shown_name(self) -> str:
+        """Its name for people (the prefix unless it names another)."""
+        return self.display_name or self.prefix
