@@ -42,7 +42,7 @@ each provider's rules and the dated price table (the workload and its pricing:
 Below the table, where warmloop and the informed arm pay more than the optimum: the
 keep-alives in each kind of pause, and the request after it.
 
-    python -m benchmarks.keepalive [--sessions 200] [--seed 7] [--plot keepalive.svg]
+    python -m benchmarks keepalive [--sessions 200] [--seed 7] [--plot keepalive.svg]
 """
 
 from __future__ import annotations
@@ -295,7 +295,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.plot is not None:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
-
-
-if __name__ == "__main__":
-    main()

@@ -10,7 +10,7 @@ read-only tools as `warmloop run`) on one engine per model; the answer is graded
 regular expression. Reported per eval and model: questions answered correctly, by kind,
 mean requests and mean seconds per question.
 
-    python -m benchmarks.local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
+    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
         [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--verbose]
 """
 
@@ -169,7 +169,3 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for row in rows:
         print(row)
-
-
-if __name__ == "__main__":
-    main()

@@ -14,7 +14,7 @@ cache rules with the simulator (`benchmarks.session_costs`). Policies:
 - summarise-at-trigger: at 0.8 of the window everything before the tail becomes a
   400-token summary, plus the summary request (the conversation and one ask, 400 output).
 
-    python -m benchmarks.long_session [--quick] [--plot FILE.png]
+    python -m benchmarks long_session [--quick] [--plot FILE.png]
 """
 
 from __future__ import annotations
@@ -365,7 +365,3 @@ def main() -> None:
     first = next(iter(results))
     plot(results[first], first, args.plot)
     print(f"per-request cost plot: {args.plot}")
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ Each request is only prefilled (no token generated): the work measured is exactl
 prompt evaluation the engine's KV-cache reuse allows. Strategies alternate step by step so
 that load from other processes falls on all three alike.
 
-    python -m benchmarks.prefill [--threads 2]
+    python -m benchmarks prefill [--threads 2]
 """
 
 from __future__ import annotations
@@ -175,7 +175,3 @@ def main() -> None:
         )
     for strategy in strategies:
         strategy.model.close()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,9 +1,9 @@
 """Run the scenario benchmarks: every loop on every scenario, priced under each provider.
 
-    python -m benchmarks [--out DIR]
+    python -m benchmarks scenarios [--out DIR]
 
 Prints the markdown table and writes `table.md` and `cumulative_cost.png` (the PNG needs
-the `bench` extra: `pip install -e '.[bench]'`) into DIR (default: bench-results).
+matplotlib: `pip install -r benchmarks/requirements.txt`) into DIR (default: bench-results).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def run_all() -> list[LoopResult]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("bench-results"))
     args = parser.parse_args()
     results = run_all()
@@ -44,10 +44,6 @@ def main() -> None:
     try:
         picture = plot(results, args.out / "cumulative_cost.png")
     except ImportError:
-        print("no PNG: matplotlib is missing (pip install -e '.[bench]')")
+        print("no PNG: matplotlib is missing (pip install -r benchmarks/requirements.txt)")
     else:
         print(f"wrote {args.out / 'table.md'} and {picture}")
-
-
-if __name__ == "__main__":
-    main()

@@ -7,8 +7,8 @@ should not grow with the session. The step time is sampled when the session hold
 validation) from a fresh store object. SQLite runs with `synchronous=FULL` (one fsync per
 step); PostgreSQL is the local server `scripts/postgres.sh` starts (default settings).
 
-    python -m benchmarks.sessions            # both stores (PostgreSQL via scripts/postgres.sh)
-    python -m benchmarks.sessions --no-postgres
+    python -m benchmarks sessions            # both stores (PostgreSQL via scripts/postgres.sh)
+    python -m benchmarks sessions --no-postgres
 """
 
 from __future__ import annotations
@@ -150,7 +150,3 @@ def main() -> None:
                 "PostgreSQL (local server, psycopg pool)", lambda: PostgresStore(url)
             )
         )
-
-
-if __name__ == "__main__":
-    main()

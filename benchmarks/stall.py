@@ -13,8 +13,8 @@ stall, where a store call made on the loop shows as its whole transaction. The r
 session / no-session says what sessions add: about 1 when no store call blocks the loop.
 The machine's own load moves these figures; compare arms of one invocation.
 
-    python -m benchmarks.stall              # 100 runs; PostgreSQL from $WARMLOOP_TEST_POSTGRES
-    python -m benchmarks.stall --runs 20 --postgres 'postgresql://user@host/db'
+    python -m benchmarks stall              # 100 runs; PostgreSQL from $WARMLOOP_TEST_POSTGRES
+    python -m benchmarks stall --runs 20 --postgres 'postgresql://user@host/db'
 """
 
 from __future__ import annotations
@@ -231,7 +231,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     arms, skipped = measure(plan, postgres)
     print(report(arms, skipped))
-
-
-if __name__ == "__main__":
-    main()

@@ -24,11 +24,12 @@ provider's own renderer and priced with the cache simulator and the dated prices
 
 Every arm performs the same tool uses and all of them succeed (checked).
 
-    python -m benchmarks.toolbox
+    python -m benchmarks toolbox
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import re
@@ -330,14 +331,11 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     size = sum(len(json.dumps(t.spec.full())) for t in catalog()) / 4 / len(catalog())
     print(
         f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
         "a five-server setup of 58 tools is about 55k tokens)\n"
     )
     print(table(measure()))
-    print("\ncommand: python -m benchmarks.toolbox")
-
-
-if __name__ == "__main__":
-    main()
+    print("\ncommand: python -m benchmarks toolbox")
