@@ -45,10 +45,9 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
-from warmloop.messages import SystemText, UserText
+from warmloop import SystemText, Transcript, UserText
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.routing import SESSION_HEADER
-from warmloop.transcript import Transcript
 
 PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt")
 PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")

@@ -17,10 +17,8 @@ import time
 from dataclasses import dataclass, replace
 
 from benchmarks.session_costs import ANTHROPIC_RULES, DEEPSEEK_RULES, RecordingModel, Rules, price
-from warmloop import Agent, call, tool
-from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop import Agent, MaintenancePolicy, Transcript, call, tool
 from warmloop.simulate import SimOutcome
-from warmloop.transcript import Transcript
 
 RESULTS = 20
 RESULT_CHARS = 12_000

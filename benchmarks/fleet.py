@@ -30,11 +30,11 @@ from pathlib import Path
 from benchmarks.fleet_host import FleetHost, serve
 from tests.fleet.agents import crash_agent
 from tests.support.fleet_workers import Workers
+from warmloop import AssistantTurn, check_pairing
 from warmloop.fleet.client import BatchStatus, Fleet
 from warmloop.fleet.tasks import Task
-from warmloop.messages import AssistantTurn, Message
+from warmloop.messages import Message
 from warmloop.sessions.postgres import PostgresStore
-from warmloop.transcript import check_pairing
 
 STEPS = 3
 SEED = 21

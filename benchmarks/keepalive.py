@@ -66,15 +66,13 @@ from benchmarks.keepalive_sessions import (
     price_session,
     sessions,
 )
+from warmloop import Transcript, UserText, resolve_model
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import longer_retention
 from warmloop.keepalive.request import answer_tokens
 from warmloop.keepalive.rule import pause_costs, ping_limit
-from warmloop.messages import UserText
-from warmloop.providers.select import resolve_model
-from warmloop.transcript import Transcript
 
 
 def _each_step(policy: Callable[[CacheProfile, int, Step, float], Plan]) -> Arm:

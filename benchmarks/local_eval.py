@@ -24,12 +24,11 @@ from pathlib import Path
 
 from benchmarks.heldout import QUESTIONS as HELD_OUT
 from benchmarks.heldout import Question, prepare
-from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
-from warmloop.agent.run import RunError
-from warmloop.messages import AssistantTurn
+from warmloop import Agent, AssistantTurn, RunError, workspace_tools
+from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
 from warmloop.providers.local import LocalModel
 from warmloop.providers.local_models import MODELS
-from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS
 from warmloop.workspace.grounding import unread_answer
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"

@@ -27,15 +27,26 @@ from pathlib import Path
 
 from benchmarks.loopback_host import Host, serve
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
-from warmloop import Agent, call, resolve_model, tool
-from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop import (
+    Agent,
+    AssistantTurn,
+    MaintenancePolicy,
+    Model,
+    Reply,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Transcript,
+    UserText,
+    call,
+    resolve_model,
+    tool,
+)
 from warmloop.maintenance.prune import plan_prune
-from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
-from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.providers.scripted import Reply
+from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.simulate import Block, SimRequest, simulate
-from warmloop.tools.schema import ToolSpec
-from warmloop.transcript import Transcript, scratch_copy
+from warmloop.transcript import scratch_copy
 from warmloop.wire.stream import CHAT
 
 RESULT_TOKENS = 6_000

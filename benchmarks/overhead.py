@@ -18,11 +18,18 @@ import json
 import statistics
 import time
 
-from warmloop.messages import AssistantTurn, Message, SystemText, ToolCall, ToolResult, UserText
+from warmloop import (
+    AssistantTurn,
+    ScriptedModel,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+    tool,
+)
+from warmloop.messages import Message
 from warmloop.outputs import Outputs
-from warmloop.providers.scripted import ScriptedModel
-from warmloop.tools.tool import tool
-from warmloop.transcript import Transcript
 from warmloop.transcript_file import dumps_message
 from warmloop.wire.guard import PrefixGuard
 

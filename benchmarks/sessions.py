@@ -25,16 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.overhead import step_messages
-from warmloop.facts.usage import Usage
-from warmloop.messages import SystemText, UserText
+from warmloop import RequestRecord, SQLiteStore, SystemText, Transcript, Usage, UserText
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.sql import SqlStore
-from warmloop.sessions.sqlite import SQLiteStore
-from warmloop.transcript import Transcript
 from warmloop.wire.guard import PrefixCheck
-from warmloop.wire.request_record import RequestRecord
 
 SIZES = (10, 100, 1_000, 10_000)
 WINDOW = 25  # steps sampled around each size (fsync times are noisy)

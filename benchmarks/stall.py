@@ -31,12 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warmloop.agent.agent import Agent
-from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.providers.scripted import ScriptedModel, call
-from warmloop.sessions.sqlite import SQLiteStore
-from warmloop.sessions.store import SessionStore
-from warmloop.tools.tool import tool
+from warmloop import Agent, Model, ScriptedModel, SessionStore, SQLiteStore, call, tool
+from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 
 RUNS = 100
 STEPS = 4

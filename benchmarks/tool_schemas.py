@@ -32,9 +32,9 @@ import openai
 import tiktoken
 from pydantic import BaseModel, Field, create_model
 
+from warmloop import Tool, ToolSpec
 from warmloop.providers.chat_format import wire_tools
-from warmloop.tools.schema import ToolSpec, parse_docstring
-from warmloop.tools.tool import Tool
+from warmloop.tools.schema import parse_docstring
 from warmloop.wire.stream import dumps
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"

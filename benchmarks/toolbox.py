@@ -46,18 +46,24 @@ from benchmarks.session_costs import (
     dollars,
 )
 from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
-from warmloop import Agent
-from warmloop.messages import AssistantTurn, Notice, ToolCall, ToolResult
+from warmloop import (
+    Agent,
+    AssistantTurn,
+    Notice,
+    Toolbox,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Transcript,
+)
 from warmloop.protocols.react_text import call_id
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Script
 from warmloop.simulate import SimRequest, simulate
 from warmloop.tools.announce import announcement
 from warmloop.tools.invoke import Execution
-from warmloop.tools.schema import ToolSpec
 from warmloop.tools.search import Index
-from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure, Toolbox
-from warmloop.transcript import Transcript
+from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure
 from warmloop.wire.stream import ANTHROPIC
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
