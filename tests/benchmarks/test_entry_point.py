@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,18 @@ def test_a_name_runs_its_benchmark_with_the_rest_as_its_arguments(
         run(["keepalive", "--help"])
     assert exit_.value.code == 0
     assert "usage: python -m benchmarks keepalive" in capsys.readouterr().out
+
+
+def test_every_benchmark_command_in_the_docs_names_a_benchmark() -> None:
+    """The README and docs say `python -m benchmarks NAME` with a NAME it runs, never the
+    old per-module `python -m benchmarks.NAME`."""
+    root = PACKAGE.parent
+    texts = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    command = re.compile(r"python -m benchmarks(\.\w+| +[a-z_]+)?")
+    wrong = []
+    for path in texts:
+        for found in command.finditer(path.read_text("utf-8")):
+            name = (found.group(1) or "").strip()
+            if name.startswith(".") or (name and name not in BENCHMARKS):
+                wrong.append(f"{path.name}: {found.group(0)}")
+    assert wrong == []
