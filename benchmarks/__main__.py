@@ -1,53 +1,66 @@
-"""Run the scenario benchmarks: every loop on every scenario, priced under each provider.
+"""The benchmarks' one entry point: `python -m benchmarks NAME [ARGS]` runs one benchmark.
 
-    python -m benchmarks [--out DIR]
+    python -m benchmarks                 # the names, one line each
+    python -m benchmarks NAME --help     # that benchmark's own arguments
 
-Prints the markdown table and writes `table.md` and `cumulative_cost.png` (the PNG needs
-the `bench` extra: `pip install -e '.[bench]'`) into DIR (default: bench-results).
+Each name is a module of this package with a `main()` that parses its own arguments; the
+module is imported only when its name is run, so listing the names needs none of their
+dependencies (a real engine, PostgreSQL, DBOS, matplotlib).
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import importlib
+import sys
+from collections.abc import Sequence
 
-from benchmarks.baselines import POLICIES
-from benchmarks.measure import PROVIDERS, LoopResult, measure
-from benchmarks.report import markdown, plot
-from benchmarks.scenarios import SCENARIOS
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "scenarios": ("scenario_table", "scripted sessions: warmloop vs three baselines, priced"),
+    "long_session": ("long_session", "maintenance vs the offline optimum and baselines"),
+    "facts": ("facts", "every default: a host's window, maintenance on vs off"),
+    "cold_resume": ("cold_resume", "the cold-resume prune, and why a warm one is not"),
+    "keepalive": ("keepalive", "pauses: keep-alive rules vs the offline optimum"),
+    "toolbox": ("toolbox", "120-tool session: disclosure strategies priced"),
+    "tool_schemas": ("tool_schemas", "tool-block size against the OpenAI SDK's helper"),
+    "fleet_fanout": ("fleet_fanout", "a 100-task batch: warm-up first vs all at once"),
+    "overhead": ("overhead", "warmloop's own per-step work, 10 to 10,000 messages"),
+    "sessions": ("sessions", "per-step persistence and resume, SQLite and PostgreSQL"),
+    "stall": ("stall", "event-loop stalls while concurrent runs persist sessions"),
+    "audit_scale": ("audit_scale", "`warmloop audit` seconds and memory as a log grows"),
+    "local_eval": ("local_eval", "embedded models: example and held-out questions"),
+    "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),
+    "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
+    "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
+    "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
+    "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
+}
+"""Name -> (module under `benchmarks`, what it measures)."""
 
 
-def run_all() -> list[LoopResult]:
-    """Every loop on every scenario that can run today, once per provider: warmloop with
-    its planner on that provider's rules, the baselines over the plain session record."""
-    results = []
-    for name, build in SCENARIOS.items():
-        ours = {spec: list(build(spec, True).requests) for spec in PROVIDERS}
-        results.append(measure(name, "warmloop", ours))
-        events = {spec: build(spec, False) for spec in PROVIDERS}
-        for loop, policy in POLICIES.items():
-            if loop != "warmloop":
-                sent = {spec: policy(scenario) for spec, scenario in events.items()}
-                results.append(measure(name, loop, sent))
-    return results
+def listing() -> str:
+    """The names and what each measures, as `python -m benchmarks` prints them."""
+    width = max(map(len, BENCHMARKS))
+    lines = ["usage: python -m benchmarks NAME [ARGS]   (NAME --help for its arguments)", ""]
+    lines += [f"  {name:<{width}}  {about}" for name, (_, about) in BENCHMARKS.items()]
+    return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path("bench-results"))
-    args = parser.parse_args()
-    results = run_all()
-    table = markdown(results)
-    print(table)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "table.md").write_text(table, encoding="utf-8")
-    try:
-        picture = plot(results, args.out / "cumulative_cost.png")
-    except ImportError:
-        print("no PNG: matplotlib is missing (pip install -e '.[bench]')")
-    else:
-        print(f"wrote {args.out / 'table.md'} and {picture}")
+def run(argv: Sequence[str]) -> int:
+    """Run the benchmark `argv[0]` with the rest as its arguments; list the names if none."""
+    if not argv or argv[0] in {"-h", "--help"}:
+        print(listing())
+        return 0
+    name, *rest = argv
+    if name not in BENCHMARKS:
+        print(f"unknown benchmark {name!r}: choose one of the names below\n", file=sys.stderr)
+        print(listing(), file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"benchmarks.{BENCHMARKS[name][0]}")
+    # Each benchmark parses sys.argv with its own argparse; its usage line names this command.
+    sys.argv = [f"python -m benchmarks {name}", *rest]
+    module.main()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run(sys.argv[1:]))

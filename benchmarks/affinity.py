@@ -23,7 +23,7 @@ so nginx (Debian) is the router here.
 Install once (nothing is installed at run time), then run:
 
     pip install -e '.[server,gemma]' && apt-get install -y nginx-light
-    python -m benchmarks.affinity [--sessions 8] [--steps 6] [--replicas 2]
+    python -m benchmarks affinity [--sessions 8] [--steps 6] [--replicas 2]
 """
 
 from __future__ import annotations
@@ -45,10 +45,9 @@ from pathlib import Path
 
 from openai import AsyncOpenAI
 
-from warmloop.messages import SystemText, UserText
+from warmloop import SystemText, Transcript, UserText
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.routing import SESSION_HEADER
-from warmloop.transcript import Transcript
 
 PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt")
 PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
@@ -293,7 +292,7 @@ def table(results: Sequence[Result]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.affinity", description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--replicas", type=int, default=2)
@@ -311,7 +310,3 @@ def main() -> None:
         f"(llama-cpp-python server, {model_file.name}, 1 thread each; router: nginx)"
     )
     print(table(results))
-
-
-if __name__ == "__main__":
-    main()

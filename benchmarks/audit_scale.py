@@ -11,7 +11,7 @@ measured for peak RSS with `os.wait4`. With `--baseline DIR` the same logs are a
 by the warmloop checkout in DIR (for example the main branch before this change), each run
 stopped after `--limit` CPU seconds.
 
-    python -m benchmarks.audit_scale [--large] [--baseline /path/to/other/checkout]
+    python -m benchmarks audit_scale [--large] [--baseline /path/to/other/checkout]
 
 Near-linear scaling shows as a flat "CPU s per 1k" column (its ratio to the 1,000-request
 run); CPU seconds, not wall seconds, because a shared machine stretches wall time.
@@ -165,7 +165,7 @@ def run_audit(checkout: Path, log: Path, limit: float | None = None) -> dict[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.audit_scale", description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--large", action="store_true", help="add a 20,000-request log")
     parser.add_argument("--baseline", type=Path, help="another warmloop checkout to compare")
     parser.add_argument("--limit", type=float, default=60.0, help="CPU s per baseline run")
@@ -208,7 +208,3 @@ def main() -> None:
         head += " baseline CPU s | baseline conversations | baseline peak RSS MB |"
         rule += "---:|---:|---:|"
     print("\n" + "\n".join([head, rule, *rows]))
-
-
-if __name__ == "__main__":
-    main()

@@ -7,19 +7,18 @@ shows why a warm session is left alone: resumed a minute later, the same prune m
 first request re-write everything after the first pruned result at the write price,
 instead of reading it at the read price. Priced under Anthropic's and DeepSeek's rules.
 
-    python -m benchmarks.cold_resume
+    python -m benchmarks cold_resume
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, replace
 
 from benchmarks.session_costs import ANTHROPIC_RULES, DEEPSEEK_RULES, RecordingModel, Rules, price
-from warmloop import Agent, call, tool
-from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop import Agent, MaintenancePolicy, Transcript, call, tool
 from warmloop.simulate import SimOutcome
-from warmloop.transcript import Transcript
 
 RESULTS = 20
 RESULT_CHARS = 12_000
@@ -83,6 +82,7 @@ def resume(
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print(__doc__.split("\n\n")[0])
     print()
     header = "| rules | case | pruned | prompt tokens | missed tokens | first request $ |"
@@ -112,7 +112,3 @@ def main() -> None:
             f"{with_prune.dollars / without.dollars:.2f}; warm prune costs "
             f"{forced.dollars / warm.dollars:.1f}x leaving it alone | | | | |"
         )
-
-
-if __name__ == "__main__":
-    main()

@@ -13,13 +13,13 @@
    the worst on / off anywhere and the saving at 40 and 60 results, for warmloop's horizon
    and for the step budget taken as the horizon (what warmloop did before).
 
-    python -m benchmarks.facts [--sweep]
+    python -m benchmarks facts [--sweep]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -168,7 +168,9 @@ def sweep() -> None:
 
 
 def main() -> None:
-    if "--sweep" in sys.argv[1:]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sweep", action="store_true", help="only the horizon sweep (3.)")
+    if parser.parse_args().sweep:
         sweep()
         return
     print("## A 20-call session of file-sized results, every default\n")
@@ -195,7 +197,3 @@ def main() -> None:
             f"\nworst on / off: {worst['on / off']:.4f} ({worst['scenario']}, {worst['provider']})"
         )
     print(json.dumps({"calls": CALLS, "file_chars": FILE_CHARS}))
-
-
-if __name__ == "__main__":
-    main()

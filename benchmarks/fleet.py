@@ -1,10 +1,10 @@
 """Fleet benchmarks with real worker processes on the loopback fleet host (fleet_host.py)
 and a throwaway PostgreSQL database ($WARMLOOP_TEST_POSTGRES, or scripts/postgres.sh):
 
-    python -m benchmarks.fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
-    python -m benchmarks.fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
-    python -m benchmarks.fleet rate         # a queue limited to 20 tasks a minute (DBOS)
-    python -m benchmarks.fleet rate --tasks 20 --requests-per-minute 40  # 40 requests a minute
+    python -m benchmarks fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
+    python -m benchmarks fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
+    python -m benchmarks fleet rate         # a queue limited to 20 tasks a minute (DBOS)
+    python -m benchmarks fleet rate --tasks 20 --requests-per-minute 40  # 40 requests a minute
 
 `crash` kills at whatever point a random worker has reached (several tasks in flight each),
 then restarts it under its name; the host checks every arrival against the session store,
@@ -30,11 +30,11 @@ from pathlib import Path
 from benchmarks.fleet_host import FleetHost, serve
 from tests.fleet.agents import crash_agent
 from tests.support.fleet_workers import Workers
+from warmloop import AssistantTurn, check_pairing
 from warmloop.fleet.client import BatchStatus, Fleet
 from warmloop.fleet.tasks import Task
-from warmloop.messages import AssistantTurn, Message
+from warmloop.messages import Message
 from warmloop.sessions.postgres import PostgresStore
-from warmloop.transcript import check_pairing
 
 STEPS = 3
 SEED = 21
@@ -244,7 +244,3 @@ def main() -> None:
         throughput(args.tasks)
     else:
         rate(min(args.tasks, 30), args.per_minute, args.requests_per_minute)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """Cache-aware fan-out: a 100-task batch of one agent priced under Anthropic's and OpenAI's
 cache rules (warmloop.simulate), sent all at once against warmed up first.
 
-    python -m benchmarks.fleet_fanout
+    python -m benchmarks fleet_fanout
 
 Every task opens with the agent's opening (tool definitions, then instructions: 6,000 tokens
 here, a mid-sized toolbox), then its own task (150 tokens) and four steps (a 40-token call
@@ -15,6 +15,7 @@ from the cache its first request wrote. A careful client's breakpoints (the audi
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 from warmloop.audit.blocks import ideal_marks
@@ -94,6 +95,7 @@ def batch(spec: str, *, warm: bool) -> Batch:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print(f"fan-out: {TASKS} tasks of one agent, a 6,000-token opening, {STEPS} steps each")
     for spec in PROVIDERS:
         cold, warm = batch(spec, warm=False), batch(spec, warm=True)
@@ -106,7 +108,3 @@ def main() -> None:
                 f"${b.dollars:.4f}"
             )
         print(f"  saving: {saving:.1%}")
-
-
-if __name__ == "__main__":
-    main()

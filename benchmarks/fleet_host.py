@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop import AssistantTurn, ToolResult
+from warmloop.messages import Message
 
 MODEL = "served-model"
 TASK = re.compile(r"task-\d+")

@@ -42,7 +42,7 @@ each provider's rules and the dated price table (the workload and its pricing:
 Below the table, where warmloop and the informed arm pay more than the optimum: the
 keep-alives in each kind of pause, and the request after it.
 
-    python -m benchmarks.keepalive [--sessions 200] [--seed 7] [--plot keepalive.svg]
+    python -m benchmarks keepalive [--sessions 200] [--seed 7] [--plot keepalive.svg]
 """
 
 from __future__ import annotations
@@ -66,15 +66,13 @@ from benchmarks.keepalive_sessions import (
     price_session,
     sessions,
 )
+from warmloop import Transcript, UserText, resolve_model
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import longer_retention
 from warmloop.keepalive.request import answer_tokens
 from warmloop.keepalive.rule import pause_costs, ping_limit
-from warmloop.messages import UserText
-from warmloop.providers.select import resolve_model
-from warmloop.transcript import Transcript
 
 
 def _each_step(policy: Callable[[CacheProfile, int, Step, float], Plan]) -> Arm:
@@ -295,7 +293,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.plot is not None:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
-
-
-if __name__ == "__main__":
-    main()

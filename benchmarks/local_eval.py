@@ -10,7 +10,7 @@ read-only tools as `warmloop run`) on one engine per model; the answer is graded
 regular expression. Reported per eval and model: questions answered correctly, by kind,
 mean requests and mean seconds per question.
 
-    python -m benchmarks.local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
+    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
         [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--verbose]
 """
 
@@ -24,12 +24,11 @@ from pathlib import Path
 
 from benchmarks.heldout import QUESTIONS as HELD_OUT
 from benchmarks.heldout import Question, prepare
-from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
-from warmloop.agent.run import RunError
-from warmloop.messages import AssistantTurn
+from warmloop import Agent, AssistantTurn, RunError, workspace_tools
+from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
 from warmloop.providers.local import LocalModel
 from warmloop.providers.local_models import MODELS
-from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS
 from warmloop.workspace.grounding import unread_answer
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
@@ -169,7 +168,3 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for row in rows:
         print(row)
-
-
-if __name__ == "__main__":
-    main()

@@ -14,7 +14,7 @@ cache rules with the simulator (`benchmarks.session_costs`). Policies:
 - summarise-at-trigger: at 0.8 of the window everything before the tail becomes a
   400-token summary, plus the summary request (the conversation and one ask, 400 output).
 
-    python -m benchmarks.long_session [--quick] [--plot FILE.png]
+    python -m benchmarks long_session [--quick] [--plot FILE.png]
 """
 
 from __future__ import annotations
@@ -27,15 +27,26 @@ from pathlib import Path
 
 from benchmarks.loopback_host import Host, serve
 from benchmarks.session_costs import RULES, RecordingModel, Rules, blocks, price
-from warmloop import Agent, call, resolve_model, tool
-from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop import (
+    Agent,
+    AssistantTurn,
+    MaintenancePolicy,
+    Model,
+    Reply,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Transcript,
+    UserText,
+    call,
+    resolve_model,
+    tool,
+)
 from warmloop.maintenance.prune import plan_prune
-from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
-from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.providers.scripted import Reply
+from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.simulate import Block, SimRequest, simulate
-from warmloop.tools.schema import ToolSpec
-from warmloop.transcript import Transcript, scratch_copy
+from warmloop.transcript import scratch_copy
 from warmloop.wire.stream import CHAT
 
 RESULT_TOKENS = 6_000
@@ -365,7 +376,3 @@ def main() -> None:
     first = next(iter(results))
     plot(results[first], first, args.plot)
     print(f"per-request cost plot: {args.plot}")
-
-
-if __name__ == "__main__":
-    main()

@@ -7,21 +7,29 @@ the renderer memoises per message, the canonical wire stream re-serialises only 
 (identity of unchanged ones), and the guard compares pieces by identity, so the per-step
 time should stay flat.
 
-    python -m benchmarks.overhead
+    python -m benchmarks overhead
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import statistics
 import time
 
-from warmloop.messages import AssistantTurn, Message, SystemText, ToolCall, ToolResult, UserText
+from warmloop import (
+    AssistantTurn,
+    ScriptedModel,
+    SystemText,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    UserText,
+    tool,
+)
+from warmloop.messages import Message
 from warmloop.outputs import Outputs
-from warmloop.providers.scripted import ScriptedModel
-from warmloop.tools.tool import tool
-from warmloop.transcript import Transcript
 from warmloop.transcript_file import dumps_message
 from warmloop.wire.guard import PrefixGuard
 
@@ -72,6 +80,7 @@ def measure() -> dict[int, list[float]]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print("warmloop per-step overhead (render + guard + append + persistence hook)")
     samples = measure()
     medians = {size: statistics.median(values) for size, values in samples.items()}
@@ -83,7 +92,3 @@ def main() -> None:
         print(f"ratio {size:,} msgs / {SIZES[0]} msgs: {ratio:.2f} (1.00 = perfectly flat)")
     target = "met" if medians[SIZES[-1]] < 0.001 else "NOT met"
     print(f"target < 1 ms per step at {SIZES[-1]:,} messages: {target}")
-
-
-if __name__ == "__main__":
-    main()

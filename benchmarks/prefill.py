@@ -12,7 +12,7 @@ Each request is only prefilled (no token generated): the work measured is exactl
 prompt evaluation the engine's KV-cache reuse allows. Strategies alternate step by step so
 that load from other processes falls on all three alike.
 
-    python -m benchmarks.prefill [--threads 2]
+    python -m benchmarks prefill [--threads 2]
 """
 
 from __future__ import annotations
@@ -22,17 +22,13 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from warmloop import SystemText, Toolbox, ToolResult, ToolSpec, Transcript, UserText, tool
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
-from warmloop.messages import SystemText, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
 from warmloop.providers.chat_template import TemplatePrompt, TemplateTurn, prompt_tokens
 from warmloop.providers.local import LocalModel
 from warmloop.tools.gateway import SUBMIT
-from warmloop.tools.schema import ToolSpec
-from warmloop.tools.tool import tool
-from warmloop.tools.toolbox import Toolbox
-from warmloop.transcript import Transcript
 
 STEPS = 12
 N_CTX = 4096
@@ -175,7 +171,3 @@ def main() -> None:
         )
     for strategy in strategies:
         strategy.model.close()
-
-
-if __name__ == "__main__":
-    main()

@@ -20,10 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchmarks.tool_outputs import MODULES, TOOLS
-from warmloop import Agent, ScriptedModel
+from warmloop import Agent, Reply, ScriptedModel, Transcript
 from warmloop.agent.agent import DEFAULT_MAINTENANCE
-from warmloop.providers.scripted import Reply
-from warmloop.transcript import Transcript
 
 STEP_SECONDS = 6.0
 """Model latency plus tool time per step."""

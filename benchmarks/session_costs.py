@@ -18,16 +18,16 @@ from typing import Any
 import anthropic
 from openai import AsyncOpenAI
 
+from warmloop import ScriptedModel, ToolSpec, Transcript
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer
 from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.providers.scripted import Script, ScriptedModel
+from warmloop.providers.scripted import Script
 from warmloop.simulate import Block, SimOutcome, SimRequest, simulate
-from warmloop.tools.schema import ToolSpec
-from warmloop.transcript import Transcript, scratch_copy
+from warmloop.transcript import scratch_copy
 from warmloop.wire.stream import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
 
 CHARS_PER_TOKEN = 4

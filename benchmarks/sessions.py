@@ -7,8 +7,8 @@ should not grow with the session. The step time is sampled when the session hold
 validation) from a fresh store object. SQLite runs with `synchronous=FULL` (one fsync per
 step); PostgreSQL is the local server `scripts/postgres.sh` starts (default settings).
 
-    python -m benchmarks.sessions            # both stores (PostgreSQL via scripts/postgres.sh)
-    python -m benchmarks.sessions --no-postgres
+    python -m benchmarks sessions            # both stores (PostgreSQL via scripts/postgres.sh)
+    python -m benchmarks sessions --no-postgres
 """
 
 from __future__ import annotations
@@ -25,16 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.overhead import step_messages
-from warmloop.facts.usage import Usage
-from warmloop.messages import SystemText, UserText
+from warmloop import RequestRecord, SQLiteStore, SystemText, Transcript, Usage, UserText
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.sql import SqlStore
-from warmloop.sessions.sqlite import SQLiteStore
-from warmloop.transcript import Transcript
 from warmloop.wire.guard import PrefixCheck
-from warmloop.wire.request_record import RequestRecord
 
 SIZES = (10, 100, 1_000, 10_000)
 WINDOW = 25  # steps sampled around each size (fsync times are noisy)
@@ -150,7 +146,3 @@ def main() -> None:
                 "PostgreSQL (local server, psycopg pool)", lambda: PostgresStore(url)
             )
         )
-
-
-if __name__ == "__main__":
-    main()

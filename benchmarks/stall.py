@@ -13,8 +13,8 @@ stall, where a store call made on the loop shows as its whole transaction. The r
 session / no-session says what sessions add: about 1 when no store call blocks the loop.
 The machine's own load moves these figures; compare arms of one invocation.
 
-    python -m benchmarks.stall              # 100 runs; PostgreSQL from $WARMLOOP_TEST_POSTGRES
-    python -m benchmarks.stall --runs 20 --postgres 'postgresql://user@host/db'
+    python -m benchmarks stall              # 100 runs; PostgreSQL from $WARMLOOP_TEST_POSTGRES
+    python -m benchmarks stall --runs 20 --postgres 'postgresql://user@host/db'
 """
 
 from __future__ import annotations
@@ -31,12 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warmloop.agent.agent import Agent
-from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.providers.scripted import ScriptedModel, call
-from warmloop.sessions.sqlite import SQLiteStore
-from warmloop.sessions.store import SessionStore
-from warmloop.tools.tool import tool
+from warmloop import Agent, Model, ScriptedModel, SessionStore, SQLiteStore, call, tool
+from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 
 RUNS = 100
 STEPS = 4
@@ -231,7 +227,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     arms, skipped = measure(plan, postgres)
     print(report(arms, skipped))
-
-
-if __name__ == "__main__":
-    main()

@@ -12,11 +12,12 @@ encoding (the GPT-4o, o-series and GPT-5 tokenizer):
 - OpenAI SDK: `openai.pydantic_function_tool` over a pydantic model with the same types and
   defaults, the summary as its docstring and each argument's text as `Field(description=...)`.
 
-    python -m benchmarks.tool_schemas
+    python -m benchmarks tool_schemas
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import inspect
@@ -31,9 +32,9 @@ import openai
 import tiktoken
 from pydantic import BaseModel, Field, create_model
 
+from warmloop import Tool, ToolSpec
 from warmloop.providers.chat_format import wire_tools
-from warmloop.tools.schema import ToolSpec, parse_docstring
-from warmloop.tools.tool import Tool
+from warmloop.tools.schema import parse_docstring
 from warmloop.wire.stream import dumps
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -185,6 +186,7 @@ def measure() -> list[tuple[str, int, int, int]]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     rows = measure()
     print("Tool-block size in tokens (tiktoken o200k_base), compact JSON `tools` array")
     print(f"{'tool':<24}{'warmloop':>10}{'whole docstring':>17}{'OpenAI SDK':>12}{'ratio':>8}")
@@ -196,7 +198,3 @@ def main() -> None:
         f"\nwarmloop / OpenAI SDK helper = {ours / theirs:.2f} ({verdict}); "
         f"warmloop / whole docstring = {ours / before:.2f}"
     )
-
-
-if __name__ == "__main__":
-    main()

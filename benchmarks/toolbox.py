@@ -24,11 +24,12 @@ provider's own renderer and priced with the cache simulator and the dated prices
 
 Every arm performs the same tool uses and all of them succeed (checked).
 
-    python -m benchmarks.toolbox
+    python -m benchmarks toolbox
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import re
@@ -45,18 +46,24 @@ from benchmarks.session_costs import (
     dollars,
 )
 from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
-from warmloop import Agent
-from warmloop.messages import AssistantTurn, Notice, ToolCall, ToolResult
+from warmloop import (
+    Agent,
+    AssistantTurn,
+    Notice,
+    Toolbox,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Transcript,
+)
 from warmloop.protocols.react_text import call_id
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Script
 from warmloop.simulate import SimRequest, simulate
 from warmloop.tools.announce import announcement
 from warmloop.tools.invoke import Execution
-from warmloop.tools.schema import ToolSpec
 from warmloop.tools.search import Index
-from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure, Toolbox
-from warmloop.transcript import Transcript
+from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure
 from warmloop.wire.stream import ANTHROPIC
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
@@ -330,14 +337,11 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     size = sum(len(json.dumps(t.spec.full())) for t in catalog()) / 4 / len(catalog())
     print(
         f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
         "a five-server setup of 58 tools is about 55k tokens)\n"
     )
     print(table(measure()))
-    print("\ncommand: python -m benchmarks.toolbox")
-
-
-if __name__ == "__main__":
-    main()
+    print("\ncommand: python -m benchmarks toolbox")

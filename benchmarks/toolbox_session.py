@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from warmloop import Tool, tool
-from warmloop.providers.scripted import Reply, Script
-from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
+from warmloop import Reply, Tool, ToolSpec, tool
+from warmloop.providers.scripted import Script
+from warmloop.tools.schema import describe_arguments, model_schema, typed_model
 
 SYSTEMS = {
     "event": ("calendar", "calendar events (meetings, reminders, rooms)"),

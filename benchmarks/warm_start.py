@@ -11,7 +11,7 @@ The figures are the first request's row of each run's request table (prompt toke
 reused tokens, seconds) and the whole process's wall seconds; the first request's
 seconds include generating its step, which is the same text in both arms.
 
-    python -m benchmarks.warm_start [--threads 2] [--model local]
+    python -m benchmarks warm_start [--threads 2] [--model local]
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def fresh_run(arm: str, model: str, threads: int, *options: str) -> FirstRequest
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.warm_start", description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default="local")
     args = parser.parse_args()
@@ -93,7 +93,3 @@ def main() -> None:
         f"process: {warm.process_seconds / cold.process_seconds:.2f}x"
     )
     print(f"\nthe warm run's own table:\n{warm.table}")
-
-
-if __name__ == "__main__":
-    main()

@@ -11,6 +11,8 @@ PIP_FIND_LINKS="$(bash scripts/llama.sh .venv/bin/python)"
 export PIP_FIND_LINKS
 .venv/bin/python -m pip install --quiet --no-deps --force-reinstall "$PIP_FIND_LINKS"/llama_cpp_python-*.whl
 .venv/bin/python -m pip install --quiet -e '.[dev]'
+# The benchmarks' own dependencies (tiktoken, matplotlib): never a library extra.
+.venv/bin/python -m pip install --quiet -r benchmarks/requirements.txt
 bash scripts/debian.sh
 .venv/bin/ruff check warmloop tests benchmarks
 .venv/bin/ruff format --check warmloop tests benchmarks

@@ -268,3 +268,127 @@ def test_the_name_check_finds_a_planted_comparison(tmp_path: Path) -> None:
         "warmloop.audit.blocks:2 compares with 'anthropic'",
         "warmloop.audit.blocks:2 compares with 'gemini'",
     ]
+
+
+# Round three (issue 31): benchmarks as their own package --------------------------------
+# `benchmarks/` is a package beside warmloop: no cycle inside it; it reaches warmloop only
+# through the public `warmloop` package or a documented internal (a unit of the layout whose
+# docstring says so); warmloop never imports it.
+
+BENCHMARKS = PACKAGE.parent / "benchmarks"
+
+DOCUMENTED_INTERNALS: tuple[str, ...] = (
+    "facts",  # profiles, the dated price table, pricing: what every figure is priced with
+    "wire",  # the canonical stream and the prefix guard the benchmarks cut into blocks
+    "simulate",  # the cache simulator every figure is priced by
+    "keepalive",  # the rule the keep-alive benchmark measures against the optimum
+    "providers",  # the wire renderers, the Model contract's parts, the local engine
+    "tools",  # schema helpers and the Toolbox's disclosure knobs (the toolbox arms)
+    "sessions",  # the stores below the public ones, leases and resume (sessions, fleet)
+    "audit",  # the audit entry, its ideal breakpoints and the providers it prices
+    "agent",  # the defaults a user leaves alone, and the horizon the facts sweep swaps
+    "maintenance",  # the prune plan the offline optimum uses, and the horizon
+    "fleet",  # the fleet client and tasks the fleet benchmark drives
+    "workspace",  # the instructions and grounding the local eval grades with
+    "messages",  # `Message`, the union of the public parts
+    "transcript",  # `scratch_copy`, a transcript the renderers may memoise on
+    "transcript_file",  # the persistence hook's own serialiser (overhead)
+    "outputs",  # `Outputs`, the submit tool a prompt is built with (prefill, overhead)
+    "protocols",  # the text protocol the local engine is prompted with
+)
+"""The units of warmloop (as in LAYERS) a benchmark may import beyond `warmloop` itself; each
+one's docstring (its `__init__` for a package) says it is a documented internal for
+benchmarks. Shrink it as the public API grows: a benchmark should measure what users run."""
+
+INTERNAL_MARK = "documented internal for benchmarks"
+
+
+def _imported(module: str, path: Path, known: Mapping[str, Path]) -> Iterator[str]:
+    """Every absolute name `module` imports (a module, or a name inside one)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            for alias in node.names:
+                yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+
+
+def bench_edges(
+    root: Path = BENCHMARKS, library: Path = PACKAGE
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(benchmark module -> benchmark modules it imports, -> warmloop modules it imports)."""
+    ours, theirs = modules(root), modules(library)
+    inside: dict[str, set[str]] = {}
+    outside: dict[str, set[str]] = {}
+    for name, path in ours.items():
+        inside[name], outside[name] = set(), set()
+        for target in _imported(name, path, {**ours, **theirs}):
+            top = target.split(".")[0]
+            owner = _owner(target, ours if top == root.name else theirs)
+            if owner is None or owner == name:
+                continue
+            if top == root.name:
+                inside[name].add(owner)
+            elif top == "warmloop":
+                outside[name].add(owner)
+    return inside, outside
+
+
+def private_imports(outside: Mapping[str, set[str]]) -> list[str]:
+    """Every benchmark import of warmloop that is neither public nor a documented internal."""
+    return [
+        f"{source} imports {target}"
+        for source, targets in sorted(outside.items())
+        for target in sorted(targets)
+        if target != "warmloop" and unit(target) not in DOCUMENTED_INTERNALS
+    ]
+
+
+def test_the_benchmarks_have_no_import_cycle() -> None:
+    inside, _ = bench_edges()
+    assert inside, "no benchmark module found"
+    assert cycles(inside) == []
+
+
+def test_the_benchmarks_import_warmloop_only_publicly_or_through_documented_internals() -> None:
+    _, outside = bench_edges()
+    assert any("warmloop" in targets for targets in outside.values())
+    assert private_imports(outside) == []
+
+
+@pytest.mark.parametrize("internal", DOCUMENTED_INTERNALS)
+def test_each_documented_internal_says_so_in_its_docstring(internal: str) -> None:
+    known = modules()
+    path = known[f"warmloop.{internal}"]
+    docstring = ast.get_docstring(ast.parse(path.read_text("utf-8"))) or ""
+    assert INTERNAL_MARK in " ".join(docstring.split()), f"{path}: say '{INTERNAL_MARK}'"
+
+
+def test_warmloop_never_imports_the_benchmarks() -> None:
+    known = modules()
+    wrong = [
+        f"{name} imports {target}"
+        for name, path in known.items()
+        for target in _imported(name, path, known)
+        if target == "benchmarks" or target.startswith("benchmarks.")
+    ]
+    assert wrong == []
+
+
+def test_the_benchmark_checks_can_fail(tmp_path: Path) -> None:
+    """On a planted tree: a cycle through a function-local import, and a private import of
+    warmloop (a unit not documented), are both named; a public one and a documented one pass."""
+    root = tmp_path / "benchmarks"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "a.py").write_text("from benchmarks.b import X\nfrom warmloop import Agent\n")
+    (root / "b.py").write_text("X = 1\ndef f():\n    from benchmarks import a\n")
+    (root / "c.py").write_text("from warmloop.cli.main import main\nfrom warmloop.facts import x\n")
+    inside, outside = bench_edges(root)
+    assert cycles(inside) == [["benchmarks.a", "benchmarks.b"]]
+    assert private_imports(outside) == ["benchmarks.c imports warmloop.cli.main"]

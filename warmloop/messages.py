@@ -1,6 +1,9 @@
 """The parts a conversation is made of: frozen, kind-tagged message dataclasses (values,
 content equality), the conversation's meta, the record of a rewrite, and the rules every
-text and id obeys on the way in (encodable text, safe ids)."""
+text and id obeys on the way in (encodable text, safe ids).
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Declared outputs become the reserved `submit` tool: a typed, validated commit that ends a run."""
+"""Declared outputs become the reserved `submit` tool: a typed, validated commit that ends a run.
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ count and a key identifying its content); prefix identity is the sequence of key
 - engine (llama.cpp): the KV cache holds exactly the previous request, forever.
 
 Entries expire `seconds` after their last write or read; a hit refreshes the entry it read.
-"""
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

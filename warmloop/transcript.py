@@ -4,7 +4,9 @@ A `Transcript` only grows, except through two explicit rewrites (`replace_conten
 that bump its revision and return what they replaced, for the archive. `fork` starts a new
 branch with a new id, so no two branches ever share an identity (I6). The parts themselves
 live in `messages`, the file format and its validation in `transcript_file`.
-"""
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

@@ -7,7 +7,9 @@ always encodable: see `transcript.encodable`). `load` accepts version 2
 and the older version 1, and refuses anything else with one `TranscriptError` naming the
 fault: not JSON, too deeply nested, a missing, extra or mistyped field, an unsafe id, broken
 pairing or a bad fold span.
-"""
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

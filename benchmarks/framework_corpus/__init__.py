@@ -8,7 +8,7 @@ its truth (`truth.py`, computed without the audit). Regenerate everything with o
 
     python3 -m venv /tmp/corpus-venv
     /tmp/corpus-venv/bin/pip install -r benchmarks/framework_corpus/requirements.txt
-    PYTHONPATH=. .venv/bin/python -m benchmarks.framework_corpus --venv /tmp/corpus-venv
+    PYTHONPATH=. .venv/bin/python -m benchmarks framework_corpus --venv /tmp/corpus-venv
 
 (`--only NAME` records one driver; `--truth-only` recomputes the truth files from the logs.)
 """

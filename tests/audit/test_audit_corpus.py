@@ -1,7 +1,7 @@
 """The audit on real frameworks' request logs: each log of `tests/audit/corpus` was recorded
 through `warmloop record` from an agent framework installed from PyPI (pinned in
 `benchmarks/framework_corpus/requirements.txt`) running a scripted 16-tool-call task against
-a loopback API (`python -m benchmarks.framework_corpus` records them again). Beside each log
+a loopback API (`python -m benchmarks framework_corpus` records them again). Beside each log
 is its truth, computed without the audit (`benchmarks/framework_corpus/truth.py`): which
 requests are one conversation (the generator's tasks), which requests do not extend their
 predecessor's canonical bytes, and the dollars lost against a perfect append-only prefix

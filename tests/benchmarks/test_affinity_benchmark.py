@@ -1,5 +1,5 @@
 """The fleet benchmark's configuration and readings (the benchmark itself starts real
-replicas and a router, so it runs by hand: `python -m benchmarks.affinity`)."""
+replicas and a router, so it runs by hand: `python -m benchmarks affinity`)."""
 
 from __future__ import annotations
 

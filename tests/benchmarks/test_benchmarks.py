@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.__main__ import run_all
 from benchmarks.measure import PROVIDERS, LoopResult
 from benchmarks.report import markdown, plot
+from benchmarks.scenario_table import run_all
 from benchmarks.scenarios import PENDING, SCENARIOS, discovery_120_tools
 
 
@@ -58,7 +58,7 @@ def test_the_table_has_every_row_and_names_what_is_not_run_yet(
 
 
 def test_the_plot_is_a_png(results: list[LoopResult], tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib", reason="the bench extra (matplotlib) is not installed")
+    pytest.importorskip("matplotlib", reason="matplotlib (benchmarks/requirements.txt) is missing")
     out = plot(results, tmp_path / "cumulative_cost.png")
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 

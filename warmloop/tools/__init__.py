@@ -8,4 +8,6 @@ conversation sees it through its own `toolbox.Disclosure`.
     from warmloop import Agent, Toolbox
 
     agent = Agent(model, tools=Toolbox(core=[read_file], catalog=many_tools, code=True))
-"""
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""

@@ -10,7 +10,9 @@ Every tool is bounded: only regular files are read, at most MAX_FILE_BYTES each 
 a walk reads at most MAX_WALK_ENTRIES directory entries; search runs on RE2, in linear time
 (`pattern`), over at most MAX_SEARCH_FILES files and MAX_SEARCH_BYTES bytes. A refusal is a
 WorkspaceError or ValueError whose text never holds the absolute root.
-"""
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Record the framework corpus: `python -m benchmarks.framework_corpus --venv DIR` (see the
+"""Record the framework corpus: `python -m benchmarks framework_corpus --venv DIR` (see the
 package docstring)."""
 
 from __future__ import annotations
@@ -89,7 +89,3 @@ def main() -> None:
             log = Path(scratch) / "requests.jsonl"
             record(driver, args.venv, log)
             print(f"{name}: {store(log, name)}")
-
-
-if __name__ == "__main__":
-    main()
