@@ -27,7 +27,7 @@ from benchmarks.loopback_host import Host, serve
 from benchmarks.measure import PROVIDERS, measure
 from benchmarks.scenarios import SCENARIOS, STEP_SECONDS, Request, Scenario
 from warmloop import Agent, Reply, ScriptedModel, Tool, resolve_model, tool
-from warmloop.agent import steps as runner
+from warmloop.agent import request as runner
 from warmloop.agent.agent import DEFAULT_MAINTENANCE, DEFAULT_MAX_STEPS
 from warmloop.maintenance import horizon
 
@@ -147,7 +147,7 @@ def sweep() -> None:
     print("|---|---|---|---|")
     try:
         for rule, ahead in rules.items():
-            runner.requests_ahead = ahead  # type: ignore[attr-defined]  # the arm's rule
+            runner.requests_ahead = ahead  # type: ignore[attr-defined]  # where a request asks
             worst, where = 0.0, ""
             long: dict[int, list[float]] = {40: [], 60: []}
             for chars in SWEEP_SIZES:

@@ -13,12 +13,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from warmloop.errors import ConfigurationError, ToolFailed
+from warmloop.messages import ToolCall
 from warmloop.tools import remote_schema
-from warmloop.tools.invoke import Outcome, check_timeout, describe_exception, invoke
+from warmloop.tools.announce import untagged
+from warmloop.tools.invoke import (
+    Execution,
+    Outcome,
+    StuckCall,
+    check_timeout,
+    describe_exception,
+    executed,
+    invoke,
+    stringify,
+    timed_out,
+)
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.search import Index
 from warmloop.tools.tool import Tool, describe_invalid
@@ -83,6 +95,46 @@ def failure_text(name: str, outcome: Outcome) -> str:
         return f"{name} failed: {error}"
     assert error is not None
     return f"{name} failed: {describe_exception(error)}"
+
+
+async def run_entry(
+    call: ToolCall,
+    entry: Entry,
+    arguments: Any,
+    default_limit: float | None,
+    cap: int | None,
+    stuck: list[StuckCall],
+) -> Execution:
+    """`call` of catalog tool `entry` with the model's `arguments`: checked against the
+    tool's own schema first, run within its time limit (or `default_limit`), its result capped at
+    `cap`; a bad argument, a failure, a time-out or a value that cannot be shown becomes the
+    tool error the model reads, never an exception (a call left running joins `stuck`)."""
+    name = entry.name
+
+    def error(text: str) -> Execution:
+        return Execution(executed(call, text, is_error=True, cap=cap).result)
+
+    if not isinstance(arguments, dict):
+        return error(f"Invalid arguments for {name}: {arguments}")
+    try:
+        kwargs = validated(entry, arguments)
+    except ValueError as exc:
+        return error(
+            f"Invalid arguments for {name}:\n{exc}\nExpected: {untagged(entry.spec.compact())}"
+        )
+    except ToolFailed as exc:  # its schema cannot check them (see remote_schema)
+        return error(f"{name} cannot be called: {exc}")
+    outcome = await call_entry(entry, kwargs, default_limit)
+    if outcome.timed_out:
+        timed = timed_out(call, default_limit, outcome.left_running, cap, stuck)
+        return replace(timed, result=replace(timed.result, content=failure_text(name, outcome)))
+    if outcome.error is not None:
+        return error(failure_text(name, outcome))
+    try:
+        text = stringify(outcome.value)
+    except Exception as exc:
+        return error(f"{name} returned a value that cannot be shown: {exc}")
+    return executed(call, text, is_error=False, cap=cap)
 
 
 def _used_twice(name: str) -> str:

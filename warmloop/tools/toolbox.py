@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
+from warmloop.errors import CodeFailed, ConfigurationError
 from warmloop.messages import Notice, ToolCall, ToolResult
-from warmloop.tools.announce import Taught, announcement, untagged
-from warmloop.tools.catalog import Catalog, RemoteTool, call_entry, failure_text, validated
+from warmloop.tools.announce import Taught, announcement
+from warmloop.tools.catalog import Catalog, RemoteTool, run_entry
 from warmloop.tools.code import CodeMode, HostFunction, host_function
 from warmloop.tools.gateway import (
     CODE_ARGS,
@@ -360,29 +360,8 @@ class Disclosure:
     async def _catalog_call(self, call: ToolCall, name: str, arguments: Any) -> Execution:
         entry = self.box.catalog.get(name)
         assert entry is not None
-        if not isinstance(arguments, dict):
-            return self._error(call, f"Invalid arguments for {name}: {arguments}")
-        try:
-            kwargs = validated(entry, arguments)
-        except ValueError as exc:
-            expected = untagged(entry.spec.compact())
-            text = f"Invalid arguments for {name}:\n{exc}\nExpected: {expected}"
-            return self._error(call, text)
-        except ToolFailed as exc:  # its schema cannot check them (see remote_schema)
-            return self._error(call, f"{name} cannot be called: {exc}")
-        timeout = self.box.timeout
-        outcome = await call_entry(entry, kwargs, timeout)
-        if outcome.timed_out:
-            timed = timed_out(call, timeout, outcome.left_running, self.cap, self.left_running)
-            text = failure_text(name, outcome)
-            return replace(timed, result=replace(timed.result, content=text))
-        if outcome.error is not None:
-            return self._error(call, failure_text(name, outcome))
-        try:
-            text = stringify(outcome.value)
-        except Exception as exc:
-            return self._error(call, f"{name} returned a value that cannot be shown: {exc}")
-        return executed(call, text, is_error=False, cap=self.cap)
+        timeout, cap = self.box.timeout, self.cap
+        return await run_entry(call, entry, arguments, timeout, cap, self.left_running)
 
     def functions(self) -> dict[str, HostFunction]:
         """The tools code can call: core tools and discovered catalog tools."""
