@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from warmloop.audit.blocks import sized
 from warmloop.audit.formats import detect_format, model_name, routing_key
 from warmloop.audit.log import LogWriter, parse_time, read_log
-from warmloop.audit.proxy import Recorder, _decoded
-from warmloop.audit.responses import describe_diagnostics, normalise_usage, response_facts
+from warmloop.audit.proxy import Recorder
+from warmloop.audit.responses import decoded, describe_diagnostics, normalise_usage, response_facts
 from warmloop.facts.usage import Usage
 
 
@@ -158,9 +158,9 @@ def test_chat_responses_and_gemini_usage_are_normalised() -> None:
 
 def test_gzip_responses_are_decoded_for_reading_usage() -> None:
     body = json.dumps({"usage": {"input_tokens": 3, "output_tokens": 2}}).encode()
-    facts = response_facts(_decoded(gzip.compress(body), "gzip"), "application/json")
+    facts = response_facts(decoded(gzip.compress(body), "gzip"), "application/json")
     assert facts.usage == {"input_tokens": 3, "output_tokens": 2}
-    assert _decoded(b"\x00junk", "br") == b""  # unknown encodings are not guessed at
+    assert decoded(b"\x00junk", "br") == b""  # unknown encodings are not guessed at
 
 
 def test_formats_come_from_the_path_else_the_body() -> None:

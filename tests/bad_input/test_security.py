@@ -1208,9 +1208,9 @@ def _bomb(inflated: int) -> bytes:
 
 
 def test_record_inflates_a_gzip_reply_no_further_than_it_keeps() -> None:
-    from warmloop.audit.proxy import KEEP_BYTES, _decoded
+    from warmloop.audit.responses import KEEP_BYTES, decoded
 
-    assert len(_decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
+    assert len(decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
 
 
 def _recorded(tmp_path: Path, reply: bytes, content_type: str) -> Path:

@@ -23,7 +23,6 @@ import re
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,11 +43,9 @@ from warmloop.audit.forwarding import (
     target_problem,
 )
 from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import response_facts
+from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
 from warmloop.errors import ConfigurationError
 
-KEEP_BYTES = 64 * 1024 * 1024
-"""Response bytes kept for reading usage (the body is forwarded whole regardless)."""
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
 the exchange is given up: the official SDKs' own default, as a model that does not stream
@@ -74,19 +71,6 @@ class _Refusal(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def _decoded(data: bytes, encoding: str) -> bytes:
-    """The kept response bytes as the client reads them, at most KEEP_BYTES of them: a
-    2 MB gzip body can inflate to 2 GB, and usage is read from what fits (an answer cut
-    there reads as one without usage; the body itself was relayed whole)."""
-    encoding = encoding.strip().lower()
-    if encoding in {"gzip", "deflate"}:
-        try:  # 47: gzip or zlib header
-            return zlib.decompressobj(47).decompress(data, KEEP_BYTES)
-        except zlib.error:
-            return b""
-    return data if encoding in {"", "identity"} else b""
 
 
 class Recorder:
@@ -326,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.command != "POST" or format_from_path(path) is None:
             return
-        facts = response_facts(_decoded(kept, encoding), content_type)
+        facts = response_facts(decoded(kept, encoding), content_type)
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
         try:

@@ -19,6 +19,7 @@ a logged request's diagnostics as the provider's verdict (`wire.verdict`).
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,23 @@ from warmloop.wire.verdict import ProviderVerdict, anthropic_verdict, read_verdi
 
 DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
 """Where Anthropic and OpenAI put their cache diagnostics in a response."""
+
+
+KEEP_BYTES = 64 * 1024 * 1024
+"""Response bytes kept for reading usage (a proxy forwards the body whole regardless)."""
+
+
+def decoded(data: bytes, encoding: str) -> bytes:
+    """The kept response bytes as the client reads them, at most KEEP_BYTES of them: a
+    2 MB gzip body can inflate to 2 GB, and usage is read from what fits (an answer cut
+    there reads as one without usage; the body itself was relayed whole)."""
+    encoding = encoding.strip().lower()
+    if encoding in {"gzip", "deflate"}:
+        try:  # 47: gzip or zlib header
+            return zlib.decompressobj(47).decompress(data, KEEP_BYTES)
+        except zlib.error:
+            return b""
+    return data if encoding in {"", "identity"} else b""
 
 
 @dataclass(frozen=True)
