@@ -29,7 +29,6 @@ from benchmarks.scenarios import SCENARIOS, STEP_SECONDS, Request, Scenario
 from warmloop import Agent, Reply, ScriptedModel, Tool, resolve_model, tool
 from warmloop.agent import request as runner
 from warmloop.agent.agent import DEFAULT_MAINTENANCE, DEFAULT_MAX_STEPS
-from warmloop.maintenance import horizon
 
 FILE_CHARS = 12_000
 """A file-sized result: about 3,000 tokens (twenty fit a 128k window)."""
@@ -138,7 +137,9 @@ SWEEP_CALLS = (10, 12, 15, 18, 20, 22, 25, 28, 30, 35, 40, 60)
 def sweep() -> None:
     """Worst on / off over the sweep, per horizon rule (Anthropic, OpenAI, DeepSeek)."""
     specs = ("anthropic:claude-sonnet-4-6", "openai:gpt-5", "deepseek:deepseek-flash")
-    original = horizon.requests_ahead
+    # Read from the module that calls it: if the loop stops asking it, this fails loudly
+    # instead of timing two identical arms.
+    original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
     rules: dict[str, Callable[..., int]] = {
         "warmloop's horizon": original,
         "the step budget (before)": lambda done, budget_left, earlier=(): budget_left,
