@@ -14,12 +14,14 @@ import pytest
 from tests.support import acme_provider
 from warmloop.audit.log import read_log
 from warmloop.audit.report import audit
-from warmloop.errors import ConfigurationError
-from warmloop.facts import profiles
-from warmloop.facts.price_table import PRICES_ENV, prices_for
+from warmloop.errors import ConfigurationError, ProviderError, RateLimited
+from warmloop.facts import price_table, profiles
+from warmloop.facts.price_table import PRICES_ENV, is_unpriced_engine, prices_for
 from warmloop.keepalive.request import keepalive_request
+from warmloop.maintenance.size import TokenCounter
 from warmloop.messages import SystemText, UserText
 from warmloop.providers import registry
+from warmloop.providers.records import ProviderRecord
 from warmloop.providers.registry import (
     provider_of,
     register_provider,
@@ -29,6 +31,8 @@ from warmloop.providers.registry import (
 from warmloop.providers.select import resolve_model
 from warmloop.transcript import Transcript
 
+ACME_KEY = "acme-secret-key-0123"
+
 
 @pytest.fixture
 def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -36,9 +40,11 @@ def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("_providers", "_by_alias", "_formats"):
         monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
     monkeypatch.setattr(profiles, "_registered", [])
+    monkeypatch.setattr(price_table, "_unpriced", set(price_table._unpriced))
     prices = tmp_path / "acme-prices.json"
     prices.write_text(json.dumps(acme_provider.PRICES), "utf-8")
     monkeypatch.setenv(PRICES_ENV, str(prices))
+    monkeypatch.setenv("ACME_API_KEY", ACME_KEY)
     register_wire_format(acme_provider.WIRE_FORMAT)
     register_provider(acme_provider.RECORD)
     profiles.register_profiles(json.dumps(acme_provider.PROFILES))
@@ -79,7 +85,7 @@ def test_an_outside_provider_is_audited_by_its_endpoint_family_and_prices(
     body = {"model": "acme-1", "preamble": "Be brief.", "turns": ["x " * 3000], "limit": 9}
     later = {**body, "turns": ["x " * 3000, "and then?"]}
     log = tmp_path / "acme.jsonl"
-    usage = {"prompt_tokens": 1600, "completion_tokens": 1}
+    usage = {"fresh": 1500, "reused": 100, "said": 1}  # Acme's own usage shape
     lines = [
         json.dumps({"at": 100.0 + k, "path": "/acme/v1/complete", "body": b, "usage": usage})
         for k, b in enumerate((body, later))
@@ -92,6 +98,45 @@ def test_an_outside_provider_is_audited_by_its_endpoint_family_and_prices(
     assert conversation.costs[0].provider == "acme:acme-1"
     assert conversation.costs[0].actual > 0
     assert [f.divergence for f in conversation.findings] == [None, None]
+    # Its usage was read by its own wire format's reader, not guessed from the keys.
+    assert [(f.prompt_tokens, f.estimated) for f in conversation.findings] == [(1600, False)] * 2
+
+
+@pytest.mark.usefixtures("acme")
+def test_an_outside_provider_reads_its_key_from_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = resolve_model("acme:acme-1")
+    assert isinstance(model, acme_provider.AcmeModel)
+    assert model.api_key == ACME_KEY
+    monkeypatch.delenv("ACME_API_KEY")
+    with pytest.raises(ConfigurationError, match="ACME_API_KEY"):
+        resolve_model("acme:acme-1")
+
+
+@pytest.mark.usefixtures("acme")
+def test_an_outside_provider_maps_its_own_errors_and_routes_by_its_record() -> None:
+    model = resolve_model("acme:acme-1")
+    assert isinstance(model, acme_provider.AcmeModel)
+    model.fail = acme_provider.AcmeError(401, f"key {ACME_KEY} is revoked")
+    with pytest.raises(ProviderError) as refused:
+        asyncio.run(model.send(model.render(_transcript(), []), session_id="s"))
+    text = str(refused.value)
+    assert text.startswith("acme:acme-1: authentication failed (401)"), text
+    assert "check the API key in ACME_API_KEY" in text
+    assert ACME_KEY not in text
+    model.fail = acme_provider.AcmeError(429, "slow down")
+    with pytest.raises(RateLimited):
+        asyncio.run(model.send(model.render(_transcript(), []), session_id="s"))
+    model.fail = None
+    asyncio.run(model.send(model.render(_transcript(), []), session_id="conv-1"))
+    assert model.headers == [{"x-acme-thread": "conv-1"}]
+
+
+@pytest.mark.usefixtures("acme")
+def test_an_outside_provider_counts_tokens_with_its_own_tokenizer() -> None:
+    # One token per word (Acme's), not the default four characters per token.
+    assert TokenCounter("acme:acme-1").count("one two three four five six") == 6
 
 
 @pytest.mark.usefixtures("acme")
@@ -105,3 +150,13 @@ def test_a_duplicate_prefix_or_wire_format_is_refused() -> None:
 def test_the_selection_string_is_split_in_one_place() -> None:
     assert split_model_name(" anthropic:claude-x ") == ("anthropic", "claude-x")
     assert split_model_name("local") == ("local", "")
+
+
+@pytest.mark.usefixtures("acme")
+def test_a_record_that_bills_nothing_is_never_priced() -> None:
+    assert is_unpriced_engine("local")
+    assert is_unpriced_engine("openai-compatible:x")
+    assert is_unpriced_engine("scripted")
+    assert not is_unpriced_engine("acme-box:m")
+    register_provider(ProviderRecord("acme-box", acme_provider.RECORD.model, priced=False))
+    assert is_unpriced_engine("acme-box:m")

@@ -97,7 +97,7 @@ def request_times(entries: Sequence[Entry]) -> list[float]:
 def prompt_tokens(entry: Entry) -> tuple[int, Usage | None]:
     """The request's prompt tokens (logged usage, else estimated) and its logged usage."""
     raw = entry.record.usage
-    usage = normalise_usage(raw) if raw else None
+    usage = normalise_usage(raw, entry.wire if entry.format_known else None) if raw else None
     if usage is not None and usage.prompt_tokens > 0:
         return usage.prompt_tokens, usage
     return estimate_tokens(entry.stream.length), None

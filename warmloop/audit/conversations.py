@@ -47,6 +47,9 @@ class Entry:
     stream: WireStream
     key: str | None
     blocks: tuple[tuple[str, ...], tuple[str | None, ...]] | None = None
+    format_known: bool = False
+    """Whether the log's endpoint path named the format (not guessed from the body's
+    shape): its usage is then read by that format's own reader."""
 
     @property
     def conversation_items(self) -> tuple[str, ...]:

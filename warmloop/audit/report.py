@@ -19,6 +19,7 @@ from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
 from warmloop.audit.formats import (
     detect_format,
+    format_from_path,
     logged_layout,
     model_name,
     model_spec,
@@ -202,7 +203,8 @@ def _entries(
             # A refused request never reached the cache: it reads nothing, writes nothing.
             refused.append(f"line {record.line}: the API answered {record.status}")
             continue
-        wire = detect_format(record.body, record.path)
+        known = format_from_path(record.path) if record.path else None
+        wire = known if known is not None else detect_format(record.body)
         stream = canonical_stream(record.body, logged_layout(wire))
         head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
         blocks = None
@@ -222,6 +224,7 @@ def _entries(
                 ),
                 routing_key(record.body),
                 blocks,
+                format_known=known is not None,
             )
         )
     return entries

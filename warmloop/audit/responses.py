@@ -12,7 +12,8 @@ usage (provider docs, "streaming" sections):
   `prompt_cache_diagnostics` beside it (GPT-5.6 and later, see `wire.verdict`).
 - Gemini: `usageMetadata`; streamed, every chunk, the last one final.
 
-`normalise_usage` turns any of those objects into warmloop's `Usage`; `logged_verdict` reads
+`normalise_usage` turns any of those objects into warmloop's `Usage` (by its format's own
+reader when the format is known); `logged_verdict` reads
 a logged request's diagnostics as the provider's verdict (`wire.verdict`).
 """
 
@@ -25,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from warmloop.audit.log import LoggedRequest, deeper_than
-from warmloop.facts.usage import Usage, prompt_split
+from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
 from warmloop.providers.registry import wire_formats
+from warmloop.wire.usage import guessed_usage
 from warmloop.wire.verdict import ProviderVerdict, anthropic_verdict, read_verdict
 
 DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
@@ -143,57 +145,13 @@ def _shallow(facts: ResponseFacts) -> ResponseFacts:
     return ResponseFacts(usage, diagnostics, facts.response_id)
 
 
-MAX_COUNT = 10**12
-"""More tokens than any request has held: a larger count in a log is damage, read as none
-(10^400 would overflow every price computed from it)."""
-
-
-def _int(raw: Mapping[str, Any], *path: str) -> int:
-    value: Any = raw
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return 0
-    return value if 0 <= value <= MAX_COUNT else 0
-
-
-def normalise_usage(raw: Mapping[str, Any]) -> Usage:
-    """warmloop's `Usage` from any provider's usage object (recognised by its keys)."""
-    if "promptTokenCount" in raw or "prompt_token_count" in raw:
-        camel = "promptTokenCount" in raw
-        prompt = _int(raw, "promptTokenCount" if camel else "prompt_token_count")
-        cached = _int(raw, "cachedContentTokenCount" if camel else "cached_content_token_count")
-        output = _int(raw, "candidatesTokenCount" if camel else "candidates_token_count")
-        thoughts = _int(raw, "thoughtsTokenCount" if camel else "thoughts_token_count")
-        # Tool-use prompt tokens are input too, as the provider's own parser counts them.
-        tool_use = _int(raw, "toolUsePromptTokenCount" if camel else "tool_use_prompt_token_count")
-        return Usage(max(prompt - cached, 0) + tool_use, cached, 0, output + thoughts)
-    if "prompt_tokens" in raw:
-        if "prompt_cache_hit_tokens" in raw:  # DeepSeek
-            hit, miss = _int(raw, "prompt_cache_hit_tokens"), _int(raw, "prompt_cache_miss_tokens")
-            return Usage(miss, hit, 0, _int(raw, "completion_tokens"))
-        uncached, read, write = prompt_split(
-            _int(raw, "prompt_tokens"),
-            _int(raw, "prompt_tokens_details", "cached_tokens"),
-            _int(raw, "prompt_tokens_details", "cache_write_tokens"),
-        )
-        return Usage(uncached, read, write, _int(raw, "completion_tokens"))
-    if "input_tokens_details" in raw or "total_tokens" in raw:  # OpenAI Responses
-        uncached, read, write = prompt_split(
-            _int(raw, "input_tokens"),
-            _int(raw, "input_tokens_details", "cached_tokens"),
-            _int(raw, "input_tokens_details", "cache_write_tokens"),
-        )
-        return Usage(uncached, read, write, _int(raw, "output_tokens"))
-    # Anthropic: input_tokens counts only what follows the last cache breakpoint.
-    written = _int(raw, "cache_creation_input_tokens")
-    return Usage(
-        _int(raw, "input_tokens"),
-        _int(raw, "cache_read_input_tokens"),
-        written,
-        _int(raw, "output_tokens"),
-        min(_int(raw, "cache_creation", "ephemeral_1h_input_tokens"), written),
-    )
+def normalise_usage(raw: Mapping[str, Any], wire: WireFormat | None = None) -> Usage:
+    """warmloop's `Usage` from a usage object: read by `wire`'s own reader when the format
+    is known (`WireFormat.read_usage`); recognised by its keys only when it is not (a
+    logged request with no endpoint path, or a format without a reader)."""
+    if wire is not None and wire.read_usage is not None:
+        return wire.read_usage(raw)
+    return guessed_usage(raw)
 
 
 def describe_diagnostics(diagnostics: Mapping[str, Any] | None) -> str | None:

@@ -42,8 +42,16 @@ from warmloop.facts.usage import Usage
 
 PRICES_ENV = "WARMLOOP_PRICES"
 
-# Engines we run ourselves bill nothing per token; a price for them would be a guess.
-UNPRICED_PROVIDERS = frozenset({"local", "openai-compatible", "scripted"})
+_unpriced: set[str] = set()
+"""Providers of engines we run ourselves, which bill nothing per token (a price for them
+would be a guess): the records marked `priced=False` (`providers.records`), told here by
+the provider registry through `never_price`."""
+
+
+def never_price(provider: str) -> None:
+    """Never look up or accept a price for `provider` (a provider record's `priced=False`)."""
+    _unpriced.add(provider)
+
 
 _RETENTION = re.compile(r"^([1-9]\d*)([mh])$")
 _RATE_KEYS = frozenset({"input", "cache_read", "output", "cache_write"})
@@ -119,7 +127,7 @@ class Prices:
 def is_unpriced_engine(model_name: str) -> bool:
     """True for engines warmloop never prices: local, self-hosted servers, scripted."""
     provider = model_name.strip().lower().partition(":")[0]
-    return provider in UNPRICED_PROVIDERS
+    return provider in _unpriced
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,7 @@ class PriceTable:
         Nothing else is tried: a near miss such as `gpt-5-pro` is unknown, not `gpt-5`.
         """
         provider, model = split_spec(model_name, self.provider_aliases)
-        if not model or provider in UNPRICED_PROVIDERS:
+        if not model or provider in _unpriced:
             return None
         return find_entry(self.models, self.aliases, table_keys(provider, model))
 
@@ -266,7 +274,7 @@ def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
     provider, sep, model = key.partition(":")
     if not sep or not model or key != key.strip().lower():
         raise ConfigurationError(f"{where}: keys are lower-case 'provider:model' strings")
-    if provider in UNPRICED_PROVIDERS:
+    if provider in _unpriced:
         raise ConfigurationError(f"{where}: {provider!r} engines are never priced; remove it")
     if not isinstance(value, dict):
         raise ConfigurationError(f"{where}: must be an object")

@@ -39,10 +39,15 @@ def _encoding(name: str) -> Callable[[str], int] | None:
 
 
 def exact_counter(model_name: str) -> Callable[[str], int] | None:
-    """The provider's tokenizer for `model_name` (its record's `tokenizer`) when one is
-    installed, else None."""
+    """The provider's own counter for `model_name` (its record's `token_counter`), else its
+    record's `tokenizer` when one is installed, else None."""
     record = provider_of(model_name)
-    return _encoding(record.tokenizer) if record and record.tokenizer else None
+    if record is None:
+        return None
+    own = record.counter()
+    if own is not None:
+        return own
+    return _encoding(record.tokenizer) if record.tokenizer else None
 
 
 class TokenCounter:

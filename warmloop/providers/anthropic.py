@@ -34,14 +34,15 @@ from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.failures import Failures, stainless_errors
+from warmloop.providers.registry import provider_record
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
 from warmloop.wire.verdict import ANTHROPIC_BETA, anthropic_verdict
 
-API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 PREFIX = "anthropic"
-
+RECORD = provider_record(PREFIX)
+"""Its key variable, client and error mapping (`providers.builtin`)."""
 
 # ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes.
 ERRORS = stainless_errors(anthropic, ValueError)
@@ -91,16 +92,16 @@ class AnthropicModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=cache_ttl, context_window=context_window, output_reserve=max_tokens
         )
-        self._client = sdk_client(
-            anthropic.AsyncAnthropic,
+        self._client: anthropic.AsyncAnthropic = sdk_client(
+            RECORD.client_class(),
             client,
-            key=lambda: find_key(api_key, API_KEY_VARIABLE),
+            key=lambda: find_key(api_key, *RECORD.key_variables),
             base_url=base_url,
             max_retries=max_retries,
             timeout=timeout,
         )
         secrets = client_secrets(self._client.api_key, base_url)
-        self._failures = Failures(self.name, model, API_KEY_VARIABLE, ERRORS, secrets)
+        self._failures = Failures(self.name, model, RECORD.key_names, RECORD.sdk_errors(), secrets)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the `messages.create` keyword arguments and their prefix stream."""

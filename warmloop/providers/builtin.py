@@ -10,8 +10,10 @@ floor); Gemini `config.max_output_tokens` 1.
 from __future__ import annotations
 
 from warmloop.providers import anthropic_cache, openai_cache
-from warmloop.providers.records import ProviderRecord, WireFormat
+from warmloop.providers.records import ProviderRecord, RoutingKey, WireFormat
+from warmloop.providers.routing import CACHE_KEY_FIELD, SESSION_HEADER, XAI_HEADER
 from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_HTTP, GEMINI_SDK, RESPONSES
+from warmloop.wire.usage import anthropic_usage, chat_usage, gemini_usage, responses_usage
 from warmloop.wire.verdict import ANTHROPIC_BETA
 
 COMPARISON: tuple[str, str] = ("prompt_cache_options", "comparison_response_id")
@@ -33,6 +35,7 @@ WIRE_FORMATS = (
         diagnostics_beta=ANTHROPIC_BETA,
         asks_without_baseline=True,
         silence_is_unchanged=True,
+        read_usage=anthropic_usage,
     ),
     WireFormat(
         CHAT.name,
@@ -40,6 +43,7 @@ WIRE_FORMATS = (
         provider="openai",
         answer=("max_completion_tokens",),
         endpoint=r"/chat/completions$",
+        read_usage=chat_usage,
     ),
     WireFormat(
         RESPONSES.name,
@@ -53,6 +57,7 @@ WIRE_FORMATS = (
         diagnostics_host="api.openai.com",
         diagnostics_field=COMPARISON,
         logged_unprompted=(COMPARISON,),
+        read_usage=responses_usage,
     ),
     WireFormat(
         GEMINI_SDK.name,
@@ -61,11 +66,15 @@ WIRE_FORMATS = (
         answer=("config", "max_output_tokens"),
         logged_layout=GEMINI_HTTP,
         endpoint=r"/models/([^/:]+):(?:stream)?[gG]enerateContent",
+        read_usage=gemini_usage,
     ),
 )
 """In the order a logged path is matched against their endpoints."""
 
 _COMPATIBLE = "warmloop.providers.openai_compatible"
+_OPENAI = "openai:AsyncOpenAI"
+_OPENAI_ERRORS = f"{_COMPATIBLE}:ERRORS"
+_CACHE_KEY = RoutingKey(field=CACHE_KEY_FIELD)
 PROVIDERS = (
     ProviderRecord(
         "local",
@@ -74,6 +83,7 @@ PROVIDERS = (
         extra="local",
         example="local",
         in_process=True,
+        priced=False,
     ),
     ProviderRecord(
         "anthropic",
@@ -81,6 +91,8 @@ PROVIDERS = (
         ANTHROPIC.name,
         extra="anthropic",
         key_variables=("ANTHROPIC_API_KEY",),
+        client="anthropic:AsyncAnthropic",
+        errors="warmloop.providers.anthropic:ERRORS",
         display_name="Anthropic",
         families=("claude",),
         example="anthropic:claude-sonnet-4-5",
@@ -90,6 +102,9 @@ PROVIDERS = (
         "warmloop.providers.openai_responses:OpenAIResponsesModel",
         RESPONSES.name,
         key_variables=("OPENAI_API_KEY",),
+        client=_OPENAI,
+        errors=_OPENAI_ERRORS,
+        routing=_CACHE_KEY,
         display_name="OpenAI",
         families=("gpt", "o1", "o3", "o4", "codex"),
         tokenizer="o200k_base",
@@ -100,6 +115,9 @@ PROVIDERS = (
         f"{_COMPATIBLE}:OpenAIChatModel",
         CHAT.name,
         key_variables=("OPENAI_API_KEY",),
+        client=_OPENAI,
+        errors=_OPENAI_ERRORS,
+        routing=_CACHE_KEY,
         telemetry_name="openai",
         display_name="OpenAI",
         tokenizer="o200k_base",
@@ -111,6 +129,8 @@ PROVIDERS = (
         GEMINI_SDK.name,
         extra="gemini",
         key_variables=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        client="google.genai:Client",
+        errors="warmloop.providers.gemini_retry:GEMINI_ERRORS",
         telemetry_name="gcp.gemini",
         display_name="Gemini",
         families=("gemini",),
@@ -121,6 +141,8 @@ PROVIDERS = (
         f"{_COMPATIBLE}:DeepSeekModel",
         CHAT.name,
         key_variables=("DEEPSEEK_API_KEY",),
+        client=_OPENAI,
+        errors=_OPENAI_ERRORS,
         display_name="DeepSeek",
         families=("deepseek",),
         example="deepseek:deepseek-chat",
@@ -130,6 +152,9 @@ PROVIDERS = (
         f"{_COMPATIBLE}:XAIModel",
         CHAT.name,
         key_variables=("XAI_API_KEY",),
+        client=_OPENAI,
+        errors=_OPENAI_ERRORS,
+        routing=RoutingKey(header=XAI_HEADER),
         telemetry_name="x_ai",
         display_name="xAI",
         example="xai:grok-4",
@@ -139,7 +164,19 @@ PROVIDERS = (
         f"{_COMPATIBLE}:OpenAICompatibleModel",
         CHAT.name,
         key_variables=("OPENAI_COMPATIBLE_API_KEY",),
+        client=_OPENAI,
+        errors=_OPENAI_ERRORS,
+        routing=RoutingKey(header=SESSION_HEADER),
         example="openai-compatible:http://host:port/v1",
+        priced=False,
+    ),
+    ProviderRecord(
+        "scripted",
+        "warmloop.providers.scripted:ScriptedModel",
+        CHAT.name,
+        needs_name=None,
+        priced=False,
+        listed=False,
     ),
 )
 """In the order the selection error lists them."""

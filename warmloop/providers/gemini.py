@@ -19,14 +19,16 @@ from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets, key_names
+from warmloop.providers.clients import client_secrets
 from warmloop.providers.failures import Failures, attempts
 from warmloop.providers.gemini_format import GeminiRenderer, parse_reply
-from warmloop.providers.gemini_retry import GEMINI_ERRORS, GaveUp, with_retries
+from warmloop.providers.gemini_retry import GaveUp, with_retries
+from warmloop.providers.registry import provider_record
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
-API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+RECORD = provider_record("gemini")
+"""Its key variables, client and error mapping (`providers.builtin`)."""
 
 
 class GeminiModel(KnownFacts):
@@ -74,14 +76,13 @@ class GeminiModel(KnownFacts):
             timeout=max(1, round(timeout * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
-        self._client = client or genai.Client(
-            api_key=find_key(api_key, *API_KEY_VARIABLES),
+        self._client: genai.Client = client or RECORD.client_class()(
+            api_key=find_key(api_key, *RECORD.key_variables),
             http_options=types.HttpOptions(base_url=base_url) if base_url else None,
         )
         # The SDK keeps the key on its API client (there is no public accessor).
         secrets = client_secrets(self._client._api_client.api_key, base_url)
-        key = key_names(*API_KEY_VARIABLES)
-        self._failures = Failures(self.name, model, key, GEMINI_ERRORS, secrets)
+        self._failures = Failures(self.name, model, RECORD.key_names, RECORD.sdk_errors(), secrets)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""

@@ -32,17 +32,19 @@ from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
-from warmloop.providers.routing import SESSION_HEADER, XAI_HEADER, header_name, routing_key
+from warmloop.providers.registry import provider_record
+from warmloop.providers.routing import CACHE_KEY_FIELD, header_name, routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
-OPENAI_KEY = "OPENAI_API_KEY"
-DEEPSEEK_KEY = "DEEPSEEK_API_KEY"
-XAI_KEY = "XAI_API_KEY"
-SERVER_KEY = "OPENAI_COMPATIBLE_API_KEY"
-"""A self-hosted server's key has its own variable: OPENAI_API_KEY must never be sent to
-whatever URL a user names."""
+SERVER = provider_record("openai-compatible")
+"""A self-hosted server's key has its own variable (its record's): OPENAI_API_KEY must
+never be sent to whatever URL a user names."""
+SERVER_HEADER = SERVER.routing.header if SERVER.routing is not None else None
+"""The header a self-hosted server's routing key travels in unless `session_header` names
+another (its record's: `X-Session-ID`, what vLLM's router hashes first)."""
 DEEPSEEK_URL = "https://api.deepseek.com"
 XAI_URL = "https://api.x.ai/v1"
 PLACEHOLDER_KEY = "not-needed"
@@ -83,7 +85,7 @@ class ChatCompletionsModel(KnownFacts):
         client: AsyncOpenAI,
         *,
         facts: ModelFacts,
-        key_variable: str = OPENAI_KEY,
+        record: ProviderRecord,
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = True,
@@ -95,10 +97,11 @@ class ChatCompletionsModel(KnownFacts):
         self.model = model
         self.facts = facts
         self.client = client
-        self.key_variable = key_variable
+        self.record = record
+        """Its provider's record: the key variables, error mapping and routing key."""
         self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
-        self._failures = Failures(name, model, key_variable, ERRORS, self.secrets)
+        self._failures = Failures(name, model, record.key_names, record.sdk_errors(), self.secrets)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         self.session_header = header_name(session_header)
@@ -121,7 +124,7 @@ class ChatCompletionsModel(KnownFacts):
             (kwargs if key in _CREATE_PARAMS else extra_body)[key] = value
         key = routing_key(session_id, self.secrets)
         if self.cache_key:
-            kwargs["prompt_cache_key"] = key
+            kwargs[CACHE_KEY_FIELD] = key
         if self.session_header is not None:
             kwargs["extra_headers"] = {self.session_header: key}
         if extra_body:
@@ -157,7 +160,8 @@ class OpenAIChatModel(ChatCompletionsModel):
         base_url: str | None = None,
         context_window: int | None = None,
     ) -> None:
-        name = f"openai-chat:{model}"
+        record = provider_record("openai-chat")
+        name = f"{record.prefix}:{model}"
         if prompt_cache_retention is None:  # a longer retention that costs nothing, if sold
             prompt_cache_retention = free_retention(name)
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
@@ -166,9 +170,9 @@ class OpenAIChatModel(ChatCompletionsModel):
         # chose (here and in the two models below).
         if client is None:
             client = sdk_client(
-                AsyncOpenAI,
+                record.client_class(),
                 None,
-                key=lambda: find_key(api_key, OPENAI_KEY),
+                key=lambda: find_key(api_key, *record.key_variables),
                 base_url=base_url,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -178,6 +182,7 @@ class OpenAIChatModel(ChatCompletionsModel):
             model,
             client,
             facts=facts,
+            record=record,
             text_protocol=text_protocol,
             params=merged,
             breakpoint=takes_breakpoints(facts.profile) and not text_protocol,
@@ -186,14 +191,12 @@ class OpenAIChatModel(ChatCompletionsModel):
 
 
 class VendorChatModel(ChatCompletionsModel):
-    """A vendor's own Chat Completions endpoint: its name prefix, key variable, URL and the
-    header (if any) its docs name for the routing key; never `prompt_cache_key`, which
-    these vendors do not read on Chat Completions."""
+    """A vendor's own Chat Completions endpoint: its name prefix and URL; its key
+    variables and the header (if any) its docs name for the routing key come from its
+    record; never `prompt_cache_key`, which these vendors do not read on Chat Completions."""
 
     vendor: ClassVar[str]
-    key_env: ClassVar[str]
     default_url: ClassVar[str]
-    routing_header: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -209,11 +212,12 @@ class VendorChatModel(ChatCompletionsModel):
         context_window: int | None = None,
     ) -> None:
         base_url = self.default_url if base_url is None else base_url
+        record = provider_record(self.vendor)
         if client is None:
             client = sdk_client(
-                AsyncOpenAI,
+                record.client_class(),
                 None,
-                key=lambda: find_key(api_key, self.key_env),
+                key=lambda: find_key(api_key, *record.key_variables),
                 base_url=base_url,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -224,11 +228,11 @@ class VendorChatModel(ChatCompletionsModel):
             model,
             client,
             facts=table_facts(name, context_window=context_window),
-            key_variable=self.key_env,
+            record=record,
             text_protocol=text_protocol,
             params=params,
             cache_key=False,
-            session_header=self.routing_header,
+            session_header=record.routing.header if record.routing is not None else None,
             secrets=url_secrets(base_url),
         )
 
@@ -238,7 +242,7 @@ class DeepSeekModel(VendorChatModel):
     Its disk cache matches prefixes from token 0 with no routing, and its docs list no
     routing key: sending one would only risk a rejected parameter."""
 
-    vendor, key_env, default_url = "deepseek", DEEPSEEK_KEY, DEEPSEEK_URL
+    vendor, default_url = "deepseek", DEEPSEEK_URL
 
 
 class XAIModel(VendorChatModel):
@@ -247,7 +251,7 @@ class XAIModel(VendorChatModel):
     Prompt Caching, "Maximizing Cache Hits"); no `prompt_cache_key`, which xAI reads on its
     Responses API only."""
 
-    vendor, key_env, default_url, routing_header = "xai", XAI_KEY, XAI_URL, XAI_HEADER
+    vendor, default_url = "xai", XAI_URL
 
 
 class OpenAICompatibleModel(ChatCompletionsModel):
@@ -277,7 +281,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         text_protocol: bool = False,
         params: Mapping[str, JsonValue] | None = None,
         cache_key: bool = False,
-        session_header: str | None = SESSION_HEADER,
+        session_header: str | None = SERVER_HEADER,
         base_url: str | None = None,
         context_window: int | None = None,
         cache_rules: str | None = None,
@@ -288,9 +292,9 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             base_url, model = split_server_spec(base_url_or_name)
         if client is None:
             client = sdk_client(
-                AsyncOpenAI,
+                SERVER.client_class(),
                 None,
-                key=lambda: find_key(api_key, SERVER_KEY, placeholder=PLACEHOLDER_KEY),
+                key=lambda: find_key(api_key, *SERVER.key_variables, placeholder=PLACEHOLDER_KEY),
                 base_url=base_url,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -317,7 +321,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             params=params,
             cache_key=cache_key,
             session_header=session_header,
-            key_variable=SERVER_KEY,
+            record=SERVER,
             secrets=url_secrets(base_url),
         )
 

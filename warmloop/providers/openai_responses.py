@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import openai
 from openai import AsyncOpenAI
 
 from warmloop.errors import ConfigurationError
@@ -27,8 +26,9 @@ from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
-from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
+from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.registry import provider_record
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
@@ -36,9 +36,9 @@ from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
 from warmloop.wire.verdict import openai_verdict
 
-KEY_VARIABLE = "OPENAI_API_KEY"
+RECORD = provider_record("openai")
+"""Its key variable, client, error mapping and routing key (`providers.builtin`)."""
 INCLUDE = ("reasoning.encrypted_content",)
-ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
 class OpenAIResponsesModel(KnownFacts):
@@ -93,17 +93,22 @@ class OpenAIResponsesModel(KnownFacts):
         self.cache_key = base_url is None if cache_key is None else cache_key
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
-        self.client = sdk_client(
-            AsyncOpenAI,
+        self.client: AsyncOpenAI = sdk_client(
+            RECORD.client_class(),
             client,
-            key=lambda: find_key(api_key, KEY_VARIABLE),
+            key=lambda: find_key(api_key, *RECORD.key_variables),
             base_url=base_url,
             max_retries=max_retries,
             timeout=timeout,
         )
         self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
-            self.name, model, KEY_VARIABLE, ERRORS, self._secrets, status_style="HTTP {code}"
+            self.name,
+            model,
+            RECORD.key_names,
+            RECORD.sdk_errors(),
+            self._secrets,
+            status_style="HTTP {code}",
         )
         params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
         if reasoning is not None:
@@ -121,8 +126,9 @@ class OpenAIResponsesModel(KnownFacts):
         # The routing key is the conversation id: constant for a conversation and its forks,
         # kept out of the stream (`routing`).
         kwargs: dict[str, Any] = dict(rendered.payload)
-        if self.cache_key:
-            kwargs["prompt_cache_key"] = routing_key(session_id, self._secrets)
+        field = RECORD.routing.field if RECORD.routing is not None else None
+        if self.cache_key and field is not None:
+            kwargs[field] = routing_key(session_id, self._secrets)
         # The SDK walks every param through its TypedDict transform, about 3 ms per input
         # item: a whole session's worth of client CPU on every step. The items are wire
         # JSON already, so they go into the body untouched.

@@ -12,15 +12,38 @@ The registry that holds them is `warmloop.providers.registry`.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from warmloop.errors import ConfigurationError
+from warmloop.facts.usage import Usage
+from warmloop.providers.clients import key_names
 from warmloop.wire.stream import WireLayout
 
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
 """A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
+UsageReader = Callable[[Mapping[str, Any]], Usage]
+"""warmloop's `Usage` from one wire format's usage object, as its responses carry it."""
+
+
+def load(reference: str) -> Any:
+    """What a lazy `"module:attribute"` reference names, imported only now (so a record
+    can name an SDK's classes without importing the SDK until they are used)."""
+    module_name, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+@dataclass(frozen=True)
+class RoutingKey:
+    """Where a host reads a conversation's routing key: `field`, a key of the request
+    body (`prompt_cache_key`), or `header`, an HTTP header (`x-grok-conv-id`); neither
+    when the host documents none (providers/routing.py)."""
+
+    field: str | None = None
+    header: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,7 +65,8 @@ class WireFormat:
     `asks_without_baseline` whether to ask when there is no earlier response to name.
     `logged_unprompted`: nested keys of a logged body that are no part of the
     prompt. `silence_is_unchanged`: a request that named an earlier one and got no
-    diagnostics back was told "no divergence".
+    diagnostics back was told "no divergence". `read_usage`: this format's usage object
+    as warmloop's `Usage` (what the audit reads once it knows the format).
     """
 
     name: str
@@ -62,6 +86,7 @@ class WireFormat:
     asks_without_baseline: bool = False
     logged_unprompted: tuple[tuple[str, ...], ...] = ()
     silence_is_unchanged: bool = False
+    read_usage: UsageReader | None = None
 
     @property
     def per_request_ttl(self) -> bool:
@@ -86,8 +111,15 @@ class ProviderRecord:
     `model`: `"module:Class"`, the class taking the model name first. `needs_name`: True
     (`prefix:name`), False (`prefix` alone), None (either). `extra`: the pip extra its SDK
     comes with. `families`: lower-case model-name starts that belong to it. `tokenizer`:
-    the name of an o200k-style encoding that counts its tokens exactly, or None.
+    the name of an o200k-style encoding that counts its tokens exactly, or None;
+    `token_counter` a `"module:function"` (text -> tokens) that counts them instead.
     `in_process`: the model runs in this process (it takes a context size, `n_ctx`).
+    `client`: `"module:Class"` of the SDK client its model builds; `errors`:
+    `"module:NAME"` of the `SdkErrors` its failures are read by (providers/failures.py);
+    `routing`: where its host reads a conversation's routing key. `priced`: False for an
+    engine that bills nothing per token (local, self-hosted, scripted): no price is
+    looked up or accepted for it. `listed`: False for a provider no selection string
+    builds (scripted models are made in code).
     """
 
     prefix: str
@@ -103,6 +135,33 @@ class ProviderRecord:
     tokenizer: str | None = None
     example: str = ""
     in_process: bool = False
+    client: str | None = None
+    errors: str | None = None
+    routing: RoutingKey | None = None
+    token_counter: str | None = None
+    priced: bool = True
+    listed: bool = True
+
+    @property
+    def key_names(self) -> str:
+        """Where its key is looked up, in words: `GEMINI_API_KEY (or GOOGLE_API_KEY)`."""
+        return key_names(*self.key_variables) if self.key_variables else "no variable"
+
+    def client_class(self) -> Any:
+        """The SDK client class its model builds (imported now)."""
+        if self.client is None:
+            raise ConfigurationError(f"provider {self.prefix!r} names no SDK client (client=)")
+        return load(self.client)
+
+    def sdk_errors(self) -> Any:
+        """The `SdkErrors` its failures are read by (imported now)."""
+        if self.errors is None:
+            raise ConfigurationError(f"provider {self.prefix!r} names no error mapping (errors=)")
+        return load(self.errors)
+
+    def counter(self) -> Callable[[str], int] | None:
+        """Its own token counter (`token_counter`), or None."""
+        return load(self.token_counter) if self.token_counter is not None else None
 
     @property
     def system_name(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.price_table import never_price
 from warmloop.providers.builtin import PROVIDERS, WIRE_FORMATS
 from warmloop.providers.records import ProviderRecord, WireFormat
 from warmloop.wire.verdict import name_speaker
@@ -54,6 +55,8 @@ def register_provider(record: ProviderRecord) -> ProviderRecord:
     _providers[record.prefix] = record
     if record.display_name:
         name_speaker(record.prefix, record.display_name)
+    if not record.priced:
+        never_price(record.prefix)
     for name in (record.prefix, *record.aliases):
         _by_alias[name] = record
     return record
@@ -64,14 +67,22 @@ def find_provider(prefix: str) -> ProviderRecord | None:
     return _by_alias.get(prefix)
 
 
+def provider_record(prefix: str) -> ProviderRecord:
+    """The provider a prefix (or alias) selects; an unknown one is a ConfigurationError."""
+    found = _by_alias.get(prefix)
+    if found is None:
+        raise ConfigurationError(f"unknown provider {prefix!r}; register_provider it first")
+    return found
+
+
 def provider_of(spec: str) -> ProviderRecord | None:
     """The provider a selection string or model name (`anthropic:claude-x`) belongs to."""
     return find_provider(split_model_name(spec)[0])
 
 
 def providers() -> Iterator[ProviderRecord]:
-    """Every registered provider, in registration order."""
-    return iter(tuple(_providers.values()))
+    """Every registered provider a selection string builds, in registration order."""
+    return iter(tuple(record for record in _providers.values() if record.listed))
 
 
 def find_wire_format(name: str) -> WireFormat | None:

@@ -33,6 +33,8 @@ from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
 from warmloop.providers.clients import MIN_KEY_CHARS
 
+CACHE_KEY_FIELD = "prompt_cache_key"
+"""OpenAI's routing key in the request body (Chat Completions and Responses)."""
 SESSION_HEADER = "X-Session-ID"
 """The default header of `openai-compatible:` models: what vLLM's router hashes first."""
 XAI_HEADER = "x-grok-conv-id"

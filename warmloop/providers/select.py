@@ -36,7 +36,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
     prefix, rest = split_model_name(spec)
     record = find_provider(prefix)
     shown = redact_spec(spec)
-    if record is None:
+    if record is None or not record.listed:
         raise ConfigurationError(f"unknown model {shown!r}; use one of: {examples()}")
     module_name, _, class_name = record.model.partition(":")
     needs_name = record.needs_name
