@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import warmloop
@@ -69,18 +70,36 @@ def renders(spec: str) -> None:
 
 
 def refuses(prefix: str) -> None:
-    """Without its extra, a provider says which extra to install (the local model when it
-    first needs its engine: selecting and rendering it need no SDK)."""
+    """Without its extra, a provider says which extra to install when it is selected."""
     try:
-        if prefix == "local":
-            resolve_model("local").engine()  # type: ignore[attr-defined]
-        else:
-            resolve_model(f"{prefix}:x")
+        resolve_model(prefix if prefix == "local" else f"{prefix}:x")
     except ConfigurationError as exc:
         check(f"warmloop[{prefix}]" in str(exc), f"{prefix} names its extra ({exc})")
         print(f"ok: {prefix} without its extra says: {exc}")
         return
     check(False, f"{prefix} works without its extra")
+
+
+def tools_refused() -> None:
+    """Without the code or mcp extra, CodeMode and McpServer are refused when made, naming
+    the extra (not when the model first calls run_code, nor after a server's time-out)."""
+    from warmloop.tools.code import CodeMode
+    from warmloop.tools.mcp import McpServer
+
+    needs: dict[str, tuple[str, Callable[[], object]]] = {
+        "code": ("pydantic_monty", CodeMode),
+        "mcp": ("mcp", lambda: McpServer("files", command="mcp-files")),
+    }
+    for extra, (module, make) in needs.items():
+        if installed(module):
+            continue
+        try:
+            make()
+        except ConfigurationError as exc:
+            check(f"warmloop[{extra}]" in str(exc), f"{extra} names its extra ({exc})")
+            print(f"ok: {extra} without its extra says: {exc}")
+            continue
+        check(False, f"{extra} is accepted without its extra")
 
 
 def installed(module: str) -> bool:
@@ -141,6 +160,7 @@ def main(extra: str) -> None:
         renders(spec)
     for prefix in MISSING[extra]:
         refuses(prefix)
+    tools_refused()
     if extra == "gemini":
         asyncio.run(network_failure_is_a_provider_error())
     if extra == "local":

@@ -3,6 +3,8 @@ The errors that end a run carry its transcript, so they live with the run (`agen
 
 from __future__ import annotations
 
+import importlib.util
+
 
 class WarmloopError(Exception):
     """Base class of every error warmloop raises on purpose."""
@@ -10,6 +12,30 @@ class WarmloopError(Exception):
 
 class ConfigurationError(WarmloopError):
     """Bad input to an Agent, tool, model or CLI option; the message says what to change."""
+
+
+class MissingExtra(ConfigurationError):
+    """An optional dependency is not installed; the message names the pip extra that
+    brings it (`extra`), so what needs it is refused where it is made, not when first used."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        super().__init__(
+            f"{what} needs {package}, which is not installed; "
+            f"install it with: pip install 'warmloop[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra
+
+
+def require_extra(module: str, *, what: str, package: str, extra: str) -> None:
+    """Raise MissingExtra unless the top-level `module` can be imported. Only found, not
+    imported: a heavy SDK is still loaded when first used."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules without a spec (a stand-in a test put there)
+        found = True
+    if not found:
+        raise MissingExtra(what, package, extra)
 
 
 class ProviderError(WarmloopError):

@@ -358,3 +358,47 @@ def test_max_tokens_filling_the_stated_window_are_refused(window: int) -> None:
     offline = anthropic.AsyncAnthropic(api_key="offline")
     with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):
         AnthropicModel("claude-sonnet-4-6", client=offline, context_window=window, max_tokens=8192)
+
+
+# Round three (issue 32): extras. Each object that needs an optional dependency, made
+# without it, is refused at once naming its pip extra: never a time-out, an error told to
+# the model, or an "unexpected" error at the first request.
+
+
+def _mcp_server() -> object:
+    from warmloop.tools.mcp import McpServer
+
+    return McpServer("files", command="mcp-files")
+
+
+def _code_toolbox() -> object:
+    from warmloop.tools.toolbox import Toolbox
+
+    return Toolbox([], code=True)
+
+
+def _local_model() -> object:
+    from warmloop.providers.select import resolve_model
+
+    return resolve_model("local")
+
+
+MISSING_EXTRA_CASES: dict[str, tuple[str, Callable[[], object], str]] = {
+    "mcp-server-without-mcp": ("mcp", _mcp_server, "mcp"),
+    "code-mode-without-monty": ("pydantic_monty", _code_toolbox, "code"),
+    "local-model-without-llama-cpp": ("llama_cpp", _local_model, "local"),
+}
+
+
+@pytest.mark.parametrize("name", list(MISSING_EXTRA_CASES))
+def test_a_missing_extra_is_named_where_the_object_is_made(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    module, build, extra = MISSING_EXTRA_CASES[name]
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ConfigurationError) as caught:
+        build()
+    assert f"pip install 'warmloop[{extra}]'" in str(caught.value)
+    assert "unexpected" not in str(caught.value)

@@ -240,3 +240,19 @@ def test_the_demo_question_gets_the_right_answer_with_nothing_on_stderr() -> Non
     assert answer is not None, result.stdout
     assert "order_total" in answer.group(1)
     assert "search" in result.stdout  # found, not guessed: submit needs an observation first
+
+
+BLOCKED_LLAMA = (
+    "import sys; sys.modules['llama_cpp'] = None; "
+    "from warmloop.cli.main import main; main(prog_name='warmloop')"
+)
+"""The command with llama-cpp-python unimportable, as after `pip install warmloop`."""
+
+
+def test_the_default_local_model_without_its_extra_is_one_line_naming_it() -> None:
+    done = warmloop("run", "What is here?", command=(sys.executable, "-c", BLOCKED_LLAMA))
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "pip install 'warmloop[local]'" in lines[0]
+    assert "unexpected" not in done.stdout + done.stderr

@@ -7,7 +7,9 @@ import ctypes
 import hashlib
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 from tests.support.scenario import TOOLS
 from tests.support.wire import WireLog
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, MissingExtra
 from warmloop.messages import AssistantTurn, Notice, SystemText, ToolResult, UserText
 from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
@@ -33,6 +35,7 @@ from warmloop.providers.chat_template import (
 )
 from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir, gemma_path
 from warmloop.providers.local import LocalModel, reusable_prefix
+from warmloop.providers.select import resolve_model
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -196,6 +199,25 @@ def test_local_model_builds_one_grammar_per_tool_set_without_loading_the_engine(
     assert model.grammar(SPECS) is model.grammar(tuple(list(SPECS)))
     assert model.grammar(SPECS[:1]) is not model.grammar(SPECS)
     assert model._llama is None
+
+
+@pytest.mark.parametrize(
+    ("make", "extra"),
+    [
+        (lambda: LocalModel(), "local"),
+        (lambda: resolve_model("local"), "local"),
+        (lambda: LocalModel("gemma-3-270m"), "gemma"),
+    ],
+    ids=["LocalModel()", "resolve_model('local')", "gemma"],
+)
+def test_the_local_model_without_llama_cpp_is_refused_where_it_is_made(
+    monkeypatch: pytest.MonkeyPatch, make: Callable[[], object], extra: str
+) -> None:
+    """Named at construction with the model's extra, not at its first request (which the
+    run reported as an unexpected error)."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(MissingExtra, match=re.escape(f"pip install 'warmloop[{extra}]'")):
+        make()
 
 
 async def test_local_model_rejects_bad_settings_and_foreign_payloads() -> None:

@@ -5,12 +5,16 @@ and the loop goes on."""
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
 from warmloop import Agent, ScriptedModel, call, tool
+from warmloop.errors import MissingExtra
 from warmloop.messages import ToolResult
 from warmloop.tools.code import CodeMode
 from warmloop.tools.toolbox import Toolbox
@@ -111,3 +115,17 @@ def test_a_tool_returning_an_object_gives_the_code_its_text() -> None:
     result = run.transcript[3]
     assert isinstance(result, ToolResult)
     assert result.content == '=> "{\\"name\\":\\"ana\\",\\"age\\":41}"'
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: CodeMode(), lambda: Toolbox([double], code=True)],
+    ids=["CodeMode", "Toolbox(code=True)"],
+)
+def test_code_mode_without_pydantic_monty_is_refused_where_it_is_made(
+    monkeypatch: pytest.MonkeyPatch, make: Callable[[], object]
+) -> None:
+    """Refused for the user at construction, not told to the model at its first run_code."""
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
+    with pytest.raises(MissingExtra, match=re.escape("pip install 'warmloop[code]'")):
+        make()

@@ -7,6 +7,7 @@ that lists the tools in another order produces byte-identical requests."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from warmloop import Agent, ScriptedModel, call
+from warmloop.errors import MissingExtra
 from warmloop.messages import Notice, ToolResult
 from warmloop.tools.mcp import McpServer
 from warmloop.tools.toolbox import Toolbox
@@ -185,3 +187,14 @@ def test_a_server_tool_that_clashes_with_a_core_tool_is_skipped_with_a_warning(
     box = Toolbox([add], servers=[server])
     assert box.catalog.names() == ["crash", "echo", "fail", "get_forecast"]
     assert "tool 'add' skipped" in caplog.text
+
+
+def test_a_server_without_the_mcp_sdk_is_refused_where_it_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not a 30 s wait ending in "did not answer": the missing extra, named at once."""
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(MissingExtra, match=re.escape("pip install 'warmloop[mcp]'")) as caught:
+        stdio_server()
+    assert "did not answer" not in str(caught.value)
+    assert caught.value.extra == "mcp"

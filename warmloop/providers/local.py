@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from warmloop.errors import ConfigurationError, ContextWindowExceeded
+from warmloop.errors import ConfigurationError, ContextWindowExceeded, require_extra
 from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.facts.usage import Usage
 from warmloop.protocols.fresh import Spent
@@ -91,7 +91,8 @@ class LocalModel:
     evaluated vs reused from its KV cache). `openings` keeps the KV state of each opening
     (instructions, protocol, tools) on disk, so the first request of a fresh process loads
     it instead of evaluating it: True for the user's cache directory (`OpeningCache()`),
-    False for none, or an `OpeningCache`.
+    False for none, or an `OpeningCache`. Without llama-cpp-python it is refused here
+    (MissingExtra, naming the model's extra), not at its first request.
     """
 
     def __init__(
@@ -107,6 +108,8 @@ class LocalModel:
         openings: OpeningCache | bool = True,
     ) -> None:
         self.family: EmbeddedModel = embedded_model(model)
+        extra = self.family.extra  # every embedded model's extra brings the engine
+        require_extra("llama_cpp", what="the local model", package="llama-cpp-python", extra=extra)
         self.name = f"local:{self.family.name}"
         self.model_path = Path(model_path) if model_path is not None else None
         self.max_tokens = max_tokens

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed
+from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed, require_extra
 from warmloop.tools.catalog import Entry, call_entry, failure_text, validated
 from warmloop.tools.invoke import describe_exception, stringify
 
@@ -66,13 +66,15 @@ def host_function(entry: Entry, default_limit: float | None) -> HostFunction:
 class CodeMode:
     """Limits for `run_code`: seconds of execution (time spent in tools not counted; each
     tool has its own limit), heap bytes, and host directories granted read-only, by the
-    absolute path the code sees them at (`{"/data": Path("reports")}`)."""
+    absolute path the code sees them at (`{"/data": Path("reports")}`). Without
+    pydantic-monty it is refused here (MissingExtra), not when the model first calls it."""
 
     time_limit: float = DEFAULT_TIME_LIMIT
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     mounts: Mapping[str, Path] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        require_extra("pydantic_monty", what="code mode", package="pydantic-monty", extra="code")
         if not (isinstance(self.time_limit, int | float) and 0 < self.time_limit < 3600):
             raise ConfigurationError(
                 f"code mode time_limit must be 0 < seconds < 3600, got {self.time_limit!r}"

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import IO, Any
 
-from warmloop.errors import ConfigurationError, ToolFailed
+from warmloop.errors import ConfigurationError, ToolFailed, require_extra
 from warmloop.tools.catalog import Catalog, RemoteTool
 from warmloop.tools.invoke import describe_exception
 from warmloop.tools.schema import ToolSpec
@@ -117,7 +117,8 @@ def result_value(result: Any) -> Any:
 
 class McpServer:
     """One MCP server: `command` (+ `args`, `env`, `cwd`) runs it over stdio, `url` reaches
-    it over streamable HTTP. `timeout` bounds starting it and each call, in seconds."""
+    it over streamable HTTP. `timeout` bounds starting it and each call, in seconds.
+    Without the `mcp` SDK it is refused here (MissingExtra), not when it is started."""
 
     def __init__(
         self,
@@ -133,6 +134,7 @@ class McpServer:
     ) -> None:
         if (command is None) == (url is None):
             raise ConfigurationError(f"MCP server {name!r}: give either command= or url=")
+        require_extra("mcp", what=f"MCP server {name!r}", package="the mcp SDK", extra="mcp")
         self.name = name
         self.command, self.args, self.env, self.cwd = command, list(args), env, cwd
         self.url, self.prefix, self.timeout = url, prefix, timeout
