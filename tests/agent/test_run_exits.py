@@ -19,6 +19,7 @@ import pytest
 
 from warmloop import (
     Agent,
+    ConfigurationError,
     RequestFailed,
     RunAborted,
     RunError,
@@ -107,6 +108,22 @@ def test_any_exception_ends_as_a_run_error_with_the_transcript(
     assert [m.kind for m in messages[:3]] == ["system", "user", "assistant"]
     check_pairing(messages)  # a step cut short is closed with error results
     assert error.transcript.pending_calls() == ()  # no call is left without its result
+
+
+def test_a_warmloop_error_mid_run_is_told_as_itself_not_as_unexpected() -> None:
+    """A WarmloopError already says what was wrong and what to do (a missing extra, a
+    refused option): the run's end repeats it, never as "an unexpected ConfigurationError"."""
+    model = ScriptedModel(replies())
+
+    def refuse(rendered: Rendered) -> str:
+        raise ConfigurationError("the engine needs X; install it with: pip install 'x'")
+
+    model._queue.insert(1, refuse)
+    with pytest.raises(RunAborted) as info:
+        Agent(model, [lookup]).run_sync("task")
+    assert str(info.value).startswith("the run stopped: the engine needs X; install it")
+    assert "unexpected" not in str(info.value)
+    assert isinstance(info.value.__cause__, ConfigurationError)
 
 
 def test_a_provider_failure_still_ends_as_request_failed() -> None:

@@ -23,6 +23,7 @@ from warmloop.agent.request import RequestCycle
 from warmloop.agent.resumption import Position, position
 from warmloop.agent.run import ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.state import INTERRUPTED
+from warmloop.errors import WarmloopError
 from warmloop.messages import AssistantTurn, Notice, SystemText, UserText
 from warmloop.tools.gateway import SUBMIT
 
@@ -44,8 +45,14 @@ class Runner(RequestCycle, Acting):
         except Exception as exc:
             self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
             await self.persisted(best_effort=True)
+            # A warmloop error already says what was wrong and what to do; anything else is
+            # a bug or a library's surprise, named by its type.
+            if isinstance(exc, WarmloopError):
+                message = f"the run stopped: {exc}"
+            else:
+                message = f"the run stopped on an unexpected {type(exc).__name__}: {exc}"
             raise RunAborted(
-                f"the run stopped on an unexpected {type(exc).__name__}: {exc}",
+                message,
                 self.transcript,
                 self.requests,
             ) from exc
