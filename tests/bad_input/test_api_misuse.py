@@ -358,3 +358,24 @@ def test_max_tokens_filling_the_stated_window_are_refused(window: int) -> None:
     offline = anthropic.AsyncAnthropic(api_key="offline")
     with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):
         AnthropicModel("claude-sonnet-4-6", client=offline, context_window=window, max_tokens=8192)
+
+
+# Round three (issue 32): the fleet's CLI exits. A submit that names an agent the workers'
+# registry lacks is refused before the database is touched (DOWN_DB would say so first);
+# a worker with neither --db nor $WARMLOOP_FLEET_DB is told both ways, not "Missing option".
+
+
+def test_batch_submit_refuses_an_unknown_agent_before_submitting(tmp_path: Any) -> None:
+    batch = tmp_path / "tasks.jsonl"
+    batch.write_text('{"agent": "nobody", "task": "x"}\n', encoding="utf-8")
+    agents = "tests.fleet.agents:registry"
+    code, output = _warmloop_cli("batch", "submit", str(batch), "--db", DOWN_DB, "--agents", agents)
+    _one_line_error(code, output, "no agent 'nobody' in tests.fleet.agents:registry; it knows")
+
+
+def test_a_worker_without_a_database_names_the_option_and_the_variable() -> None:
+    code, output = _warmloop_cli("worker", "--agents", "tests.fleet.agents:registry")
+    _one_line_error(code, output, "pass --db URL or set $WARMLOOP_FLEET_DB")
+    code, output = _warmloop_cli("worker", "--help")
+    db_line = next(line for line in output.splitlines() if "--db" in line)
+    assert "required" not in db_line, output
