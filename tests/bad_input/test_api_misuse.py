@@ -379,3 +379,24 @@ def test_a_worker_without_a_database_names_the_option_and_the_variable() -> None
     code, output = _warmloop_cli("worker", "--help")
     db_line = next(line for line in output.splitlines() if "--db" in line)
     assert "required" not in db_line, output
+
+
+# Round three (issue 32): a missing API key is told in the asker's terms: Python's
+# `api_key=` to a library user, the variable and `--option api_key=KEY` on the command line.
+
+
+def test_a_missing_key_is_told_as_the_cli_passes_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from warmloop import resolve_model
+    from warmloop.cli.main import main
+    from warmloop.errors import MissingApiKey
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(MissingApiKey, match="pass api_key= or client="):
+        resolve_model("anthropic:claude-sonnet-4-5")
+    result = CliRunner().invoke(main, ["run", "Hi.", "--model", "anthropic:claude-sonnet-4-5"])
+    assert result.exit_code == 1, result.output
+    assert "set the environment variable ANTHROPIC_API_KEY" in result.output, result.output
+    assert "--option api_key=KEY" in result.output, result.output
+    assert "api_key=" not in result.output.replace("--option api_key=KEY", ""), result.output

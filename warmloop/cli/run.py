@@ -36,10 +36,11 @@ from warmloop.cli.options import (
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
-from warmloop.errors import WarmloopError
+from warmloop.errors import MissingApiKey, WarmloopError
 from warmloop.facts.model_facts import MIN_WINDOW
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
+from warmloop.providers.clients import key_names
 from warmloop.providers.local import DEFAULT_N_CTX, LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
@@ -152,6 +153,11 @@ def run(
             save_transcript(exc.transcript, save)
             console.print(Text(f"transcript saved to {save}", style="dim"))
         fail(str(exc))
+    except MissingApiKey as exc:  # the library's advice is Python's (api_key=): say the CLI's
+        fail(
+            f"no API key for {redact_spec(model_spec)}: set the environment variable "
+            f"{key_names(*exc.variables)}, or pass --option api_key=KEY"
+        )
     except WarmloopError as exc:
         fail(str(exc))
     # The run succeeded: save it before anything else can fail, then show it.
