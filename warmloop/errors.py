@@ -38,6 +38,16 @@ def require_extra(module: str, *, what: str, package: str, extra: str) -> None:
         raise MissingExtra(what, package, extra)
 
 
+class MissingApiKey(ConfigurationError):
+    """No API key was passed and none of the provider's environment variables is set.
+    `variables` names them, so a caller with its own ways to pass a key (the CLI's options)
+    can say those instead of Python's `api_key=`."""
+
+    def __init__(self, message: str, *, variables: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.variables = variables
+
+
 class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 

@@ -402,3 +402,45 @@ def test_a_missing_extra_is_named_where_the_object_is_made(
         build()
     assert f"pip install 'warmloop[{extra}]'" in str(caught.value)
     assert "unexpected" not in str(caught.value)
+
+
+# Round three (issue 32): the fleet's CLI exits. A submit that names an agent the workers'
+# registry lacks is refused before the database is touched (DOWN_DB would say so first);
+# a worker with neither --db nor $WARMLOOP_FLEET_DB is told both ways, not "Missing option".
+
+
+def test_batch_submit_refuses_an_unknown_agent_before_submitting(tmp_path: Any) -> None:
+    batch = tmp_path / "tasks.jsonl"
+    batch.write_text('{"agent": "nobody", "task": "x"}\n', encoding="utf-8")
+    agents = "tests.fleet.agents:registry"
+    code, output = _warmloop_cli("batch", "submit", str(batch), "--db", DOWN_DB, "--agents", agents)
+    _one_line_error(code, output, "no agent 'nobody' in tests.fleet.agents:registry; it knows")
+
+
+def test_a_worker_without_a_database_names_the_option_and_the_variable() -> None:
+    code, output = _warmloop_cli("worker", "--agents", "tests.fleet.agents:registry")
+    _one_line_error(code, output, "pass --db URL or set $WARMLOOP_FLEET_DB")
+    code, output = _warmloop_cli("worker", "--help")
+    db_line = next(line for line in output.splitlines() if "--db" in line)
+    assert "required" not in db_line, output
+
+
+# Round three (issue 32): a missing API key is told in the asker's terms: Python's
+# `api_key=` to a library user, the variable and `--option api_key=KEY` on the command line.
+
+
+def test_a_missing_key_is_told_as_the_cli_passes_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from warmloop import resolve_model
+    from warmloop.cli.main import main
+    from warmloop.errors import MissingApiKey
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(MissingApiKey, match="pass api_key= or client="):
+        resolve_model("anthropic:claude-sonnet-4-5")
+    result = CliRunner().invoke(main, ["run", "Hi.", "--model", "anthropic:claude-sonnet-4-5"])
+    assert result.exit_code == 1, result.output
+    assert "set the environment variable ANTHROPIC_API_KEY" in result.output, result.output
+    assert "--option api_key=KEY" in result.output, result.output
+    assert "api_key=" not in result.output.replace("--option api_key=KEY", ""), result.output

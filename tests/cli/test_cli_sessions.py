@@ -176,3 +176,26 @@ def test_a_damaged_store_is_one_clear_line_not_a_traceback(
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert f"session 'demo': {column} holds {value!r}" in result.output
+
+
+def test_resume_takes_the_model_options_run_takes(db: str) -> None:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+    from warmloop.cli.options import CliContext
+
+    scripted = model("first", "second")
+    start(db, scripted)
+    asked: list[dict[str, object]] = []
+
+    def factory(spec: str, **options: object) -> ScriptedModel:
+        asked.append(options)
+        return scripted
+
+    flags = ["--base-url", "http://127.0.0.1:9/v1", "--option", "timeout=30"]
+    flags += ["--context-window", "50000"]
+    result = CliRunner().invoke(
+        main, ["resume", "demo", "And now?", "--store", db, *flags], obj=CliContext(factory)
+    )
+    assert result.exit_code == 0, result.output
+    assert asked == [{"timeout": 30, "base_url": "http://127.0.0.1:9/v1", "context_window": 50000}]

@@ -29,13 +29,25 @@ if TYPE_CHECKING:
 
 DB_VARIABLE = "WARMLOOP_FLEET_DB"
 STATUS_POLL_SECONDS = 1.0
+FAILED_TASKS_EXIT = 3
+"""`batch status`'s code when any task of the batch failed (1 is an error of the command)."""
+
+
+def _required_db(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """`--db`, or $WARMLOOP_FLEET_DB: one of them must be given (not marked required in the
+    help, which would hide that the variable is enough)."""
+    del ctx, param
+    if not value:
+        fail(f"no fleet database: pass --db URL or set ${DB_VARIABLE}")
+    return value
+
 
 db_option = click.option(
     "--db",
     envvar=DB_VARIABLE,
-    required=True,
+    callback=_required_db,
     metavar="URL",
-    help=f"The fleet's PostgreSQL database (queue and sessions); default ${DB_VARIABLE}.",
+    help=f"The fleet's PostgreSQL database (queue and sessions) [default: ${DB_VARIABLE}].",
 )
 queue_option = click.option(
     "--queue", default="warmloop", show_default=True, help="The queue's name."
@@ -141,34 +153,82 @@ def batch() -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @db_option
 @queue_option
+@click.option(
+    "--agents",
+    "agents_spec",
+    metavar="MODULE:NAME",
+    help="The workers' AgentRegistry: a task naming an agent it lacks is refused before "
+    "anything is submitted.",
+)
 @click.option("--no-warm", is_flag=True, help="Send every task at once (no warm-up first).")
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
-def submit(file: Path, db: str, queue: str, no_warm: bool, wait: bool) -> None:
-    """Enqueue every task of FILE (one JSON object a line); prints the batch id."""
+def submit(
+    file: Path, db: str, queue: str, agents_spec: str | None, no_warm: bool, wait: bool
+) -> None:
+    """Enqueue every task of FILE (one JSON object a line); prints the batch id first.
+    Exits with code 3 when an agent's first task failed before any request (or, with
+    --wait, when any task failed)."""
     try:
+        from warmloop.fleet.client import new_batch_id
+        from warmloop.fleet.registry import load_registry
         from warmloop.fleet.tasks import load_batch
     except ImportError as exc:
         fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
     try:
         tasks = load_batch(file)
+        if agents_spec is not None:
+            sys.path.insert(0, os.getcwd())  # as `worker --agents` finds it
+            known = load_registry(agents_spec).names
+            unknown = sorted({t.agent for t in tasks} - set(known))
+            if unknown:
+                fail(
+                    f"{file}: no agent {', '.join(map(repr, unknown))} in {agents_spec}; "
+                    f"it knows {', '.join(known) or 'none'}"
+                )
     except WarmloopError as exc:
         fail(str(exc))
     err = console(stderr=True)
     fleet = _fleet(db)
+    batch_id = new_batch_id()
+    click.echo(batch_id)  # before any wait: a script has the id even if no worker comes
+    sys.stdout.flush()
+    cold: list[str] = []
+
+    def failed_first(agent: str, why: str) -> None:
+        cold.append(agent)
+        err.print(
+            Text(f"{agent}: its first task failed before any request: {one_line(why, 200)}"),
+            style="red",
+            soft_wrap=True,
+        )
+
+    def untaken(workflow_id: str) -> None:
+        err.print(
+            Text(
+                f"no worker has taken {workflow_id} yet: is a worker serving queue "
+                f"{queue} on this database? (warmloop worker --agents MODULE:NAME)"
+            ),
+            style="yellow",
+            soft_wrap=True,
+        )
+
     try:
-        batch_id = fleet.submit_batch(
+        fleet.submit_batch(
             tasks,
             queue=queue,
+            batch=batch_id,
             warm=not no_warm,
             on_warm=lambda agent: err.print(Text(f"{agent}: opening written; fanning out")),
+            on_cold=failed_first,
+            on_untaken=untaken,
         )
-        click.echo(batch_id)
-        if wait:
-            _follow(fleet, batch_id)
+        state = _follow(fleet, batch_id) if wait else None
     except WarmloopError as exc:
         fail(str(exc))
     finally:
         fleet.close()
+    if cold or (state is not None and state.counts["failed"]):
+        raise click.exceptions.Exit(FAILED_TASKS_EXIT)
 
 
 @batch.command()
@@ -177,7 +237,8 @@ def submit(file: Path, db: str, queue: str, no_warm: bool, wait: bool) -> None:
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
 @click.option("--json", "as_json", is_flag=True, help="Every task's state and result as JSON.")
 def status(batch_id: str, db: str, wait: bool, as_json: bool) -> None:
-    """Show a batch's progress, and each task's result, cost or failure."""
+    """Show a batch's progress, and each task's result, cost or failure. Exits with
+    code 3 when any task failed (1 when the batch cannot be read)."""
     fleet = _fleet(db)
     try:
         state = _follow(fleet, batch_id) if wait else _status(fleet, batch_id)
@@ -188,6 +249,8 @@ def status(batch_id: str, db: str, wait: bool, as_json: bool) -> None:
             console().print(_summary(state))
     finally:
         fleet.close()
+    if state.counts["failed"]:
+        raise click.exceptions.Exit(FAILED_TASKS_EXIT)
 
 
 def _status(fleet: Fleet, batch_id: str) -> BatchStatus:

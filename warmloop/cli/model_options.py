@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import MIN_WINDOW
+from warmloop.providers.local import DEFAULT_N_CTX
 from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.registry import provider_of
@@ -17,6 +22,44 @@ LOCAL_HELP = (
     + "."
 )
 """What `--model` help says about the embedded models (the README names the same)."""
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+_FLAGS = (
+    click.option(
+        "--base-url",
+        metavar="URL",
+        help="Send requests here instead of the provider's own endpoint (a gateway or proxy).",
+    ),
+    click.option(
+        "--option",
+        "options",
+        metavar="KEY=VALUE",
+        multiple=True,
+        help="A model option, e.g. timeout=30, cache_ttl=1h, text_protocol=true, n_ctx=16384 "
+        "(VALUE is read as JSON when it is JSON, else as text). Repeatable.",
+    ),
+    click.option(
+        "--n-ctx",
+        type=click.IntRange(min=512),
+        help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
+    ),
+    click.option(
+        "--context-window",
+        type=click.IntRange(min=MIN_WINDOW),
+        metavar="TOKENS",
+        help="The model's context window, when neither the tables nor the server say it "
+        "(a self-hosted server is asked; an unknown window is never acted on).",
+    ),
+)
+
+
+def model_option_flags(command: Command) -> Command:
+    """`--base-url`, `--option`, `--n-ctx` and `--context-window`, declared once for every
+    verb that makes a model (`run`, `resume`)."""
+    for flag in reversed(_FLAGS):
+        command = flag(command)
+    return command
 
 
 def model_options(

@@ -23,7 +23,7 @@ from warmloop.cli.interrupt import (
     Terminated,
     terminate_as_interrupt,
 )
-from warmloop.cli.model_options import LOCAL_HELP, model_options
+from warmloop.cli.model_options import LOCAL_HELP, model_option_flags, model_options
 from warmloop.cli.options import (
     CliContext,
     command_store,
@@ -36,11 +36,11 @@ from warmloop.cli.options import (
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
-from warmloop.errors import WarmloopError
-from warmloop.facts.model_facts import MIN_WINDOW
+from warmloop.errors import MissingApiKey, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
-from warmloop.providers.local import DEFAULT_N_CTX, LocalModel
+from warmloop.providers.clients import key_names
+from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
 from warmloop.transcript import Transcript
@@ -61,35 +61,11 @@ from warmloop.workspace.grounding import unread_answer
 @workspace_option
 @max_steps_option
 @click.option(
-    "--base-url",
-    metavar="URL",
-    help="Send requests here instead of the provider's own endpoint (a gateway or proxy).",
-)
-@click.option(
-    "--option",
-    "options",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="A model option, e.g. timeout=30, cache_ttl=1h, text_protocol=true, n_ctx=16384 "
-    "(VALUE is read as JSON when it is JSON, else as text). Repeatable.",
-)
-@click.option(
     "--save",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the transcript (JSON) here, also when the run fails.",
 )
-@click.option(
-    "--n-ctx",
-    type=click.IntRange(min=512),
-    help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
-)
-@click.option(
-    "--context-window",
-    type=click.IntRange(min=MIN_WINDOW),
-    metavar="TOKENS",
-    help="The model's context window, when neither the tables nor the server say it "
-    "(a self-hosted server is asked; an unknown window is never acted on).",
-)
+@model_option_flags
 @click.option(
     "--session",
     metavar="NAME",
@@ -152,6 +128,11 @@ def run(
             save_transcript(exc.transcript, save)
             console.print(Text(f"transcript saved to {save}", style="dim"))
         fail(str(exc))
+    except MissingApiKey as exc:  # the library's advice is Python's (api_key=): say the CLI's
+        fail(
+            f"no API key for {redact_spec(model_spec)}: set the environment variable "
+            f"{key_names(*exc.variables)}, or pass --option api_key=KEY"
+        )
     except WarmloopError as exc:
         fail(str(exc))
     # The run succeeded: save it before anything else can fail, then show it.
@@ -190,6 +171,7 @@ def resumable_spec(model: str) -> str:
 @workspace_option
 @max_steps_option
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
+@model_option_flags
 @store_option
 @click.pass_context
 def resume(
@@ -201,6 +183,10 @@ def resume(
     max_steps: int,
     save: Path | None,
     store: str | None,
+    base_url: str | None = None,
+    options: tuple[str, ...] = (),
+    n_ctx: int | None = None,
+    context_window: int | None = None,
 ) -> None:
     """Continue stored session NAME with the follow-up TASK (its cache is reused if warm)."""
     stored = load_session(command_store(store), name)
@@ -221,6 +207,10 @@ def resume(
         save=save,
         session=name,
         store=store,
+        base_url=base_url,
+        options=options,
+        n_ctx=n_ctx,
+        context_window=context_window,
     )
 
 

@@ -34,6 +34,8 @@ from warmloop.sessions.locate import open_store
 WARM_POLL_SECONDS = 0.2
 WARM_TIMEOUT_SECONDS = 600.0
 """How long a batch waits for an agent's first request before fanning out anyway."""
+UNTAKEN_SECONDS = 10.0
+"""How long a leader may stay queued before the submitter is told no worker has taken it."""
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 
 
@@ -155,9 +157,14 @@ class Fleet:
         batch: str | None = None,
         warm: bool = True,
         on_warm: Callable[[str], None] | None = None,
+        on_cold: Callable[[str, str], None] | None = None,
+        on_untaken: Callable[[str], None] | None = None,
     ) -> str:
         """Enqueue every task under one batch id (returned). With `warm`, each agent's first
-        task goes alone and the rest follow once its first request is stored."""
+        task goes alone and the rest follow once its first request is stored: `on_warm(agent)`
+        then, `on_cold(agent, why)` when the first task ended without a request (its error),
+        and `on_untaken(workflow_id)` once when no worker has taken a first task after
+        UNTAKEN_SECONDS (none runs, or all are busy)."""
         batch = batch or new_batch_id()
         ids = [f"{batch}-{n:05d}" for n in range(len(tasks))]
         first: dict[str, int] = {}
@@ -167,34 +174,65 @@ class Fleet:
         for n in leaders:
             self.submit(tasks[n], queue=queue, workflow_id=ids[n])
         if leaders:
-            for agent in self._warmed({ids[n]: tasks[n] for n in leaders}):
-                if on_warm is not None:
-                    on_warm(agent)
+            warmed = self._warmed({ids[n]: tasks[n] for n in leaders}, on_untaken)
+            for n in leaders:
+                if ids[n] not in warmed:  # still waiting: fanned out anyway, nothing known
+                    continue
+                why = warmed[ids[n]]
+                if why is None:
+                    if on_warm is not None:
+                        on_warm(tasks[n].agent)
+                elif on_cold is not None:
+                    on_cold(tasks[n].agent, why)
         for n, task in enumerate(tasks):
             if n not in leaders:
                 self.submit(task, queue=queue, workflow_id=ids[n])
         return batch
 
-    def _warmed(self, leaders: dict[str, Task]) -> list[str]:
-        """Wait until each leader has a stored request (or finished); their agents."""
+    def _warmed(
+        self, leaders: dict[str, Task], on_untaken: Callable[[str], None] | None = None
+    ) -> dict[str, str | None]:
+        """Wait until each leader has a stored request or finished (looking at least once,
+        then for up to WARM_TIMEOUT_SECONDS): None for a leader whose opening was written,
+        why not for one that finished without; one still waiting is left out."""
         store = open_store(self.url)
         waiting = dict(leaders)
-        deadline = time.monotonic() + WARM_TIMEOUT_SECONDS
+        outcome: dict[str, str | None] = {}
+        start = time.monotonic()
+        told: set[str] = set()
         try:
-            while waiting and time.monotonic() < deadline:
+            while waiting:
                 for workflow_id, task in list(waiting.items()):
                     info = store.info(task.session or workflow_id)
                     try:
                         done = self._client.retrieve_workflow(workflow_id).get_status()
                     except DATABASE_ERRORS as exc:
                         raise unreachable(self.url, exc) from None
-                    if (info is not None and info.requests > 0) or done.status in FINISHED:
-                        del waiting[workflow_id]
-                if waiting:
-                    time.sleep(WARM_POLL_SECONDS)
+                    if info is not None and info.requests > 0:
+                        outcome[workflow_id] = None
+                    elif done.status in FINISHED:
+                        outcome[workflow_id] = self._why_failed(workflow_id)
+                    else:
+                        late = time.monotonic() >= start + UNTAKEN_SECONDS
+                        untaken = done.status == "ENQUEUED" and late and workflow_id not in told
+                        if untaken and on_untaken is not None:
+                            told.add(workflow_id)
+                            on_untaken(workflow_id)
+                        continue
+                    del waiting[workflow_id]
+                if not waiting or time.monotonic() >= start + WARM_TIMEOUT_SECONDS:
+                    break
+                time.sleep(WARM_POLL_SECONDS)
         finally:
             store.close()
-        return sorted({t.agent for w, t in leaders.items() if w not in waiting})
+        return outcome
+
+    def _why_failed(self, workflow_id: str) -> str:
+        """Why a leader that finished stored no request (its result's error)."""
+        state = self.task(workflow_id)
+        if state.result is not None and state.result.error:
+            return state.result.error
+        return state.error or f"it ended {state.status.lower()}"
 
     def status(self, batch: str) -> BatchStatus:
         """Every task of `batch`, in submission order."""

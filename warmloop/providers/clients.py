@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, MissingApiKey
 from warmloop.providers.redact import guard_logs, url_secrets
 
 MIN_KEY_CHARS = 8
@@ -49,9 +49,10 @@ def api_key(given: str | None, *variables: str, placeholder: str | None = None) 
             return value
     if placeholder is not None:
         return placeholder
-    raise ConfigurationError(
+    raise MissingApiKey(
         f"no API key: set the environment variable {key_names(*variables)}, "
-        "or pass api_key= or client="
+        "or pass api_key= or client=",
+        variables=variables,
     )
 
 
