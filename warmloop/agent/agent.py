@@ -78,11 +78,12 @@ class Agent:
     `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
     provider's options, call `resolve_model(name, ...)` and pass its model).
     `tools` is a list of tools or a `Toolbox` (which also takes a catalog, code mode and
-    MCP). `max_result_chars` caps each tool result: `"window"` (default) a
-    share of the model's window when the window is a fact, no cap while it is only assumed;
-    an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
-    bust the guard saw in this agent's runs, including a fresh session whose opening
-    (parameters, tools, system prompt) differs from the agent's earlier sessions.
+    MCP). `max_result_chars` caps each tool result: `"window"` (default) a share of the
+    model's window when the window is a fact, no cap while it is only assumed; an int; or
+    None. A `Toolbox`'s own `max_result_chars` holds too: the smaller cap wins. Planning
+    reads the model's facts (`model.facts`). `busts` collects every cache bust the guard
+    saw in this agent's runs, including a fresh session whose opening (parameters, tools,
+    system prompt) differs from the agent's earlier sessions.
     `check_outputs` checks a valid submit against the run's messages: what it returns goes
     back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
     never in the extract step); e.g. `workspace.grounding.unread_answer`.
@@ -201,8 +202,9 @@ class Agent:
             yield wait
 
     def result_cap(self, facts: ModelFacts) -> int | None:
-        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
-        a share of a known window (no cap while the window is only assumed)."""
+        """The cap on one tool result under `facts`: the smaller of the toolbox's and
+        `max_result_chars`, where "window" is a share of a known window (no cap while the
+        window is only assumed)."""
         return self.settings().result_cap(facts)
 
     def _runner(
