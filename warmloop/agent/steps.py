@@ -139,8 +139,8 @@ class Runner(RequestCycle, Acting):
         if turn is not None and turn.tool_calls:
             await self.act(turn, extracting=True)
         last_error = last_rejection(self.transcript.messages[self.start :])
-        shown = (
-            f"; the last submit was rejected:\n{last_error}"
+        shown = (  # on one line: the CLI prints an error as one line
+            f"; the last {' '.join(last_error.split())}"
             if last_error is not None
             else f"; the model never called {SUBMIT}"
         )
