@@ -21,7 +21,7 @@ PACKAGE = Path(warmloop.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("facts",),
+    ("facts", "keywords"),
     ("messages", "re2_syntax", "wire", "simulate"),
     ("transcript_file",),
     ("transcript",),

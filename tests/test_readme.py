@@ -41,7 +41,7 @@ def example(marker: str) -> str:
 
 def test_the_readme_has_the_python_examples_this_file_runs() -> None:
     assert len(EXAMPLES) == 6
-    assert "resolve_model(" in EXAMPLES[0]
+    assert 'Agent(\n    "anthropic:claude-sonnet-4-5"' in EXAMPLES[0]  # a model string
     for marker in ("base_url=", 'ScriptedModel([call("lookup"', 'session="cities"', "Toolbox("):
         example(marker)
     example("AgentRegistry()")  # the fleet's registry: tests/fleet/test_readme_fleet.py

@@ -3,6 +3,11 @@ exporter: one client span per request with the conversation id and cache usage."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
@@ -15,6 +20,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.agent.run import RequestFailed
 from warmloop.telemetry import instrument, provider_name
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @tool
@@ -70,3 +77,34 @@ def test_provider_names_follow_the_genai_conventions() -> None:
     assert provider_name("gemini:gemini-2.5-flash") == "gcp.gemini"
     assert provider_name("openai-chat:gpt-5") == "openai"
     assert provider_name("local") == "local"
+
+
+def test_instrument_is_exported_at_the_top_level() -> None:
+    import warmloop
+
+    assert warmloop.instrument is instrument
+    assert "instrument" in warmloop.__all__
+
+
+def test_without_the_otel_extra_warmloop_imports_and_instrument_names_the_extra() -> None:
+    # A fresh interpreter where OpenTelemetry cannot be imported (None in sys.modules
+    # makes any import of it fail): `import warmloop` works, `instrument` says what to do.
+    code = (
+        "import sys\n"
+        "sys.modules['opentelemetry'] = None\n"
+        "from warmloop import ConfigurationError, ScriptedModel, instrument\n"
+        "try:\n"
+        "    instrument(ScriptedModel([]))\n"
+        "except ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,  # a hang guard only
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'warmloop[otel]'" in done.stdout

@@ -47,6 +47,7 @@ from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.sessions.store import SessionStore
+from warmloop.telemetry import instrument
 from warmloop.tools.code import CodeMode
 from warmloop.tools.mcp import McpServer
 from warmloop.tools.schema import ToolSpec
@@ -104,6 +105,7 @@ __all__ = [
     "WorkspaceError",
     "call",
     "check_pairing",
+    "instrument",
     "open_store",
     "raw_call",
     "resolve_model",

@@ -11,23 +11,36 @@ A model that asks for the provider's cache diagnostics (`diagnose=True`) adds th
 `warmloop.cache.provider_verdict`. A failed request ends its span with status ERROR and
 `error.type`. Nothing in the loop
 changes: pass the instrumented model to `Agent`.
+
+`instrument` is exported at the top level (`from warmloop import instrument`), so this
+module imports OpenTelemetry only when a model is instrumented: without the extra,
+`instrument` is a ConfigurationError naming it, and `import warmloop` never needs it.
 """
 
 from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 from warmloop.providers.registry import provider_of, split_model_name
 
-try:
-    from opentelemetry import trace
-    from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ConfigurationError(
-        "warmloop.telemetry needs OpenTelemetry: pip install 'warmloop[otel]'"
-    ) from exc
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 TRACER_NAME = "warmloop"
+
+
+def opentelemetry_trace() -> ModuleType:
+    """OpenTelemetry's `trace` API, or a ConfigurationError naming the extra to install."""
+    try:
+        from opentelemetry import trace
+    except ImportError as exc:
+        raise ConfigurationError(
+            "instrument needs OpenTelemetry, which is not installed: pip install 'warmloop[otel]'"
+        ) from exc
+    return trace
 
 
 def provider_name(model_name: str) -> str:
@@ -48,9 +61,12 @@ class InstrumentedModel(WrappedModel):
     def __init__(self, model: Model, tracer: Tracer) -> None:
         super().__init__(model)
         self.tracer = tracer
+        opentelemetry_trace()  # without the extra: refused here, never mid-run
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send through the wrapped model inside a GenAI client span."""
+        from opentelemetry.trace import SpanKind, Status, StatusCode  # loaded by __init__
+
         model = request_model(self.name)
         attributes: dict[str, str] = {
             "gen_ai.operation.name": "chat",
@@ -82,4 +98,5 @@ def instrument(model: Model, *, tracer: Tracer | None = None) -> InstrumentedMod
     defaults to the global tracer provider's `warmloop` tracer."""
     if not isinstance(model, Model):
         raise ConfigurationError(f"instrument needs a warmloop Model, got {model!r}")
+    trace = opentelemetry_trace()
     return InstrumentedModel(model, tracer or trace.get_tracer(TRACER_NAME))

@@ -22,6 +22,7 @@ from warmloop import (
     Transcript,
     WarmloopError,
     call,
+    resolve_model,
     tool,
 )
 from warmloop.fleet.tasks import Task, read_batch
@@ -93,7 +94,9 @@ CASES: dict[str, tuple[Callable[[], object], str]] = {
     "max-result-chars-negative": (agent(max_result_chars=-5), "max_result_chars"),
     "max-result-chars-string": (agent(max_result_chars="big"), "max_result_chars"),
     "model-none": (lambda: Agent(None), "model must be a warmloop Model"),  # type: ignore[arg-type]
-    "model-a-string": (lambda: Agent("openai:gpt-5"), "model must be a warmloop Model"),  # type: ignore[arg-type]
+    # A selection string resolves as resolve_model does (issue 32); one it does not know is
+    # refused as it refuses it.
+    "model-an-unknown-string": (lambda: Agent("gpt-5"), "unknown model 'gpt-5'; use one of"),
     "instructions-none": (agent(instructions=None), "instructions must be a string"),
     "callback-not-callable": (agent(on_message=5), "on_message must be a function"),
     "output-named-private": (agent(outputs={"_x": str}), "cannot be used as a name"),
@@ -444,3 +447,44 @@ def test_a_missing_key_is_told_as_the_cli_passes_one(monkeypatch: pytest.MonkeyP
     assert "set the environment variable ANTHROPIC_API_KEY" in result.output, result.output
     assert "--option api_key=KEY" in result.output, result.output
     assert "api_key=" not in result.output.replace("--option api_key=KEY", ""), result.output
+
+
+# Round three (issue 32): api. Names other agent libraries use, and misspellings, are a
+# ConfigurationError naming ours, never a bare TypeError.
+
+KEYWORD_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "agent-system_prompt": (agent(system_prompt="Be brief."), "did you mean instructions=?"),
+    "agent-output_type": (agent(output_type=int), "did you mean outputs=?"),
+    "agent-retries": (agent(retries=2), "did you mean max_tool_retries=?"),
+    "agent-max_turns": (agent(max_turns=5), "did you mean max_steps=?"),
+    "agent-misspelt": (agent(max_step=5), "did you mean max_steps=?"),
+    "agent-no-equivalent": (agent(model_settings={}), "takes no keyword argument 'model_set"),
+    "run-message_history": (run(message_history=[]), "did you mean history=?"),
+    "run-misspelt": (run(conversaton_id="c"), "did you mean conversation_id=?"),
+    "run_sync-user_prompt": (
+        lambda: Agent(submit_only()).run_sync(user_prompt="Go."),  # type: ignore[call-arg]
+        "did you mean task=?",
+    ),
+    "resolve_model-misspelt": (
+        lambda: resolve_model("anthropic:claude-sonnet-4-6", cache_tll="1h"),
+        "did you mean cache_ttl=?",
+    ),
+    "resolve_model-n_ctx": (
+        lambda: resolve_model("anthropic:claude-sonnet-4-6", n_ctx=8192),
+        "did you mean context_window=?",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(KEYWORD_CASES))
+async def test_an_unknown_keyword_names_the_closest_valid_one(name: str) -> None:
+    build, expected = KEYWORD_CASES[name]
+
+    async def attempt() -> None:
+        made = build()
+        if asyncio.iscoroutine(made):
+            await made
+
+    with pytest.raises(ConfigurationError) as caught:
+        await attempt()
+    assert expected in str(caught.value)

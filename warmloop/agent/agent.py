@@ -27,11 +27,13 @@ from warmloop.facts.model_facts import ModelFacts
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import Waiting, waiting
 from warmloop.keepalive.pinger import KeepAlivePolicy
+from warmloop.keywords import checked_keywords
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputSpec
 from warmloop.providers.base import Model
+from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
@@ -72,20 +74,25 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
 class Agent:
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
 
+    `model` is a warmloop `Model` or a selection string such as
+    `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
+    provider's options, call `resolve_model(name, ...)` and pass its model).
     `tools` is a list of tools or a `Toolbox` (which also takes a catalog, code mode and
-    MCP). `max_result_chars` caps each tool result: `"window"` (default) a
-    share of the model's window when the window is a fact, no cap while it is only assumed;
-    an int; or None. Planning reads the model's facts (`model.facts`). `busts` collects every cache
-    bust the guard saw in this agent's runs, including a fresh session whose opening
-    (parameters, tools, system prompt) differs from the agent's earlier sessions.
+    MCP). `max_result_chars` caps each tool result: `"window"` (default) a share of the
+    model's window when the window is a fact, no cap while it is only assumed; an int; or
+    None. A `Toolbox`'s own `max_result_chars` holds too: the smaller cap wins. Planning
+    reads the model's facts (`model.facts`). `busts` collects every cache bust the guard
+    saw in this agent's runs, including a fresh session whose opening (parameters, tools,
+    system prompt) differs from the agent's earlier sessions.
     `check_outputs` checks a valid submit against the run's messages: what it returns goes
     back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
     never in the extract step); e.g. `workspace.grounding.unread_answer`.
     """
 
+    @checked_keywords("Agent(...)")
     def __init__(
         self,
-        model: Model,
+        model: Model | str,
         tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
         outputs: OutputSpec = None,
@@ -103,10 +110,12 @@ class Agent:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
+        if isinstance(model, str):
+            model = resolve_model(model)
         if not isinstance(model, Model):
             raise ConfigurationError(
-                f"model must be a warmloop Model (name, facts, discover, render, send), "
-                f"got {model!r}"
+                f"model must be a warmloop Model (name, facts, discover, render, send) or a "
+                f"selection string such as 'anthropic:claude-sonnet-4-5', got {model!r}"
             )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
@@ -193,8 +202,9 @@ class Agent:
             yield wait
 
     def result_cap(self, facts: ModelFacts) -> int | None:
-        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
-        a share of a known window (no cap while the window is only assumed)."""
+        """The cap on one tool result under `facts`: the smaller of the toolbox's and
+        `max_result_chars`, where "window" is a share of a known window (no cap while the
+        window is only assumed)."""
         return self.settings().result_cap(facts)
 
     def _runner(
@@ -251,6 +261,7 @@ class Agent:
             close_pending=not resuming,
         )
 
+    @checked_keywords("agent.run(...)")
     async def run(
         self,
         task: str | Mapping[str, object],
@@ -272,6 +283,7 @@ class Agent:
         async with self._session(session, store, history, conversation_id, resuming) as hook:
             return await self._runner(task, history, conversation_id, hook, resume_at).run()
 
+    @checked_keywords("agent.run_sync(...)")
     def run_sync(
         self,
         task: str | Mapping[str, object],

@@ -92,7 +92,20 @@ class SyntaxBudgetExceeded(RunError):
 
 
 class ExtractFailed(RunError):
-    """The extract step did not produce valid outputs."""
+    """The extract step did not produce valid outputs. `last_error`: why the run's last
+    submit was rejected (its validation error, as the model was told; the message shows
+    it), or None when the model never called submit."""
+
+    def __init__(
+        self,
+        message: str,
+        transcript: Transcript,
+        requests: Sequence[RequestRecord] = (),
+        *,
+        last_error: str | None = None,
+    ) -> None:
+        super().__init__(message, transcript, requests)
+        self.last_error = last_error
 
 
 class RunAborted(RunError):

@@ -47,8 +47,13 @@ class Settings:
         return cls(**{f.name: getattr(agent, f.name) for f in fields(cls)})
 
     def result_cap(self, facts: ModelFacts) -> int | None:
-        """The cap on one tool result under `facts`: `max_result_chars`, where "window" is
-        a share of a known window (no cap while the window is only assumed)."""
+        """The cap on one tool result under `facts`: the smaller of the toolbox's own
+        `max_result_chars` and the agent's, where "window" is a share of a known window (no
+        cap while the window is only assumed). None: no cap."""
+        caps = [c for c in (self.toolbox.max_result_chars, self._agent_cap(facts)) if c is not None]
+        return min(caps) if caps else None
+
+    def _agent_cap(self, facts: ModelFacts) -> int | None:
         if self.max_result_chars != "window":
             return self.max_result_chars
         if facts.window is None:

@@ -15,6 +15,7 @@ Every exit keeps the transcript: an error ends as a `RunError` carrying it (the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import NoReturn
 
 from warmloop.agent.acting import Acting
@@ -24,7 +25,7 @@ from warmloop.agent.resumption import Position, position
 from warmloop.agent.run import ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.state import INTERRUPTED
 from warmloop.errors import WarmloopError
-from warmloop.messages import AssistantTurn, Notice, SystemText, UserText
+from warmloop.messages import AssistantTurn, Message, Notice, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
 
 __all__ = ["INTERRUPTED", "Runner"]
@@ -144,10 +145,17 @@ class Runner(RequestCycle, Acting):
                 await self.corrected(problem)
         if turn is not None and turn.tool_calls:
             await self.act(turn, extracting=True)
+        last_error = last_rejection(self.transcript.messages[self.start :])
+        shown = (  # on one line: the CLI prints an error as one line
+            f"; the last {' '.join(last_error.split())}"
+            if last_error is not None
+            else f"; the model never called {SUBMIT}"
+        )
         raise ExtractFailed(
             f"the run ended without valid outputs ({end.reason} The extract step did not "
-            f"submit valid outputs either); the transcript holds everything",
+            f"submit valid outputs either); the transcript holds everything{shown}",
             self.transcript,
+            last_error=last_error,
         )
 
     def interrupted(self, exc: BaseException) -> None:
@@ -172,3 +180,12 @@ class Runner(RequestCycle, Acting):
             warnings=list(self.warnings),
             facts=self.facts,
         )
+
+
+def last_rejection(messages: Sequence[Message]) -> str | None:
+    """What the model was told when its last submit among `messages` was rejected (a
+    validation error, or the output check's refusal); None when none was."""
+    for message in reversed(messages):
+        if isinstance(message, ToolResult) and message.name == SUBMIT and message.is_error:
+            return message.content
+    return None

@@ -11,6 +11,7 @@ import inspect
 from typing import Any
 
 from warmloop.errors import ConfigurationError
+from warmloop.keywords import described
 from warmloop.providers.base import Model
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.registry import find_provider, providers, split_model_name
@@ -32,7 +33,7 @@ def resolve_model(spec: str, **options: Any) -> Model:
     (the same names everywhere: `base_url`, `api_key`, `timeout`, `max_retries`, and the
     provider's own such as `cache_ttl`, `prompt_cache_retention`, `text_protocol`,
     `n_ctx`). A bad string or an option the provider does not take is a
-    ConfigurationError naming what it takes."""
+    ConfigurationError naming what it takes (and the option it most likely meant)."""
     prefix, rest = split_model_name(spec)
     record = find_provider(prefix)
     shown = redact_spec(spec)
@@ -57,7 +58,8 @@ def resolve_model(spec: str, **options: Any) -> Model:
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ConfigurationError(
-            f"model {prefix!r} takes no option {', '.join(map(repr, unknown))}; "
+            f"model {prefix!r} takes no option "
+            f"{', '.join(described(name, accepted) for name in unknown)}; "
             f"its options are: {', '.join(accepted)}"
         )
     try:

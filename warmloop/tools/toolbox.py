@@ -89,7 +89,8 @@ class Toolbox:
     `native`: send the catalog as provider-native deferred tools instead of the gateway.
     `max_result_chars`: the cap on a result when the caller passes none (None, the default,
     never cuts; an int caps every result, errors and the notice included); an agent passes
-    its own per run. `timeout`: seconds any tool without its own may run (None: no limit).
+    the smaller of it and its own per run. `timeout`: seconds any tool without its own may
+    run (None: no limit).
     """
 
     def __init__(
