@@ -135,3 +135,16 @@ def test_the_cli_shows_no_wait_with_json() -> None:
     assert code == 0
     assert REQUEST_LABEL not in stderr + stdout
     assert "running list_files" not in stderr + stdout
+
+
+def test_a_line_printed_during_a_wait_keeps_the_wait_shown() -> None:
+    console, screen = terminal()
+    waits = Waits(console)
+    waits.start("running fetch_report")
+    waits.quiet(lambda: console.print("maintenance: keep-alive"))
+    live = waits.live
+    assert live is not None
+    assert live.is_started  # shown again below the line
+    assert "maintenance: keep-alive" in screen.getvalue()
+    waits.stop()
+    assert not live.is_started
