@@ -1461,3 +1461,29 @@ def test_a_pickle_row_planted_in_the_fleet_database_is_refused_and_never_unpickl
         assert all("warmloop_json_only" in message for message in refused.values()), refused
     finally:
         admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# Round three (issue 32): cliview. `warmloop run --json` prints what the model wrote inside
+# its one JSON object: a control character there (ESC, a C1 CSI, a bidi override) must reach
+# stdout escaped, never raw, and the object must still parse back to the model's text.
+
+JSON_HOSTILE_ANSWERS = {
+    "esc-title": "\x1b]0;owned\x07done",
+    "c1-csi-clear": "\x9b2Jdone",
+    "bidi-override": "done\u202etxt.exe",
+    "osc52-clipboard": "\x1b]52;c;cm0gLXJmIC8=\x07done",
+}
+
+
+@pytest.mark.parametrize("answer", JSON_HOSTILE_ANSWERS.values(), ids=list(JSON_HOSTILE_ANSWERS))
+def test_run_json_escapes_control_characters_in_outputs(answer: str) -> None:
+    from tests.cli.test_cli import EXAMPLE, invoke
+    from warmloop.cli.console import _UNSAFE
+    from warmloop.providers.scripted import ScriptedModel
+    from warmloop.providers.scripted import call as scripted_call
+
+    model = ScriptedModel([scripted_call("submit", answer=answer)])
+    result = invoke(model, "run", "Go.", "--workspace", str(EXAMPLE), "--json")
+    assert result.exit_code == 0, result.output
+    assert _UNSAFE.search(result.stdout) is None, ascii(result.stdout)
+    assert json.loads(result.stdout)["outputs"] == {"answer": answer}

@@ -8,6 +8,7 @@ traceback; a failed run still saves its transcript when `--save` was given.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -33,9 +34,11 @@ from warmloop.cli.options import (
     store_option,
     workspace_option,
 )
+from warmloop.cli.run_json import print_json, run_object
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
+from warmloop.cli.waiting import Waits
 from warmloop.errors import MissingApiKey, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
@@ -44,8 +47,17 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
 from warmloop.transcript import Transcript
+from warmloop.wire.request_record import RequestRecord
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 from warmloop.workspace.grounding import unread_answer
+
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object when the run ends (outputs, session, requests with usage and "
+    "cache figures, cost, error) and nothing else on stdout; the exit code is unchanged.",
+)
 
 
 @click.command()
@@ -72,6 +84,7 @@ from warmloop.workspace.grounding import unread_answer
     help="Store the run as session NAME step by step, or continue NAME if it exists.",
 )
 @store_option
+@json_option
 @click.pass_obj
 def run(
     context: CliContext,
@@ -86,11 +99,22 @@ def run(
     options: tuple[str, ...] = (),
     n_ctx: int | None = None,
     context_window: int | None = None,
+    as_json: bool = False,
 ) -> None:
-    """Run TASK with read-only tools over a workspace and show each step as it happens."""
+    """Run TASK with read-only tools over a workspace and show each step as it happens
+    (with --json: print one JSON object when it ends, nothing else)."""
     if save is not None:
         check_writable(save)
     console = safe_console()
+    console.quiet = as_json  # --json: the JSON object is all that reaches stdout
+    waits = Waits(safe_console(stderr=True))
+    waits.enabled = waits.enabled and not as_json
+    shown_spec = redact_spec(model_spec)
+
+    def answer(requests: Sequence[RequestRecord], error: str, model: str = shown_spec) -> None:
+        if as_json:
+            print_json(run_object(model=model, session=session, requests=requests, error=error))
+
     console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
     try:
         tools = workspace_tools(workspace)
@@ -99,22 +123,28 @@ def run(
         )
         model = context.model_factory(model_spec, **chosen)
         agent = Agent(
-            model,
+            waits.model(model),
             tools,
             instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
             max_steps=max_steps,
             check_outputs=answer_check(model),
-            on_message=LiveView(console),
-            on_maintenance=lambda event: console.print(maintenance_line(event), soft_wrap=True),
+            on_message=waits.around(LiveView(console)),
+            on_maintenance=lambda event: waits.quiet(
+                lambda: console.print(maintenance_line(event), soft_wrap=True)
+            ),
         )
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
             console.print(resume_line(session, opened.info(session), time.time()))
         with terminate_as_interrupt():
-            result = agent.run_sync(task, session=session, store=opened)
+            try:
+                result = agent.run_sync(task, session=session, store=opened)
+            finally:
+                waits.stop()
     except KeyboardInterrupt as exc:
         transcript = getattr(exc, "transcript", None)
         how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        answer(getattr(exc, "requests", None) or [], how)
         if save is not None and isinstance(transcript, Transcript):
             save_transcript(transcript, save)
             console.print(Text(f"{how}; transcript saved to {save}", style="dim"))
@@ -127,19 +157,35 @@ def run(
         if save is not None:
             save_transcript(exc.transcript, save)
             console.print(Text(f"transcript saved to {save}", style="dim"))
+        answer(exc.requests, str(exc), exc.transcript.meta.model or shown_spec)
         fail(str(exc))
     except MissingApiKey as exc:  # the library's advice is Python's (api_key=): say the CLI's
-        fail(
-            f"no API key for {redact_spec(model_spec)}: set the environment variable "
+        message = (
+            f"no API key for {shown_spec}: set the environment variable "
             f"{key_names(*exc.variables)}, or pass --option api_key=KEY"
         )
+        answer([], message)
+        fail(message)
     except WarmloopError as exc:
+        answer([], str(exc))
         fail(str(exc))
     # The run succeeded: save it before anything else can fail, then show it.
     problem = write_transcript(result.transcript, save) if save is not None else None
     if save is not None and problem is None:
         console.print(Text(f"transcript saved to {save}", style="dim"))
-    show_report(console, result)
+    if as_json:
+        print_json(
+            run_object(
+                model=result.model or shown_spec,
+                session=session,
+                requests=result.requests,
+                result=result,
+                error=problem,
+                saved=save if problem is None else None,
+            )
+        )
+    else:
+        show_report(console, result)
     if opened is not None:
         console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
     if problem is not None:
@@ -173,6 +219,7 @@ def resumable_spec(model: str) -> str:
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
 @model_option_flags
 @store_option
+@json_option
 @click.pass_context
 def resume(
     ctx: click.Context,
@@ -187,6 +234,7 @@ def resume(
     options: tuple[str, ...] = (),
     n_ctx: int | None = None,
     context_window: int | None = None,
+    as_json: bool = False,
 ) -> None:
     """Continue stored session NAME with the follow-up TASK (its cache is reused if warm)."""
     stored = load_session(command_store(store), name)
@@ -211,6 +259,7 @@ def resume(
         options=options,
         n_ctx=n_ctx,
         context_window=context_window,
+        as_json=as_json,
     )
 
 
