@@ -72,11 +72,16 @@ def test_the_grammar_has_no_unbounded_string(tools: tuple[ToolSpec, ...]) -> Non
         assert "char{0," in grammar
 
 
-def test_llama_cpp_compiles_the_bounded_grammar() -> None:
-    grammars = pytest.importorskip("llama_cpp.llama_grammar")
+def test_llama_cpp_parses_the_bounded_grammar(vocab: Any) -> None:
+    import llama_cpp
+
     used = spent(called(("search", {"pattern": LOOP})), BIG)
     for grammar in (action_grammar((*BIG, TAGS)), action_grammar(BIG, spent=used)):
-        assert grammars.LlamaGrammar.from_string(grammar, verbose=False) is not None
+        sampler = llama_cpp.llama_sampler_init_grammar(
+            vocab._model.vocab, grammar.encode(), b"root"
+        )
+        assert sampler, "llama.cpp could not parse the grammar"
+        llama_cpp.llama_sampler_free(sampler)
 
 
 def test_a_search_pattern_closes_within_its_bound(vocab: Any) -> None:
