@@ -16,6 +16,7 @@ from tests.protocols.test_fresh import EXAMPLE, accepts, called
 from warmloop.outputs import Outputs
 from warmloop.protocols.fresh import spent
 from warmloop.protocols.grammar import (
+    MAX_ITEMS,
     MAX_PATH_CHARS,
     MAX_PATTERN_CHARS,
     MAX_STRING_CHARS,
@@ -46,7 +47,7 @@ TAGS = ToolSpec(
 # The run of issue 37: the model repeated this inside one search pattern until its output
 # budget cut the string.
 LOOP = "parse_value in _parser.py.*named group.*regular expression"
-UNBOUNDED = re.compile(r"\b(char|string|[a-z-]+-char)[*+]|\{\d+,\}")
+UNBOUNDED = re.compile(r"[)\w][*+]|\{\d+,\}")  # `char*`, `( ... )*`, `x{3,}`
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,9 @@ def test_paths_answers_and_nested_strings_close_within_their_bounds(vocab: Any) 
     assert not accepts(vocab, grammar, "tag", {"labels": [], "note": "n" * 11})
     too_long = ["b" * (MAX_STRING_CHARS + 1)]
     assert not accepts(vocab, grammar, "tag", {"labels": too_long, "note": ""})
+    # A list closes within its bound too.
+    assert accepts(vocab, grammar, "tag", {"labels": ["b"] * MAX_ITEMS, "note": ""})
+    assert not accepts(vocab, grammar, "tag", {"labels": ["b"] * (MAX_ITEMS + 1), "note": ""})
 
 
 def test_a_repeated_search_is_never_offered_and_a_fresh_one_stays_bounded(vocab: Any) -> None:

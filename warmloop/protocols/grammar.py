@@ -48,6 +48,9 @@ MAX_STRING_CHARS = 400
 a 160-character thought it still fits `LocalModel`'s default output budget of 256 tokens
 at the usual three or more characters a token."""
 ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS}
+MAX_ITEMS = 32
+"""A list's bound in the grammar where its schema sets none (or a higher `maxItems`): a
+list a model writes in one step; one that repeats an item past 32 is the same loop."""
 
 # llama.cpp's converter lets raw control characters into JSON strings; strict JSON (and so
 # `react_text.parse`) rejects them, so a string character here excludes U+0000-U+001F.
@@ -174,6 +177,23 @@ def string_bounds(spec: ToolSpec) -> dict[str, tuple[int, int]]:
     return bounds
 
 
+def bound_lists(schema: object) -> None:
+    """Give every list in `schema` (in place, nested ones too) at most `MAX_ITEMS` items,
+    or its own `maxItems` if lower (never fewer than its `minItems`)."""
+    if isinstance(schema, list):
+        for item in schema:
+            bound_lists(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "array":
+        own, least = schema.get("maxItems"), schema.get("minItems", 0)
+        bound = min(own, MAX_ITEMS) if isinstance(own, int) else MAX_ITEMS
+        schema["maxItems"] = max(bound, least if isinstance(least, int) else 0)
+    for value in schema.values():
+        bound_lists(value)
+
+
 def bounded_string(name: str, bound: int, shortest: int = 0) -> str:
     """The GBNF rule `name` for a JSON string of `shortest` to `bound` characters."""
     low = min(shortest, bound)
@@ -272,6 +292,7 @@ def action_grammar(
             if isinstance(properties, dict) and argument in properties:
                 # A sentinel enum gives the argument its own rule, bounded below.
                 properties[argument] = {"enum": [AVOID_SENTINEL]}
+        bound_lists(schema)
         try:
             # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
             schema = converter.resolve_refs(schema, f"tool-{index}")
