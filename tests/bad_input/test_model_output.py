@@ -6,8 +6,9 @@ the run goes on, or it ends with a clear WarmloopError; the harness checks the r
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -171,3 +172,53 @@ async def test_bad_model_output(name: str) -> None:
     expect(outcome, case.expect)
     if case.also:
         expect(outcome, case.also)
+
+
+# Round three (issue 37): grammar. A local model that loops inside one string (a search
+# pattern repeating its own words) ran out of output tokens with the JSON open, three turns
+# in a row, and the run ended with no answer. The step grammar now bounds every string, so
+# no such step can be generated: each degenerate step here is refused by llama.cpp's
+# sampler over the real Gemma vocabulary, in a workspace too big to enumerate its paths.
+DEGENERATE_LOOP = "parse_value in _parser.py.*named group.*regular expression.*"
+DEGENERATE_STEPS: dict[str, tuple[str, dict[str, object]]] = {
+    "search-pattern-loop": ("search", {"pattern": DEGENERATE_LOOP * 6}),
+    "search-path-loop": ("search", {"pattern": "x", "path": "src/" * 100}),
+    "read-path-loop": ("read_file", {"path": "inventory/" * 40}),
+    "list-path-loop": ("list_files", {"path": "a/b/" * 100}),
+    "answer-loop": ("submit", {"answer": "the value is the value " * 30}),
+}
+
+
+@pytest.fixture(scope="module")
+def gemma_vocab() -> Iterator[Any]:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from warmloop.providers.gemma import gemma_path
+    from warmloop.providers.local import quiet_llama_logs
+
+    quiet_llama_logs()
+    llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)
+    yield llama
+    llama.close()
+
+
+@pytest.mark.parametrize("name", list(DEGENERATE_STEPS))
+def test_the_local_grammar_refuses_a_string_that_never_closes(name: str, gemma_vocab: Any) -> None:
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tests.providers.test_local import grammar_accepts, step_text
+    from warmloop.outputs import Outputs
+    from warmloop.protocols.grammar import action_grammar
+    from warmloop.workspace import workspace_tools
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "workspace"
+    specs = [replace(t.spec, grammar_parameters=None) for t in workspace_tools(example)]
+    grammar = action_grammar([*specs, Outputs().spec])
+    tool_name, arguments = DEGENERATE_STEPS[name]
+    assert not grammar_accepts(gemma_vocab, grammar, step_text("x", tool_name, arguments))
+    # The same step within the bound is a step the grammar allows.
+    first = next(iter(arguments))
+    short = {**arguments, first: str(arguments[first])[:100]}
+    if "path" in arguments:
+        short["path"] = str(arguments["path"])[:100]
+    assert grammar_accepts(gemma_vocab, grammar, step_text("x", tool_name, short))

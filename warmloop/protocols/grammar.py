@@ -10,6 +10,11 @@ comes from llama.cpp's own JSON-schema-to-GBNF converter, with its string charac
 tightened to what strict JSON allows; a tool's grammar-only schema
 (`ToolSpec.grammar_parameters`, e.g. an enum of existing paths) narrows it further
 without changing the prompt.
+
+Every string the grammar allows is bounded, so a step always closes: a model that
+degenerates into repeating words inside a string (issue 37) reaches the bound and must
+close the string, the call and the step, instead of running out of output tokens with the
+JSON still open (three such turns end a run). See `string_bound`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,24 @@ from warmloop.tools.gateway import GATEWAY
 from warmloop.tools.schema import ToolSpec
 
 MAX_THOUGHT_CHARS = 160
+
+MAX_PATTERN_CHARS = 200
+"""A search pattern's bound in the grammar. The workspace refuses patterns over
+`workspace.pattern.MAX_PATTERN_CHARS` (1,000); a pattern a model means is a name or a
+short regex, and one past 200 characters is the loop of issue 37
+(`parse_value.*named group.*regular expression.*named group...`)."""
+MAX_PATH_CHARS = 255
+"""A path's bound in the grammar: NAME_MAX, one file name's bytes on Linux; the workspace
+refuses names of `workspace.confined.MAX_PATH_BYTES` (4,096, PATH_MAX) or more, and a path
+in a workspace that reaches either is not written out by a small model."""
+MAX_STRING_CHARS = 400
+"""Any other string's bound (an answer, a key, a reason, a string nested in a list): with
+a 160-character thought it still fits `LocalModel`'s default output budget of 256 tokens
+at the usual three or more characters a token."""
+ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS}
+MAX_ITEMS = 32
+"""A list's bound in the grammar where its schema sets none (or a higher `maxItems`): a
+list a model writes in one step; one that repeats an item past 32 is the same loop."""
 
 # llama.cpp's converter lets raw control characters into JSON strings; strict JSON (and so
 # `react_text.parse`) rejects them, so a string character here excludes U+0000-U+001F.
@@ -125,12 +148,65 @@ def spellings(char: str) -> list[str]:
     return found
 
 
-def unlike(values: Sequence[str], name: str) -> list[str]:
-    """GBNF rules `name` for a JSON string (quotes included) whose value starts with none
-    of `values`, walking a trie of the values' characters: at each node the string may
-    end, take a character no value continues with (plainly or as a short escape) and then
-    anything, or spell a continuing character (in any of its `spellings`) unless that
-    completes a value. It holds for every value, whatever JSON escapes."""
+def string_bound(argument: str, schema: object) -> int | None:
+    """How many characters the grammar lets a top-level string `argument` hold: its
+    `ARGUMENT_CHARS` (else `MAX_STRING_CHARS`), lowered to the schema's own `maxLength`;
+    None when the schema is not a free string (an enum, a const, a pattern or a format
+    bound it already, or it is no string)."""
+    if not isinstance(schema, dict) or schema.get("type") != "string":
+        return None
+    if any(key in schema for key in ("enum", "const", "pattern", "format")):
+        return None
+    bound = ARGUMENT_CHARS.get(argument, MAX_STRING_CHARS)
+    own = schema.get("maxLength")
+    return min(bound, own) if isinstance(own, int) and own >= 0 else bound
+
+
+def string_bounds(spec: ToolSpec) -> dict[str, tuple[int, int]]:
+    """Per top-level free string argument of `spec`'s grammar schema, its `string_bound`
+    and its `minLength` (0 if none)."""
+    properties = grammar_schema(spec).get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    bounds: dict[str, tuple[int, int]] = {}
+    for argument, schema in properties.items():
+        bound = string_bound(str(argument), schema)
+        if bound is not None:
+            shortest = schema.get("minLength", 0)
+            bounds[str(argument)] = (bound, shortest if isinstance(shortest, int) else 0)
+    return bounds
+
+
+def bound_lists(schema: object) -> None:
+    """Give every list in `schema` (in place, nested ones too) at most `MAX_ITEMS` items,
+    or its own `maxItems` if lower (never fewer than its `minItems`)."""
+    if isinstance(schema, list):
+        for item in schema:
+            bound_lists(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "array":
+        own, least = schema.get("maxItems"), schema.get("minItems", 0)
+        bound = min(own, MAX_ITEMS) if isinstance(own, int) else MAX_ITEMS
+        schema["maxItems"] = max(bound, least if isinstance(least, int) else 0)
+    for value in schema.values():
+        bound_lists(value)
+
+
+def bounded_string(name: str, bound: int, shortest: int = 0) -> str:
+    """The GBNF rule `name` for a JSON string of `shortest` to `bound` characters."""
+    low = min(shortest, bound)
+    return f'{name} ::= "\\"" char{{{low},{bound}}} "\\"" space'
+
+
+def unlike(values: Sequence[str], name: str, bound: int = MAX_STRING_CHARS) -> list[str]:
+    """GBNF rules `name` for a JSON string (quotes included) of at most `bound` characters
+    whose value starts with none of `values`, walking a trie of the values' characters: at
+    each node the string may end, take a character no value continues with (plainly or as
+    a short escape) and then anything up to the bound, or spell a continuing character (in
+    any of its `spellings`) unless that completes a value. It holds for every value,
+    whatever JSON escapes."""
     plain = sorted({v for v in values if v})
     rules: list[str] = []
 
@@ -143,7 +219,12 @@ def unlike(values: Sequence[str], name: str) -> list[str]:
         other = r'[^"\\\x00-\x1F' + excluded + "]"
         letters = "".join(letter for char, letter in SHORT_ESCAPES.items() if char not in following)
         first = f'{other} | "\\\\" [{re.escape(letters)}]' if letters else other
-        options = [r'"\"" space', f"( {first} ) char* " + r'"\"" space']
+        depth = len(prefix)
+        if depth >= bound:
+            rules.append(f"{rule} ::= " + r'"\"" space')
+            return rule
+        rest = f"char{{0,{bound - depth - 1}}}"
+        options = [r'"\"" space', f"( {first} ) {rest} " + r'"\"" space']
         for char in following:
             if prefix + char in plain:
                 continue
@@ -205,6 +286,13 @@ def action_grammar(
     extra: list[str] = []
     for index, (spec, (schema, avoid)) in enumerate(choices):
         prefix = f"{spec.name}-arguments"
+        bounds = string_bounds(spec)
+        properties = schema.get("properties")
+        for argument in bounds:
+            if isinstance(properties, dict) and argument in properties:
+                # A sentinel enum gives the argument its own rule, bounded below.
+                properties[argument] = {"enum": [AVOID_SENTINEL]}
+        bound_lists(schema)
         try:
             # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
             schema = converter.resolve_refs(schema, f"tool-{index}")
@@ -214,15 +302,23 @@ def action_grammar(
                 f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "
                 f"({exc}); simplify the argument types (plain JSON types, lists, models)"
             ) from exc
-        for argument, values in avoid.items():
-            # The sentinel enum gave the argument its own rule; it becomes "none of these".
+        for argument in sorted({*bounds, *avoid}):
+            # The sentinel enum gave the argument its own rule: a bounded string, one that
+            # is also "none of these" where values are spent.
             name = RULE_CHARS.sub("-", f"{prefix}-{argument}")
-            converter._rules.pop(name)
-            extra += unlike(values, name)
+            if converter._rules.pop(name, None) is None:
+                continue
+            bound, shortest = bounds.get(argument, (MAX_STRING_CHARS, 0))
+            if argument in avoid:
+                extra += unlike(avoid[argument], name, bound)
+            else:
+                extra.append(bounded_string(name, bound, shortest))
         head = literal(f"{literal(spec.name)}, {literal('arguments')}: ")
         alternatives.append(f"{head} {rule}")
     rules: dict[str, str] = converter._rules
     rules["char"] = STRICT_CHAR
+    if "string" in rules:  # a string nested in a list or object, or a free object's key
+        rules["string"] = bounded_string("string", MAX_STRING_CHARS).split(" ::= ", 1)[1]
     root = " ".join(
         [
             literal(f"{THOUGHT} "),

@@ -14,7 +14,8 @@ def with_path_enums(tool: Tool, files: list[str] | None) -> Tool:
     the files; search and list_files always cover the whole workspace, since in one small
     enough to enumerate a narrower folder only hides matches (small models narrow to the
     code folder and miss the settings and data). A workspace too big to enumerate keeps
-    the free string (`files` is None)."""
+    the free string (`files` is None), which the step grammar bounds to
+    `protocols.grammar.MAX_PATH_CHARS` (255) characters."""
     parameters = tool.spec.parameters
     properties = parameters.get("properties")
     if files is None or not isinstance(properties, dict) or "path" not in properties:
