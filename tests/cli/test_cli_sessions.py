@@ -199,3 +199,26 @@ def test_resume_takes_the_model_options_run_takes(db: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert asked == [{"timeout": 30, "base_url": "http://127.0.0.1:9/v1", "context_window": 50000}]
+
+
+# Round three (issue 32): resume. A session made in Python with its own tools and outputs is
+# refused by `resume` (which runs the CLI's workspace tools), naming what it was made with.
+def test_resume_refuses_a_session_made_with_other_tools_and_outputs(db: str) -> None:
+    from warmloop.agent.agent import Agent
+
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key.upper()
+
+    made = ScriptedModel([call("lookup", key="a"), call("submit", count=1)])
+    agent = Agent(made, [lookup], outputs={"count": int})
+    store = SQLiteStore(db)
+    agent.run_sync("Count them.", session="demo", store=store)
+    store.close()
+    before = stored(db)
+    result = invoke(model("second"), "resume", "demo", "And now?", "--store", db)
+    assert result.exit_code == 1, result.output
+    assert f"tools fingerprint {agent.fingerprint}" in result.output
+    assert "list_files" in result.output
+    assert "outputs answer" in result.output
+    assert stored(db).messages == before.messages  # nothing was run or stored

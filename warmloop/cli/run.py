@@ -36,13 +36,14 @@ from warmloop.cli.options import (
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
-from warmloop.errors import MissingApiKey, WarmloopError
+from warmloop.errors import MissingApiKey, SessionError, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.clients import key_names
 from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
+from warmloop.sessions.session import SessionInfo
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 from warmloop.workspace.grounding import unread_answer
@@ -109,7 +110,9 @@ def run(
         )
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
-            console.print(resume_line(session, opened.info(session), time.time()))
+            info = opened.info(session)
+            same_tools(session, info, agent)
+            console.print(resume_line(session, info, time.time()))
         with terminate_as_interrupt():
             result = agent.run_sync(task, session=session, store=opened)
     except KeyboardInterrupt as exc:
@@ -144,6 +147,24 @@ def run(
         console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
     if problem is not None:
         fail(problem)
+
+
+def same_tools(name: str, info: SessionInfo | None, agent: Agent) -> None:
+    """A SessionError when stored session `name` was made with other tools or outputs than
+    `agent` (the CLI's workspace tools and `answer`): its fingerprint, stored with its first
+    request, differs. Running it on would send tools it was not made with (the cache prefix
+    lost, calls to tools that are gone), so it is refused, never run silently."""
+    stored = info.meta.tools_fingerprint if info is not None else ""
+    if not stored or stored == agent.fingerprint:
+        return
+    names = ", ".join(spec.name for spec in agent.tool_specs[:-1])
+    outputs = ", ".join(agent.outputs.model.model_fields)
+    raise SessionError(
+        f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}) "
+        f"than the CLI runs ({names}; outputs {outputs}: fingerprint {agent.fingerprint}); "
+        "continue it in Python with the Agent that made it: "
+        f"agent.run_sync(task, session={name!r}, store=...)"
+    )
 
 
 def show_report(console: Console, result: Run) -> None:
