@@ -222,3 +222,32 @@ def test_resume_refuses_a_session_made_with_other_tools_and_outputs(db: str) -> 
     assert "list_files" in result.output
     assert "outputs answer" in result.output
     assert stored(db).messages == before.messages  # nothing was run or stored
+
+
+def test_resume_runs_with_the_context_window_run_was_given(db: str) -> None:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+    from warmloop.cli.options import CliContext
+
+    replies = [call("list_files"), call("submit", answer="first"), call("submit", answer="2")]
+    made: list[ScriptedModel] = []
+
+    def factory(spec: str, context_window: int | None = None) -> ScriptedModel:
+        scripted = ScriptedModel(replies[len(made) * 2 :], name=spec, context_window=context_window)
+        made.append(scripted)
+        return scripted
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args), obj=CliContext(factory))
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    spec = "openai-compatible:mystery"  # a model whose window no table knows
+    flags = ["--workspace", str(EXAMPLE), "--store", db, "--model", spec]
+    told = cli("run", TASK, "--session", "demo", *flags, "--context-window", "50000")
+    assert "context window is unknown" not in told
+    assert "context window is unknown" not in cli("resume", "demo", "And now?", "--store", db)
+    info = SQLiteStore(db).info("demo")
+    assert info is not None
+    assert info.meta.told_window == 50_000
