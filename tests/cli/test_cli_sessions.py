@@ -219,6 +219,7 @@ def test_resume_refuses_a_session_made_with_other_tools_and_outputs(db: str) -> 
     result = invoke(model("second"), "resume", "demo", "And now?", "--store", db)
     assert result.exit_code == 1, result.output
     assert f"tools fingerprint {agent.fingerprint}" in result.output
+    assert "it called lookup; its outputs: count)" in result.output
     assert "list_files" in result.output
     assert "outputs answer" in result.output
     assert stored(db).messages == before.messages  # nothing was run or stored

@@ -34,7 +34,7 @@ from warmloop.cli.options import (
     workspace_option,
 )
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
-from warmloop.cli.session_view import resume_line
+from warmloop.cli.session_view import calls_made, resume_line
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.errors import MissingApiKey, SessionError, WarmloopError
 from warmloop.outputs import OutputCheck
@@ -44,6 +44,7 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
 from warmloop.sessions.session import SessionInfo
+from warmloop.sessions.store import SessionStore
 from warmloop.transcript import Transcript
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
 from warmloop.workspace.grounding import unread_answer
@@ -111,7 +112,7 @@ def run(
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
             info = opened.info(session)
-            same_tools(session, info, agent)
+            same_tools(session, info, agent, opened)
             console.print(resume_line(session, info, time.time()))
         with terminate_as_interrupt():
             result = agent.run_sync(task, session=session, store=opened)
@@ -149,7 +150,7 @@ def run(
         fail(problem)
 
 
-def same_tools(name: str, info: SessionInfo | None, agent: Agent) -> None:
+def same_tools(name: str, info: SessionInfo | None, agent: Agent, store: SessionStore) -> None:
     """A SessionError when stored session `name` was made with other tools or outputs than
     `agent` (the CLI's workspace tools and `answer`): its fingerprint, stored with its first
     request, differs. Running it on would send tools it was not made with (the cache prefix
@@ -160,7 +161,8 @@ def same_tools(name: str, info: SessionInfo | None, agent: Agent) -> None:
     names = ", ".join(spec.name for spec in agent.tool_specs[:-1])
     outputs = ", ".join(agent.outputs.model.model_fields)
     raise SessionError(
-        f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}) "
+        f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}"
+        f"{calls_made(store.load(name))}) "
         f"than the CLI runs ({names}; outputs {outputs}: fingerprint {agent.fingerprint}); "
         "continue it in Python with the Agent that made it: "
         f"agent.run_sync(task, session={name!r}, store=...)"
