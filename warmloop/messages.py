@@ -124,7 +124,9 @@ class Meta:
     Times are Unix seconds. `last_request_at` is when the last model request was sent
     (maintenance decides from it whether the provider's cache is still warm).
     `context_window` is a window the provider named when it rejected a prompt as too long:
-    a fact about this conversation's model that outlives the run.
+    a fact about this conversation's model that outlives the run. `told_window` is the
+    window the user stated for that model (`context_window=`, `--context-window`), kept so
+    a resumed run that states none runs with it again.
     """
 
     created_at: float | None = None
@@ -134,6 +136,7 @@ class Meta:
     tools_fingerprint: str = ""
     parent: str = ""
     context_window: int | None = None
+    told_window: int | None = None
 
 
 @dataclass(frozen=True)

@@ -488,3 +488,32 @@ async def test_an_unknown_keyword_names_the_closest_valid_one(name: str) -> None
     with pytest.raises(ConfigurationError) as caught:
         await attempt()
     assert expected in str(caught.value)
+
+
+# Round three (issue 32): resume. `warmloop resume` on a session made in Python with its own
+# tools and outputs is refused, naming the fingerprint the session stored; nothing is run.
+def test_cli_resume_refuses_a_session_made_with_other_tools(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+    from warmloop.cli.options import CliContext
+    from warmloop.sessions.sqlite import SQLiteStore
+
+    db = str(tmp_path / "sessions.db")
+    made = Agent(ScriptedModel([call("submit", count=2)]), [lookup], outputs={"count": int})
+    store = SQLiteStore(db)
+    made.run_sync("Count.", session="mine", store=store)
+    before = store.info("mine")
+    store.close()
+    cli = ScriptedModel([call("submit", answer="ran anyway")])
+    result = CliRunner().invoke(
+        main,
+        ["resume", "mine", "And now?", "--store", db],
+        obj=CliContext(lambda spec: cli),
+    )
+    assert result.exit_code == 1, result.output
+    assert f"tools fingerprint {made.fingerprint}" in result.output
+    after = SQLiteStore(db).info("mine")
+    assert before is not None
+    assert after is not None
+    assert after.length == before.length  # nothing was run or stored

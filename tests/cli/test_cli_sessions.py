@@ -199,3 +199,71 @@ def test_resume_takes_the_model_options_run_takes(db: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert asked == [{"timeout": 30, "base_url": "http://127.0.0.1:9/v1", "context_window": 50000}]
+
+
+# Round three (issue 32): resume. A session made in Python with its own tools and outputs is
+# refused by `resume` (which runs the CLI's workspace tools), naming what it was made with.
+def test_resume_refuses_a_session_made_with_other_tools_and_outputs(db: str) -> None:
+    from warmloop.agent.agent import Agent
+
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key.upper()
+
+    made = ScriptedModel([call("lookup", key="a"), call("submit", count=1)])
+    agent = Agent(made, [lookup], outputs={"count": int})
+    store = SQLiteStore(db)
+    agent.run_sync("Count them.", session="demo", store=store)
+    store.close()
+    before = stored(db)
+    result = invoke(model("second"), "resume", "demo", "And now?", "--store", db)
+    assert result.exit_code == 1, result.output
+    assert f"tools fingerprint {agent.fingerprint}" in result.output
+    assert "it called lookup; its outputs: count)" in result.output
+    assert "list_files" in result.output
+    assert "outputs answer" in result.output
+    assert stored(db).messages == before.messages  # nothing was run or stored
+
+
+def test_resume_goes_on_with_a_cli_session_whose_tool_descriptions_changed(db: str) -> None:
+    """A session the CLI made under another warmloop version (its workspace tools described
+    otherwise, so another fingerprint) called only the CLI's tools and gave only `answer`:
+    it goes on, with a warning that its cache is re-written, rather than being refused."""
+    import sqlite3
+
+    start(db, model("first"))
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE sessions SET tools_fingerprint = 'an-older-cli' WHERE id = 'demo'")
+    result = invoke(model("second"), "resume", "demo", "And now?", "--store", db)
+    assert result.exit_code == 0, result.output
+    assert "other descriptions of the CLI's tools (fingerprint an-older-cli" in result.output
+    assert "session demo stored in" in result.stdout
+
+
+def test_resume_runs_with_the_context_window_run_was_given(db: str) -> None:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+    from warmloop.cli.options import CliContext
+
+    replies = [call("list_files"), call("submit", answer="first"), call("submit", answer="2")]
+    made: list[ScriptedModel] = []
+
+    def factory(spec: str, context_window: int | None = None) -> ScriptedModel:
+        scripted = ScriptedModel(replies[len(made) * 2 :], name=spec, context_window=context_window)
+        made.append(scripted)
+        return scripted
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args), obj=CliContext(factory))
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    spec = "openai-compatible:mystery"  # a model whose window no table knows
+    flags = ["--workspace", str(EXAMPLE), "--store", db, "--model", spec]
+    told = cli("run", TASK, "--session", "demo", *flags, "--context-window", "50000")
+    assert "context window is unknown" not in told
+    assert "context window is unknown" not in cli("resume", "demo", "And now?", "--store", db)
+    info = SQLiteStore(db).info("demo")
+    assert info is not None
+    assert info.meta.told_window == 50_000

@@ -224,3 +224,45 @@ def test_ctrl_c_during_a_tool_stores_the_closed_step_and_frees_the_session(
     assert last.is_error
     check_pairing(found.transcript.messages)
     assert found.info.lease_holder == ""  # released on the way out
+
+
+# Round three (issue 32): resume. A window the model was told is stored with the session and
+# used again by a resume whose model is told none; a newer one wins; a smaller learned one stays.
+MYSTERY = "openai-compatible:mystery"  # a model whose window no table knows
+
+
+def answering(answer: str, window: int | None = None) -> ScriptedModel:
+    return ScriptedModel([call("submit", answer=answer)], name=MYSTERY, context_window=window)
+
+
+def test_a_told_window_is_stored_and_taken_by_a_resume_told_none(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    first = Agent(answering("a", 50_000)).run_sync("Go.", session="s", store=store)
+    assert first.warnings == []
+    info = store.info("s")
+    assert info is not None
+    assert info.meta.told_window == 50_000
+    again = Agent(answering("b")).run_sync("Again.", session="s", store=store)
+    assert again.warnings == []  # not "the context window is unknown" again
+    assert again.facts is not None
+    assert (again.facts.context_window, again.facts.window_source) == (50_000, "told")
+    newer = Agent(answering("c", 60_000)).run_sync("Wider.", session="s", store=store)
+    assert newer.facts is not None
+    assert newer.facts.context_window == 60_000
+    info = store.info("s")
+    assert info is not None
+    assert info.meta.told_window == 60_000
+    store.close()
+
+
+@pytest.mark.parametrize(("learned", "trusted"), [(40_000, 40_000), (70_000, 50_000)])
+def test_a_learned_window_stays_trusted_when_smaller_than_the_told(
+    tmp_path: Path, learned: int, trusted: int
+) -> None:
+    store = SQLiteStore(str(tmp_path / "s.db"))
+    Agent(answering("a", 50_000)).run_sync("Go.", session="s", store=store)
+    store.raw("UPDATE sessions SET context_window = ? WHERE id = 's'", (learned,))
+    again = Agent(answering("b")).run_sync("Again.", session="s", store=store)
+    assert again.facts is not None
+    assert again.facts.context_window == trusted
+    store.close()

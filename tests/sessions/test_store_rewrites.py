@@ -4,7 +4,9 @@ and the schema migrates step by step."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from warmloop.sessions.lease import Lease
 from warmloop.sessions.migrations import MIGRATIONS, migrate
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.sql import SqlStore
+from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.transcript import Transcript, check_pairing, scratch_copy
 
 Change = Callable[[Transcript], Rewrite]
@@ -203,3 +206,19 @@ def test_migrations_apply_each_missing_step_once(store: SqlStore) -> None:
         assert migrate(cur, (*MIGRATIONS, step)) == len(MIGRATIONS) + 1  # not applied again
     assert store.raw("SELECT note FROM sessions") == [("v2",)]
     assert loaded(store).messages == grown(4).messages
+
+
+# Round three (issue 32): resume. A store of schema version 2 (before the told window) opens
+# with its sessions intact and no told window.
+def test_a_version_2_store_gains_the_told_window(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as connection:
+        cursor = connection.cursor()
+        assert migrate(cursor, MIGRATIONS[:2]) == 2
+        cursor.execute("INSERT INTO sessions (id, context_window) VALUES ('old', 9000)")
+    store = SQLiteStore(str(path))
+    assert store.raw("SELECT version FROM warmloop_schema") == [(len(MIGRATIONS),)]
+    info = store.info("old")
+    assert info is not None
+    assert (info.meta.context_window, info.meta.told_window) == (9000, None)
+    store.close()

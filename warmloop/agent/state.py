@@ -7,7 +7,7 @@ and the loop (`agent/steps.py`)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
@@ -107,14 +107,29 @@ class RunState:
             self.settings.on_maintenance(event)
 
     async def settle_facts(self) -> None:
-        """Ask the model for what its server publishes (once per model), take a window this
-        conversation learned earlier, say what is still assumed, and set up maintenance."""
+        """Ask the model for what its server publishes (once per model), take the windows
+        this conversation was told and learned earlier, say what is still assumed, and set
+        up maintenance.
+
+        A window the model was told (`context_window=`) is kept in the meta
+        (`told_window`), so a resumed run whose model is told none runs with it again; one
+        told now wins and is kept instead. A window learned from a rejection stays what the
+        run trusts unless a told window is smaller: the provider said the prompt did not fit.
+        Both are facts about this model only, never taken over from a history with another.
+        """
         settings = self.settings
         facts = await settings.model.discover()
         meta = self.transcript.meta
-        learned = meta.context_window if meta.model in ("", settings.model.name) else None
-        if learned is not None:  # a fact about this model, not one a history had with another
+        same = meta.model in ("", settings.model.name)
+        told = facts.context_window if facts.window_source == "told" else None
+        if told is None and same and meta.told_window is not None:
+            told = meta.told_window
+            facts = facts.told_window(told, "told", "stored with the session")
+        learned = meta.context_window if same else None
+        if learned is not None and (told is None or learned < told):
             facts = facts.told_window(learned, "learned", "a rejection named it")
+        if told != meta.told_window:
+            self.transcript.meta = replace(meta, told_window=told)
         self.facts = facts
         self.warnings = facts.assumptions(settings.model.name)
         if settings.maintenance is not None:

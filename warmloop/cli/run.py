@@ -36,16 +36,18 @@ from warmloop.cli.options import (
 )
 from warmloop.cli.run_json import print_json, run_object
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
-from warmloop.cli.session_view import resume_line
+from warmloop.cli.session_view import calls_made, resume_line, session_calls
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.cli.waiting import Waits
-from warmloop.errors import MissingApiKey, WarmloopError
+from warmloop.errors import MissingApiKey, SessionError, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.clients import key_names
 from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.select import examples
+from warmloop.sessions.session import SessionInfo
+from warmloop.sessions.store import SessionStore
 from warmloop.transcript import Transcript
 from warmloop.wire.request_record import RequestRecord
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
@@ -135,7 +137,11 @@ def run(
         )
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
-            console.print(resume_line(session, opened.info(session), time.time()))
+            info = opened.info(session)
+            changed = same_tools(session, info, agent, opened)
+            if changed is not None:
+                console.print(Text(changed), style="yellow", soft_wrap=True)
+            console.print(resume_line(session, info, time.time()))
         with terminate_as_interrupt():
             try:
                 result = agent.run_sync(task, session=session, store=opened)
@@ -190,6 +196,37 @@ def run(
         console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
     if problem is not None:
         fail(problem)
+
+
+def same_tools(
+    name: str, info: SessionInfo | None, agent: Agent, store: SessionStore
+) -> str | None:
+    """A SessionError when stored session `name` was made with other tools or outputs than
+    `agent` (the CLI's workspace tools and `answer`): its fingerprint, stored with its first
+    request, differs. Running it on would send tools it was not made with (the cache prefix
+    lost, calls to tools that are gone), so it is refused, never run silently. A session
+    whose every call names one of the CLI's tools and outputs (made by the CLI of another
+    warmloop version, whose tool descriptions differ) goes on, with the warning returned."""
+    stored = info.meta.tools_fingerprint if info is not None else ""
+    if not stored or stored == agent.fingerprint:
+        return None
+    names = [spec.name for spec in agent.tool_specs[:-1]]
+    outputs = list(agent.outputs.model.model_fields)
+    session = store.load(name)
+    called, gave = session_calls(session)
+    if set(called) <= set(names) and set(gave) <= set(outputs):
+        return (
+            f"warning: session {name!r} was made with other descriptions of the CLI's tools "
+            f"(fingerprint {stored}, another warmloop version's): it goes on, and its next "
+            "request re-writes the cache"
+        )
+    raise SessionError(
+        f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}"
+        f"{calls_made(session)}) "
+        f"than the CLI runs ({', '.join(names)}; outputs {', '.join(outputs)}: fingerprint "
+        f"{agent.fingerprint}); continue it in Python with the Agent that made it: "
+        f"agent.run_sync(task, session={name!r}, store=...)"
+    )
 
 
 def show_report(console: Console, result: Run) -> None:

@@ -14,12 +14,43 @@ from rich.text import Text
 
 from warmloop.cli.view import transcript_view
 from warmloop.facts.pricing import cost_report
+from warmloop.messages import AssistantTurn
 from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
 from warmloop.sessions.session import SessionInfo, StoredSession
 from warmloop.sessions.warmth import duration, warmth
+from warmloop.tools.gateway import SUBMIT
 from warmloop.transcript_file import message_to_json
 
 EXPORT_FORMAT = "warmloop.session/1"
+
+
+def session_calls(session: StoredSession | None) -> tuple[list[str], list[str]]:
+    """The tools a stored session's messages called and the output fields its submits
+    gave, in first-use order (both empty when it called none)."""
+    tools: dict[str, None] = {}
+    outputs: dict[str, None] = {}
+    if session is None or session.transcript is None:
+        return [], []
+    for message in session.transcript:
+        for made in message.tool_calls if isinstance(message, AssistantTurn) else ():
+            if made.name != SUBMIT:
+                tools[made.name] = None
+                continue
+            try:
+                given = json.loads(made.arguments)
+            except ValueError:
+                continue
+            outputs.update(dict.fromkeys(given if isinstance(given, dict) else ()))
+    return list(tools), list(outputs)
+
+
+def calls_made(session: StoredSession | None) -> str:
+    """What a stored session's messages show of the tools it was made with: the tools it
+    called and the outputs its submits gave (`; it called lookup; its outputs: count`), or
+    "" when it called none."""
+    tools, outputs = session_calls(session)
+    shown = f"; it called {', '.join(tools)}" if tools else ""
+    return shown + (f"; its outputs: {', '.join(outputs)}" if outputs else "")
 
 
 def resume_line(name: str, info: SessionInfo | None, now: float) -> Text:

@@ -89,7 +89,12 @@ V2 = (
     "ALTER TABLE sessions ADD COLUMN context_window BIGINT",
 )
 
-MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2)
+V3 = (
+    # The window the user stated for the session's model, used again when a resume states none.
+    "ALTER TABLE sessions ADD COLUMN told_window BIGINT",
+)
+
+MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2, V3)
 """Step k brings the schema from version k to k + 1; append new steps, never edit one."""
 
 

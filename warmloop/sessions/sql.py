@@ -164,7 +164,7 @@ class SqlStore(ABC):
             " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
             " model = ?, tools_fingerprint = ?, parent = ?, provider = ?,"
             " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
-            " context_window = COALESCE(?, context_window)"
+            " context_window = COALESCE(?, context_window), told_window = ?"
             " WHERE id = ?",
             (
                 transcript.id,
@@ -182,6 +182,7 @@ class SqlStore(ABC):
                 cache_ttl,
                 expires,
                 meta.context_window,
+                meta.told_window,
                 lease.session_id,
             ),
         )
