@@ -22,7 +22,7 @@ PACKAGE = Path(warmloop.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("facts", "keywords"),
-    ("messages", "re2_syntax", "wire", "simulate"),
+    ("messages", "re2_syntax", "regular", "wire", "simulate"),
     ("transcript_file",),
     ("transcript",),
     ("tools",),

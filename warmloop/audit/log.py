@@ -26,9 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from warmloop.audit.regular import open_regular
 from warmloop.errors import ConfigurationError
 from warmloop.providers.registry import wire_formats
+from warmloop.regular import open_regular
 
 BODY_KEYS = ("body", "request", "payload", "request_body")
 TIME_KEYS = ("at", "timestamp", "ts", "time", "created_at")

@@ -12,7 +12,6 @@ from rich.text import Text
 from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
 from warmloop.audit.proxy import Recorder
-from warmloop.audit.regular import open_regular
 from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
@@ -22,6 +21,7 @@ from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 from warmloop.facts.price_table import PRICES_ENV, prices_for
+from warmloop.regular import open_regular
 
 CHUNK = 1 << 16
 """Characters of `--json` output escaped and written at once."""

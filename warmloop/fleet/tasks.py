@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from warmloop.agent.agent import check_input
 from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
+from warmloop.regular import NOT_REGULAR, open_regular
 
 KEYS = frozenset({"agent", "task", "inputs", "session", "conversation_id", "id"})
 MAX_BATCH_BYTES = 256 * 2**20
@@ -131,16 +131,15 @@ def load_batch(path: Path) -> list[Task]:
     """The tasks of the JSONL batch file at `path`, refusing (ConfigurationError) what no
     batch is: not a regular file (a FIFO would block, /dev/zero never ends), larger than
     MAX_BATCH_BYTES, or not UTF-8."""
-    try:  # opened without blocking, so a FIFO or a device is refused, not waited on
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fd = open_regular(path, os.O_RDONLY)
     except OSError as exc:
-        raise ConfigurationError(f"cannot read {path}: {exc.strerror}") from None
-    with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if exc.strerror == NOT_REGULAR:
             raise ConfigurationError(
                 f"cannot read {path}: not a regular file; pass a JSONL file of tasks"
-            )
-        os.set_blocking(fd, True)
+            ) from None
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror}") from None
+    with open(fd, "rb") as handle:
         data = handle.read(MAX_BATCH_BYTES + 1)
     if len(data) > MAX_BATCH_BYTES:
         raise ConfigurationError(

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.gemma import cache_dir
+from warmloop.regular import NOT_REGULAR, open_regular
 
 MAGIC = b"warmloop-kv-opening 2\n"
 SUFFIX = ".kv"
@@ -89,17 +90,16 @@ def read_opening(path: Path, limit: int) -> bytes:
     """The bytes of the regular file at `path`, at most `limit`; FileNotFoundError when
     there is none, NotSaved for anything else there (a FIFO, a directory, a link, a
     device, a file larger than the cache may hold): never blocked on, never followed."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = open_regular(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
         raise
-    except OSError as exc:  # ELOOP: a symbolic link; EACCES, EISDIR, ...
+    except OSError as exc:  # ELOOP: a symbolic link; EACCES, EISDIR; not a regular file
+        if exc.strerror == NOT_REGULAR:
+            raise NotSaved(NOT_REGULAR) from exc
         raise NotSaved(f"it cannot be opened as a file ({os.strerror(exc.errno or 0)})") from exc
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotSaved("it is not a regular file")
         if info.st_size > limit:
             raise NotSaved(f"it is {info.st_size} bytes, over the cache's limit of {limit}")
         chunks: list[bytes] = []

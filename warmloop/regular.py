@@ -1,7 +1,8 @@
-"""The files `record` and `audit` read and write (the request log, the HTML page) are regular
-files: each is opened without blocking and checked before a byte moves, so a FIFO or a
-device named in a file's place is refused at once, never waited on (opening a FIFO to write
-blocks until a reader comes; to read, until a writer does)."""
+"""Files warmloop reads or writes by a name a user gave (a batch file, a request log, an HTML
+page, a saved opening) must be regular files: each is opened without blocking and checked
+before a byte moves, so a FIFO or a device named in a file's place is refused at once, never
+waited on (opening a FIFO to write blocks until a reader comes; to read, until a writer
+does), and a device such as /dev/zero is never read until memory runs out."""
 
 from __future__ import annotations
 
