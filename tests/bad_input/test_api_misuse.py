@@ -119,9 +119,9 @@ CASES: dict[str, tuple[Callable[[], object], str]] = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
-async def test_misuse_is_a_configuration_error(name: str) -> None:
-    build, expected = CASES[name]
+async def refused(build: Callable[[], object], expected: str) -> None:
+    """`build()` (awaited when it is a coroutine) raises a ConfigurationError saying
+    `expected`, in words, never a traceback."""
 
     async def attempt() -> None:
         made = build()
@@ -132,6 +132,11 @@ async def test_misuse_is_a_configuration_error(name: str) -> None:
         await attempt()
     assert expected in str(caught.value)
     assert "Traceback" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_misuse_is_a_configuration_error(name: str) -> None:
+    await refused(*CASES[name])
 
 
 async def test_run_sync_inside_a_running_loop() -> None:
@@ -336,17 +341,7 @@ ROUND_THREE_CASES: dict[str, tuple[Callable[[], object], str]] = {
 
 @pytest.mark.parametrize("name", list(ROUND_THREE_CASES))
 async def test_round_three_misuse_is_a_configuration_error_before_any_request(name: str) -> None:
-    build, expected = ROUND_THREE_CASES[name]
-
-    async def attempt() -> None:
-        made = build()
-        if asyncio.iscoroutine(made):
-            await made
-
-    with pytest.raises(ConfigurationError) as caught:
-        await attempt()
-    assert expected in str(caught.value)
-    assert "Traceback" not in str(caught.value)
+    await refused(*ROUND_THREE_CASES[name])
 
 
 # Round three (issue 38): mutants. An answer's max_tokens that leaves no room for a prompt.
