@@ -34,11 +34,12 @@ LINES_BEFORE = 2
 LINES_AFTER = 10
 """The read around a hit: a few lines before it, the body after it."""
 
-HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+): (?P<text>.*)$")
-"""A search hit (or a closest line): `path:line: text`."""
+HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?: (?P<text>.*)$")
+"""A search hit (or a closest line): `path:line: text`, or `path:line in NAME: text` for a
+line inside the definition NAME (`outline`)."""
 NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 """A line read_file shows: `  12 | text`."""
-READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+$")
+READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
 ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
 READ_FILE, SEARCH, LIST_FILES = "read_file", "search", "list_files"
@@ -91,7 +92,7 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> tuple[str, list[list[H
                 lines += shown
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
-                lines += [hit["path"], hit["text"]]
+                lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
     return "\n".join(normal(line) for line in lines), hits
 
 
@@ -102,7 +103,7 @@ def file_text(tool: str, line: str) -> list[str] | None:
         if (numbered := NUMBERED.match(line)) is not None:
             return [numbered["text"]]
         head = READ_HEAD.match(line)
-        return [head["path"]] if head is not None else []
+        return [] if head is None else [head["path"], *filter(None, [head["within"]])]
     if tool in WORKSPACE_TOOLS and is_note(line):
         return []
     if tool == LIST_FILES:
