@@ -1,10 +1,13 @@
 """The held-out eval: questions over third-party code no one on this project wrote.
 
-Three packages of the running Python's standard library (tomllib, json, wsgiref), each
+Five packages of the running Python's standard library (tomllib, json, wsgiref, zoneinfo,
+logging), each
 copied by `prepare` into its own workspace under the cache directory (nothing downloaded,
 nothing committed), asked the same kinds of question as the example-workspace eval:
-lookups of a value in a named file, names found by search, and two-read chains (one file
-names what to look up in another). Answers were written for CPython 3.11's files and are
+lookups of a value in a named file, names found by search, two-read chains (one file
+names what to look up in another) and the function or class enclosing a line (zoneinfo
+and logging, added in issue 37 with their questions written before any change was measured
+on them). Answers were written for CPython 3.11's files and are
 graded by a regular expression.
 
 These questions are held out: the taught prompt, its worked examples and the search help
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from warmloop.providers.gemma import cache_dir
 
-PACKAGES = ("tomllib", "json", "wsgiref")
+PACKAGES = ("tomllib", "json", "wsgiref", "zoneinfo", "logging")
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,159 @@ QUESTIONS: tuple[Question, ...] = (
         "two reads",
         "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?",
         only_file("headers"),
+    ),
+    # zoneinfo (issue 37: written before any change was measured on them)
+    held(
+        "zoneinfo", "lookup", "What year is EPOCH in zoneinfo/_zoneinfo.py?", NUMBER.format("1970")
+    ),
+    held(
+        "zoneinfo",
+        "lookup",
+        "What is the base class of ZoneInfoNotFoundError in zoneinfo/_common.py?",
+        r"\bKeyError\b",
+    ),
+    held(
+        "zoneinfo",
+        "lookup",
+        "Which class does InvalidTZPathWarning inherit from in zoneinfo/_tzpath.py?",
+        r"\bRuntimeWarning\b",
+    ),
+    held(
+        "zoneinfo",
+        "lookup",
+        "Which environment variable does zoneinfo/_tzpath.py read the time zone path from?",
+        r"\bPYTHONTZPATH\b",
+    ),
+    held(
+        "zoneinfo",
+        "search",
+        "Which function in zoneinfo lists every available time zone?",
+        r"\bavailable_timezones\b",
+    ),
+    held(
+        "zoneinfo",
+        "search",
+        "Which function in zoneinfo finds the file of a time zone key?",
+        r"\bfind_tzfile\b",
+    ),
+    held("zoneinfo", "search", "Which file of zoneinfo defines _TZifHeader?", only_file("_common")),
+    held(
+        "zoneinfo",
+        "search",
+        "Which exception does zoneinfo raise when no time zone has the key asked for?",
+        r"\bZoneInfoNotFoundError\b",
+    ),
+    held(
+        "zoneinfo",
+        "enclosing",
+        "Which function raises 'is not a valid TZ string'?",
+        r"\b_parse_tz_str\b",
+    ),
+    held(
+        "zoneinfo",
+        "enclosing",
+        "Which function raises the error 'Invalid time'?",
+        r"\b_parse_transition_time\b",
+    ),
+    held(
+        "zoneinfo",
+        "enclosing",
+        "Which method raises 'fromutc() requires a datetime argument'?",
+        r"\bfromutc\b",
+    ),
+    held(
+        "zoneinfo",
+        "enclosing",
+        "Which function raises 'No time zone found with key'?",
+        r"\bload_tzdata\b",
+    ),
+    held(
+        "zoneinfo",
+        "two reads",
+        "What is the base class of the exception zoneinfo/__init__.py imports from ._common?",
+        r"\bKeyError\b",
+    ),
+    held(
+        "zoneinfo",
+        "two reads",
+        "zoneinfo/__init__.py imports a module with `from . import`; which file is it?",
+        only_file("_tzpath"),
+    ),
+    # logging (issue 37: written before any change was measured on them)
+    held(
+        "logging",
+        "lookup",
+        "What is DEFAULT_LOGGING_CONFIG_PORT in logging/config.py?",
+        NUMBER.format("9030"),
+    ),
+    held(
+        "logging",
+        "lookup",
+        "What is DEFAULT_UDP_LOGGING_PORT in logging/handlers.py?",
+        NUMBER.format("9021"),
+    ),
+    held(
+        "logging",
+        "lookup",
+        "What is BASIC_FORMAT in logging/__init__.py?",
+        r"levelname\)s:%\(name\)s:%\(message",
+    ),
+    held(
+        "logging", "lookup", "What number is WARNING in logging/__init__.py?", NUMBER.format("30")
+    ),
+    held(
+        "logging",
+        "search",
+        "Which class in logging rotates its log file at timed intervals?",
+        r"\bTimedRotatingFileHandler\b",
+    ),
+    held(
+        "logging",
+        "search",
+        "Which function in logging checks that a string is a valid Python identifier?",
+        r"\bvalid_ident\b",
+    ),
+    held(
+        "logging", "search", "Which file of logging defines SysLogHandler?", only_file("handlers")
+    ),
+    held(
+        "logging",
+        "search",
+        "Which port does logging use for syslog over UDP?",
+        NUMBER.format("514"),
+    ),
+    held("logging", "enclosing", "Which function raises 'Unknown level'?", r"\b_checkLevel\b"),
+    held(
+        "logging",
+        "enclosing",
+        "Which function raises 'Unrecognised argument(s)'?",
+        r"\bbasicConfig\b",
+    ),
+    held(
+        "logging",
+        "enclosing",
+        "Which method raises 'A logger name must be a string'?",
+        r"\bgetLogger\b",
+    ),
+    held(
+        "logging",
+        "enclosing",
+        'Which method raises "dictionary doesn\'t specify a version"?',
+        r"\bconfigure\b",
+    ),
+    held(
+        "logging",
+        "two reads",
+        "BaseRotatingHandler in logging/handlers.py subclasses a logging class; which file "
+        "defines it?",
+        r"\b__init__\.py\b",
+    ),
+    held(
+        "logging",
+        "two reads",
+        "MemoryHandler in logging/handlers.py subclasses a class; what is that class's own "
+        "base class?",
+        r"\bHandler\b(?!\w)",
     ),
 )
 

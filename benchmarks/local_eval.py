@@ -55,6 +55,11 @@ QUESTIONS: tuple[Question, ...] = (
         "In which file is the shipping fee function that order_total uses defined?",
         r"inventory/rates\.py|\brates\.py\b",
     ),
+    Question(
+        "enclosing",
+        "Which method raises the error that only so many units are left?",
+        r"\bremove\b",
+    ),
 )
 
 

@@ -22,8 +22,6 @@ OutputSpec = type[BaseModel] | Mapping[str, Any] | None
 OutputCheck = Callable[[BaseModel, Sequence[Message]], str | None]
 """Checks valid outputs against the run's messages (its calls and their results): None to
 accept, else why not and what to do first (sent back as submit's error; see `Agent`)."""
-MAX_OUTPUT_REFUSALS = 1
-"""Submits a run's output check may refuse: after that the next valid submit ends the run."""
 
 
 class Outputs:

@@ -9,7 +9,6 @@ from pydantic import BaseModel
 
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.messages import Message, ToolResult, UserText
-from warmloop.outputs import MAX_OUTPUT_REFUSALS
 
 
 @tool
@@ -61,13 +60,16 @@ def test_an_unread_answer_gets_a_correction_and_the_run_goes_on_appending() -> N
     assert all(later[: len(earlier)] == earlier for earlier, later in pairwise(sent))
 
 
-def test_refusals_are_bounded_so_a_run_always_ends() -> None:
-    answers = [call("submit", answer="nowhere") for _ in range(MAX_OUTPUT_REFUSALS + 1)]
+def test_every_answer_is_checked_and_the_step_budget_ends_the_run() -> None:
+    # Issue 37: the check refused once a run, so the next answer (the refused one with its
+    # case changed, or a name in no file) was accepted unchecked.
+    answers = [call("submit", answer="nowhere") for _ in range(4)]
     model = ScriptedModel([call("lookup", key="a"), *answers])
-    run = agent(model).run_sync("what is a?")
-    assert run.outputs.model_dump() == {"answer": "nowhere"}
+    run = agent(model, max_steps=4).run_sync("what is a?")
     errors = [m for m in run.transcript if isinstance(m, ToolResult) and m.is_error]
-    assert len(errors) == MAX_OUTPUT_REFUSALS
+    assert len(errors) == 3  # steps 2-4 each submitted and each was refused
+    assert run.extracted  # the extract step ends the run, and is never refused
+    assert run.outputs.model_dump() == {"answer": "nowhere"}
 
 
 def test_the_extract_step_is_never_refused() -> None:

@@ -17,10 +17,10 @@ def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return prepare(tmp_path_factory.mktemp("eval"))
 
 
-def test_thirty_questions_of_every_kind_over_three_codebases() -> None:
-    assert len(QUESTIONS) >= 30
+def test_sixty_questions_of_every_kind_over_five_codebases() -> None:
+    assert len(QUESTIONS) >= 60
     assert {q.codebase for q in QUESTIONS} == set(PACKAGES)
-    assert len(PACKAGES) >= 3
+    assert len(PACKAGES) >= 5
     assert {q.kind for q in QUESTIONS} == {q.kind for q in EXAMPLE_QUESTIONS}
 
 

@@ -144,16 +144,16 @@ def test_run_checks_answers_for_the_embedded_model_only() -> None:
     assert run_command.answer_check(ScriptedModel([])) is None  # a paid API: no extra request
 
 
-def test_run_refuses_once_an_answer_no_file_line_it_saw_holds(
+def test_run_refuses_each_answer_no_file_line_it_saw_holds_until_the_step_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(run_command, "answer_check", lambda model: unread_answer)  # as if local
-    model = RecordingModel(
-        [call("list_files"), call("submit", answer="made up"), call("submit", answer="made up")]
-    )
-    result = invoke(model, "run", TASK, "--workspace", str(EXAMPLE))
+    made_up = call("submit", answer="made up")
+    model = RecordingModel([call("list_files"), made_up, made_up, made_up])
+    result = invoke(model, "run", TASK, "--workspace", str(EXAMPLE), "--max-steps", "3")
     assert result.exit_code == 0, result.output
-    assert '✗ submit: Not accepted yet: answer "made up" is not written' in result.stdout
+    refusal = '✗ submit: Not accepted yet: answer "made up" is not written'
+    assert result.stdout.count(refusal) == 2  # steps 2 and 3; the extract step is not checked
     assert "answer  made up" in result.stdout
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult, UserText
 from warmloop.workspace import MAX_FILE_BYTES, Workspace
 from warmloop.workspace.grounding import bare, unread_answer
 
@@ -185,3 +185,56 @@ def test_answers_up_to_three_words_are_checked_and_longer_ones_are_not() -> None
     results = seen("a.py:3: x = 1")
     assert refused("one two three", results) is not None
     assert refused("one two three four", results) is None
+
+
+# Issue 37: a check that holds, and answers of the shape the task asks for.
+
+
+def asked(task: str, answer: str, *contents: str) -> str | None:
+    return unread_answer(Answer(answer=answer), [UserText(task), *seen(*contents)])
+
+
+RAISES = 'decoder.py:19 in py_scanstring: raise JSONDecodeError("Unterminated string", s)'
+
+
+def test_a_file_or_a_line_is_not_the_function_a_task_asks_for() -> None:
+    task = "Which function raises 'Unterminated string'?"
+    for wrong in ("decoder.py", "decoder.py:19", "JSONDecodeError"):
+        problem = asked(task, wrong, RAISES)
+        assert problem is not None, wrong
+        assert "not one this run has seen defined" in problem or "not written" in problem
+    assert asked(task, "py_scanstring", RAISES) is None
+    assert asked(task, "py_scanstring", "decoder.py:17: def py_scanstring(s, end):") is None
+    assert asked("Which file raises 'Unterminated string'?", "decoder.py", RAISES) is None
+
+
+def test_a_name_of_code_must_be_spelled_as_the_files_spell_it() -> None:
+    hit = "a.py:3: def parse_value(text):"
+    assert asked("What parses?", "Parse_Value", hit) is not None
+    assert asked("What parses?", "parseValue", hit) is not None
+    assert asked("What parses?", "parse_value", hit) is None
+    assert asked("What holds?", "Hinges", 'a.py:4: featured = "hinges"') is None
+
+
+def test_a_name_offered_beside_a_failed_search_is_not_an_answer() -> None:
+    failed = (
+        "no matches for 'month range' under .\n"
+        "closest lines by the words 'month', 'range' (case-insensitive):\n"
+        "cal.py:38: def month_bounds(year, month):\n"
+        "closest names: month_bounds, month_to_range"
+    )
+    problem = asked("What gives a month's range?", "month_to_range", failed)
+    assert problem is not None
+    assert '"search", "arguments": {"pattern": "month_to_range"}' in problem
+    assert asked("What gives a month's range?", "month_bounds", failed) is None
+
+
+def test_the_suggested_read_covers_the_line_the_answer_is_on() -> None:
+    messages: list[Message] = [
+        UserText("What converts a month?"),
+        AssistantTurn(tool_calls=(ToolCall("c1", "search", '{"pattern": "month_range"}'),)),
+        *seen("cal.py:23: import calendar\ncal.py:38: return month_range(year, month)"),
+    ]
+    problem = unread_answer(Answer(answer="month_range"), messages)
+    assert problem is not None
+    assert '"path": "cal.py", "start_line": 36, "end_line": 48' in problem

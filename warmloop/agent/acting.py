@@ -11,7 +11,7 @@ from warmloop.agent.exits import Submitted
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.messages import AssistantTurn, ToolResult
-from warmloop.outputs import MAX_OUTPUT_REFUSALS, SUBMITTED
+from warmloop.outputs import SUBMITTED
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.toolbox import Disclosure
 
@@ -79,13 +79,11 @@ class Acting(RunState):
         return submitted, failed
 
     def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
-        """Why the output check refuses valid `outputs`, counted; None to accept. Bounded
-        (MAX_OUTPUT_REFUSALS per run), so a run always ends; the extract step is never
-        refused."""
+        """Why the output check refuses valid `outputs`, counted; None to accept. Every
+        submit is checked alike: the step budget ends a run whose answers keep being refused,
+        in the extract step, which is never refused."""
         check = self.settings.check_outputs
         if check is None or isinstance(outputs, ToolResult):
-            return None
-        if self.refused_outputs >= MAX_OUTPUT_REFUSALS:
             return None
         problem = check(outputs, self.transcript.messages[self.start :])
         if problem is not None:

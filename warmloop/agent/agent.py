@@ -85,8 +85,9 @@ class Agent:
     saw in this agent's runs, including a fresh session whose opening (parameters, tools,
     system prompt) differs from the agent's earlier sessions.
     `check_outputs` checks a valid submit against the run's messages: what it returns goes
-    back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
-    never in the extract step); e.g. `workspace.grounding.unread_answer`.
+    back as submit's error and the run goes on (every submit is checked alike, so a run
+    whose answers keep being refused ends at `max_steps`, in the extract step, which is
+    never checked); e.g. `workspace.grounding.unread_answer`.
     """
 
     @checked_keywords("Agent(...)")

@@ -47,7 +47,7 @@ class RunState:
     syntax_errors: int = 0
     failed_steps: int = 0
     refused_outputs: int = 0
-    """Submits the output check refused in this run (at most MAX_OUTPUT_REFUSALS)."""
+    """Submits the output check refused in this run."""
     extracting: bool = False
     """The extract step has begun: its request is the run's last."""
     maintainer: Maintainer | None = None

@@ -33,10 +33,12 @@ from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.grounding import read_around
 from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.nearby import DEFINITION, nearby
+from warmloop.workspace.outline import Outline
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
-Match = tuple[str, int, str]
-"""A search match: the file as shown, the line number, the line stripped."""
+Match = tuple[str, int, str, str | None]
+"""A search match: the file as shown, the line number, the line stripped, and the
+definition the line is in (`outline`), if any."""
 MAX_LISTED_FILES = 500
 MAX_READ_LINES = 400
 MAX_SEARCH_MATCHES = 100
@@ -231,22 +233,26 @@ class Workspace:
         last = min(wanted, first + MAX_READ_LINES - 1)
         width = len(str(last))
         body = [f"{n:>{width}} | {lines[n - 1]}" for n in range(first, last + 1)]
+        within = Outline.of(file.name, "\n".join(lines)).at(first)
+        where = f", in {within}" if within else ""  # the lines start inside a definition
         if last < wanted:
             body.append(
                 f"[lines {last + 1}-{wanted} not shown: at most {MAX_READ_LINES} lines per "
                 f"read; read on with start_line={last + 1}]"
             )
-        return "\n".join([f"{shown}: lines {first}-{last} of {total}", *body])
+        return "\n".join([f"{shown}: lines {first}-{last} of {total}{where}", *body])
 
     @_confined
     def search(self, pattern: str, path: str = ".") -> str:
-        """Lines matching an RE2 pattern in the files under `path`, as `path:line: text`."""
+        """Lines matching an RE2 pattern in the files under `path`, as `path:line: text`, or
+        `path:line in NAME: text` inside a definition (`outline`)."""
         matcher = compile_pattern(pattern)
         with self.locate(path) as top:
             shown_top = self.show(top.parts)
             hits, note, skipped, searched = self._search(matcher, top)
         matches = [
-            f"{shown}:{number}: {shorten(text, MAX_MATCH_CHARS)}" for shown, number, text in hits
+            f"{shown}:{number}{f' in {within}' if within else ''}: {shorten(text, MAX_MATCH_CHARS)}"
+            for shown, number, text, within in hits
         ]
         lines = matches or [f"no matches for {pattern!r} under {shown_top}"]
         if hits:  # a hit may only name the answer: the read that shows the lines around it
@@ -296,13 +302,15 @@ class Workspace:
             # Re-encoded after "replace", so RE2 sees valid UTF-8 and the lines read_file sees.
             decoded = data.decode("utf-8", errors="replace")
             text = decoded.encode("utf-8")
+            outline: Outline | None = None  # read once, and only for a file that matched
             for number, line in matcher.matching_lines(text):
                 if len(matches) == MAX_SEARCH_MATCHES:
                     note = (
                         f"[stopped at {MAX_SEARCH_MATCHES} matches; narrow the pattern or the path]"
                     )
                     break
-                matches.append((shown, number, line.decode("utf-8").strip()))
+                outline = outline or Outline.of(file.name, decoded)
+                matches.append((shown, number, line.decode("utf-8").strip(), outline.at(number)))
             if note:
                 break
             if not matches:
@@ -325,7 +333,7 @@ def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
         name = (defined[1] or defined[2]).encode()
         return 1 if next(matcher.matching_lines(name), None) is None else 0
 
-    path, line, _ = min(hits, key=rank)  # the first of the best rank
+    path, line, _, _ = min(hits, key=rank)  # the first of the best rank
     arguments = read_around(parse_name(path), line)
     return f"[the lines around a match: read_file {json.dumps(arguments, ensure_ascii=False)}]"
 
@@ -339,11 +347,13 @@ def workspace_tools(root: Path) -> list[Tool]:
         return workspace.list_files(path)
 
     def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read a text file with numbered lines, optionally lines start_line..end_line only."""
+        """Read a text file with numbered lines, optionally lines start_line..end_line only;
+        the first line says which function or class the lines start in."""
         return workspace.read_file(path, start_line, end_line)
 
     def search(pattern: str, path: str = ".") -> str:
-        """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
+        """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`,
+        or `path:line in NAME: text` for a line inside the function or class NAME."""
         return workspace.search(pattern, path)
 
     tools = [Tool.from_function(f) for f in (list_files, read_file, search)]

@@ -6,13 +6,16 @@ name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of t
 files the run has seen: search hits and read lines without their line numbers, listed
 paths, each tool's output read in its own shape; not in a "no matches" line, which only
 echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`). The match is
-case-insensitive, after quotes, backticks and runs of white space are normalised, and
-whole-word at the answer's ends, so a value the files hold is not refused for its
-spelling. An answer that is exactly a pattern the run searched for is refused too: it
-says nothing the files told. A refusal names the read that would show the lines around
-the best hit; the agent refuses at most once a run (`outputs.MAX_OUTPUT_REFUSALS`), so a
-right answer the files did not show yet is accepted when it comes again. Pure and
-deterministic.
+case-insensitive for a plain word and exact for a name of code (`parse_value`,
+`JSONDecoder`), after quotes, backticks and runs of white space are normalised, and
+whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
+is refused too: it says nothing the files told; so is a name only offered beside a search
+that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
+the task asks for a function, method or class, the answer must be a definition the run
+has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. A
+refusal names the read that would show the lines around the best hit (the line the
+answer is on, where it is on one). Every submit is checked alike: the agent's step budget
+ends a run, not a count of refusals. Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, Message, ToolResult
+from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
 from warmloop.workspace.nearby import DEFINITION
 
@@ -34,11 +37,12 @@ LINES_BEFORE = 2
 LINES_AFTER = 10
 """The read around a hit: a few lines before it, the body after it."""
 
-HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+): (?P<text>.*)$")
-"""A search hit (or a closest line): `path:line: text`."""
+HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?: (?P<text>.*)$")
+"""A search hit (or a closest line): `path:line: text`, or `path:line in NAME: text` for a
+line inside the definition NAME (`outline`)."""
 NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 """A line read_file shows: `  12 | text`."""
-READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+$")
+READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
 ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
 READ_FILE, SEARCH, LIST_FILES = "read_file", "search", "list_files"
@@ -51,6 +55,14 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
 
 
+CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""A name as code writes it, maybe qualified (`JSONDecoder.raw_decode`)."""
+ASKS_FOR_DEFINITION = re.compile(
+    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
+)
+"""A task that asks for a function, method or class: its answer is a definition's name."""
+
+
 @dataclass(frozen=True)
 class Hit:
     """A line of a file the run has seen by a search: where, and what it says."""
@@ -58,6 +70,18 @@ class Hit:
     path: str
     line: int
     text: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the run's tool results showed of the files: `text` normalised (case-folded),
+    `exact` with its case kept, the search hits of each result, and the names of the
+    definitions seen (a `def`/`class` line read or hit, or the definition a line is in)."""
+
+    text: str
+    exact: str
+    hits: list[list[Hit]]
+    defined: frozenset[str]
 
 
 def normal(text: str) -> str:
@@ -74,13 +98,14 @@ def bare(answer: str) -> str:
     return value
 
 
-def seen_text(observations: Sequence[tuple[str, str]]) -> tuple[str, list[list[Hit]]]:
-    """The workspace text the observations (each a tool's name and what it returned) show,
-    normalised, one line each, without line numbers or the tools' own notes, and each
-    observation's search hits, in order. Each workspace tool's output is read in its own
-    shape: a read line that looks like a hit (`1 | key:5: value`) is a line of the file."""
+def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
+    """What the observations (each a tool's name and what it returned) show of the files,
+    one line each, without line numbers or the tools' own notes, and each observation's
+    search hits, in order. Each workspace tool's output is read in its own shape: a read
+    line that looks like a hit (`1 | key:5: value`) is a line of the file."""
     lines: list[str] = []
     hits: list[list[Hit]] = []
+    defined: set[str] = set()
     for tool, observation in observations:
         hits.append([])
         for line in observation.split("\n"):
@@ -89,10 +114,24 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> tuple[str, list[list[H
             shown = file_text(tool, line)
             if shown is not None:
                 lines += shown
+                defined.update(_defines(tool, line, shown))
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
-                lines += [hit["path"], hit["text"]]
-    return "\n".join(normal(line) for line in lines), hits
+                lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
+                defined.update(_defines(tool, line, [hit["text"]], hit["within"]))
+    exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
+    return Seen(exact.casefold(), exact, hits, frozenset(defined))
+
+
+def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
+    """The names `line` of `tool`'s output shows defined: a definition line's name, the
+    definition a hit or a read is in, each qualified name with its last part too."""
+    if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
+        within = head["within"]
+    names = [within] if within else []
+    if tool in (READ_FILE, SEARCH):
+        names += [m[1] or m[2] for text in texts if (m := DEFINITION.match(text)) is not None]
+    return [part for name in names for part in (name, name.rsplit(".", 1)[-1])]
 
 
 def file_text(tool: str, line: str) -> list[str] | None:
@@ -102,13 +141,13 @@ def file_text(tool: str, line: str) -> list[str] | None:
         if (numbered := NUMBERED.match(line)) is not None:
             return [numbered["text"]]
         head = READ_HEAD.match(line)
-        return [head["path"]] if head is not None else []
+        return [] if head is None else [head["path"], *filter(None, [head["within"]])]
     if tool in WORKSPACE_TOOLS and is_note(line):
         return []
     if tool == LIST_FILES:
         return [line]
     if tool == SEARCH and line.startswith(NAMES):
-        return [line.removeprefix(NAMES)]
+        return []  # names picked from lines near a failed search: leads to search, not to submit
     return None if HIT.match(line) is not None else [line]
 
 
@@ -137,8 +176,9 @@ def read_around(path: str, line: int) -> dict[str, str | int]:
 
 def best_hit(value: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
     """The hit to read around: the latest whose line number the answer is, else the
-    latest that defines the answer (`def value`, `value = ...`), else the first hit of
-    the latest observation that had any."""
+    latest that defines the answer (`def value`, `value = ...`), else the latest whose
+    line holds the answer (so the read covers the line the name is on), else the first
+    hit of the latest observation that had any."""
     found = [hit for observed in reversed(hits) for hit in observed]
     for hit in found:
         if value == str(hit.line):
@@ -146,6 +186,9 @@ def best_hit(value: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
     for hit in found:
         defined = DEFINITION.match(hit.text)
         if defined is not None and normal(defined[1] or defined[2]) == normal(value):
+            return hit
+    for hit in found:
+        if normal(value) and written(normal(value), normal(hit.text)):
             return hit
     return next((observed[0] for observed in reversed(hits) if observed), None)
 
@@ -170,15 +213,29 @@ def searched(messages: Sequence[Message]) -> set[str]:
     return patterns
 
 
+def exactly(value: str) -> bool:
+    """Whether `value` is a name of code whose case is part of it (`parse_value`,
+    `JSONDecoder`, `VAT_RATE`), so its case must match the files; a plain word
+    (`hinges`, `North`) is matched in any case."""
+    return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
+
+
+def asks_for_definition(messages: Sequence[Message]) -> bool:
+    """Whether the run's task (its first user text) asks for a function, method or class."""
+    task = next((m.text for m in messages if isinstance(m, UserText)), "")
+    return ASKS_FOR_DEFINITION.search(task) is not None
+
+
 def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
     """None when every short string output is written in what the run's tool results
-    showed of the workspace and is not just a pattern it searched for; else why not, and
-    the read that would show the lines around the best hit."""
+    showed of the workspace, is not just a pattern it searched for and, where the task
+    asks for a function, method or class, is a definition the run has seen; else why not,
+    and the read that would show the lines around the best hit. Every answer is checked
+    alike (the agent's step budget ends a run, not a count of refusals)."""
     results = [m for m in messages if isinstance(m, ToolResult)]
-    text, hits = seen_text(
-        [(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error]
-    )
+    seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
     patterns = searched(messages)
+    definition = asks_for_definition(messages)
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
@@ -186,22 +243,33 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
         if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
             continue
         shown = json.dumps(bare(value), ensure_ascii=False)
+        spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
         if answer in patterns:
             problem = (
                 f"Not accepted yet: {name} {shown} is what this run searched for, not a "
                 "value the files gave."
             )
-        elif not written(answer, text):
+        elif not (written(spelled, seen.exact) if exactly(spelled) else written(answer, seen.text)):
             problem = (
                 f"Not accepted yet: {name} {shown} is not written in any file line this run "
-                "has seen (a line number or your own words are not a value from the files)."
+                "has seen (a line number, another spelling or your own words are not a value "
+                "from the files)."
             )
             if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
                 search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
                 return f"{problem} If it is a name in the files, search for it first: {search}."
+        elif definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
+            seen.defined
+        ):
+            problem = (
+                f"Not accepted yet: the task asks for a function, method or class, and {name} "
+                f"{shown} is not one this run has seen defined (a file or a line is where it "
+                "is, not its name). A search hit inside a definition names it: "
+                "`path:line in NAME: text`."
+            )
         else:
             continue
-        hit = best_hit(bare(value), hits)
+        hit = best_hit(bare(value), seen.hits)
         if hit is None:
             return f"{problem} Search the files for one word of the task first."
         read = read_around(hit.path, hit.line)
