@@ -195,3 +195,24 @@ def test_without_the_otel_extra_warmloop_imports_and_instrument_names_the_extra(
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'warmloop[otel]'" in done.stdout
+
+
+def test_a_span_a_tool_makes_is_a_child_of_its_tool_span() -> None:
+    # A sync tool runs in a worker thread: the context is carried there, so what the tool
+    # traces itself (an HTTP client's instrumentation, say) lands under its call.
+    exporter, provider = traced()
+    tracer = provider.get_tracer("tool")
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        with tracer.start_as_current_span("GET"):
+            return "ok"
+
+    inner = ScriptedModel([call("fetch", url="https://example.org"), call("submit", answer="ok")])
+    Agent(instrument(inner, tracer=tracer), [fetch]).run_sync("Fetch it.")
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    inside, around = spans["GET"], spans["execute_tool fetch"]
+    assert inside.parent is not None
+    assert around.context is not None
+    assert inside.parent.span_id == around.context.span_id
