@@ -151,8 +151,18 @@ def test_resume_agent_refuses_an_agent_with_other_tools_naming_the_difference(
     assert f"{module}:other lacks lookup" in result.output
 
 
-def test_run_agent_refuses_a_model_flag(here: Path) -> None:
-    module = agents_module(here, "flag_agent")
-    result = invoke("run", "Hi.", "--agent", f"{module}:agent", "--model", "openai:gpt-5")
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--model", "openai:gpt-5"], "--model"),
+        (["--option", "timeout=5", "--context-window", "9000"], "--option, --context-window"),
+        (["--workspace", "elsewhere", "--max-steps", "3"], "--workspace, --max-steps"),
+    ],
+)
+def test_run_agent_refuses_the_flags_of_the_built_in_agent(
+    here: Path, flags: list[str], named: str
+) -> None:
+    module = agents_module(here, "flag_agent_" + str(len(flags)) + flags[0].strip("-"))
+    result = invoke("run", "Hi.", "--agent", f"{module}:agent", *flags)
     assert result.exit_code == 1
-    assert "--agent runs the agent's own model, so --model cannot be used with it" in result.output
+    assert f"so {named} cannot be used with it" in result.output

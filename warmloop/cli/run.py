@@ -38,11 +38,10 @@ from warmloop.cli.options import (
 from warmloop.cli.run_json import print_json, run_object
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import calls_made, resume_line, session_calls
-from warmloop.cli.user_agent import check_session_tools, load_agent
+from warmloop.cli.user_agent import built_in_flags, check_session_tools, load_agent, shown_agent
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.cli.waiting import Waits
 from warmloop.errors import MissingApiKey, SessionError, WarmloopError
-from warmloop.messages import Message
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.clients import key_names
@@ -116,11 +115,13 @@ def run(
 ) -> None:
     """Run TASK with read-only tools over a workspace, or with your own agent (--agent), and
     show each step as it happens (with --json: print one JSON object when it ends)."""
-    flags = model_flags(model_spec, base_url, options, n_ctx, context_window)
+    flags = built_in_flags(
+        model_spec, base_url, options, n_ctx, context_window, workspace, max_steps
+    )
     if agent_spec is not None and flags:
         fail(
-            f"--agent runs the agent's own model, so {', '.join(flags)} cannot be used with it; "
-            "set the model in your module"
+            f"--agent runs your agent as its module makes it (its own model, tools and "
+            f"max_steps), so {', '.join(flags)} cannot be used with it; set it in your module"
         )
     model_spec = model_spec or DEFAULT_MODEL
     if save is not None:
@@ -332,40 +333,6 @@ def resume(
         context_window=context_window,
         as_json=as_json,
     )
-
-
-def model_flags(
-    model_spec: str | None,
-    base_url: str | None,
-    options: tuple[str, ...],
-    n_ctx: int | None,
-    context_window: int | None,
-) -> list[str]:
-    """The model flags given (an --agent brings its own model)."""
-    given = {
-        "--model": model_spec,
-        "--base-url": base_url,
-        "--option": options,
-        "--n-ctx": n_ctx,
-        "--context-window": context_window,
-    }
-    return [flag for flag, value in given.items() if value is not None and value != ()]
-
-
-def shown_agent(agent: Agent, waits: Waits, console: Console) -> Agent:
-    """The user's agent, showing its steps and waits as the CLI's own: its model wrapped to
-    show a wait during each request, its `on_message` called after the live view's."""
-    own = agent.on_message
-    show = waits.around(LiveView(console))
-
-    def on_message(message: Message) -> None:
-        show(message)
-        if own is not None:
-            own(message)
-
-    agent.model = waits.model(agent.model)
-    agent.on_message = on_message
-    return agent
 
 
 def answer_check(model: Model) -> OutputCheck | None:

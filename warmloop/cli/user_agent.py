@@ -1,16 +1,23 @@
 """`warmloop run --agent MODULE:ATTR`: a user's own agent, imported from the current
-directory, and the check that a stored session was made with its tools and outputs."""
+directory and shown as the CLI's own, the built-in agent's flags it refuses, and the check
+that a stored session was made with its tools and outputs."""
 
 from __future__ import annotations
 
 import importlib
 import os
 import sys
+from pathlib import Path
 
-from warmloop.agent.agent import Agent
+from rich.console import Console
+
+from warmloop.agent.agent import DEFAULT_MAX_STEPS, Agent
 from warmloop.cli.session_view import calls_made, session_calls
+from warmloop.cli.view import LiveView
+from warmloop.cli.waiting import Waits
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.keywords import suggestion
+from warmloop.messages import Message
 from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
 
@@ -91,3 +98,41 @@ def check_session_tools(
         f"outputs {', '.join(outputs)}: fingerprint {agent.fingerprint}){difference}; "
         "resume it with the agent that made it"
     )
+
+
+def built_in_flags(
+    model_spec: str | None,
+    base_url: str | None,
+    options: tuple[str, ...],
+    n_ctx: int | None,
+    context_window: int | None,
+    workspace: Path,
+    max_steps: int,
+) -> list[str]:
+    """The flags given that shape the built-in agent (an --agent brings its own)."""
+    given = {
+        "--model": model_spec is not None,
+        "--base-url": base_url is not None,
+        "--option": bool(options),
+        "--n-ctx": n_ctx is not None,
+        "--context-window": context_window is not None,
+        "--workspace": workspace != Path("."),
+        "--max-steps": max_steps != DEFAULT_MAX_STEPS,
+    }
+    return [flag for flag, was_given in given.items() if was_given]
+
+
+def shown_agent(agent: Agent, waits: Waits, console: Console) -> Agent:
+    """The user's agent, showing its steps and waits as the CLI's own: its model wrapped to
+    show a wait during each request, its `on_message` called after the live view's."""
+    own = agent.on_message
+    show = waits.around(LiveView(console))
+
+    def on_message(message: Message) -> None:
+        show(message)
+        if own is not None:
+            own(message)
+
+    agent.model = waits.model(agent.model)
+    agent.on_message = on_message
+    return agent
