@@ -252,8 +252,8 @@ def same_tools(
         f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}"
         f"{calls_made(session)}) "
         f"than the CLI runs ({', '.join(names)}; outputs {', '.join(outputs)}: fingerprint "
-        f"{agent.fingerprint}); continue it in Python with the Agent that made it: "
-        f"agent.run_sync(task, session={name!r}, store=...)"
+        f"{agent.fingerprint}); continue it with the agent that made it: "
+        f"--agent MODULE:ATTR, or agent.run_sync(task, session={name!r}, store=...) in Python"
     )
 
 
