@@ -220,7 +220,7 @@ class InstrumentedModel(WrappedModel):
         ) as span:
             try:
                 response = await self.model.send(rendered, session_id=session_id)
-            except BaseException as exc:
+            except Exception as exc:  # a keep-alive cancelled as its pause ends is no error
                 set_error(span, exc)
                 raise
             prices = self.facts.prices

@@ -164,10 +164,9 @@ def run(
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
             info = opened.info(session)
-            if agent_spec is not None:
+            if agent_spec is not None:  # the user's agent: its tools exactly, or refused
                 check_session_tools(session, info, agent, agent_spec, opened)
-            changed = None if agent_spec is not None else same_tools(session, info, agent, opened)
-            if changed is not None:
+            elif (changed := same_tools(session, info, agent, opened)) is not None:
                 console.print(Text(changed), style="yellow", soft_wrap=True)
             console.print(resume_line(session, info, time.time()))
         with terminate_as_interrupt():
