@@ -1,5 +1,7 @@
 """OpenTelemetry GenAI spans for warmloop's own runs, read back from the SDK's in-memory
-exporter: one client span per request with the conversation id and cache usage."""
+exporter: a run span holding one client span per request (with the conversation id and
+cache usage) and one span per tool call, named as the GenAI semantic conventions for agents
+name them (semantic-conventions v1.41.0, docs/gen-ai/gen-ai-agent-spans.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.agent.run import RequestFailed
-from warmloop.telemetry import instrument, provider_name
+from warmloop.telemetry import NO_TRACING, instrument, provider_name, tracing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +47,7 @@ def test_every_request_is_one_genai_span_with_cache_usage() -> None:
     )
     model = instrument(inner, tracer=provider.get_tracer("test"))
     run = Agent(model, [lookup]).run_sync("Where is Paris?", conversation_id="conv-7")
-    spans = exporter.get_finished_spans()
+    spans = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
     assert len(spans) == len(run.requests) == 3
     for span, record in zip(spans, run.requests, strict=True):
         attributes = dict(span.attributes or {})
@@ -68,9 +70,94 @@ def test_a_failed_request_ends_its_span_with_an_error() -> None:
     model = instrument(ScriptedModel([], name="openai:gpt-5"), tracer=provider.get_tracer("t"))
     with pytest.raises(RequestFailed):
         Agent(model, [lookup]).run_sync("Where is Paris?")
-    (span,) = exporter.get_finished_spans()
+    span, run_span = exporter.get_finished_spans()
     assert span.status.status_code == StatusCode.ERROR
     assert dict(span.attributes or {})["error.type"] == "ProviderError"
+    assert run_span.name == "invoke_agent"
+    assert run_span.status.status_code == StatusCode.ERROR
+    assert dict(run_span.attributes or {})["error.type"] == "RequestFailed"
+
+
+def test_a_two_step_run_is_one_agent_span_over_its_requests_and_its_tool_call() -> None:
+    exporter, provider = traced()
+    inner = ScriptedModel(
+        [call("lookup", city="Paris"), call("submit", answer="France")],
+        name="anthropic:claude-sonnet-4-6",
+    )
+    model = instrument(inner, tracer=provider.get_tracer("test"))
+    run = Agent(model, [lookup]).run_sync("Where is Paris?", conversation_id="conv-9")
+    spans = exporter.get_finished_spans()
+    assert sorted(s.name for s in spans) == [
+        "chat claude-sonnet-4-6",
+        "chat claude-sonnet-4-6",
+        "execute_tool lookup",
+        "invoke_agent",
+    ]
+    (agent,) = [s for s in spans if s.name == "invoke_agent"]
+    (tool_span,) = [s for s in spans if s.name.startswith("execute_tool")]
+    chats = [s for s in spans if s.name.startswith("chat ")]
+    assert agent.parent is None
+    assert agent.kind == SpanKind.INTERNAL
+    assert agent.context is not None
+    for child in (*chats, tool_span):
+        assert child.parent is not None
+        assert child.parent.span_id == agent.context.span_id
+        assert child.context is not None
+        assert child.context.trace_id == agent.context.trace_id
+    # In order: the first request, the tool it asked for, the second request.
+    assert [s.name for s in sorted(spans[:-1], key=lambda s: s.start_time or 0)] == [
+        "chat claude-sonnet-4-6",
+        "execute_tool lookup",
+        "chat claude-sonnet-4-6",
+    ]
+    attributes = dict(agent.attributes or {})
+    usage = run.usage
+    assert attributes == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-6",
+        "gen_ai.conversation.id": "conv-9",
+        "gen_ai.usage.input_tokens": usage.prompt_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
+        "warmloop.cost_usd": run.cost().total,
+    }
+    assert usage.cache_read_tokens > 0
+    assert tool_span.kind == SpanKind.INTERNAL
+    assert dict(tool_span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup",
+        "gen_ai.tool.call.id": run.executions[0].result.call_id,
+        "gen_ai.tool.type": "function",
+    }
+    assert tool_span.status.status_code == StatusCode.UNSET
+    per_request = run.cost().per_request
+    assert per_request is not None
+    in_order = sorted(chats, key=lambda s: s.start_time or 0)
+    for chat, paid in zip(in_order, per_request, strict=True):
+        assert dict(chat.attributes or {})["warmloop.cost_usd"] == paid.total
+
+
+@tool
+def broken(city: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"no map of {city}")
+
+
+def test_a_failed_tool_call_ends_its_span_with_an_error_and_the_run_goes_on() -> None:
+    exporter, provider = traced()
+    inner = ScriptedModel([call("broken", city="Paris"), call("submit", answer="x")])
+    Agent(instrument(inner, tracer=provider.get_tracer("t")), [broken]).run_sync("Where?")
+    (tool_span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool broken"]
+    assert tool_span.status.status_code == StatusCode.ERROR
+    assert dict(tool_span.attributes or {})["error.type"] == "tool_error"
+    (agent,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent"]
+    assert agent.status.status_code == StatusCode.UNSET
+
+
+def test_an_uninstrumented_model_traces_no_run() -> None:
+    assert tracing(ScriptedModel([])) is NO_TRACING
 
 
 def test_provider_names_follow_the_genai_conventions() -> None:
@@ -108,3 +195,24 @@ def test_without_the_otel_extra_warmloop_imports_and_instrument_names_the_extra(
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'warmloop[otel]'" in done.stdout
+
+
+def test_a_span_a_tool_makes_is_a_child_of_its_tool_span() -> None:
+    # A sync tool runs in a worker thread: the context is carried there, so what the tool
+    # traces itself (an HTTP client's instrumentation, say) lands under its call.
+    exporter, provider = traced()
+    tracer = provider.get_tracer("tool")
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        with tracer.start_as_current_span("GET"):
+            return "ok"
+
+    inner = ScriptedModel([call("fetch", url="https://example.org"), call("submit", answer="ok")])
+    Agent(instrument(inner, tracer=tracer), [fetch]).run_sync("Fetch it.")
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    inside, around = spans["GET"], spans["execute_tool fetch"]
+    assert inside.parent is not None
+    assert around.context is not None
+    assert inside.parent.span_id == around.context.span_id

@@ -1,4 +1,13 @@
-"""OpenTelemetry GenAI spans for warmloop's own runs (the `otel` extra).
+"""OpenTelemetry GenAI spans for warmloop's own runs (the `otel` extra), after the GenAI
+semantic conventions for agents (semantic-conventions v1.41.0,
+docs/gen-ai/gen-ai-agent-spans.md and gen-ai-spans.md).
+
+An agent whose model is instrumented traces each run as one `invoke_agent` span (kind
+INTERNAL: the agent runs in this process) holding a `chat <model>` span per request and an
+`execute_tool <name>` span per tool call (`tracing(model)`; an uninstrumented model traces
+nothing and needs no OpenTelemetry). The run span carries `gen_ai.conversation.id`, the
+request model and provider, the run's summed usage and `warmloop.cost_usd` when the model
+is priced; a run that fails ends it with status ERROR and `error.type`.
 
 `instrument(model)` returns a model that renders exactly as the one it wraps and sends
 through it inside one client span per request, named `chat <model>`, with the GenAI
@@ -6,11 +15,11 @@ semantic-convention attributes: `gen_ai.operation.name`, `gen_ai.provider.name`,
 `gen_ai.request.model`, `gen_ai.conversation.id` (the routing key: one conversation across
 its runs and forks), and from the normalised usage `gen_ai.usage.input_tokens` (every
 prompt token, cached or not), `gen_ai.usage.output_tokens`,
-`gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`.
-A model that asks for the provider's cache diagnostics (`diagnose=True`) adds the verdict as
+`gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_creation.input_tokens`,
+and the request's `warmloop.cost_usd` when the model is priced. A model that asks for the
+provider's cache diagnostics (`diagnose=True`) adds the verdict as
 `warmloop.cache.provider_verdict`. A failed request ends its span with status ERROR and
-`error.type`. Nothing in the loop
-changes: pass the instrumented model to `Agent`.
+`error.type`. Nothing in the loop changes: pass the instrumented model to `Agent`.
 
 `instrument` is exported at the top level (`from warmloop import instrument`), so this
 module imports OpenTelemetry only when a model is instrumented: without the extra,
@@ -19,15 +28,21 @@ module imports OpenTelemetry only when a model is instrumented: without the extr
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.pricing import cost, cost_report
+from warmloop.facts.usage import Usage
+from warmloop.messages import ToolCall
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
 from warmloop.providers.registry import provider_of, split_model_name
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Tracer
+    from opentelemetry.trace import Span, Tracer
 
 TRACER_NAME = "warmloop"
 
@@ -55,17 +70,140 @@ def request_model(model_name: str) -> str:
     return split_model_name(model_name)[1] if ":" in model_name else model_name
 
 
+def set_usage(span: Span, usage: Usage, cost_usd: float | None) -> None:
+    """The GenAI usage attributes of `usage` (input counts every prompt token, cached or
+    not), and `warmloop.cost_usd` when it is priced."""
+    span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+    span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+    if cost_usd is not None:
+        span.set_attribute("warmloop.cost_usd", cost_usd)
+
+
+def set_error(span: Span, error: BaseException | str) -> None:
+    """End `span` as failed: status ERROR and `error.type` (an exception's class name)."""
+    from opentelemetry.trace import Status, StatusCode  # loaded where a tracer was made
+
+    name = error if isinstance(error, str) else type(error).__name__
+    span.set_attribute("error.type", name)
+    span.set_status(Status(StatusCode.ERROR, str(error)))
+
+
+class RunSpan:
+    """What a run reports into its `invoke_agent` span as it ends (nothing when untraced)."""
+
+    def __init__(self, span: Span | None, model_name: str) -> None:
+        self.span = span
+        self.model_name = model_name
+
+    def ended(self, usages: Sequence[Usage], facts: ModelFacts) -> None:
+        """The run's summed usage and its cost under `facts`' price entry."""
+        if self.span is not None:
+            report = cost_report(self.model_name, usages, priced_as=facts.priced_as)
+            set_usage(self.span, report.usage, report.total)
+
+
+class ToolSpan:
+    """What a tool call reports into its `execute_tool` span (nothing when untraced)."""
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span
+
+    def failed(self, reason: str) -> None:
+        """The call's result is an error (a raised tool, bad arguments, a time-out)."""
+        if self.span is not None:
+            set_error(self.span, reason)
+
+
+class Tracing:
+    """The run and tool spans of one instrumented model's runs; `NO_TRACING` (no tracer)
+    makes none and never imports OpenTelemetry."""
+
+    def __init__(self, tracer: Tracer | None, model_name: str) -> None:
+        self.tracer = tracer
+        self.model_name = model_name
+
+    @contextlib.contextmanager
+    def run(self, conversation_id: str) -> Iterator[RunSpan]:
+        """An `invoke_agent` span around a run, current while it runs: the requests' and
+        tool calls' spans are its children. A run that raises ends it as failed."""
+        if self.tracer is None:
+            yield RunSpan(None, self.model_name)
+            return
+        from opentelemetry.trace import SpanKind
+
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": provider_name(self.model_name),
+            "gen_ai.request.model": request_model(self.model_name),
+            "gen_ai.conversation.id": conversation_id,
+        }
+        with self.tracer.start_as_current_span(
+            "invoke_agent",  # the conventions' name when the agent has no gen_ai.agent.name
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                yield RunSpan(span, self.model_name)
+            except BaseException as exc:
+                set_error(span, exc)
+                raise
+
+    @contextlib.contextmanager
+    def tool(self, call: ToolCall) -> Iterator[ToolSpan]:
+        """An `execute_tool <name>` span around one tool call, a child of the run's."""
+        if self.tracer is None:
+            yield ToolSpan(None)
+            return
+        from opentelemetry.trace import SpanKind
+
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.type": "function",
+        }
+        with self.tracer.start_as_current_span(
+            f"execute_tool {call.name}",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                yield ToolSpan(span)
+            except BaseException as exc:
+                set_error(span, exc)
+                raise
+
+
+NO_TRACING = Tracing(None, "")
+
+
+def tracing(model: Model) -> Tracing:
+    """The run and tool spans for runs of `model`: its instrumented layer's, or none."""
+    layer: object = model
+    while isinstance(layer, WrappedModel):
+        if isinstance(layer, InstrumentedModel):
+            return layer.tracing
+        layer = layer.model
+    return NO_TRACING
+
+
 class InstrumentedModel(WrappedModel):
-    """A model that traces every request of the model it wraps (see `instrument`)."""
+    """A model that traces every request of the model it wraps (see `instrument`), and
+    whose runs `tracing` traces."""
 
     def __init__(self, model: Model, tracer: Tracer) -> None:
         super().__init__(model)
         self.tracer = tracer
         opentelemetry_trace()  # without the extra: refused here, never mid-run
+        self.tracing = Tracing(tracer, self.name)
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send through the wrapped model inside a GenAI client span."""
-        from opentelemetry.trace import SpanKind, Status, StatusCode  # loaded by __init__
+        from opentelemetry.trace import SpanKind  # loaded by __init__
 
         model = request_model(self.name)
         attributes: dict[str, str] = {
@@ -75,27 +213,28 @@ class InstrumentedModel(WrappedModel):
             "gen_ai.conversation.id": session_id,
         }
         with self.tracer.start_as_current_span(
-            f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
+            f"chat {model}",
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            set_status_on_exception=False,
         ) as span:
             try:
                 response = await self.model.send(rendered, session_id=session_id)
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__name__)
-                span.set_status(Status(StatusCode.ERROR, str(exc)))
+            except Exception as exc:  # a keep-alive cancelled as its pause ends is no error
+                set_error(span, exc)
                 raise
+            prices = self.facts.prices
             usage = response.usage
-            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
-            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+            set_usage(span, usage, None if prices is None else cost(usage, prices))
             if response.verdict is not None:  # the provider's own cache verdict (`diagnose`)
                 span.set_attribute("warmloop.cache.provider_verdict", response.verdict.reason)
             return response
 
 
 def instrument(model: Model, *, tracer: Tracer | None = None) -> InstrumentedModel:
-    """`model`, sending every request inside an OpenTelemetry GenAI span. `tracer`
-    defaults to the global tracer provider's `warmloop` tracer."""
+    """`model`, sending every request inside an OpenTelemetry GenAI span; an agent on it
+    traces each run and tool call too. `tracer` defaults to the global tracer provider's
+    `warmloop` tracer."""
     if not isinstance(model, Model):
         raise ConfigurationError(f"instrument needs a warmloop Model, got {model!r}")
     trace = opentelemetry_trace()

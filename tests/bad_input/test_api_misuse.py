@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -512,3 +513,51 @@ def test_cli_resume_refuses_a_session_made_with_other_tools(tmp_path: Path) -> N
     assert before is not None
     assert after is not None
     assert after.length == before.length  # nothing was run or stored
+
+
+# Issue 32: run --agent. An --agent that names no agent is one line saying what was wrong,
+# exit code 1, before any request: the form, a module that is missing or raises, an
+# attribute that is missing (with the closest name), a value or a factory's result that is
+# not an Agent.
+AGENT_MODULE = """
+from warmloop import Agent, ScriptedModel
+agent = Agent(ScriptedModel([]))
+def build():
+    return 42
+def broken():
+    raise RuntimeError("no key")
+answer = 42
+"""
+AGENT_CASES = [
+    ("mine", "--agent takes MODULE:ATTR"),
+    ("mine:", "--agent takes MODULE:ATTR"),
+    ("nowhere:agent", "no module 'nowhere' in the current directory"),
+    ("raising:agent", "importing 'raising' failed: ValueError: bad config"),
+    ("needs_dep:agent", "importing 'needs_dep' failed: No module named 'not_installed_dep'"),
+    ("mine:agnet", "module 'mine' has no attribute 'agnet' (did you mean mine:agent?)"),
+    ("mine:answer", "mine:answer is of type int, not an Agent or a function returning one"),
+    ("mine:build", "mine:build() returned a value of type int, not an Agent"),
+    ("mine:broken", "mine:broken() failed: RuntimeError: no key"),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), AGENT_CASES)
+def test_run_agent_that_names_no_agent_is_one_line(
+    spec: str, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from warmloop.cli.main import main
+
+    # Module names unique to this test's directory, so no other test's import is reused.
+    (tmp_path / "mine.py").write_text(AGENT_MODULE, encoding="utf-8")
+    (tmp_path / "raising.py").write_text("raise ValueError('bad config')\n", encoding="utf-8")
+    (tmp_path / "needs_dep.py").write_text("import not_installed_dep\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("mine", "raising", "needs_dep"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    result = CliRunner().invoke(main, ["run", "Hi.", "--agent", spec], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    assert expected in result.output
+    assert "Traceback" not in result.output

@@ -222,6 +222,7 @@ def test_resume_refuses_a_session_made_with_other_tools_and_outputs(db: str) -> 
     assert "it called lookup; its outputs: count)" in result.output
     assert "list_files" in result.output
     assert "outputs answer" in result.output
+    assert "continue it with the agent that made it: --agent MODULE:ATTR" in result.output
     assert stored(db).messages == before.messages  # nothing was run or stored
 
 

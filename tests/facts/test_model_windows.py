@@ -77,3 +77,22 @@ def test_gpt_6_models_follow_the_gpt_5_6_cache_rules_their_prices_bill() -> None
         profile = resolve_model(spec, api_key="k").facts.profile
         assert profile.ttl == "30m", spec
         assert profile.writes_billed, spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "window"),
+    [
+        ("xai:grok-4", 256_000),  # the CLI's own example of an xAI model
+        ("xai:grok-4-0709", 256_000),
+        ("xai:grok-3-mini", 131_072),
+        ("xai:grok-4-fast-reasoning", 2_000_000),
+        ("xai:grok-code-fast-1", 256_000),
+    ],
+)
+def test_xais_current_models_run_on_their_documented_window_without_a_warning(
+    spec: str, window: int
+) -> None:
+    # docs.x.ai's models page (stored copies): the window is a fact, so no run warns.
+    facts = resolve_model(spec, api_key="k").facts
+    assert (facts.context_window, facts.window_source) == (window, "table")
+    assert facts.assumptions(spec) == []

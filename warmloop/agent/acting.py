@@ -12,6 +12,7 @@ from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.outputs import SUBMITTED
+from warmloop.telemetry import tracing
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.toolbox import Disclosure
 
@@ -70,7 +71,10 @@ class Acting(RunState):
             elif call.id in self.cut and not self.repeatable(call.name):
                 result = self.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
-                execution = await tools.run(call)
+                with tracing(self.settings.model).tool(call) as span:
+                    execution = await tools.run(call)
+                    if execution.result.is_error:
+                        span.failed("timeout" if execution.timed_out else "tool_error")
                 self.executions.append(execution)
                 result = execution.result
             failed = failed and result.is_error

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.usage import Usage
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import RunPauses
 from warmloop.keepalive.sent import SentRequest
@@ -95,6 +96,11 @@ class RunState:
     def requests(self) -> list[RequestRecord]:
         """The record of each request of the run (usage, seconds, prefix check)."""
         return [sent.record for sent in self.sent if sent.record is not None]
+
+    def usages(self) -> list[Usage]:
+        """Every request's usage so far: the steps', then the folds' own summary requests."""
+        folds = [e.usage for e in self.maintenance if e.usage is not None]
+        return [r.usage for r in self.requests] + folds
 
     def warn(self, line: str) -> None:
         """Something the user should know about the run (`run.warnings`)."""

@@ -26,6 +26,7 @@ from warmloop.agent.run import ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.state import INTERRUPTED
 from warmloop.errors import WarmloopError
 from warmloop.messages import AssistantTurn, Message, Notice, SystemText, ToolResult, UserText
+from warmloop.telemetry import tracing
 from warmloop.tools.gateway import SUBMIT
 
 __all__ = ["INTERRUPTED", "Runner"]
@@ -35,6 +36,14 @@ class Runner(RequestCycle, Acting):
     """One run: its state, its request and acting seams, and the loop over them."""
 
     async def run(self) -> Run:
+        """The run, inside an `invoke_agent` span when its model is instrumented."""
+        with tracing(self.settings.model).run(self.transcript.conversation) as span:
+            try:
+                return await self.run_steps()
+            finally:
+                span.ended(self.usages(), self.facts)
+
+    async def run_steps(self) -> Run:
         try:
             await self.settle_facts()
             run = await self.steps()

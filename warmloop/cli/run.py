@@ -1,5 +1,6 @@
-"""`warmloop run` and `warmloop resume`: run an agent over a workspace, or continue a stored
-session with a follow-up, showing each step as it happens.
+"""`warmloop run` and `warmloop resume`: run an agent over a workspace (or the user's own,
+`--agent MODULE:ATTR`), or continue a stored session with a follow-up, showing each step as
+it happens.
 
 Every WarmloopError ends the command with a one-line red message and exit code 1, never a
 traceback; a failed run still saves its transcript when `--save` was given.
@@ -37,6 +38,7 @@ from warmloop.cli.options import (
 from warmloop.cli.run_json import print_json, run_object
 from warmloop.cli.save import check_writable, save_transcript, write_transcript
 from warmloop.cli.session_view import calls_made, resume_line, session_calls
+from warmloop.cli.user_agent import built_in_flags, check_session_tools, load_agent, shown_agent
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.cli.waiting import Waits
 from warmloop.errors import MissingApiKey, SessionError, WarmloopError
@@ -60,6 +62,14 @@ json_option = click.option(
     help="Print one JSON object when the run ends (outputs, session, requests with usage and "
     "cache figures, cost, error) and nothing else on stdout; the exit code is unchanged.",
 )
+agent_option = click.option(
+    "--agent",
+    "agent_spec",
+    metavar="MODULE:ATTR",
+    help="Run your own agent: ATTR of MODULE (imported from the current directory), an Agent "
+    "or a function returning one; its model, tools and outputs replace the workspace's.",
+)
+DEFAULT_MODEL = "local"
 
 
 @click.command()
@@ -67,11 +77,10 @@ json_option = click.option(
 @click.option(
     "--model",
     "model_spec",
-    default="local",
-    show_default=True,
     metavar="SPEC",
-    help=f"Which model to use, e.g. {examples()}. {LOCAL_HELP}",
+    help=f"Which model to use, e.g. {examples()}. {LOCAL_HELP} [default: {DEFAULT_MODEL}]",
 )
+@agent_option
 @workspace_option
 @max_steps_option
 @click.option(
@@ -91,10 +100,11 @@ json_option = click.option(
 def run(
     context: CliContext,
     task: str,
-    model_spec: str,
+    model_spec: str | None,
     workspace: Path,
     max_steps: int,
     save: Path | None,
+    agent_spec: str | None = None,
     session: str | None = None,
     store: str | None = None,
     base_url: str | None = None,
@@ -103,8 +113,17 @@ def run(
     context_window: int | None = None,
     as_json: bool = False,
 ) -> None:
-    """Run TASK with read-only tools over a workspace and show each step as it happens
-    (with --json: print one JSON object when it ends, nothing else)."""
+    """Run TASK with read-only tools over a workspace, or with your own agent (--agent), and
+    show each step as it happens (with --json: print one JSON object when it ends)."""
+    flags = built_in_flags(
+        model_spec, base_url, options, n_ctx, context_window, workspace, max_steps
+    )
+    if agent_spec is not None and flags:
+        fail(
+            f"--agent runs your agent as its module makes it (its own model, tools and "
+            f"max_steps), so {', '.join(flags)} cannot be used with it; set it in your module"
+        )
+    model_spec = model_spec or DEFAULT_MODEL
     if save is not None:
         check_writable(save)
     console = safe_console()
@@ -113,33 +132,41 @@ def run(
     waits.enabled = waits.enabled and not as_json
     shown_spec = redact_spec(model_spec)
 
-    def answer(requests: Sequence[RequestRecord], error: str, model: str = shown_spec) -> None:
+    def answer(requests: Sequence[RequestRecord], error: str, model: str = "") -> None:
         if as_json:
-            print_json(run_object(model=model, session=session, requests=requests, error=error))
+            shown = model or shown_spec
+            print_json(run_object(model=shown, session=session, requests=requests, error=error))
 
-    console.print(Text(f"model {redact_spec(model_spec)}, workspace {workspace}", style="dim"))
+    if agent_spec is None:
+        console.print(Text(f"model {shown_spec}, workspace {workspace}", style="dim"))
     try:
-        tools = workspace_tools(workspace)
-        chosen = model_options(
-            model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
-        )
-        model = context.model_factory(model_spec, **chosen)
-        agent = Agent(
-            waits.model(model),
-            tools,
-            instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
-            max_steps=max_steps,
-            check_outputs=answer_check(model),
-            on_message=waits.around(LiveView(console)),
-            on_maintenance=lambda event: waits.quiet(
-                lambda: console.print(maintenance_line(event), soft_wrap=True)
-            ),
-        )
+        if agent_spec is not None:
+            agent = shown_agent(load_agent(agent_spec), waits, console)
+            shown_spec = redact_spec(agent.model.name)
+            console.print(Text(f"agent {agent_spec}, model {shown_spec}", style="dim"))
+        else:
+            tools = workspace_tools(workspace)
+            chosen = model_options(
+                model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
+            )
+            model = context.model_factory(model_spec, **chosen)
+            agent = Agent(
+                waits.model(model),
+                tools,
+                instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+                max_steps=max_steps,
+                check_outputs=answer_check(model),
+                on_message=waits.around(LiveView(console)),
+                on_maintenance=lambda event: waits.quiet(
+                    lambda: console.print(maintenance_line(event), soft_wrap=True)
+                ),
+            )
         opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
             info = opened.info(session)
-            changed = same_tools(session, info, agent, opened)
-            if changed is not None:
+            if agent_spec is not None:  # the user's agent: its tools exactly, or refused
+                check_session_tools(session, info, agent, agent_spec, opened)
+            elif (changed := same_tools(session, info, agent, opened)) is not None:
                 console.print(Text(changed), style="yellow", soft_wrap=True)
             console.print(resume_line(session, info, time.time()))
         with terminate_as_interrupt():
@@ -172,7 +199,7 @@ def run(
         )
         answer([], message)
         fail(message)
-    except WarmloopError as exc:
+    except WarmloopError as exc:  # an --agent that names no agent included
         answer([], str(exc))
         fail(str(exc))
     # The run succeeded: save it before anything else can fail, then show it.
@@ -224,8 +251,8 @@ def same_tools(
         f"session {name!r} was made with other tools or outputs (tools fingerprint {stored}"
         f"{calls_made(session)}) "
         f"than the CLI runs ({', '.join(names)}; outputs {', '.join(outputs)}: fingerprint "
-        f"{agent.fingerprint}); continue it in Python with the Agent that made it: "
-        f"agent.run_sync(task, session={name!r}, store=...)"
+        f"{agent.fingerprint}); continue it with the agent that made it: "
+        f"--agent MODULE:ATTR, or agent.run_sync(task, session={name!r}, store=...) in Python"
     )
 
 
@@ -251,6 +278,7 @@ def resumable_spec(model: str) -> str:
 @click.argument("name")
 @click.argument("task")
 @click.option("--model", "model_spec", metavar="SPEC", help="Model [default: the session's].")
+@agent_option
 @workspace_option
 @max_steps_option
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
@@ -267,18 +295,23 @@ def resume(
     max_steps: int,
     save: Path | None,
     store: str | None,
+    agent_spec: str | None = None,
     base_url: str | None = None,
     options: tuple[str, ...] = (),
     n_ctx: int | None = None,
     context_window: int | None = None,
     as_json: bool = False,
 ) -> None:
-    """Continue stored session NAME with the follow-up TASK (its cache is reused if warm)."""
+    """Continue stored session NAME with the follow-up TASK (its cache is reused if warm);
+    with --agent, with the agent that made it (its tools checked against the session's)."""
     stored = load_session(command_store(store), name)
-    if stored.transcript is None and model_spec is None:
+    if agent_spec is not None:
+        spec = model_spec
+    elif stored.transcript is None and model_spec is None:
         fail(f"session {name!r} has no step stored yet; pass --model to run it")
-    spec = model_spec or resumable_spec(stored.info.meta.model)
-    if model_spec is None and MASK in spec:
+    else:
+        spec = model_spec or resumable_spec(stored.info.meta.model)
+    if spec is not None and model_spec is None and MASK in spec:
         fail(
             f"session {name!r} ran on {spec}, whose credentials are never stored; "
             "pass --model with the full server URL"
@@ -290,6 +323,7 @@ def resume(
         workspace=workspace,
         max_steps=max_steps,
         save=save,
+        agent_spec=agent_spec,
         session=name,
         store=store,
         base_url=base_url,
