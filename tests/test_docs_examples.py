@@ -117,3 +117,21 @@ def test_the_extractor_pairs_a_block_with_the_output_shown_after_it(tmp_path: Pa
     )
     found = [(b.code, b.output) for b in blocks_of(page, "page.md")]
     assert found == [("print(1)\n", "1\n"), ("x = 2\n", None)]
+
+
+def test_the_test_command_builds_the_site_strict_with_the_dev_extras_tools() -> None:
+    """scripts/test.sh builds the docs with `--strict` before pytest, with the MkDocs
+    packages the dev extra installs; mkdocs.yml fails the build on a warning."""
+    import tomllib
+
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    build = test_sh.index(".venv/bin/mkdocs build --strict")
+    assert build < test_sh.index(".venv/bin/pytest")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev = {
+        re.split(r"[\[<>=]", spec)[0]
+        for spec in pyproject["project"]["optional-dependencies"]["dev"]
+    }
+    assert {"mkdocs", "mkdocs-material", "mkdocstrings"} <= dev
+    assert "\nstrict: true\n" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
