@@ -32,6 +32,23 @@ BLOCK = re.compile(
 )
 KEYS = ("API_KEY", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "DEEPSEEK_", "XAI_")
 
+FENCE = re.compile(r"^```(\w*)\n.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
+NOT_PROGRAMS = {
+    "output": "what the python block before it prints: checked against it",
+    "sh": "shell commands (set-up, the CLI): not run here",
+    "bash": "shell commands: not run here",
+    "json": "a file's contents (a batch file, a log): not run",
+    "nginx": "a server's configuration: not run",
+    "text": "text shown as is: not run",
+    "console": "a terminal session: not run",
+    "shell": "shell commands: not run here",
+    "jsonl": "a file's contents (a log, a batch): not run",
+    "toml": "a configuration file: not run",
+    "yaml": "a configuration file: not run",
+    "html": "markup shown as is: not run",
+}
+"""Fenced blocks that are no Python program, by language: why the docs test runs none."""
+
 EXCEPTIONS = {
     ("README.md", '"anthropic:claude-sonnet-4-5",  # reads ANTHROPIC_API_KEY'): (
         "talks to Anthropic with a key: tests/test_readme.py runs it as written against a "
@@ -92,6 +109,13 @@ def test_every_block_is_run_or_named_with_its_reason() -> None:
     for block, reason in excepted:
         print(f"  not run: {block.name}: {reason}")
     assert len(run) + len(excepted) == len(BLOCKS)
+    fences = [m[1] for path in PAGES for m in FENCE.finditer(path.read_text(encoding="utf-8"))]
+    others = sorted({kind for kind in fences if kind != "python"})
+    print(f"fenced blocks in all: {len(fences)}")
+    for kind in others:
+        print(f"  {fences.count(kind)} {kind or 'unlabelled'}: {NOT_PROGRAMS.get(kind)}")
+    assert fences.count("python") == len(BLOCKS)
+    assert all(kind in NOT_PROGRAMS for kind in others), "label every block with its language"
     # every exception still names a block that exists (a stale one would hide nothing)
     for page, marker in EXCEPTIONS:
         assert any(b.page == page and marker in b.code for b in BLOCKS), (page, marker)
