@@ -29,4 +29,6 @@ if url="$(bash scripts/postgres.sh)"; then
 else
   echo "warning: PostgreSQL could not be started; the PostgreSQL session tests will skip" >&2
 fi
+# The docs site, strict: a broken link, a missing page or reference fails (output in site/).
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
 .venv/bin/pytest "$@"

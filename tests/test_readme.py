@@ -1,6 +1,8 @@
-"""The README as a newcomer uses it: every Python example runs as written, every link goes
-to a file in the repository, it says how to run the installed command, and the package
-metadata builds without warnings about its own format."""
+"""The README and the docs pages its examples moved to, as a newcomer uses them: every
+Python example runs as written (tests/test_docs_examples.py runs them all; these check what
+each one does beyond its output), every README link goes to a file in the repository, it says
+how to run the installed command, and the package metadata builds without warnings about its
+own format."""
 
 from __future__ import annotations
 
@@ -14,8 +16,16 @@ from pathlib import Path
 from tests.support.fake_servers import Script, ToolUse, serve
 
 ROOT = Path(__file__).resolve().parent.parent
+MOVED_PAGES = ("models.md", "sessions.md", "toolboxes.md", "testing.md")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 EXAMPLES = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+GUIDES = ROOT / "docs" / "guides"
+MOVED = [(GUIDES / page).read_text(encoding="utf-8") for page in MOVED_PAGES]
+"""The README's other examples, now on the guides' pages."""
+DOCS_EXAMPLES = [
+    code for text in MOVED for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+]
+API = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
 
 
 def run_example(
@@ -33,18 +43,20 @@ def run_example(
 
 
 def example(marker: str) -> str:
-    """The one README example that contains `marker`."""
-    found: list[str] = [code for code in EXAMPLES if marker in code]
+    """The one example, of the README or the pages its examples moved to, that contains
+    `marker`."""
+    found: list[str] = [code for code in [*EXAMPLES, *DOCS_EXAMPLES] if marker in code]
     assert len(found) == 1, marker
     return found[0]
 
 
 def test_the_readme_has_the_python_examples_this_file_runs() -> None:
-    assert len(EXAMPLES) == 6
-    assert 'Agent(\n    "anthropic:claude-sonnet-4-5"' in EXAMPLES[0]  # a model string
-    for marker in ("base_url=", 'ScriptedModel([call("lookup"', 'session="cities"', "Toolbox("):
-        example(marker)
-    example("AgentRegistry()")  # the fleet's registry: tests/fleet/test_readme_fleet.py
+    assert len(EXAMPLES) == 2
+    assert 'ScriptedModel([call("lookup"' in EXAMPLES[0]  # a first agent without a key
+    assert 'Agent(\n    "anthropic:claude-sonnet-4-5"' in EXAMPLES[1]  # the same, a model string
+    for marker in ("base_url=", 'session="cities"', "Toolbox("):
+        example(marker)  # on the guides' pages now
+    # the fleet's registry: tests/fleet/test_readme_fleet.py, on docs/guides/fleet.md
 
 
 def test_the_first_example_runs_as_written_against_a_scripted_anthropic_server() -> None:
@@ -61,7 +73,7 @@ def test_the_first_example_runs_as_written_against_a_scripted_anthropic_server()
     )
     with serve(script, anthropic=True) as url:
         result = run_example(
-            EXAMPLES[0], {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+            EXAMPLES[1], {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test"}
         )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -74,9 +86,10 @@ def test_the_first_example_runs_as_written_against_a_scripted_anthropic_server()
 
 
 def test_the_scripted_model_example_runs_as_written() -> None:
-    result = run_example(example('ScriptedModel([call("lookup"'), {})
+    result = run_example(EXAMPLES[0], {})
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+    assert result.stdout == "France\n"
 
 
 def test_the_options_example_runs_as_written_and_sends_nothing() -> None:
@@ -120,11 +133,13 @@ def test_the_license_is_an_spdx_string_so_installs_print_no_warning() -> None:
 
 
 def test_the_readme_lists_the_whole_public_api() -> None:
-    """Every name `warmloop` exports is listed in the README's Public API section, and
-    every name listed there is exported."""
+    """Every name `warmloop` exports is listed in the API reference's Public API section
+    (docs/reference/api.md, moved from the README), every name listed there is exported, and
+    each has its mkdocstrings entry."""
     import warmloop
 
-    section = README.split("## Public API", 1)[1].split("\n## ", 1)[0]
+    section = API.split("## Public API", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^- [^:]+: (.*?)\.$", section, re.M | re.S))
     names = {n for line in listed for n in re.findall(r"`(\w+)`", line)}
     assert names == set(warmloop.__all__)
+    assert set(re.findall(r"^::: warmloop\.(\w+)$", API, re.M)) == set(warmloop.__all__)

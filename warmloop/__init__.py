@@ -1,7 +1,7 @@
 """warmloop: tool-using LLM agents whose every request extends the previous one.
 
 The public API: every name a user constructs, passes or catches is importable from here
-(the README lists them); everything else lives in the one module that defines it."""
+(docs/reference/api.md lists them); everything else lives in the one module that defines it."""
 
 from warmloop.agent.agent import Agent
 from warmloop.agent.run import (

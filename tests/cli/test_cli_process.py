@@ -1,6 +1,6 @@
 """The real `warmloop` executable in a subprocess, as a newcomer runs it: the save path is
 checked first, tool errors are shown whole, a failed run still shows its requests, `show`
-prints each thought once and nothing internal, `--help` and the README name the same
+prints each thought once and nothing internal, `--help` and the models guide name the same
 models, and a local run that would overflow its window stops early, naming `--n-ctx`.
 `python -m warmloop` is the same command, and `record` stops cleanly on SIGTERM."""
 
@@ -135,7 +135,7 @@ def test_help_and_readme_name_the_same_local_models() -> None:
     result = warmloop("run", "--help", columns=400)
     assert result.returncode == 0
     help_text = " ".join(result.stdout.split())
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "guides" / "models.md").read_text(encoding="utf-8")  # the table
     default = MODELS[DEFAULT_MODEL].title
     assert f"`local` is the embedded {default}" in help_text
     assert f"| `local` | in-process llama.cpp, {default}" in readme

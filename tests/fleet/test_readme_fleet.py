@@ -1,4 +1,5 @@
-"""The README's Fleet section as a newcomer uses it: its registry module and batch file
+"""The fleet guide (docs/guides/fleet.md, the README's Fleet section before) as a newcomer
+uses it: its registry module and batch file
 written as they stand, its commands run as written (the database URL and the batch id are
 the user's own: here the test server's database and the id `submit` printed), against the
 loopback fleet host standing in for the model."""
@@ -16,8 +17,7 @@ from pathlib import Path
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import ROOT
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Fleet", 1)[1].split("\n## ", 1)[0]
+SECTION = (ROOT / "docs" / "guides" / "fleet.md").read_text(encoding="utf-8")
 
 
 def blocks(kind: str) -> list[str]:

@@ -336,6 +336,6 @@ def test_the_opening_is_the_system_text_every_task_shares() -> None:
 
 
 def test_the_directory_keeps_at_most_the_documented_512_mib(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "keeps at most 512 MiB" in readme
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "embedded-model.md"
+    assert "keeps at most 512 MiB" in guide.read_text()
     assert OpeningCache(tmp_path).limit_bytes == 512 * 1024 * 1024

@@ -21,7 +21,7 @@ LOCAL_HELP = (
     + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
     + "."
 )
-"""What `--model` help says about the embedded models (the README names the same)."""
+"""What `--model` help says about the embedded models (docs/guides/models.md names the same)."""
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 

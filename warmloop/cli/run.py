@@ -336,7 +336,8 @@ def resume(
 
 def answer_check(model: Model) -> OutputCheck | None:
     """The check of a short answer against what the run has read (`unread_answer`), for the
-    embedded model only: that is where it measured a gain (held-out 21/33 to 24/33, README),
-    while on a paid API a refused answer that was right (a count, a computed value) costs a
-    whole request. A library user opts in for any model with `Agent(check_outputs=...)`."""
+    embedded model only: that is where it measured a gain (held-out 21/33 to 24/33,
+    docs/benchmarks.md), while on a paid API a refused answer that was right (a count, a
+    computed value) costs a whole request. A library user opts in for any model with
+    `Agent(check_outputs=...)`."""
     return unread_answer if isinstance(model, LocalModel) else None
