@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from warmloop.agent.events import ToolFinished, ToolStarted
 from warmloop.agent.exits import Submitted
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
@@ -70,9 +71,11 @@ class Acting(RunState):
             elif call.id in self.cut and not self.repeatable(call.name):
                 result = self.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
+                self.emit(ToolStarted(call))
                 execution = await tools.run(call)
                 self.executions.append(execution)
                 result = execution.result
+                self.emit(ToolFinished(call, result))
             failed = failed and result.is_error
             self.append(result)
             await self.persisted()  # each result as it comes: a returned tool never runs twice
