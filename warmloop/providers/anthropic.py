@@ -19,13 +19,13 @@ one mapping every provider shares (`failures`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import anthropic
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
@@ -34,7 +34,7 @@ from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
-from warmloop.providers.failures import Failures, stainless_errors
+from warmloop.providers.failures import Failures, library_network_errors, stainless_errors
 from warmloop.providers.registry import provider_record
 from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
@@ -46,8 +46,10 @@ PREFIX = "anthropic"
 RECORD = provider_record(PREFIX)
 """Its key variable, client and error mapping (`providers.builtin`)."""
 
-# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes.
-ERRORS = stainless_errors(anthropic, ValueError)
+# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes. A
+# stream cut mid-event comes through the SDK as its HTTP library's own error.
+_ERRORS = stainless_errors(anthropic, ValueError)
+ERRORS = replace(_ERRORS, network=(*_ERRORS.network, *library_network_errors()))
 
 
 class AnthropicModel(KnownFacts):
@@ -134,7 +136,7 @@ class AnthropicModel(KnownFacts):
             async with self._client.messages.stream(**rendered.payload, **asked) as stream:
                 calls: dict[int, int] = {}  # content block index -> the call's place
                 stopped = False
-                async for event in stream:
+                async for event in assembled(stream, self.name):
                     if event.type == "content_block_start":
                         block = event.content_block
                         if block.type == "tool_use":
@@ -186,3 +188,17 @@ class AnthropicModel(KnownFacts):
         # `diagnostics: null` after naming a previous message: no divergence was found.
         raw = found.to_dict(mode="json") if found is not None else ({} if earlier else None)
         return replace(response, verdict=anthropic_verdict(raw, compared_with=earlier))
+
+
+async def assembled(stream: AsyncIterator[Any], name: str) -> AsyncIterator[Any]:
+    """The SDK's stream events; one it cannot add to the message it puts together (a
+    `message_delta` without the documented `usage`) is a ProviderError, not its own
+    AttributeError."""
+    try:
+        async for event in stream:
+            yield event
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise ProviderError(
+            f"{name}: malformed stream: the events do not make a message ({exc}); a "
+            "documented stream carries `usage` in message_start and message_delta; try again"
+        ) from exc

@@ -14,6 +14,7 @@ from typing import Any
 
 import pydantic
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types
 
 from warmloop.errors import ConfigurationError, ProviderError
@@ -147,6 +148,11 @@ class GeminiModel(KnownFacts):
             except GaveUp as exc:
                 tries = attempts(exc.attempts)
                 self._failures.raise_for(exc.error, tries=tries, asked=exc.asked)
+            except genai_errors.UnknownApiResponseError as exc:  # a reply or event not JSON
+                raise ProviderError(
+                    f"{self.name}: malformed reply: the body or a streamed event's data is not "
+                    "JSON; try again"
+                ) from exc
             except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse
                 where = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else "?"
                 raise ProviderError(

@@ -145,7 +145,8 @@ class ChatCompletionsModel(KnownFacts):
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
                 chunks = await self.client.chat.completions.create(**kwargs)
-                body = await streamed_body(chunks, deltas, self.name)
+                async with chunks:
+                    body = await streamed_body(chunks, deltas, self.name)
             return parse_reply(
                 body, rendered.turn_index, name=self.name, text_protocol=self.text_protocol
             )

@@ -147,7 +147,8 @@ class OpenAIResponsesModel(KnownFacts):
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
                 events = await self.client.responses.create(**kwargs, stream=True)
-                body = await streamed_body(events, deltas, self.name)
+                async with events:  # closed at once, even when read up to its last event
+                    body = await streamed_body(events, deltas, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
         return self._diagnosed(response, body, rendered, session_id, earlier)
 
