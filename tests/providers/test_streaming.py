@@ -85,8 +85,10 @@ def test_a_streamed_run_yields_its_deltas_in_order_with_the_servers_usage(
     sent_plain = wire_server.requests()
     wire_server.received.clear()
     wire_server.serve(scripted(REPLIES))
+    opened = wire_server.connections
     seen, run = asyncio.run(streamed_run(Agent(connect(wire_server, prefix), [lookup])))
     sent_streamed = wire_server.requests()
+    assert wire_server.connections == opened + 1  # both streams on one kept-alive connection
 
     assert run.outputs.model_dump() == plain.outputs.model_dump() == {"answer": "beta"}
     # The same bodies, apart from the stream flag: streaming changes nothing the cache sees.

@@ -196,6 +196,7 @@ async def streamed_body(
     `deltas`; the whole response its closing event carries (`response.completed`, or
     `.incomplete` / `.failed`, which `parse_reply` reads as a non-streamed body)."""
     calls: dict[int, int] = {}  # output index -> the call's place in the turn
+    body: dict[str, Any] | None = None
     async for event in events:
         kind = event.type
         if kind == "response.output_text.delta":
@@ -207,10 +208,13 @@ async def streamed_body(
         elif kind == "response.function_call_arguments.delta" and event.output_index in calls:
             deltas(ToolCallDelta(calls[event.output_index], arguments=event.delta))
         elif kind in CLOSING:
-            body: dict[str, Any] = event.response.to_dict(mode="json")
-            return body
+            body = event.response.to_dict(mode="json")
         elif kind == "error":
             raise ProviderError(
                 f"{name}: the stream reported an error: {str(event.message)[:500]}; try again"
             )
-    raise cut_short(name, "response.completed")
+    # Read to its end, not left at the closing event: a reply read whole leaves its
+    # connection to the pool (kept alive) instead of closing it.
+    if body is None:
+        raise cut_short(name, "response.completed")
+    return body
