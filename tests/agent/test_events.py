@@ -8,12 +8,14 @@ import asyncio
 
 import pytest
 
+from tests.maintenance import test_maintenance as pruning
 from warmloop import (
     Agent,
     CacheBust,
     ConfigurationError,
     Event,
     FinalOutput,
+    Maintained,
     MessageAppended,
     Reply,
     RequestAnswered,
@@ -173,3 +175,20 @@ def test_leaving_the_block_cancels_the_run_with_its_transcript_closed() -> None:
 def test_iter_refuses_an_unknown_keyword_with_the_closest_name() -> None:
     with pytest.raises(ConfigurationError, match="history"):
         Agent(script(), [add]).iter("Go.", message_history=None)  # type: ignore[call-arg]
+
+
+def test_a_prune_is_an_event_before_the_request_it_shrinks() -> None:
+    events: list[Event] = []
+    model = ScriptedModel([pruning.re_reader] * 8, context_window=3_000)
+    tools = [pruning.read]
+    agent = Agent(model, tools, maintenance=pruning.POLICY, max_steps=8, on_event=events.append)
+    agent.max_result_chars = None  # as the maintenance test runs it: only pruning shrinks
+    run = agent.run_sync("Read every file.")
+    maintained = [e for e in events if isinstance(e, Maintained)]
+    assert maintained
+    assert [e.event for e in maintained] == run.maintenance
+    after = events[events.index(maintained[0]) + 1 :]
+    sent = next(e for e in after if isinstance(e, RequestSent))
+    answered = next(e for e in after if isinstance(e, RequestAnswered))
+    assert answered.request == sent.request
+    assert answered.record.prefix.maintenance  # the request after the rewrite
