@@ -4,6 +4,19 @@ The public API: every name a user constructs, passes or catches is importable fr
 (docs/reference/api.md lists them); everything else lives in the one module that defines it."""
 
 from warmloop.agent.agent import Agent
+from warmloop.agent.event_stream import EventStream
+from warmloop.agent.events import (
+    CacheBust,
+    Event,
+    FinalOutput,
+    KeptAlive,
+    Maintained,
+    MessageAppended,
+    RequestAnswered,
+    RequestSent,
+    ToolFinished,
+    ToolStarted,
+)
 from warmloop.agent.run import (
     ExtractFailed,
     RequestFailed,
@@ -42,6 +55,7 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.providers.base import Model
+from warmloop.providers.deltas import StreamingModel, TextDelta, ToolCallDelta
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
@@ -60,14 +74,21 @@ from warmloop.workspace import Workspace, workspace_tools
 __all__ = [
     "Agent",
     "AssistantTurn",
+    "CacheBust",
     "CodeMode",
     "ConfigurationError",
     "ContextWindowExceeded",
+    "Event",
+    "EventStream",
     "ExtractFailed",
+    "FinalOutput",
     "KeepAlivePolicy",
+    "KeptAlive",
+    "Maintained",
     "MaintenanceEvent",
     "MaintenancePolicy",
     "McpServer",
+    "MessageAppended",
     "Meta",
     "Model",
     "ModelFacts",
@@ -76,8 +97,10 @@ __all__ = [
     "ProviderError",
     "PrunePolicy",
     "Reply",
+    "RequestAnswered",
     "RequestFailed",
     "RequestRecord",
+    "RequestSent",
     "Run",
     "RunAborted",
     "RunError",
@@ -86,14 +109,19 @@ __all__ = [
     "SessionBusy",
     "SessionError",
     "SessionStore",
+    "StreamingModel",
     "Summary",
     "SyntaxBudgetExceeded",
     "SystemText",
+    "TextDelta",
     "Tool",
     "ToolCall",
+    "ToolCallDelta",
     "ToolFailed",
+    "ToolFinished",
     "ToolResult",
     "ToolSpec",
+    "ToolStarted",
     "Toolbox",
     "TrajectoryStep",
     "Transcript",

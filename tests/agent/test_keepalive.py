@@ -13,13 +13,26 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tests.support.fake_time import FakeTime
 from tests.support.run_records import sent
-from warmloop import Agent, ScriptedModel, SystemText, Toolbox, Transcript, UserText, call, tool
+from warmloop import (
+    Agent,
+    Event,
+    KeptAlive,
+    MaintenanceEvent,
+    ScriptedModel,
+    SystemText,
+    Toolbox,
+    Transcript,
+    UserText,
+    call,
+    tool,
+)
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
 from warmloop.keepalive.learned import Learned
@@ -83,6 +96,8 @@ async def eight_minute_run(
     name: str = SONNET,
     fail: bool = False,
     expected: float | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
     **run: Any,
 ) -> tuple[Any, SimulatedCache, ScriptedModel]:
     """A run whose one tool takes eight (fake) minutes; returns the run and the models."""
@@ -95,6 +110,8 @@ async def eight_minute_run(
         Toolbox([slow_tool(started, release, expected)], timeout=None),
         instructions=INSTRUCTIONS,
         keepalive=time.policy() if keepalive else None,
+        on_event=on_event,
+        on_maintenance=on_maintenance,
     )
     task = asyncio.create_task(agent.run("Run the tests.", **run))
     await started.wait()
@@ -128,6 +145,18 @@ async def test_an_eight_minute_tool_on_a_5m_cache_is_kept_warm_and_billed_as_mai
     shown = "\n".join(line.plain for line in notes(run))
     assert "keep-alive during a pause" in shown
     assert "maintenance: 1 keep-alive(s) during pauses, $" in shown
+
+
+async def test_a_keep_alive_is_an_event_while_the_tool_runs_and_on_maintenance_sees_it() -> None:
+    events: list[Event] = []
+    maintained: list[MaintenanceEvent] = []
+    run, _, _ = await eight_minute_run(on_event=events.append, on_maintenance=maintained.append)
+    kinds = [type(e).__name__ for e in events]
+    kept = kinds.index("KeptAlive")
+    assert kinds.index("ToolStarted") < kept < kinds.index("ToolFinished")
+    ping = events[kept]
+    assert isinstance(ping, KeptAlive)
+    assert maintained == [ping.event] == [e for e in run.maintenance if e.kind == "keepalive"]
 
 
 async def test_without_the_keep_alive_the_request_after_the_tool_rewrites_the_cache() -> None:

@@ -12,6 +12,7 @@ Anthropic SDKs) and `Retry-After` (RFC 9110, read by warmloop's Gemini retries).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,10 +25,17 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
-from tests.bad_input.harness import SECRET, check_outcome, exercise, expect
+from tests.bad_input.harness import (
+    LIVENESS_SECONDS,
+    SECRET,
+    Outcome,
+    check_outcome,
+    exercise,
+    expect,
+)
 from tests.support.fake_servers import ToolUse
 from tests.support.wire_servers import WireServer, connect, scripted
-from warmloop import Agent
+from warmloop import Agent, Run, RunError, WarmloopError
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.gemini import GeminiModel
@@ -353,3 +361,99 @@ async def test_a_responses_host_at_a_base_url_that_refuses_undocumented_fields_a
     wire_server.serve(answer)
     assert (await Agent(asked).run("Answer.")).outputs.model_dump()["answer"] == "done"
     assert "prompt_cache_key" in wire_server.bodies("/responses")[-1]
+
+
+# Issue 32: streams
+
+
+STREAM_FAULTS = ["cut", "stops", "malformed", "no-usage"]
+"""A stream cut mid-event (the connection closes inside one), one that stops cleanly
+between events before the one that closes it, one with a line whose data is not JSON, and
+one without the documented usage (Anthropic's `message_start`/`message_delta` usage,
+Responses' `response.completed` usage, Chat's usage chunk, Gemini's `usageMetadata`)."""
+STREAM_OUTCOMES = {
+    "cut": "RequestFailed:the connection closed before the whole reply arrived",
+    "stops": "RequestFailed:the stream ended before its",
+    "malformed": "RequestFailed:event's data is not JSON",
+    # A documented Anthropic stream always carries usage; the SDK cannot build the
+    # message without it. The other wires state their fallback: no usage is no tokens, as a
+    # non-streamed reply without usage is read.
+    "no-usage": "ok",
+}
+ANTHROPIC_NO_USAGE = "RequestFailed:malformed stream: the events do not make a message"
+
+
+def broken_stream(fault: str, handler: Callable[[httpx2.Request], httpx2.Response]) -> Any:
+    """`handler`'s streamed replies, broken by `fault` (see STREAM_FAULTS)."""
+
+    def broken(request: httpx2.Request) -> httpx2.Response:
+        response = handler(request)
+        raw = response.read()
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            return response
+        blocks = [block for block in raw.decode().split("\n\n") if block]
+        headers = {"content-type": "text/event-stream"}
+        if fault == "cut":  # ten bytes into the third event, then the connection closes
+            sent = raw[: raw.index(blocks[2].encode()) + 10]
+            return httpx2.Response(
+                200, headers=headers | {"content-length": str(len(raw))}, content=sent
+            )
+        if fault == "stops":  # the first half of its events, none of them the closing one
+            blocks = blocks[: len(blocks) // 2]
+        elif fault == "malformed":
+            blocks[2] = blocks[2].split("data: ")[0] + "data: {not json"
+        elif fault == "no-usage":
+            blocks = [b for b in (usage_dropped(block) for block in blocks) if b]
+        return httpx2.Response(
+            200, headers=headers, content=("\n\n".join(blocks) + "\n\n").encode()
+        )
+
+    return broken
+
+
+def usage_dropped(block: str) -> str:
+    head, _, data = block.rpartition("data: ")
+    if data == "[DONE]":
+        return block
+    event = json.loads(data)
+    if event.get("choices") == [] and "usage" in event:  # Chat's usage chunk
+        return ""
+    event.pop("usage", None)
+    event.pop("usageMetadata", None)
+    for key in ("message", "response"):
+        if isinstance(event.get(key), dict):
+            event[key].pop("usage", None)
+    return head + "data: " + json.dumps(event)
+
+
+async def streamed(agent: Agent) -> Outcome:
+    """`exercise`, through `agent.iter`: how the run ended."""
+
+    async def read() -> Run:
+        async with agent.iter("Answer.") as events:
+            async for _ in events:
+                pass
+        return events.run
+
+    try:
+        run = await asyncio.wait_for(read(), LIVENESS_SECONDS)
+    except WarmloopError as exc:
+        transcript = exc.transcript if isinstance(exc, RunError) else None
+        return Outcome(error=exc, transcript=transcript)
+    return Outcome(run=run, transcript=run.transcript)
+
+
+@pytest.mark.parametrize("fault", STREAM_FAULTS)
+@pytest.mark.parametrize("prefix", ["anthropic", "openai", "openai-chat", "gemini"])
+async def test_a_broken_stream_is_a_clear_error_or_the_stated_fallback(
+    wire_server: WireServer, prefix: str, fault: str
+) -> None:
+    reply = ToolUse("submit", SUBMIT_ARGS, text="Answering.", cache_read=7)
+    wire_server.serve(broken_stream(fault, scripted([reply])))
+    model = connect(wire_server, prefix, api_key=SECRET, max_retries=0)
+    outcome = await streamed(Agent(model))
+    check_outcome(outcome, answered=1 if outcome.error is None else 0)
+    no_usage = ANTHROPIC_NO_USAGE if prefix == "anthropic" else STREAM_OUTCOMES[fault]
+    expect(outcome, no_usage if fault == "no-usage" else STREAM_OUTCOMES[fault])
+    if outcome.run is not None:  # the fallback: no usage read as no tokens
+        assert outcome.run.requests[0].usage.cache_read_tokens == 0

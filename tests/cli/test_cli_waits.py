@@ -18,6 +18,7 @@ from warmloop.agent.run import Run
 from warmloop.cli.main import main
 from warmloop.cli.options import CliContext
 from warmloop.cli.waiting import REQUEST_LABEL, Waits
+from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import Message
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.scripted import ScriptedModel, call
@@ -30,6 +31,10 @@ def terminal() -> tuple[Console, io.StringIO]:
 
 def ignore(message: Message) -> None:
     del message
+
+
+def no_line(event: MaintenanceEvent) -> None:
+    del event
 
 
 class Gate:
@@ -62,7 +67,7 @@ def test_a_tool_call_shows_its_name_while_it_runs_and_is_cleared_after() -> None
     console, screen = terminal()
     waits = Waits(console)
     model = ScriptedModel([call("fetch_report", name="q3"), call("submit", answer="done")])
-    agent = Agent(waits.model(model), [fetch_report], on_message=waits.around(ignore))
+    agent = Agent(model, [fetch_report], on_event=waits.events(ignore, no_line))
     thread, results = run_in_thread(agent)
     assert gate.entered.wait(60)
     try:
@@ -93,7 +98,7 @@ def test_a_model_request_shows_a_spinner_while_it_waits() -> None:
     gate = Gate()
     console, screen = terminal()
     waits = Waits(console)
-    agent = Agent(waits.model(HeldModel(gate)), on_message=waits.around(ignore))
+    agent = Agent(HeldModel(gate), on_event=waits.events(ignore, no_line))
     thread, _ = run_in_thread(agent)
     assert gate.entered.wait(60)
     try:
@@ -108,8 +113,7 @@ def test_nothing_is_shown_when_not_a_terminal() -> None:
     screen = io.StringIO()
     waits = Waits(Console(file=screen))
     model = ScriptedModel([call("submit", answer="done")])
-    assert waits.model(model) is model
-    Agent(waits.model(model), on_message=waits.around(ignore)).run_sync("Go.")
+    Agent(model, on_event=waits.events(ignore, no_line)).run_sync("Go.")
     assert screen.getvalue() == ""
 
 

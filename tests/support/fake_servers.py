@@ -20,10 +20,15 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ToolUse:
-    """One scripted reply: call `name` with `arguments`."""
+    """One scripted reply: call `name` with `arguments`; the wire servers
+    (`wire_servers.scripted`) also say `text` before the call and report `cache_read` and
+    `cache_write` prompt tokens in the usage."""
 
     name: str
     arguments: dict[str, Any]
+    text: str = ""
+    cache_read: int = 0
+    cache_write: int = 0
 
 
 @dataclass(frozen=True)

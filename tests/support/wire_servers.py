@@ -9,8 +9,10 @@ handler, or `scripted(replies)`, which answers each request in the wire of the p
 to: Anthropic Messages (`/v1/messages`, "Create a Message"), Chat Completions
 (`.../chat/completions`, "The chat completion object"), Responses (`/v1/responses`, "The
 response object"), Gemini (`/v1beta/models/{model}:generateContent`,
-GenerateContentResponse). A handler's response that declares a Content-Length past its body
-is cut short: the server sends the body it has and closes the connection.
+GenerateContentResponse); a request that asks for a stream (`"stream": true`, Gemini's
+`:streamGenerateContent?alt=sse`) is answered with the same reply as that wire's documented
+server-sent events (`wire_streams`). A handler's response that declares a Content-Length
+past its body is cut short: the server sends the body it has and closes the connection.
 `hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
 server), setting `held` when one arrives.
 
@@ -41,6 +43,7 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from tests.support.fake_servers import Failure, Reply, ToolUse
+from tests.support.wire_streams import event_stream
 from warmloop.providers.base import Model
 from warmloop.providers.select import resolve_model
 
@@ -221,8 +224,11 @@ WIRE_PATHS = ("/messages", "/chat/completions", "/responses")
 
 
 def is_wire_path(path: str) -> bool:
-    """Whether `path` is where one of the four wires takes a model request."""
-    return path.endswith(WIRE_PATHS) or path.endswith(":generateContent")
+    """Whether `path` is where one of the four wires takes a model request (streamed or
+    not)."""
+    return path.endswith(WIRE_PATHS) or path.endswith(
+        (":generateContent", ":streamGenerateContent")
+    )
 
 
 def scripted(replies: list[Reply]) -> Handler:
@@ -247,25 +253,36 @@ def scripted(replies: list[Reply]) -> Handler:
             error = {"type": "invalid_request_error", "message": reply.message}
             return httpx2.Response(reply.status, json={"type": "error", "error": error})
         body = json.loads(request.content)
-        return httpx2.Response(200, json=_wire_reply(path, body, reply, n))
+        whole = _wire_reply(path, body, reply, n)
+        if body.get("stream") is True or path.endswith(":streamGenerateContent"):
+            headers = {"content-type": "text/event-stream"}
+            return httpx2.Response(200, headers=headers, content=event_stream(path, whole))
+        return httpx2.Response(200, json=whole)
 
     return handler
 
 
 def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict[str, Any]:
+    """Reply n in the wire of `path`: the reply's text (when it has any) before its call,
+    and usage whose prompt holds the reply's cache reads and writes."""
     arguments = json.dumps(reply.arguments)
     tokens = len(json.dumps(body)) // 4 + 1  # the prompt's size, as a keep-alive prices it
+    read, written = reply.cache_read, reply.cache_write
     if path.endswith("/messages"):
         block = {"type": "tool_use", "id": f"toolu_{n}", "name": reply.name}
+        text = [{"type": "text", "text": reply.text}] if reply.text else []
+        usage: dict[str, Any] = {"input_tokens": tokens, "output_tokens": 10}
+        if read or written:
+            usage |= {"cache_read_input_tokens": read, "cache_creation_input_tokens": written}
         return {
             "id": f"msg_{n}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model"),
-            "content": [{**block, "input": reply.arguments}],
+            "content": [*text, {**block, "input": reply.arguments}],
             "stop_reason": "tool_use",
             "stop_sequence": None,
-            "usage": {"input_tokens": tokens, "output_tokens": 10},
+            "usage": usage,
         }
     if path.endswith("/chat/completions"):
         call = {
@@ -273,18 +290,23 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             "type": "function",
             "function": {"name": reply.name, "arguments": arguments},
         }
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        message = {"role": "assistant", "content": reply.text or None, "tool_calls": [call]}
+        prompt = tokens + read + written
+        chat_usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": 10,
+            "total_tokens": prompt + 10,
+        }
+        if read or written:
+            details = {"cached_tokens": read, "cache_write_tokens": written}
+            chat_usage["prompt_tokens_details"] = details
         return {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model"),
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-            "usage": {
-                "prompt_tokens": tokens,
-                "completion_tokens": 10,
-                "total_tokens": tokens + 10,
-            },
+            "usage": chat_usage,
         }
     if path.endswith("/responses"):
         item = {
@@ -295,35 +317,50 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             "name": reply.name,
             "arguments": arguments,
         }
+        said = {
+            "id": f"msg_{n}",
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+        }
+        cached: dict[str, Any] = {"cached_tokens": read}
+        if written:
+            cached["cache_write_tokens"] = written
+        prompt = tokens + read + written
         return {
             "id": f"resp_{n}",
             "object": "response",
             "created_at": 0,
             "status": "completed",
             "model": body.get("model"),
-            "output": [item],
+            "output": [said, item] if reply.text else [item],
             "parallel_tool_calls": True,
             "tool_choice": "auto",
             "tools": [],
             "usage": {
-                "input_tokens": tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens": prompt,
+                "input_tokens_details": cached,
                 "output_tokens": 10,
                 "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": tokens + 10,
+                "total_tokens": prompt + 10,
             },
         }
-    if ":generateContent" in path:
+    if ":generateContent" in path or ":streamGenerateContent" in path:
         part = {"functionCall": {"name": reply.name, "args": reply.arguments}}
+        parts = [{"text": reply.text}, part] if reply.text else [part]
+        metadata: dict[str, Any] = {
+            "promptTokenCount": tokens + read,
+            "candidatesTokenCount": 10,
+            "totalTokenCount": tokens + read + 10,
+        }
+        if read:
+            metadata["cachedContentTokenCount"] = read
         return {
             "candidates": [
-                {"content": {"role": "model", "parts": [part]}, "index": 0, "finishReason": "STOP"}
+                {"content": {"role": "model", "parts": parts}, "index": 0, "finishReason": "STOP"}
             ],
-            "usageMetadata": {
-                "promptTokenCount": tokens,
-                "candidatesTokenCount": 10,
-                "totalTokenCount": tokens + 10,
-            },
+            "usageMetadata": metadata,
             "modelVersion": "gemini-2.5-flash",
             "responseId": f"r{n}",
         }

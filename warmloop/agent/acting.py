@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from warmloop.agent.events import ToolFinished, ToolStarted
 from warmloop.agent.exits import Submitted
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
@@ -71,12 +72,14 @@ class Acting(RunState):
             elif call.id in self.cut and not self.repeatable(call.name):
                 result = self.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
+                self.emit(ToolStarted(call))
                 with tracing(self.settings.model).tool(call) as span:
                     execution = await tools.run(call)
                     if execution.result.is_error:
                         span.failed("timeout" if execution.timed_out else "tool_error")
                 self.executions.append(execution)
                 result = execution.result
+                self.emit(ToolFinished(call, result))
             failed = failed and result.is_error
             self.append(result)
             await self.persisted()  # each result as it comes: a returned tool never runs twice

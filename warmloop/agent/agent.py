@@ -17,6 +17,8 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
 from typing import Literal
 
+from warmloop.agent.event_stream import EventStream
+from warmloop.agent.events import Event
 from warmloop.agent.run import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.steps import Runner
@@ -88,6 +90,9 @@ class Agent:
     back as submit's error and the run goes on (every submit is checked alike, so a run
     whose answers keep being refused ends at `max_steps`, in the extract step, which is
     never checked); e.g. `workspace.grounding.unread_answer`.
+    `on_event` is called with each event of every run, in order (see `iter`);
+    `on_message` with each message appended, `on_maintenance` with each rewrite and
+    keep-alive: views of the same events.
     """
 
     @checked_keywords("Agent(...)")
@@ -107,6 +112,7 @@ class Agent:
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
         keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
         check_outputs: OutputCheck | None = None,
+        on_event: Callable[[Event], None] | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -124,6 +130,7 @@ class Agent:
             ("on_message", on_message),
             ("on_maintenance", on_maintenance),
             ("check_outputs", check_outputs),
+            ("on_event", on_event),
         )
         for name, hook in hooks:
             if hook is not None and not callable(hook):
@@ -149,6 +156,7 @@ class Agent:
             )
         self.keepalive = keepalive
         self.check_outputs = check_outputs
+        self.on_event = on_event
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 
@@ -215,6 +223,7 @@ class Agent:
         conversation_id: str | None,
         hook: SessionPersistence | None = None,
         resume_at: int | None = None,
+        listener: Callable[[Event], None] | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -234,6 +243,8 @@ class Agent:
             conversation_id,
             hook,
             resume_at,
+            listener=listener,
+            streaming=listener is not None,
         )
 
     def _session(
@@ -283,6 +294,32 @@ class Agent:
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
             return await self._runner(task, history, conversation_id, hook, resume_at).run()
+
+    @checked_keywords("agent.iter(...)")
+    def iter(
+        self,
+        task: str | Mapping[str, object],
+        *,
+        history: Transcript | None = None,
+        conversation_id: str | None = None,
+        session: str | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+        resume_at: int | None = None,
+    ) -> EventStream:
+        """`run`, consumed as its events in order: `async with agent.iter(task) as events:
+        async for event in events: ...`, then `events.run`. Requests are streamed where
+        the model can (`TextDelta` and `ToolCallDelta` as they arrive); the arguments are
+        `run`'s. Leaving the block cancels a run still going."""
+        resuming = resume_at is not None
+
+        async def start(listener: Callable[[Event], None]) -> Run:
+            async with self._session(session, store, history, conversation_id, resuming) as hook:
+                runner = self._runner(
+                    task, history, conversation_id, hook, resume_at, listener=listener
+                )
+                return await runner.run()
+
+        return EventStream(start)
 
     @checked_keywords("agent.run_sync(...)")
     def run_sync(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from warmloop.agent.events import CacheBust, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
 from warmloop.agent.run import RequestFailed, SyntaxBudgetExceeded
 from warmloop.agent.state import RunState
@@ -17,7 +18,8 @@ from warmloop.facts.model_facts import MIN_WINDOW
 from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.horizon import requests_ahead
 from warmloop.messages import AssistantTurn, UserText
-from warmloop.providers.base import ModelResponse, Rendered
+from warmloop.providers.base import Model, ModelResponse, Rendered
+from warmloop.providers.deltas import StreamingModel
 from warmloop.wire.guard import PrefixCheck, PrefixGuard
 from warmloop.wire.request_record import RequestRecord
 
@@ -45,8 +47,13 @@ class RequestCycle(RunState):
         """One request; appends the assistant turn and returns it."""
         rendered = await self.maintain(self.render())
         outgoing = self.before_request(rendered)
+        number = len(self.sent) + 1
+        if outgoing.check.bust is not None:
+            self.emit(CacheBust(number, outgoing.check.bust))
+        self.emit(RequestSent(number))
         outgoing, response = await self.send(outgoing)
-        self.after_response(outgoing, response)
+        record = self.after_response(outgoing, response)
+        self.emit(RequestAnswered(number, record))
         return await self.appended_turn(response)
 
     def render(self) -> Rendered:
@@ -99,14 +106,21 @@ class RequestCycle(RunState):
         model, session = self.settings.model, self.transcript.conversation
         try:
             try:
-                response = await model.send(outgoing.sending, session_id=session)
+                response = await self.sent_by(model, outgoing.sending, session)
             except ContextWindowExceeded as exc:
                 outgoing = await self.overflowed(outgoing, exc)
-                response = await model.send(outgoing.sending, session_id=session)
+                response = await self.sent_by(model, outgoing.sending, session)
             # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
             return outgoing, replace(response, turn=self.transcript.unique_calls(response.turn))
         except ProviderError as exc:
             raise RequestFailed(str(exc), self.transcript) from exc
+
+    async def sent_by(self, model: Model, rendered: Rendered, session: str) -> ModelResponse:
+        """The model's answer to `rendered`: streamed, its deltas reported as events, when
+        the run streams and the model can."""
+        if self.streaming and isinstance(model, StreamingModel):
+            return await model.stream(rendered, session_id=session, deltas=self.emit)
+        return await model.send(rendered, session_id=session)
 
     async def overflowed(self, outgoing: Outgoing, exc: ContextWindowExceeded) -> Outgoing:
         """The retry of a request the window rejected (raises `exc` without maintenance)."""
@@ -128,7 +142,7 @@ class RequestCycle(RunState):
         if self.maintainer is not None and self.facts.window is not None:
             self.maintainer.learned_window(self.facts.window)
 
-    def after_response(self, outgoing: Outgoing, response: ModelResponse) -> None:
+    def after_response(self, outgoing: Outgoing, response: ModelResponse) -> RequestRecord:
         """Record the request (a verdict that disagrees with the guard is reported, never
         raised), let the planner observe it and the keep-alive take it as the last."""
         seconds = time.perf_counter() - outgoing.started
@@ -151,6 +165,7 @@ class RequestCycle(RunState):
             model=self.settings.model.name,
             tools_fingerprint=self.settings.fingerprint,
         )
+        return record
 
     async def appended_turn(self, response: ModelResponse) -> AssistantTurn:
         """Append the response's turn, stored before any of its tools runs; one that did not

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Literal
 
+from warmloop.agent.events import Event
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.maintainer import MaintenanceEvent
@@ -40,6 +41,7 @@ class Settings:
     on_maintenance: Callable[[MaintenanceEvent], None] | None
     keepalive: KeepAlivePolicy | None = None
     check_outputs: OutputCheck | None = None
+    on_event: Callable[[Event], None] | None = None
 
     @classmethod
     def of(cls, agent: object) -> Settings:

@@ -1,14 +1,17 @@
 """One run's state: the transcript it owns (it applies every rewrite the maintainer plans,
 once the session has stored it), its request records, events and counters, and the few
-things every step does with them (append, store, warn). The run's steps are the methods of
-its subclasses: the request (`agent/request.py`), acting on tool calls (`agent/acting.py`)
-and the loop (`agent/steps.py`)."""
+things every step does with them (append, store, warn, and `emit`: the one way a run
+tells anyone what happens, `on_message` and `on_maintenance` included). The run's steps
+are the methods of its subclasses: the request (`agent/request.py`), acting on tool
+calls (`agent/acting.py`) and the loop (`agent/steps.py`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended, maintenance_event
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
@@ -65,6 +68,10 @@ class RunState:
     "interrupted" instead of running it again)."""
     pauses: RunPauses = field(init=False)
     """Keeping the cache warm while this run's tools run (`keepalive/pauses.py`)."""
+    listener: Callable[[Event], None] | None = None
+    """Who reads this run's events besides the agent's hooks (`agent.iter`'s stream)."""
+    streaming: bool = False
+    """Stream each request where the model can (its text and tool calls as deltas)."""
 
     def __post_init__(self) -> None:
         if self.hook is not None:
@@ -109,8 +116,21 @@ class RunState:
     def maintained(self, event: MaintenanceEvent) -> None:
         """A maintenance action happened (a rewrite, a keep-alive): reported with the run."""
         self.maintenance.append(event)
-        if self.settings.on_maintenance is not None:
-            self.settings.on_maintenance(event)
+        self.emit(maintenance_event(event))
+
+    def emit(self, event: Event) -> None:
+        """Tell `event` to the agent's hooks (`on_message` its messages, `on_maintenance`
+        its maintenance, `on_event` all) and to the run's listener, in that order."""
+        settings = self.settings
+        if isinstance(event, MessageAppended):
+            if settings.on_message is not None:
+                settings.on_message(event.message)
+        elif isinstance(event, (Maintained, KeptAlive)) and settings.on_maintenance is not None:
+            settings.on_maintenance(event.event)
+        if settings.on_event is not None:
+            settings.on_event(event)
+        if self.listener is not None:
+            self.listener(event)
 
     async def settle_facts(self) -> None:
         """Ask the model for what its server publishes (once per model), take the windows
@@ -150,8 +170,7 @@ class RunState:
     def append(self, *messages: Message) -> None:
         for message in messages:
             self.transcript.append(message)
-            if self.settings.on_message is not None:
-                self.settings.on_message(message)
+            self.emit(MessageAppended(message))
 
     async def persisted(self, *, best_effort: bool = False) -> None:
         """Hand what is new to the session hook (one transaction). On the way out of a

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from warmloop.agent.acting import Acting
+from warmloop.agent.events import FinalOutput
 from warmloop.agent.exits import Exhausted, FormatError, Submitted
 from warmloop.agent.request import RequestCycle
 from warmloop.agent.resumption import Position, position
@@ -48,6 +49,7 @@ class Runner(RequestCycle, Acting):
             await self.settle_facts()
             run = await self.steps()
             await self.pauses.settle()  # a keep-alive still on the wire is in the cost
+            self.emit(FinalOutput(run.outputs, run))
             return run
         except RunError as exc:
             exc.requests = list(self.requests)

@@ -151,14 +151,14 @@ def run(
             )
             model = context.model_factory(model_spec, **chosen)
             agent = Agent(
-                waits.model(model),
+                model,
                 tools,
                 instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
                 max_steps=max_steps,
                 check_outputs=answer_check(model),
-                on_message=waits.around(LiveView(console)),
-                on_maintenance=lambda event: waits.quiet(
-                    lambda: console.print(maintenance_line(event), soft_wrap=True)
+                on_event=waits.events(
+                    LiveView(console),
+                    lambda event: console.print(maintenance_line(event), soft_wrap=True),
                 ),
             )
         opened = command_store(store) if session is not None else None

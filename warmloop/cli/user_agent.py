@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 
 from warmloop.agent.agent import DEFAULT_MAX_STEPS, Agent
+from warmloop.agent.events import Event
 from warmloop.cli.session_view import calls_made, session_calls
-from warmloop.cli.view import LiveView
+from warmloop.cli.view import LiveView, maintenance_line
 from warmloop.cli.waiting import Waits
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.keywords import suggestion
-from warmloop.messages import Message
 from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
 
@@ -123,16 +123,18 @@ def built_in_flags(
 
 
 def shown_agent(agent: Agent, waits: Waits, console: Console) -> Agent:
-    """The user's agent, showing its steps and waits as the CLI's own: its model wrapped to
-    show a wait during each request, its `on_message` called after the live view's."""
-    own = agent.on_message
-    show = waits.around(LiveView(console))
+    """The user's agent, showing its steps, waits and maintenance as the CLI's own agent
+    does (`Waits.events`), before the agent's own `on_event` (its `on_message` and
+    `on_maintenance` are views of the same events, so they still see everything)."""
+    own = agent.on_event
+    show = waits.events(
+        LiveView(console), lambda event: console.print(maintenance_line(event), soft_wrap=True)
+    )
 
-    def on_message(message: Message) -> None:
-        show(message)
+    def on_event(event: Event) -> None:
+        show(event)
         if own is not None:
-            own(message)
+            own(event)
 
-    agent.model = waits.model(agent.model)
-    agent.on_message = on_message
+    agent.on_event = on_event
     return agent

@@ -1,26 +1,35 @@
 """The live view of every wait: in a terminal, a spinner with the elapsed seconds on stderr
 while a model request or a tool call runs, cleared when the wait ends.
 
-`Waits` learns of a request from the model it wraps (`Waits.model`: every `send`) and of a
-tool call from the messages the loop appends (`Waits.around`: a turn's calls start, each
-result ends one). Nothing is shown when stderr is not a terminal: piped output and
-`--json` stay exactly as they were.
+`Waits` is built on the run's events (`Waits.events`, the agent's `on_event`): a request
+waits from `RequestSent` to `RequestAnswered`, a tool call from `ToolStarted` to
+`ToolFinished`; each message appended and each maintenance line is printed between waits.
+Nothing is shown when stderr is not a terminal: piped output and `--json` stay exactly as
+they were.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from warmloop.messages import AssistantTurn, Message, ToolResult
-from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.tools.gateway import SUBMIT
+from warmloop.agent.events import (
+    Event,
+    KeptAlive,
+    Maintained,
+    MessageAppended,
+    RequestAnswered,
+    RequestSent,
+    ToolFinished,
+    ToolStarted,
+)
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.messages import Message
 
 REQUEST_LABEL = "waiting for the model"
 
@@ -48,7 +57,6 @@ class Waits:
         self.console = console
         self.enabled = console.is_terminal
         self.live: Live | None = None
-        self.pending: list[tuple[str, str]] = []  # (call id, tool name) not yet answered
 
     def start(self, label: str) -> None:
         """Show `label` with a spinner and its elapsed seconds (replacing any wait shown)."""
@@ -71,39 +79,27 @@ class Waits:
             live, self.live = self.live, None
             live.stop()
 
-    @contextmanager
-    def request(self) -> Iterator[None]:
-        """A model request: shown unless a tool's wait is (a keep-alive beside the tools)."""
-        if self.live is not None:
-            yield
-            return
-        self.start(REQUEST_LABEL)
-        try:
-            yield
-        finally:
-            self.stop()
+    def events(
+        self, show: Callable[[Message], None], line: Callable[[MaintenanceEvent], None]
+    ) -> Callable[[Event], None]:
+        """An `on_event` hook: a wait shown during each request and each tool call, `show`
+        for each message appended and `line` for each maintenance event, printed without
+        tearing a wait's line."""
 
-    def model(self, model: Model) -> Model:
-        """`model`, showing a wait during each request when there is a terminal."""
-        return WaitingModel(model, self) if self.enabled else model
-
-    def around(self, show: Callable[[Message], None]) -> Callable[[Message], None]:
-        """An `on_message` hook: clears the wait, lets `show` print the message, then shows
-        the wait for the tool call that runs next, if any."""
-
-        def hook(message: Message) -> None:
-            self.stop()
-            show(message)
-            if isinstance(message, AssistantTurn):
-                self.pending = [(c.id, c.name) for c in message.tool_calls if c.name != SUBMIT]
-            elif isinstance(message, ToolResult):
-                ids = [call_id for call_id, _ in self.pending]
-                if message.call_id in ids:
-                    self.pending = self.pending[ids.index(message.call_id) + 1 :]
-            else:
-                return
-            if self.pending:
-                self.start(f"running {self.pending[0][1]}")
+        def hook(event: Event) -> None:
+            match event:
+                case RequestSent():
+                    self.start(REQUEST_LABEL)
+                case ToolStarted(call=call):
+                    self.start(f"running {call.name}")
+                case RequestAnswered() | ToolFinished():
+                    self.stop()
+                case MessageAppended(message=message):
+                    self.quiet(lambda: show(message))
+                case Maintained(event=done) | KeptAlive(event=done):
+                    self.quiet(lambda: line(done))
+                case _:
+                    pass
 
         return hook
 
@@ -117,16 +113,3 @@ class Waits:
         live.stop()
         show()
         live.start(refresh=True)
-
-
-class WaitingModel(WrappedModel):
-    """A model whose every request is shown as a wait (see `Waits`)."""
-
-    def __init__(self, model: Model, waits: Waits) -> None:
-        super().__init__(model)
-        self.waits = waits
-
-    async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
-        """Sent by the wrapped model, with the wait shown until it answers."""
-        with self.waits.request():
-            return await self.model.send(rendered, session_id=session_id)

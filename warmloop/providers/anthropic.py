@@ -19,13 +19,13 @@ one mapping every provider shares (`failures`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import anthropic
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.anthropic_cache import CacheTTL, cache_control
@@ -33,8 +33,10 @@ from warmloop.providers.anthropic_format import AnthropicRenderer, parse_reply
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
-from warmloop.providers.failures import Failures, stainless_errors
+from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
+from warmloop.providers.failures import Failures, library_network_errors, stainless_errors
 from warmloop.providers.registry import provider_record
+from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
@@ -44,8 +46,10 @@ PREFIX = "anthropic"
 RECORD = provider_record(PREFIX)
 """Its key variable, client and error mapping (`providers.builtin`)."""
 
-# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes.
-ERRORS = stainless_errors(anthropic, ValueError)
+# ValueError: the SDK refuses non-streaming requests it expects to run over 10 minutes. A
+# stream cut mid-event comes through the SDK as its HTTP library's own error.
+_ERRORS = stainless_errors(anthropic, ValueError)
+ERRORS = replace(_ERRORS, network=(*_ERRORS.network, *library_network_errors()))
 
 
 class AnthropicModel(KnownFacts):
@@ -111,17 +115,72 @@ class AnthropicModel(KnownFacts):
         """One Messages request. Anthropic routes caches by prefix, so `session_id` only
         finds the previous response of the conversation (`diagnose`)."""
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
-        asked: dict[str, Any] = {}
-        earlier = None
-        if self.diagnose:
-            earlier = self._baselines.find(rendered.wire, session_id)
-            asked["diagnostics"] = {"previous_message_id": earlier}
-            asked["extra_headers"] = {"anthropic-beta": ANTHROPIC_BETA}
+        asked, earlier = self._diagnostics(rendered, session_id)
         with self._failures.mapped(tries="the SDK's retries"):
             message = await self._client.messages.create(**rendered.payload, **asked)
             response = parse_reply(
                 message, rendered.turn_index, name=self.name, cache_ttl=self.cache_ttl
             )
+        return self._diagnosed(response, message, rendered, session_id, earlier)
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """`send`, streamed: the same body with `stream: true` ("Streaming Messages",
+        https://docs.claude.com/en/docs/build-with-claude/streaming). Text and tool input
+        go to `deltas` as their `content_block_delta` events come; the SDK accumulates the
+        message, its usage from `message_start` (input and cache counters) and
+        `message_delta` (output), which `parse_reply` reads as it reads a whole reply."""
+        asked, earlier = self._diagnostics(rendered, session_id)
+        with self._failures.mapped(tries="the SDK's retries"), read_stream(self.name):
+            async with self._client.messages.stream(**rendered.payload, **asked) as stream:
+                calls: dict[int, int] = {}  # content block index -> the call's place
+                stopped = False
+                async for event in assembled(stream, self.name):
+                    if event.type == "content_block_start":
+                        block = event.content_block
+                        if block.type == "tool_use":
+                            calls[event.index] = len(calls)
+                            deltas(ToolCallDelta(calls[event.index], block.name, block.id))
+                    elif event.type == "content_block_delta":
+                        piece = event.delta
+                        if piece.type == "text_delta":
+                            deltas(TextDelta(piece.text))
+                        elif piece.type == "input_json_delta" and event.index in calls:
+                            deltas(ToolCallDelta(calls[event.index], arguments=piece.partial_json))
+                    elif event.type == "message_stop":
+                        stopped = True
+                if not stopped:
+                    raise cut_short(self.name, "message_stop")
+                message = await stream.get_final_message()
+            response = parse_reply(
+                message, rendered.turn_index, name=self.name, cache_ttl=self.cache_ttl
+            )
+        return self._diagnosed(response, message, rendered, session_id, earlier)
+
+    def _diagnostics(
+        self, rendered: Rendered, session_id: str
+    ) -> tuple[dict[str, Any], str | None]:
+        """The diagnostics fields for the wire (none without `diagnose`), and the response
+        they compare with."""
+        if not self.diagnose:
+            return {}, None
+        earlier = self._baselines.find(rendered.wire, session_id)
+        asked = {
+            "diagnostics": {"previous_message_id": earlier},
+            "extra_headers": {"anthropic-beta": ANTHROPIC_BETA},
+        }
+        return asked, earlier
+
+    def _diagnosed(
+        self,
+        response: ModelResponse,
+        message: Any,
+        rendered: Rendered,
+        session_id: str,
+        earlier: str | None,
+    ) -> ModelResponse:
+        """`response` with the provider's verdict on it, when `diagnose` asked for one."""
         if not self.diagnose:
             return response
         self._baselines.remember(rendered.wire, session_id, message.id)
@@ -129,3 +188,17 @@ class AnthropicModel(KnownFacts):
         # `diagnostics: null` after naming a previous message: no divergence was found.
         raw = found.to_dict(mode="json") if found is not None else ({} if earlier else None)
         return replace(response, verdict=anthropic_verdict(raw, compared_with=earlier))
+
+
+async def assembled(stream: AsyncIterator[Any], name: str) -> AsyncIterator[Any]:
+    """The SDK's stream events; one it cannot add to the message it puts together (a
+    `message_delta` without the documented `usage`) is a ProviderError, not its own
+    AttributeError."""
+    try:
+        async for event in stream:
+            yield event
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise ProviderError(
+            f"{name}: malformed stream: the events do not make a message ({exc}); a "
+            "documented stream carries `usage` in message_start and message_delta; try again"
+        ) from exc

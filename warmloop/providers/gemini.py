@@ -8,10 +8,13 @@ becomes a `ProviderError` (`failures`). Gemini has no routing key: its cache is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import pydantic
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types
 
 from warmloop.errors import ConfigurationError, ProviderError
@@ -20,13 +23,17 @@ from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets
+from warmloop.providers.deltas import Delta
 from warmloop.providers.failures import Failures, attempts
 from warmloop.providers.gemini_format import GeminiRenderer, parse_reply
 from warmloop.providers.gemini_retry import GaveUp, with_retries
+from warmloop.providers.gemini_stream import streamed_reply
 from warmloop.providers.registry import provider_record
+from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
+Chunks = AsyncIterator[types.GenerateContentResponse]
 RECORD = provider_record("gemini")
 """Its key variables, client and error mapping (`providers.builtin`)."""
 
@@ -91,28 +98,64 @@ class GeminiModel(KnownFacts):
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """One generate_content call; Gemini has no routing key, so `session_id` is unused."""
         payload = rendered.payload
-        config = types.GenerateContentConfig(
+        config = self._config(payload)
+        with self._calling():
+            response = await with_retries(
+                lambda: self._client.aio.models.generate_content(
+                    model=payload["model"], contents=payload["contents"], config=config
+                ),
+                attempts=self.attempts,
+                delay=self.retry_delay,
+            )
+            return parse_reply(response, rendered.turn_index, name=self.name)
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """`send`, streamed: the same body to `streamGenerateContent?alt=sse`, retried as
+        `send` is until its first chunk comes; the chunks put back together
+        (`gemini_stream`) are parsed as a whole reply, usage from the last."""
+        payload = rendered.payload
+        config = self._config(payload)
+
+        async def opened() -> tuple[Chunks, types.GenerateContentResponse | None]:
+            chunks = await self._client.aio.models.generate_content_stream(
+                model=payload["model"], contents=payload["contents"], config=config
+            )
+            return chunks, await anext(chunks, None)  # the request is made here
+
+        with self._calling(), read_stream(self.name):
+            chunks, first = await with_retries(
+                opened, attempts=self.attempts, delay=self.retry_delay
+            )
+            reply = await streamed_reply(first, chunks, deltas, self.name)
+            return parse_reply(reply, rendered.turn_index, name=self.name)
+
+    def _config(self, payload: dict[str, Any]) -> types.GenerateContentConfig:
+        return types.GenerateContentConfig(
             **payload["config"],
             # Our loop runs the tools: the SDK must never call functions on its own.
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             http_options=self._http_options,
         )
+
+    @contextmanager
+    def _calling(self) -> Iterator[None]:
+        """Around a call and the reading of its reply: what fails is a ProviderError."""
         with self._failures.mapped(tries=attempts(self.attempts)):
             try:
-                response = await with_retries(
-                    lambda: self._client.aio.models.generate_content(
-                        model=payload["model"], contents=payload["contents"], config=config
-                    ),
-                    attempts=self.attempts,
-                    delay=self.retry_delay,
-                )
+                yield
             except GaveUp as exc:
                 tries = attempts(exc.attempts)
                 self._failures.raise_for(exc.error, tries=tries, asked=exc.asked)
+            except genai_errors.UnknownApiResponseError as exc:  # a reply or event not JSON
+                raise ProviderError(
+                    f"{self.name}: malformed reply: the body or a streamed event's data is not "
+                    "JSON; try again"
+                ) from exc
             except pydantic.ValidationError as exc:  # JSON, but not a GenerateContentResponse
                 where = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else "?"
                 raise ProviderError(
                     f"{self.name}: malformed reply: {where} does not have the documented shape "
                     f"({exc.error_count()} problem(s)); try again or check the model name"
                 ) from exc
-            return parse_reply(response, rendered.turn_index, name=self.name)

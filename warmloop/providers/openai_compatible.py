@@ -13,7 +13,7 @@ SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderEr
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -27,8 +27,10 @@ from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.chat_format import ChatRenderer, parse_reply
+from warmloop.providers.chat_stream import streamed_body
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.deltas import Delta
 from warmloop.providers.discovery import discover_window
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
@@ -36,6 +38,7 @@ from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
 from warmloop.providers.routing import CACHE_KEY_FIELD, header_name, routing_key
+from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -118,17 +121,7 @@ class ChatCompletionsModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one request (the SDK retries transient faults) and parse the reply."""
-        kwargs: dict[str, Any] = {}
-        extra_body: dict[str, Any] = {}
-        for key, value in rendered.payload.items():
-            (kwargs if key in _CREATE_PARAMS else extra_body)[key] = value
-        key = routing_key(session_id, self.secrets)
-        if self.cache_key:
-            kwargs[CACHE_KEY_FIELD] = key
-        if self.session_header is not None:
-            kwargs["extra_headers"] = {self.session_header: key}
-        if extra_body:
-            kwargs["extra_body"] = extra_body
+        kwargs = self._request(rendered, session_id)
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
@@ -140,6 +133,39 @@ class ChatCompletionsModel(KnownFacts):
                 name=self.name,
                 text_protocol=self.text_protocol,
             )
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """`send`, streamed: the same body with `stream: true` and
+        `stream_options.include_usage` (without it the API sends no usage on a stream);
+        the chunks put back together (`chat_stream`) are parsed as a whole reply."""
+        kwargs = self._request(rendered, session_id)
+        kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
+            with read_stream(self.name):
+                chunks = await self.client.chat.completions.create(**kwargs)
+                async with chunks:
+                    body = await streamed_body(chunks, deltas, self.name)
+            return parse_reply(
+                body, rendered.turn_index, name=self.name, text_protocol=self.text_protocol
+            )
+
+    def _request(self, rendered: Rendered, session_id: str) -> dict[str, Any]:
+        """The SDK's keyword arguments for `rendered`: its own parameters as they are, the
+        rest in `extra_body`, and the routing key where the host reads it."""
+        kwargs: dict[str, Any] = {}
+        extra_body: dict[str, Any] = {}
+        for key, value in rendered.payload.items():
+            (kwargs if key in _CREATE_PARAMS else extra_body)[key] = value
+        key = routing_key(session_id, self.secrets)
+        if self.cache_key:
+            kwargs[CACHE_KEY_FIELD] = key
+        if self.session_header is not None:
+            kwargs["extra_headers"] = {self.session_header: key}
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+        return kwargs
 
 
 class OpenAIChatModel(ChatCompletionsModel):

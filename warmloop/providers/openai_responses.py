@@ -14,23 +14,25 @@ to the rendered payload the guard compares.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from openai import AsyncOpenAI
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.registry import provider_record
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.routing import routing_key
+from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
@@ -39,6 +41,8 @@ from warmloop.wire.verdict import openai_verdict
 RECORD = provider_record("openai")
 """Its key variable, client, error mapping and routing key (`providers.builtin`)."""
 INCLUDE = ("reasoning.encrypted_content",)
+CLOSING = ("response.completed", "response.incomplete", "response.failed")
+"""The stream events that carry the whole response."""
 
 
 class OpenAIResponsesModel(KnownFacts):
@@ -123,6 +127,34 @@ class OpenAIResponsesModel(KnownFacts):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send one request; ProviderError once the SDK's retries cannot make it succeed."""
+        kwargs, earlier = self._request(rendered, session_id)
+        # The SDK retried what was worth retrying (`max_retries`) before it raised.
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
+            raw = await self.client.responses.with_raw_response.create(**kwargs)
+            body = read_body(raw.content, self.name)
+            response = parse_reply(body, rendered.turn_index, name=self.name)
+        return self._diagnosed(response, body, rendered, session_id, earlier)
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """`send`, streamed: the same body with `stream: true` ("Streaming events",
+        https://platform.openai.com/docs/api-reference/responses-streaming). Text and
+        function-call arguments go to `deltas` as their `.delta` events come; the
+        `response.completed` event carries the whole response, its `usage` included, parsed
+        as a non-streamed body is."""
+        kwargs, earlier = self._request(rendered, session_id)
+        with self._failures.mapped(tries=retries(self.client.max_retries)):
+            with read_stream(self.name):
+                events = await self.client.responses.create(**kwargs, stream=True)
+                async with events:  # closed at once, even when read up to its last event
+                    body = await streamed_body(events, deltas, self.name)
+            response = parse_reply(body, rendered.turn_index, name=self.name)
+        return self._diagnosed(response, body, rendered, session_id, earlier)
+
+    def _request(self, rendered: Rendered, session_id: str) -> tuple[dict[str, Any], str | None]:
+        """The SDK's keyword arguments for `rendered`, and the response the diagnostics
+        compare with (None without `diagnose`)."""
         # The routing key is the conversation id: constant for a conversation and its forks,
         # kept out of the stream (`routing`).
         kwargs: dict[str, Any] = dict(rendered.payload)
@@ -137,11 +169,17 @@ class OpenAIResponsesModel(KnownFacts):
         if earlier is not None:
             options = dict(kwargs.get("prompt_cache_options") or {})
             kwargs["prompt_cache_options"] = {**options, "comparison_response_id": earlier}
-        # The SDK retried what was worth retrying (`max_retries`) before it raised.
-        with self._failures.mapped(tries=retries(self.client.max_retries)):
-            raw = await self.client.responses.with_raw_response.create(**kwargs)
-            body = read_body(raw.content, self.name)
-            response = parse_reply(body, rendered.turn_index, name=self.name)
+        return kwargs, earlier
+
+    def _diagnosed(
+        self,
+        response: ModelResponse,
+        body: dict[str, Any],
+        rendered: Rendered,
+        session_id: str,
+        earlier: str | None,
+    ) -> ModelResponse:
+        """`response` with OpenAI's cache diagnostics on it, when `diagnose` asked."""
         if not self.diagnose:
             return response
         if isinstance(body.get("id"), str):
@@ -149,3 +187,34 @@ class OpenAIResponsesModel(KnownFacts):
         found = body.get("prompt_cache_diagnostics")
         verdict = openai_verdict(found, compared_with=earlier) if isinstance(found, dict) else None
         return replace(response, verdict=verdict)
+
+
+async def streamed_body(
+    events: AsyncIterable[Any], deltas: Callable[[Delta], None], name: str
+) -> dict[str, Any]:
+    """Read the SDK's stream events, each piece of text and of a call's arguments to
+    `deltas`; the whole response its closing event carries (`response.completed`, or
+    `.incomplete` / `.failed`, which `parse_reply` reads as a non-streamed body)."""
+    calls: dict[int, int] = {}  # output index -> the call's place in the turn
+    body: dict[str, Any] | None = None
+    async for event in events:
+        kind = event.type
+        if kind == "response.output_text.delta":
+            deltas(TextDelta(event.delta))
+        elif kind == "response.output_item.added" and event.item.type == "function_call":
+            calls[event.output_index] = len(calls)
+            item = event.item
+            deltas(ToolCallDelta(calls[event.output_index], item.name, item.call_id))
+        elif kind == "response.function_call_arguments.delta" and event.output_index in calls:
+            deltas(ToolCallDelta(calls[event.output_index], arguments=event.delta))
+        elif kind in CLOSING:
+            body = event.response.to_dict(mode="json")
+        elif kind == "error":
+            raise ProviderError(
+                f"{name}: the stream reported an error: {str(event.message)[:500]}; try again"
+            )
+    # Read to its end, not left at the closing event: a reply read whole leaves its
+    # connection to the pool (kept alive) instead of closing it.
+    if body is None:
+        raise cut_short(name, "response.completed")
+    return body

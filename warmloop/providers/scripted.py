@@ -8,7 +8,8 @@ Shipped in the library so users can test their own agents deterministically:
 
 `requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
 `branches[k]` the (transcript id, parent id, revision) it was rendered from; keep-alives
-(`keepalive.request`) are answered with an empty turn and listed in `keepalives`. A small
+(`keepalive.request`) are answered with an empty turn and listed in `keepalives`. It
+streams too (`stream`, as `agent.iter` asks): a reply's text as one delta, each call as one. A small
 `context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 
 Named as a provider's model (`name="anthropic:claude-sonnet-4-6"`, `cache_ttl="1h"`), it
@@ -34,6 +35,7 @@ from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.protocols import react_text
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import common_prefix_length
@@ -141,6 +143,18 @@ class ScriptedModel(KnownFacts):
             for i, (name, args) in enumerate(reply.calls)
         )
         return ModelResponse(AssistantTurn(reply.text, reply.reasoning, calls), usage)
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """`send`, streamed: the reply's text as one delta, then each tool call as one."""
+        response = await self.send(rendered, session_id=session_id)
+        turn = response.turn
+        if turn.text:
+            deltas(TextDelta(turn.text))
+        for index, made in enumerate(turn.tool_calls):
+            deltas(ToolCallDelta(index, made.name, made.id, made.arguments))
+        return response
 
     def _usage(self, rendered: Rendered, session_id: str) -> Usage:
         """Token counts as a perfect prefix cache keyed by session would report them."""
