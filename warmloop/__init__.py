@@ -42,6 +42,7 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.providers.base import Model
+from warmloop.providers.model_settings import ModelSettings
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
@@ -71,6 +72,7 @@ __all__ = [
     "Meta",
     "Model",
     "ModelFacts",
+    "ModelSettings",
     "Notice",
     "PairingError",
     "ProviderError",

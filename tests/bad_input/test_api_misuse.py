@@ -453,7 +453,7 @@ KEYWORD_CASES: dict[str, tuple[Callable[[], object], str]] = {
     "agent-retries": (agent(retries=2), "did you mean max_tool_retries=?"),
     "agent-max_turns": (agent(max_turns=5), "did you mean max_steps=?"),
     "agent-misspelt": (agent(max_step=5), "did you mean max_steps=?"),
-    "agent-no-equivalent": (agent(model_settings={}), "takes no keyword argument 'model_set"),
+    "agent-no-equivalent": (agent(usage_limits={}), "takes no keyword argument 'usage_limi"),
     "run-message_history": (run(message_history=[]), "did you mean history=?"),
     "run-misspelt": (run(conversaton_id="c"), "did you mean conversation_id=?"),
     "run_sync-user_prompt": (

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import replace
 from os import PathLike
 from typing import Literal
 
@@ -32,7 +33,9 @@ from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputSpec
+from warmloop.providers.applied_settings import places, with_settings
 from warmloop.providers.base import Model
+from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.persistence import SessionPersistence
@@ -87,6 +90,8 @@ class Agent:
     `check_outputs` checks a valid submit against the run's messages: what it returns goes
     back as submit's error and the run goes on (at most `MAX_OUTPUT_REFUSALS` times a run,
     never in the extract step); e.g. `workspace.grounding.unread_answer`.
+    `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
+    with every request; a run's own `model_settings=` replace them setting by setting.
     """
 
     @checked_keywords("Agent(...)")
@@ -106,6 +111,7 @@ class Agent:
         on_maintenance: Callable[[MaintenanceEvent], None] | None = None,
         keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
         check_outputs: OutputCheck | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -128,6 +134,8 @@ class Agent:
             if hook is not None and not callable(hook):
                 raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
+        self.model_settings = check_settings(model_settings, "Agent(model_settings=...)")
+        places(model, self.model_settings)  # a setting the provider does not take: now
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
@@ -180,7 +188,12 @@ class Agent:
         Outside such a block a finished run's cache is never pinged."""
         if isinstance(conversation, Transcript):
             return waiting(
-                self.model, self.tool_specs, self.learned, self.keepalive, conversation, since
+                self._settings_model(),
+                self.tool_specs,
+                self.learned,
+                self.keepalive,
+                conversation,
+                since,
             )
         validate_id(conversation)
         return self._waiting_session(conversation, store, since)
@@ -197,9 +210,18 @@ class Agent:
         if stored is None or stored.transcript is None:
             raise ConfigurationError(f"no stored session {session!r} to wait on")
         async with waiting(
-            self.model, self.tool_specs, self.learned, self.keepalive, stored.transcript, since
+            self._settings_model(),
+            self.tool_specs,
+            self.learned,
+            self.keepalive,
+            stored.transcript,
+            since,
         ) as wait:
             yield wait
+
+    def _settings_model(self) -> Model:
+        """The model with the agent's own settings: a keep-alive repeats what runs send."""
+        return with_settings(self.model, self.model_settings)
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
@@ -214,6 +236,7 @@ class Agent:
         conversation_id: str | None,
         hook: SessionPersistence | None = None,
         resume_at: int | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -225,8 +248,12 @@ class Agent:
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        # The run's settings over the agent's, refused here (before any request) where the
+        # provider does not take one.
+        chosen = merged(self.model_settings, model_settings)
+        settings = replace(self.settings(), model=with_settings(self.model, chosen))
         return Runner(
-            self.settings(),
+            settings,
             self.learned,
             task_text(task),
             history,
@@ -271,6 +298,7 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Run:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
@@ -278,10 +306,12 @@ class Agent:
         default the SQLite file in the user's data directory), persisting each step;
         SessionBusy if another process holds it. With `resume_at` too (where this task's
         run began in the session), a run a crash cut short goes on from its last stored
-        step: a stored response is never requested again, a returned tool never run again."""
+        step: a stored response is never requested again, a returned tool never run again.
+        `model_settings` replace the agent's, setting by setting, for this run only."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
-            return await self._runner(task, history, conversation_id, hook, resume_at).run()
+            runner = self._runner(task, history, conversation_id, hook, resume_at, model_settings)
+            return await runner.run()
 
     @checked_keywords("agent.run_sync(...)")
     def run_sync(
@@ -292,6 +322,7 @@ class Agent:
         conversation_id: str | None = None,
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Run:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
@@ -307,7 +338,9 @@ class Agent:
             nonlocal runner
             with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
                 async with self._session(session, store, history, conversation_id) as hook:
-                    runner = self._runner(task, history, conversation_id, hook)
+                    runner = self._runner(
+                        task, history, conversation_id, hook, model_settings=model_settings
+                    )
                     return await runner.run()
 
         try:
