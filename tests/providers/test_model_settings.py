@@ -13,6 +13,7 @@ import pytest
 from tests.support.fake_servers import ToolUse
 from tests.support.wire_servers import WireServer, connect, scripted
 from warmloop import Agent, ConfigurationError, ModelSettings
+from warmloop.cli.model_options import model_options
 
 SUBMIT = ToolUse("submit", {"answer": "done"})
 LOOK = ToolUse("look", {"what": "sky"})
@@ -195,3 +196,16 @@ def test_a_sampling_setting_changed_on_a_follow_up_moves_no_prefix(
     agent.run_sync("and then?", history=first.transcript, model_settings={"max_tokens": 900})
     assert [body["max_tokens"] for body in wire_server.requests()] == [4096, 900]
     assert agent.busts == []  # the answer's limit reads nothing from the cache: no bust
+
+
+def test_resolve_model_and_the_clis_options_take_settings_an_agent_goes_over(
+    wire_server: WireServer,
+) -> None:
+    wire_server.serve(scripted([SUBMIT]))
+    # `--option KEY=VALUE` of a setting's name is a model setting, checked the same way.
+    chosen = model_options("deepseek:deepseek-chat", ("temperature=0.4", "max_tokens=100"))
+    assert chosen == {"model_settings": {"temperature": 0.4, "max_tokens": 100}}
+    agent = Agent(connect(wire_server, "deepseek", **chosen), model_settings={"max_tokens": 50})
+    agent.run_sync("a task")
+    [body] = wire_server.requests()
+    assert (body["temperature"], body["max_tokens"]) == (0.4, 50)

@@ -33,7 +33,7 @@ from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputSpec
-from warmloop.providers.applied_settings import places, with_settings
+from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import resolve_model
@@ -135,7 +135,7 @@ class Agent:
                 raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.model_settings = check_settings(model_settings, "Agent(model_settings=...)")
-        places(model, self.model_settings)  # a setting the provider does not take: now
+        with_settings(model, self.model_settings)  # one the provider does not take: now
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars

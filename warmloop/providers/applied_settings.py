@@ -22,7 +22,7 @@ from warmloop.facts.model_facts import ModelFacts
 from warmloop.providers.base import Model, Rendered, WrappedModel
 from warmloop.providers.model_settings import ModelSettings, Place, check_settings
 from warmloop.providers.records import ProviderRecord
-from warmloop.providers.registry import find_wire_format, provider_of
+from warmloop.providers.registry import provider_of
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -93,7 +93,15 @@ class SettingsModel(WrappedModel):
         self.settings = settings
         self._placed = tuple(zip(placed, settings.values(), strict=True))
         self._facts_of: tuple[ModelFacts, ModelFacts] | None = None
-        _ = self.facts  # a max_tokens the window cannot hold is refused now, not mid-run
+        answer = self.facts.output_reserve  # checks max_tokens against the window now
+        budget = settings.get("thinking_budget")
+        if budget and answer and budget >= answer:
+            # Thinking is part of the answer's limit (Anthropic "Extended thinking":
+            # budget_tokens below max_tokens; Gemini counts thoughts in max_output_tokens).
+            raise ConfigurationError(
+                f"model setting thinking_budget ({budget}) must be below the answer's limit "
+                f"({answer}, max_tokens) for {self.name}; raise max_tokens or lower it"
+            )
 
     @property
     def facts(self) -> ModelFacts:
@@ -130,27 +138,5 @@ class SettingsModel(WrappedModel):
             sent = _put(sent, place, shaped)
             if place.keys_cache:
                 compared = _put(compared, place, shaped)
-        _check_budget(sent, rendered.wire_format)
         derive = rendered.derive
         return replace(rendered, payload=sent, derive=lambda _sent: derive(compared))
-
-
-def _at(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = payload
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
-
-
-def _check_budget(payload: Mapping[str, Any], wire_format: str) -> None:
-    """A thinking budget must leave room for the answer, where the wire format says both
-    (Anthropic: `thinking.budget_tokens` below `max_tokens`, "Extended thinking")."""
-    fmt = find_wire_format(wire_format)
-    if fmt is None or fmt.thinking_budget is None:
-        return
-    budget, answer = _at(payload, fmt.thinking_budget), _at(payload, fmt.answer)
-    if isinstance(budget, int) and isinstance(answer, int) and budget >= answer:
-        raise ConfigurationError(
-            f"the thinking budget ({budget}) must be below max_tokens ({answer}); raise "
-            "max_tokens or lower thinking_budget"
-        )
