@@ -14,6 +14,7 @@ from warmloop.facts.model_facts import MIN_WINDOW
 from warmloop.providers.local import DEFAULT_N_CTX
 from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.model_settings import SETTINGS
+from warmloop.providers.records import load
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.registry import provider_of
 
@@ -73,10 +74,11 @@ def model_options(
     context_window: int | None = None,
 ) -> dict[str, Any]:
     """The keyword options for model `spec`: `--option KEY=VALUE` pairs (VALUE as JSON
-    when it parses, else text; a `ModelSettings` name goes into `model_settings`), then
-    the flags that were given. `--n-ctx` is refused for a
+    when it parses, else text; a `ModelSettings` name the provider has no option of goes
+    into `model_settings`), then the flags that were given. `--n-ctx` is refused for a
     model that is not local, before any model is made."""
     chosen: dict[str, Any] = {}
+    own = provider_options(spec)
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip().isidentifier():
@@ -85,7 +87,7 @@ def model_options(
             value = json.loads(raw)
         except ValueError:
             value = raw
-        if key.strip() in SETTINGS:  # checked as every ModelSettings is (resolve_model)
+        if key.strip() in SETTINGS and key.strip() not in own:  # checked as model_settings=
             chosen.setdefault("model_settings", {})[key.strip()] = value
         else:
             chosen[key.strip()] = value
@@ -101,3 +103,12 @@ def model_options(
     if context_window is not None:
         chosen["context_window"] = context_window
     return chosen
+
+
+def provider_options(spec: str) -> frozenset[str]:
+    """The names of the keyword options the provider of `spec` takes (its typed options;
+    none for an unknown provider, whose error `resolve_model` gives)."""
+    record = provider_of(spec)
+    if record is None or record.options is None:
+        return frozenset()
+    return frozenset(load(record.options).__annotations__)

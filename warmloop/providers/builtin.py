@@ -151,6 +151,7 @@ SCRIPTED_SETTINGS = (*CHAT_SETTINGS, Place("thinking_budget", ("thinking_budget"
 
 
 _COMPATIBLE = "warmloop.providers.openai_compatible"
+_OPTIONS = "warmloop.providers.options"
 _OPENAI = "openai:AsyncOpenAI"
 _OPENAI_ERRORS = f"{_COMPATIBLE}:ERRORS"
 _CACHE_KEY = RoutingKey(field=CACHE_KEY_FIELD)
@@ -161,6 +162,7 @@ PROVIDERS = (
         needs_name=None,
         extra="local",
         example="local",
+        options=f"{_OPTIONS}:LocalOptions",
         in_process=True,
         priced=False,
     ),
@@ -175,6 +177,7 @@ PROVIDERS = (
         display_name="Anthropic",
         families=("claude",),
         example="anthropic:claude-sonnet-4-5",
+        options=f"{_OPTIONS}:AnthropicOptions",
         settings=ANTHROPIC_SETTINGS,
     ),
     ProviderRecord(
@@ -189,6 +192,7 @@ PROVIDERS = (
         families=("gpt", "o1", "o3", "o4", "codex"),
         tokenizer="o200k_base",
         example="openai:gpt-5",
+        options=f"{_OPTIONS}:OpenAIOptions",
         settings=RESPONSES_SETTINGS,
     ),
     ProviderRecord(
@@ -203,6 +207,7 @@ PROVIDERS = (
         display_name="OpenAI",
         tokenizer="o200k_base",
         example="openai-chat:gpt-5",
+        options=f"{_OPTIONS}:OpenAIChatOptions",
         settings=CHAT_SETTINGS,
     ),
     ProviderRecord(
@@ -217,6 +222,7 @@ PROVIDERS = (
         display_name="Gemini",
         families=("gemini",),
         example="gemini:gemini-2.5-flash",
+        options=f"{_OPTIONS}:GeminiOptions",
         settings=GEMINI_SETTINGS,
     ),
     ProviderRecord(
@@ -229,6 +235,7 @@ PROVIDERS = (
         display_name="DeepSeek",
         families=("deepseek",),
         example="deepseek:deepseek-chat",
+        options=f"{_OPTIONS}:ChatOptions",
         settings=DEEPSEEK_SETTINGS,
     ),
     ProviderRecord(
@@ -242,6 +249,7 @@ PROVIDERS = (
         telemetry_name="x_ai",
         display_name="xAI",
         example="xai:grok-4",
+        options=f"{_OPTIONS}:ChatOptions",
         settings=CHAT_SETTINGS,
     ),
     ProviderRecord(
@@ -253,6 +261,7 @@ PROVIDERS = (
         errors=_OPENAI_ERRORS,
         routing=RoutingKey(header=SESSION_HEADER),
         example="openai-compatible:http://host:port/v1",
+        options=f"{_OPTIONS}:OpenAICompatibleOptions",
         settings=COMPATIBLE_SETTINGS,
         priced=False,
     ),

@@ -122,7 +122,9 @@ class ProviderRecord:
     looked up or accepted for it. `listed`: False for a provider no selection string
     builds (scripted models are made in code). `settings`: where its requests keep each
     `ModelSettings` field it documents (providers/model_settings.py); a setting it does
-    not place is refused naming the provider, before any request.
+    not place is refused naming the provider, before any request. `options`:
+    `"module:Name"` of the `TypedDict` of its model's keyword options
+    (providers/options.py), which `resolve_model` checks their values against.
     """
 
     prefix: str
@@ -145,6 +147,7 @@ class ProviderRecord:
     priced: bool = True
     listed: bool = True
     settings: tuple[Place, ...] = ()
+    options: str | None = None
 
     def place(self, setting: str) -> Place | None:
         """Where its requests keep `setting`, or None when it does not take it."""

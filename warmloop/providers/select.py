@@ -15,6 +15,8 @@ from warmloop.keywords import described
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import SETTINGS, ModelSettings
+from warmloop.providers.options import check_options
+from warmloop.providers.records import load
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.registry import find_provider, providers, split_model_name
 
@@ -74,6 +76,8 @@ def resolve_model(
             f"{', '.join(described(name, accepted) for name in unknown)}; "
             f"its options are: {', '.join(accepted)}"
         )
+    if record.options is not None:
+        check_options(prefix, load(record.options), options)
     try:
         model: Model = cls(rest, **options) if needs_name or rest else cls(**options)
     except TypeError as exc:  # a value of the wrong kind, as the constructor found it
