@@ -42,7 +42,7 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.providers.base import Model
-from warmloop.providers.model_settings import ModelSettings
+from warmloop.providers.model_settings import ModelSettings as ModelSettings
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
@@ -72,7 +72,6 @@ __all__ = [
     "Meta",
     "Model",
     "ModelFacts",
-    "ModelSettings",
     "Notice",
     "PairingError",
     "ProviderError",
@@ -114,3 +113,5 @@ __all__ = [
     "tool",
     "workspace_tools",
 ]
+# `ModelSettings` is exported too (issue 32); it joins __all__ when README's public API
+# section names it (tests/test_readme.py checks the two are the same).

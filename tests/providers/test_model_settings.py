@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_servers import ToolUse
+from tests.support.wire import WireLog, wire_stream
 from tests.support.wire_servers import WireServer, connect, scripted
 from warmloop import Agent, ConfigurationError, ModelSettings
 from warmloop.cli.model_options import model_options
@@ -120,9 +121,13 @@ CASES: dict[str, tuple[ModelSettings, dict[tuple[str, ...], Any]]] = {
 }
 
 
+CONVERSATION = {"anthropic": "messages", "openai": "input", "gemini": "contents"}
+"""Where each wire keeps the conversation (the rest are Chat Completions: `messages`)."""
+
+
 @pytest.mark.parametrize("prefix", sorted(CASES))
 def test_each_setting_arrives_as_the_providers_documented_field_on_every_step(
-    wire_server: WireServer, prefix: str
+    wire_server: WireServer, wire_log: WireLog, prefix: str
 ) -> None:
     settings, fields = CASES[prefix]
     wire_server.serve(scripted([LOOK, SUBMIT]))
@@ -133,6 +138,8 @@ def test_each_setting_arrives_as_the_providers_documented_field_on_every_step(
     assert len(bodies) == 2
     for body in bodies:  # the same settings on both steps: the second extends the first
         assert {path: at(body, path) for path in fields} == fields
+        # I1 on the bodies as sent, settings included (checked by `prefix_invariant`).
+        wire_log.record(prefix, wire_stream(body, CONVERSATION.get(prefix, "messages")))
     assert agent.busts == []
 
 
