@@ -56,6 +56,7 @@ from warmloop.messages import (
 )
 from warmloop.providers.base import Model
 from warmloop.providers.deltas import StreamingModel, TextDelta, ToolCallDelta
+from warmloop.providers.model_settings import ModelSettings
 from warmloop.providers.scripted import Reply, ScriptedModel, call, raw_call
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
@@ -92,6 +93,7 @@ __all__ = [
     "Meta",
     "Model",
     "ModelFacts",
+    "ModelSettings",
     "Notice",
     "PairingError",
     "ProviderError",

@@ -26,6 +26,7 @@ from warmloop import (
     resolve_model,
     tool,
 )
+from warmloop.cli.model_options import model_options
 from warmloop.fleet.tasks import Task, read_batch
 from warmloop.providers.local import LocalModel
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
@@ -454,7 +455,7 @@ KEYWORD_CASES: dict[str, tuple[Callable[[], object], str]] = {
     "agent-retries": (agent(retries=2), "did you mean max_tool_retries=?"),
     "agent-max_turns": (agent(max_turns=5), "did you mean max_steps=?"),
     "agent-misspelt": (agent(max_step=5), "did you mean max_steps=?"),
-    "agent-no-equivalent": (agent(model_settings={}), "takes no keyword argument 'model_set"),
+    "agent-no-equivalent": (agent(usage_limits={}), "takes no keyword argument 'usage_limi"),
     "run-message_history": (run(message_history=[]), "did you mean history=?"),
     "run-misspelt": (run(conversaton_id="c"), "did you mean conversation_id=?"),
     "run_sync-user_prompt": (
@@ -561,3 +562,88 @@ def test_run_agent_that_names_no_agent_is_one_line(
     assert result.exit_code == 1, result.output
     assert expected in result.output
     assert "Traceback" not in result.output
+# Issue 32: model settings. Each setting is checked for its type and range where it is
+# given (an agent's when it is made, a run's as the run starts, before any request); an
+# unknown one is named with the closest setting; a scripted model named after a real one
+# takes what that provider takes; `--option` of a setting's name is checked the same way.
+def standing_in_for(name: str, **options: Any) -> Callable[[], object]:
+    return lambda: Agent(ScriptedModel([call("submit", answer="x")], name=name), **options)
+
+
+MODEL_SETTINGS_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "not-a-dict": (agent(model_settings=0.2), "must be a dict of model settings"),
+    "temperature-text": (agent(model_settings={"temperature": "hot"}), "must be a number"),
+    "temperature-flag": (agent(model_settings={"temperature": True}), "must be a number"),
+    "temperature-nan": (
+        agent(model_settings={"temperature": math.nan}),
+        "temperature must be a finite number from 0 to 2, got nan",
+    ),
+    "temperature-inf": (agent(model_settings={"temperature": math.inf}), "finite number"),
+    "top_p-above-one": (agent(model_settings={"top_p": 1.5}), "top_p must be a finite"),
+    "max_tokens-negative": (
+        agent(model_settings={"max_tokens": -5}),
+        "max_tokens must be >= 1, got -5",
+    ),
+    "max_tokens-zero": (agent(model_settings={"max_tokens": 0}), "max_tokens must be >= 1"),
+    "max_tokens-float": (agent(model_settings={"max_tokens": 10.5}), "must be an integer"),
+    "max_tokens-over-window": (
+        lambda: Agent(ScriptedModel(context_window=4096), model_settings={"max_tokens": 4096}),
+        "must be below scripted's context window (4096)",
+    ),
+    "seed-text": (agent(model_settings={"seed": "7"}), "seed must be an integer"),
+    "stop-empty": (agent(model_settings={"stop": []}), "non-empty list of strings"),
+    "stop-number": (agent(model_settings={"stop": [1]}), "stop must hold non-empty strings"),
+    "effort-unknown": (
+        agent(model_settings={"reasoning_effort": "extreme"}),
+        "reasoning_effort must be one of none, minimal, low, medium, high, xhigh",
+    ),
+    "thinking-negative": (agent(model_settings={"thinking_budget": -1}), "must be >= 0"),
+    "parallel-text": (agent(model_settings={"parallel_tool_calls": "yes"}), "true or false"),
+    "unknown-misspelt": (
+        agent(model_settings={"temprature": 0.2}),
+        "no setting 'temprature' (did you mean temperature=?)",
+    ),
+    "unknown-other-name": (
+        agent(model_settings={"max_output_tokens": 100}),
+        "(did you mean max_tokens=?)",
+    ),
+    "run-nan": (run(model_settings={"top_p": math.nan}), "top_p must be a finite number"),
+    "run-unknown": (run(model_settings={"sed": 1}), "(did you mean seed=?)"),
+    "provider-refuses": (
+        standing_in_for("openai:gpt-5", model_settings={"seed": 1}),
+        "provider OpenAI (openai:) does not take the model setting seed",
+    ),
+    "provider-refuses-value": (
+        standing_in_for("anthropic:claude-sonnet-4-5", model_settings={"reasoning_effort": "none"}),
+        "takes reasoning_effort low, medium, high, xhigh, not 'none'",
+    ),
+    "thinking-over-answer": (
+        lambda: Agent(
+            resolve_model("anthropic:claude-sonnet-4-5", api_key="sk-test"),
+            model_settings={"thinking_budget": 4096},
+        ),
+        "thinking_budget (4096) must be below the answer's limit (4096, max_tokens)",
+    ),
+    "thinking-over-run-answer": (
+        run(model_settings={"thinking_budget": 2048, "max_tokens": 1024}),
+        "thinking_budget (2048) must be below the answer's limit (1024, max_tokens)",
+    ),
+    "resolve_model-option": (
+        lambda: resolve_model("openai:gpt-5", api_key="k", temperature=0.2),
+        "temperature for model 'openai' is a model setting, not an option: "
+        "pass model_settings={'temperature': 0.2}",
+    ),
+    "cli-option-text": (
+        lambda: resolve_model(
+            "deepseek:deepseek-chat",
+            api_key="k",
+            **model_options("deepseek:deepseek-chat", ("temperature=hot",)),
+        ),
+        "model setting temperature must be a number, got 'hot'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MODEL_SETTINGS_CASES))
+async def test_a_bad_model_setting_is_refused_naming_it(name: str) -> None:
+    await refused(*MODEL_SETTINGS_CASES[name])

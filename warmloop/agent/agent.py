@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import replace
 from os import PathLike
 from typing import Literal
 
@@ -34,7 +35,9 @@ from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputSpec
+from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
+from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.persistence import SessionPersistence
@@ -93,6 +96,8 @@ class Agent:
     `on_event` is called with each event of every run, in order (see `iter`);
     `on_message` with each message appended, `on_maintenance` with each rewrite and
     keep-alive: views of the same events.
+    `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
+    with every request; a run's own `model_settings=` replace them setting by setting.
     """
 
     @checked_keywords("Agent(...)")
@@ -113,6 +118,7 @@ class Agent:
         keepalive: KeepAlivePolicy | None = DEFAULT_KEEPALIVE,
         check_outputs: OutputCheck | None = None,
         on_event: Callable[[Event], None] | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -136,6 +142,8 @@ class Agent:
             if hook is not None and not callable(hook):
                 raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
+        self.model_settings = check_settings(model_settings, "Agent(model_settings=...)")
+        with_settings(model, self.model_settings)  # one the provider does not take: now
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
@@ -189,7 +197,12 @@ class Agent:
         Outside such a block a finished run's cache is never pinged."""
         if isinstance(conversation, Transcript):
             return waiting(
-                self.model, self.tool_specs, self.learned, self.keepalive, conversation, since
+                self._settings_model(),
+                self.tool_specs,
+                self.learned,
+                self.keepalive,
+                conversation,
+                since,
             )
         validate_id(conversation)
         return self._waiting_session(conversation, store, since)
@@ -206,9 +219,18 @@ class Agent:
         if stored is None or stored.transcript is None:
             raise ConfigurationError(f"no stored session {session!r} to wait on")
         async with waiting(
-            self.model, self.tool_specs, self.learned, self.keepalive, stored.transcript, since
+            self._settings_model(),
+            self.tool_specs,
+            self.learned,
+            self.keepalive,
+            stored.transcript,
+            since,
         ) as wait:
             yield wait
+
+    def _settings_model(self) -> Model:
+        """The model with the agent's own settings: a keep-alive repeats what runs send."""
+        return with_settings(self.model, self.model_settings)
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
@@ -224,6 +246,7 @@ class Agent:
         hook: SessionPersistence | None = None,
         resume_at: int | None = None,
         listener: Callable[[Event], None] | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -235,8 +258,12 @@ class Agent:
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        # The run's settings over the agent's, refused here (before any request) where the
+        # provider does not take one.
+        chosen = merged(self.model_settings, model_settings)
+        settings = replace(self.settings(), model=with_settings(self.model, chosen))
         return Runner(
-            self.settings(),
+            settings,
             self.learned,
             task_text(task),
             history,
@@ -283,6 +310,7 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Run:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
@@ -290,10 +318,14 @@ class Agent:
         default the SQLite file in the user's data directory), persisting each step;
         SessionBusy if another process holds it. With `resume_at` too (where this task's
         run began in the session), a run a crash cut short goes on from its last stored
-        step: a stored response is never requested again, a returned tool never run again."""
+        step: a stored response is never requested again, a returned tool never run again.
+        `model_settings` replace the agent's, setting by setting, for this run only."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
-            return await self._runner(task, history, conversation_id, hook, resume_at).run()
+            runner = self._runner(
+                task, history, conversation_id, hook, resume_at, model_settings=model_settings
+            )
+            return await runner.run()
 
     @checked_keywords("agent.iter(...)")
     def iter(
@@ -305,6 +337,7 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> EventStream:
         """`run`, consumed as its events in order: `async with agent.iter(task) as events:
         async for event in events: ...`, then `events.run`. Requests are streamed where
@@ -315,7 +348,13 @@ class Agent:
         async def start(listener: Callable[[Event], None]) -> Run:
             async with self._session(session, store, history, conversation_id, resuming) as hook:
                 runner = self._runner(
-                    task, history, conversation_id, hook, resume_at, listener=listener
+                    task,
+                    history,
+                    conversation_id,
+                    hook,
+                    resume_at,
+                    listener=listener,
+                    model_settings=model_settings,
                 )
                 return await runner.run()
 
@@ -330,6 +369,7 @@ class Agent:
         conversation_id: str | None = None,
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> Run:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
@@ -345,7 +385,9 @@ class Agent:
             nonlocal runner
             with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
                 async with self._session(session, store, history, conversation_id) as hook:
-                    runner = self._runner(task, history, conversation_id, hook)
+                    runner = self._runner(
+                        task, history, conversation_id, hook, model_settings=model_settings
+                    )
                     return await runner.run()
 
         try:

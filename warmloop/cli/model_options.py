@@ -13,6 +13,8 @@ from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import MIN_WINDOW
 from warmloop.providers.local import DEFAULT_N_CTX
 from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
+from warmloop.providers.model_settings import SETTINGS
+from warmloop.providers.records import load
 from warmloop.providers.redact import redact_spec
 from warmloop.providers.registry import provider_of
 
@@ -36,7 +38,8 @@ _FLAGS = (
         "options",
         metavar="KEY=VALUE",
         multiple=True,
-        help="A model option, e.g. timeout=30, cache_ttl=1h, text_protocol=true, n_ctx=16384 "
+        help="A model option, e.g. timeout=30, cache_ttl=1h, text_protocol=true, n_ctx=16384, "
+        "or a model setting, e.g. temperature=0.2, max_tokens=2000, thinking_budget=1024 "
         "(VALUE is read as JSON when it is JSON, else as text). Repeatable.",
     ),
     click.option(
@@ -71,17 +74,23 @@ def model_options(
     context_window: int | None = None,
 ) -> dict[str, Any]:
     """The keyword options for model `spec`: `--option KEY=VALUE` pairs (VALUE as JSON
-    when it parses, else text), then the flags that were given. `--n-ctx` is refused for a
+    when it parses, else text; a `ModelSettings` name the provider has no option of goes
+    into `model_settings`), then the flags that were given. `--n-ctx` is refused for a
     model that is not local, before any model is made."""
     chosen: dict[str, Any] = {}
+    own = provider_options(spec)
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip().isidentifier():
             raise ConfigurationError(f"--option {pair!r} must be KEY=VALUE, e.g. timeout=30")
         try:
-            chosen[key.strip()] = json.loads(raw)
+            value = json.loads(raw)
         except ValueError:
-            chosen[key.strip()] = raw
+            value = raw
+        if key.strip() in SETTINGS and key.strip() not in own:  # checked as model_settings=
+            chosen.setdefault("model_settings", {})[key.strip()] = value
+        else:
+            chosen[key.strip()] = value
     if base_url is not None:
         chosen["base_url"] = base_url
     if n_ctx is not None:
@@ -94,3 +103,12 @@ def model_options(
     if context_window is not None:
         chosen["context_window"] = context_window
     return chosen
+
+
+def provider_options(spec: str) -> frozenset[str]:
+    """The names of the keyword options the provider of `spec` takes (its typed options;
+    none for an unknown provider, whose error `resolve_model` gives)."""
+    record = provider_of(spec)
+    if record is None or record.options is None:
+        return frozenset()
+    return frozenset(load(record.options).__annotations__)

@@ -9,7 +9,9 @@ floor); Gemini `config.max_output_tokens` 1.
 
 from __future__ import annotations
 
+from warmloop.messages import JsonValue
 from warmloop.providers import anthropic_cache, openai_cache
+from warmloop.providers.model_settings import Place
 from warmloop.providers.records import ProviderRecord, RoutingKey, WireFormat
 from warmloop.providers.routing import CACHE_KEY_FIELD, SESSION_HEADER, XAI_HEADER
 from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_HTTP, GEMINI_SDK, RESPONSES
@@ -71,7 +73,85 @@ WIRE_FORMATS = (
 )
 """In the order a logged path is matched against their endpoints."""
 
+
+def _anthropic_thinking(budget: int) -> JsonValue:
+    return {"type": "disabled"} if budget == 0 else {"type": "enabled", "budget_tokens": budget}
+
+
+def _anthropic_tool_choice(parallel: bool) -> JsonValue:
+    return {"type": "auto", "disable_parallel_tool_use": not parallel}
+
+
+# Where each provider's API reference puts each ModelSettings field (model_settings.py).
+# Anthropic, "Messages > Create a Message" (anthropic 2.14's `messages.create`): max_tokens,
+# stop_sequences, output_config.effort (low, medium, high, xhigh), thinking ({"type":
+# "enabled", "budget_tokens": N} or {"type": "disabled"}) and
+# tool_choice.disable_parallel_tool_use; no temperature, top_p or seed any more. Thinking
+# and tool choice are part of its cache key ("Prompt caching > What invalidates the cache").
+ANTHROPIC_SETTINGS = (
+    Place("max_tokens", ("max_tokens",)),
+    Place(
+        "reasoning_effort",
+        ("output_config", "effort"),
+        values=("low", "medium", "high", "xhigh"),
+    ),
+    Place("stop", ("stop_sequences",)),
+    Place("thinking_budget", ("thinking",), _anthropic_thinking, keys_cache=True),
+    Place("parallel_tool_calls", ("tool_choice",), _anthropic_tool_choice, keys_cache=True),
+)
+# OpenAI, "Responses > Create a model response": temperature, top_p, max_output_tokens,
+# reasoning.effort, parallel_tool_calls; the Responses API has no stop and no seed.
+RESPONSES_SETTINGS = (
+    Place("temperature", ("temperature",)),
+    Place("top_p", ("top_p",)),
+    Place("max_tokens", ("max_output_tokens",)),
+    Place("reasoning_effort", ("reasoning", "effort")),
+    Place("parallel_tool_calls", ("parallel_tool_calls",)),
+)
+# OpenAI, "Chat Completions > Create chat completion": temperature, top_p,
+# max_completion_tokens (max_tokens is deprecated there), stop, seed, reasoning_effort,
+# parallel_tool_calls; no thinking budget.
+CHAT_SETTINGS = (
+    Place("temperature", ("temperature",)),
+    Place("top_p", ("top_p",)),
+    Place("max_tokens", ("max_completion_tokens",)),
+    Place("stop", ("stop",)),
+    Place("seed", ("seed",)),
+    Place("reasoning_effort", ("reasoning_effort",)),
+    Place("parallel_tool_calls", ("parallel_tool_calls",)),
+)
+# DeepSeek, "API Reference > Create Chat Completion": temperature, top_p, max_tokens,
+# stop; it documents no seed, no reasoning effort and no parallel_tool_calls.
+DEEPSEEK_SETTINGS = (
+    Place("temperature", ("temperature",)),
+    Place("top_p", ("top_p",)),
+    Place("max_tokens", ("max_tokens",)),
+    Place("stop", ("stop",)),
+)
+# OpenAI-compatible servers (vLLM, SGLang, llama.cpp server, Ollama) take OpenAI's Chat
+# Completions names with `max_tokens`, the one every such server reads (vLLM "OpenAI-
+# Compatible Server > Chat API", llama.cpp server "POST /v1/chat/completions").
+COMPATIBLE_SETTINGS = (
+    *(p for p in CHAT_SETTINGS if p.setting != "max_tokens"),
+    Place("max_tokens", ("max_tokens",)),
+)
+# Gemini, "GenerationConfig" (google-genai `GenerateContentConfig`): temperature, top_p,
+# max_output_tokens, stop_sequences, seed, thinking_config.thinking_budget; Gemini has no
+# parallel tool call switch, and thinking_level (Gemini 3) is no effort of OpenAI's scale.
+GEMINI_SETTINGS = (
+    Place("temperature", ("config", "temperature")),
+    Place("top_p", ("config", "top_p")),
+    Place("max_tokens", ("config", "max_output_tokens")),
+    Place("stop", ("config", "stop_sequences")),
+    Place("seed", ("config", "seed")),
+    Place("thinking_budget", ("config", "thinking_config", "thinking_budget")),
+)
+SCRIPTED_SETTINGS = (*CHAT_SETTINGS, Place("thinking_budget", ("thinking_budget",)))
+"""A scripted model takes every setting into its Chat Completions payload, for tests."""
+
+
 _COMPATIBLE = "warmloop.providers.openai_compatible"
+_OPTIONS = "warmloop.providers.options"
 _OPENAI = "openai:AsyncOpenAI"
 _OPENAI_ERRORS = f"{_COMPATIBLE}:ERRORS"
 _CACHE_KEY = RoutingKey(field=CACHE_KEY_FIELD)
@@ -82,6 +162,7 @@ PROVIDERS = (
         needs_name=None,
         extra="local",
         example="local",
+        options=f"{_OPTIONS}:LocalOptions",
         in_process=True,
         priced=False,
     ),
@@ -96,6 +177,8 @@ PROVIDERS = (
         display_name="Anthropic",
         families=("claude",),
         example="anthropic:claude-sonnet-4-5",
+        options=f"{_OPTIONS}:AnthropicOptions",
+        settings=ANTHROPIC_SETTINGS,
     ),
     ProviderRecord(
         "openai",
@@ -109,6 +192,8 @@ PROVIDERS = (
         families=("gpt", "o1", "o3", "o4", "codex"),
         tokenizer="o200k_base",
         example="openai:gpt-5",
+        options=f"{_OPTIONS}:OpenAIOptions",
+        settings=RESPONSES_SETTINGS,
     ),
     ProviderRecord(
         "openai-chat",
@@ -122,6 +207,8 @@ PROVIDERS = (
         display_name="OpenAI",
         tokenizer="o200k_base",
         example="openai-chat:gpt-5",
+        options=f"{_OPTIONS}:OpenAIChatOptions",
+        settings=CHAT_SETTINGS,
     ),
     ProviderRecord(
         "gemini",
@@ -135,6 +222,8 @@ PROVIDERS = (
         display_name="Gemini",
         families=("gemini",),
         example="gemini:gemini-2.5-flash",
+        options=f"{_OPTIONS}:GeminiOptions",
+        settings=GEMINI_SETTINGS,
     ),
     ProviderRecord(
         "deepseek",
@@ -146,6 +235,8 @@ PROVIDERS = (
         display_name="DeepSeek",
         families=("deepseek",),
         example="deepseek:deepseek-chat",
+        options=f"{_OPTIONS}:ChatOptions",
+        settings=DEEPSEEK_SETTINGS,
     ),
     ProviderRecord(
         "xai",
@@ -158,6 +249,8 @@ PROVIDERS = (
         telemetry_name="x_ai",
         display_name="xAI",
         example="xai:grok-4",
+        options=f"{_OPTIONS}:ChatOptions",
+        settings=CHAT_SETTINGS,
     ),
     ProviderRecord(
         "openai-compatible",
@@ -168,6 +261,8 @@ PROVIDERS = (
         errors=_OPENAI_ERRORS,
         routing=RoutingKey(header=SESSION_HEADER),
         example="openai-compatible:http://host:port/v1",
+        options=f"{_OPTIONS}:OpenAICompatibleOptions",
+        settings=COMPATIBLE_SETTINGS,
         priced=False,
     ),
     ProviderRecord(
@@ -177,6 +272,7 @@ PROVIDERS = (
         needs_name=None,
         priced=False,
         listed=False,
+        settings=SCRIPTED_SETTINGS,
     ),
 )
 """In the order the selection error lists them."""

@@ -21,6 +21,7 @@ from typing import Any
 from warmloop.errors import ConfigurationError
 from warmloop.facts.usage import Usage
 from warmloop.providers.clients import key_names
+from warmloop.providers.model_settings import Place
 from warmloop.wire.stream import WireLayout
 
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
@@ -119,7 +120,11 @@ class ProviderRecord:
     `routing`: where its host reads a conversation's routing key. `priced`: False for an
     engine that bills nothing per token (local, self-hosted, scripted): no price is
     looked up or accepted for it. `listed`: False for a provider no selection string
-    builds (scripted models are made in code).
+    builds (scripted models are made in code). `settings`: where its requests keep each
+    `ModelSettings` field it documents (providers/model_settings.py); a setting it does
+    not place is refused naming the provider, before any request. `options`:
+    `"module:Name"` of the `TypedDict` of its model's keyword options
+    (providers/options.py), which `resolve_model` checks their values against.
     """
 
     prefix: str
@@ -141,6 +146,12 @@ class ProviderRecord:
     token_counter: str | None = None
     priced: bool = True
     listed: bool = True
+    settings: tuple[Place, ...] = ()
+    options: str | None = None
+
+    def place(self, setting: str) -> Place | None:
+        """Where its requests keep `setting`, or None when it does not take it."""
+        return next((p for p in self.settings if p.setting == setting), None)
 
     @property
     def key_names(self) -> str:

@@ -262,6 +262,28 @@ def _inserted(section: str, old_piece: str, new_piece: str, offset: int | None) 
     )
 
 
+CACHE_KEYED_SETTINGS = {
+    "thinking": "thinking_budget",
+    "tool_choice.disable_parallel_tool_use": "parallel_tool_calls",
+}
+"""Request fields a provider keys its cache on (Anthropic, "Prompt caching > What
+invalidates the cache": thinking and tool choice) that a `ModelSettings` field sets, with
+that field: a follow-up run given other settings than the conversation's misses here."""
+
+
+def _keyed_settings(keys: list[str], old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The changed `keys` a model setting sets, each named with its setting."""
+    found = []
+    for key in keys:
+        field = key
+        inner = "disable_parallel_tool_use"
+        if any(isinstance(v, dict) and inner in v for v in (old.get(key), new.get(key))):
+            field = f"{key}.{inner}"
+        if field in CACHE_KEYED_SETTINGS:
+            found.append(f"{field} (model setting {CACHE_KEYED_SETTINGS[field]})")
+    return found
+
+
 def _request_cause(old_value: Any, new_value: Any) -> Cause:
     if isinstance(old_value, dict) and isinstance(new_value, dict):
         keys = sorted(
@@ -270,6 +292,14 @@ def _request_cause(old_value: Any, new_value: Any) -> Cause:
         if "model" in keys:
             was, now = old_value.get("model"), new_value.get("model")
             return Cause("model", f"the model changed ({was!r} -> {now!r})")
+        keyed = _keyed_settings(keys, old_value, new_value)
+        if keyed:
+            return Cause(
+                "parameters",
+                f"model settings the provider keys its cache on changed mid-conversation: "
+                f"{', '.join(keyed)}; every message after them is written again: keep them "
+                "the same for a whole conversation",
+            )
         if keys:
             return Cause("parameters", f"request parameters changed: {', '.join(keys)}")
     return Cause("parameters", "request parameters changed (model, tool choice or another setting)")
