@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
@@ -23,6 +22,7 @@ from warmloop.agent.events import Event
 from warmloop.agent.run import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.steps import Runner
+from warmloop.agent.task import task_text
 from warmloop.agent.thread_loop import run_in_thread_loop
 from warmloop.agent.wakeup import signals_wake_the_loop
 from warmloop.errors import ConfigurationError
@@ -396,35 +396,3 @@ class Agent:
             if runner is not None:
                 runner.interrupted(exc)
             raise
-
-
-def task_text(task: str | Mapping[str, object]) -> str:
-    """A task string as is; named inputs as `name: value` lines."""
-    if isinstance(task, str):
-        text = task
-    elif isinstance(task, Mapping):
-        for name, value in task.items():
-            check_input(name, value)
-        text = "\n".join(f"{name}: {value}" for name, value in task.items())
-    else:
-        raise ConfigurationError(f"the task must be a string or a mapping, got {task!r}")
-    if not text.strip():
-        raise ConfigurationError("the task is empty")
-    return text
-
-
-def check_input(name: object, value: object) -> None:
-    """A named input that can be written into a request: no NaN or infinity anywhere in
-    its value (`nan` is no value a model can use, and no JSON)."""
-    pending = [value]
-    while pending:  # not recursive: a value nested deeper than Python's stack is checked too
-        item = pending.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise ConfigurationError(
-                f"input {name!r} holds {item!r}, which is no number a model can use; "
-                "give a finite number, or a text that says what is meant"
-            )
-        if isinstance(item, Mapping):
-            pending += item.values()
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            pending += item

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from warmloop.agent.agent import check_input
+from warmloop.agent.task import check_input
 from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
 from warmloop.regular import NOT_REGULAR, open_regular
