@@ -15,8 +15,9 @@ import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from os import PathLike
-from typing import Literal
+from typing import Any, Generic, Literal
 
+from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.run import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.steps import Runner
@@ -31,13 +32,14 @@ from warmloop.keywords import checked_keywords
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
-from warmloop.outputs import OutputCheck, Outputs, OutputSpec
+from warmloop.outputs import OutputCheck, Outputs, OutputT
 from warmloop.providers.base import Model
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.locate import open_store
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
+from warmloop.tools.context import DepsT
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import check_result_cap
 from warmloop.tools.schema import ToolSpec
@@ -71,8 +73,11 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
     return value
 
 
-class Agent:
+class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
+    `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
+    (`warmloop.output_types` lists the types `outputs=` takes). `deps_type=` names the
+    class of each run's `deps=`, which tools taking a `RunContext` receive.
 
     `model` is a warmloop `Model` or a selection string such as
     `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
@@ -95,7 +100,8 @@ class Agent:
         model: Model | str,
         tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
-        outputs: OutputSpec = None,
+        outputs: type[OutputT] | Mapping[str, Any] | None = None,
+        deps_type: type[DepsT] | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int = DEFAULT_MAX_STEPS,
         max_syntax_errors: int = 3,
@@ -136,6 +142,7 @@ class Agent:
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
         self.outputs = Outputs(outputs)
+        self.deps_type = check_deps_type(deps_type, self.toolbox)
         self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
         self.fingerprint = tools_fingerprint(self.tool_specs)
         self.instructions = instructions
@@ -214,6 +221,7 @@ class Agent:
         conversation_id: str | None,
         hook: SessionPersistence | None = None,
         resume_at: int | None = None,
+        deps: object = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -225,6 +233,7 @@ class Agent:
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        check_deps(deps, self.deps_type, self.toolbox)
         return Runner(
             self.settings(),
             self.learned,
@@ -233,6 +242,7 @@ class Agent:
             conversation_id,
             hook,
             resume_at,
+            deps,
         )
 
     def _session(
@@ -271,17 +281,19 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
-    ) -> Run:
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
         With `session`, create or continue that stored session in place (in `store`, by
         default the SQLite file in the user's data directory), persisting each step;
         SessionBusy if another process holds it. With `resume_at` too (where this task's
         run began in the session), a run a crash cut short goes on from its last stored
-        step: a stored response is never requested again, a returned tool never run again."""
+        step: a stored response is never requested again, a returned tool never run again.
+        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`)."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
-            return await self._runner(task, history, conversation_id, hook, resume_at).run()
+            return await self._runner(task, history, conversation_id, hook, resume_at, deps).run()
 
     @checked_keywords("agent.run_sync(...)")
     def run_sync(
@@ -292,7 +304,8 @@ class Agent:
         conversation_id: str | None = None,
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
-    ) -> Run:
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
         try:
@@ -303,11 +316,11 @@ class Agent:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
         runner: Runner | None = None
 
-        async def run() -> Run:
+        async def run() -> Run[OutputT]:
             nonlocal runner
             with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
                 async with self._session(session, store, history, conversation_id) as hook:
-                    runner = self._runner(task, history, conversation_id, hook)
+                    runner = self._runner(task, history, conversation_id, hook, deps=deps)
                     return await runner.run()
 
         try:

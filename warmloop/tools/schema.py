@@ -19,6 +19,7 @@ from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerati
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
+from warmloop.tools.context import context_parameter
 
 _SCHEMA_ERRORS = (
     PydanticSchemaGenerationError,
@@ -215,8 +216,11 @@ def function_spec(
             f"tool {name!r} needs a docstring with a summary line, or a description"
         )
     hints = argument_hints(function, name)
+    context = context_parameter(function, hints, name)  # the run's, never in the schema
     fields: dict[str, tuple[Any, Any]] = {}
     for param in inspect.signature(function).parameters.values():
+        if param.name == context:
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigurationError(f"tool {name!r}: *args/**kwargs are not supported")
         if param.name not in hints:
