@@ -17,6 +17,7 @@ from tests.bad_input.harness import check_outcome, exercise, expect
 from warmloop import (
     Agent,
     ConfigurationError,
+    RunContext,
     ScriptedModel,
     Tool,
     Transcript,
@@ -512,3 +513,65 @@ def test_cli_resume_refuses_a_session_made_with_other_tools(tmp_path: Path) -> N
     assert before is not None
     assert after is not None
     assert after.length == before.length  # nothing was run or stored
+
+
+# Issue 32: typed outputs and context. An output type submit cannot carry as JSON and give
+# back as itself is refused naming what it takes; a RunContext parameter must come first;
+# deps= of another class than the tools' (or the agent's deps_type) is refused before any
+# request is sent.
+class NotAModel:
+    count: int
+
+
+class Ledger:
+    pass
+
+
+class Basket:
+    pass
+
+
+def ctx_second(key: str, ctx: RunContext[Ledger]) -> str:
+    """Reads the ledger."""
+    return key
+
+
+def ctx_ledger(ctx: RunContext[Ledger], key: str) -> str:
+    """Reads the ledger."""
+    return key
+
+
+def typed_agent(**options: Any) -> Callable[[], object]:
+    return lambda: Agent(submit_only(), **options)
+
+
+TYPED_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "outputs-set-of-lambdas": (typed_agent(outputs={lambda: 1}), "not a type submit can carry"),
+    "outputs-int-keys": (typed_agent(outputs=dict[int, str]), "not a type submit can carry"),
+    "outputs-plain-class": (typed_agent(outputs=NotAModel), "a pydantic model, a dataclass"),
+    "outputs-set": (typed_agent(outputs=set[str]), "not a type submit can carry"),
+    "outputs-list-of-plain": (typed_agent(outputs=list[NotAModel]), "a TypedDict"),
+    "ctx-not-first": (typed_agent(tools=[ctx_second]), "must be the first parameter"),
+    "deps_type-not-a-class": (typed_agent(deps_type="Ledger"), "deps_type must be a class"),
+    "deps_type-other-than-tools": (
+        typed_agent(tools=[ctx_ledger], deps_type=Basket),
+        "takes RunContext[Ledger], but the agent's deps_type is Basket",
+    ),
+    "deps-other-than-tools": (
+        lambda: Agent(submit_only(), [ctx_ledger]).run("Go.", deps=Basket()),  # type: ignore[arg-type]
+        "takes RunContext[Ledger], but this run's deps=",
+    ),
+    "deps-missing-for-tools": (
+        lambda: Agent(submit_only(), [ctx_ledger]).run("Go."),
+        "pass deps=Ledger(...)",
+    ),
+    "deps-other-than-deps_type": (
+        lambda: Agent(submit_only(), deps_type=Ledger).run("Go.", deps=Basket()),  # type: ignore[arg-type]
+        "the agent's deps_type is Ledger",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TYPED_CASES))
+async def test_typed_outputs_and_context_misuse_is_refused(name: str) -> None:
+    await refused(*TYPED_CASES[name])
