@@ -3,33 +3,13 @@ what a user's type checker sees of `run.output` and `ctx.deps` (issue 32)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, TypedDict, assert_type
+from typing import Any, assert_type
 
 from pydantic import BaseModel
 
+from tests.test_typed_outputs import City, Pair, Point
+from tests.tools.test_run_context import Shop
 from warmloop import Agent, Run, RunContext, ScriptedModel
-
-
-class City(BaseModel):
-    name: str
-    population: int
-
-
-@dataclass
-class Point:
-    x: int
-    y: int
-
-
-class Pair(TypedDict):
-    left: str
-    right: str
-
-
-@dataclass
-class Shop:
-    owner: str
 
 
 def greet(ctx: RunContext[Shop], name: str) -> str:

@@ -4,7 +4,7 @@ each run starts (`deps=`), before any request is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from warmloop.errors import ConfigurationError
 from warmloop.tools.catalog import RemoteTool
@@ -19,6 +19,16 @@ def _declaring(toolbox: Toolbox) -> Iterator[tuple[Tool, type]]:
     for entry in entries:
         if entry is not None and not isinstance(entry, RemoteTool) and entry.deps is not None:
             yield entry, entry.deps
+
+
+def _each_tool_takes(toolbox: Toolbox, takes: Callable[[type], bool], given: str, do: str) -> None:
+    """Refuse, naming the first tool whose declared deps class does not take what is given."""
+    for tool, kind in _declaring(toolbox):
+        if not takes(kind):
+            raise ConfigurationError(
+                f"tool {tool.name!r} takes RunContext[{kind.__name__}], but {given}; "
+                + do.format(kind=kind.__name__)
+            )
 
 
 def _is(value: object, kind: type) -> bool:
@@ -43,12 +53,10 @@ def check_deps_type(deps_type: object, toolbox: Toolbox) -> type | None:
         raise ConfigurationError(
             f"deps_type must be a class (the type of each run's deps=), got {deps_type!r}"
         )
-    for tool, kind in _declaring(toolbox):
-        if not _subclass(deps_type, kind):
-            raise ConfigurationError(
-                f"tool {tool.name!r} takes RunContext[{kind.__name__}], but the agent's "
-                f"deps_type is {deps_type.__name__}; make them the same class"
-            )
+    given = f"the agent's deps_type is {deps_type.__name__}"
+    _each_tool_takes(
+        toolbox, lambda kind: _subclass(deps_type, kind), given, "make them the same class"
+    )
     return deps_type
 
 
@@ -59,9 +67,5 @@ def check_deps(deps: object, deps_type: type | None, toolbox: Toolbox) -> None:
             f"deps= is a {type(deps).__name__}, but the agent's deps_type is "
             f"{deps_type.__name__}; pass a {deps_type.__name__}"
         )
-    for tool, kind in _declaring(toolbox):
-        if not _is(deps, kind):
-            raise ConfigurationError(
-                f"tool {tool.name!r} takes RunContext[{kind.__name__}], but this run's deps= "
-                f"is {deps!r}; pass deps={kind.__name__}(...) to run()"
-            )
+    given = f"this run's deps= is {deps!r}"
+    _each_tool_takes(toolbox, lambda kind: _is(deps, kind), given, "pass deps={kind}(...) to run()")
