@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("transcript_file",),
     ("transcript",),
     ("tools",),
+    ("output_types",),
     ("protocols", "outputs"),
     ("providers", "workspace"),
     ("maintenance", "telemetry"),

@@ -51,9 +51,11 @@ def test_a_field_whose_type_is_not_a_type_is_refused(kind: Any) -> None:
         Outputs({"answer": kind})
 
 
-@pytest.mark.parametrize("spec", [str, 42, "answer", ["answer"], dict])
-def test_outputs_that_are_neither_a_model_nor_a_mapping_are_refused(spec: Any) -> None:
-    with pytest.raises(ConfigurationError, match="pydantic model or a mapping"):
+@pytest.mark.parametrize("spec", [42, "answer", ["answer"], dict, set[int]])
+def test_outputs_that_are_neither_a_type_submit_carries_nor_a_mapping_are_refused(
+    spec: Any,
+) -> None:
+    with pytest.raises(ConfigurationError, match="pydantic model, a dataclass"):
         Outputs(spec)
 
 

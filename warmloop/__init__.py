@@ -64,6 +64,7 @@ from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.sessions.store import SessionStore
 from warmloop.telemetry import instrument
 from warmloop.tools.code import CodeMode
+from warmloop.tools.context import RunContext
 from warmloop.tools.mcp import McpServer
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import Tool, tool
@@ -105,6 +106,7 @@ __all__ = [
     "RequestSent",
     "Run",
     "RunAborted",
+    "RunContext",
     "RunError",
     "SQLiteStore",
     "ScriptedModel",

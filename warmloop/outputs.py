@@ -9,42 +9,45 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import Message, ToolCall, ToolResult
+from warmloop.output_types import Convert, output_model, same
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import encodable
 from warmloop.tools.schema import ToolSpec, model_schema, typed_model
 from warmloop.tools.tool import describe_invalid, parse_arguments
 
 SUBMITTED = "Submitted."
-OutputSpec = type[BaseModel] | Mapping[str, Any] | None
+OutputT = TypeVar("OutputT", default=Any)
+"""A run's output type: what `outputs=` declares (Any for the named-fields forms)."""
+OutputSpec = type[Any] | Mapping[str, Any] | None
 OutputCheck = Callable[[BaseModel, Sequence[Message]], str | None]
 """Checks valid outputs against the run's messages (its calls and their results): None to
 accept, else why not and what to do first (sent back as submit's error; see `Agent`)."""
 
 
 class Outputs:
-    """The declared output fields of an agent (default: `answer: str`).
+    """The declared outputs of an agent (default: `answer: str`).
 
-    A mapping of name -> type, or a pydantic model; every field must reach `submit`, so
-    names pydantic would drop (`_x`, `model_config`) are refused.
+    A mapping of name -> type; or a type (a pydantic model, a dataclass, a TypedDict, a
+    scalar or a list of them: `warmloop.output_types`). Every field must reach `submit`, so
+    names pydantic would drop (`_x`, `model_config`) are refused. `model` validates
+    submit's arguments (a run's `outputs`); `output` turns them into the declared type.
     """
 
     def __init__(self, spec: OutputSpec = None) -> None:
+        self.output: Convert = _answer if spec is None else same
         if spec is None:
             spec = {"answer": str}
-        if isinstance(spec, type) and issubclass(spec, BaseModel):
-            self.model: type[BaseModel] = spec
-        elif isinstance(spec, Mapping):
+        if isinstance(spec, Mapping):
             if not spec:
                 raise ConfigurationError("outputs must declare at least one field")
             fields = {name: (kind, ...) for name, kind in spec.items()}
-            self.model = typed_model("Outputs", fields, "outputs")
+            self.model: type[BaseModel] = typed_model("Outputs", fields, "outputs")
         else:
-            raise ConfigurationError(
-                f"outputs must be a pydantic model or a mapping of name -> type, got {spec!r}"
-            )
+            self.model, self.output = output_model(spec)
         self.spec = ToolSpec(
             SUBMIT,
             "Finish the task: call this once with the final outputs as arguments.",
@@ -58,7 +61,9 @@ class Outputs:
     def validate(self, call: ToolCall) -> BaseModel | ToolResult:
         """The validated outputs, or a tool error naming what is wrong and what is expected."""
         try:
-            return self.model.model_validate(parse_arguments(call.arguments))
+            outputs = self.model.model_validate(parse_arguments(call.arguments))
+            self.output(outputs)  # a dataclass's own checks (__post_init__) are heard too
+            return outputs
         except Exception as exc:  # validators may raise anything; the model must hear why
             return ToolResult(
                 call.id,
@@ -76,3 +81,7 @@ class Outputs:
             f"{reason} Do not call any other tool. Call {SUBMIT} now with your final "
             f"outputs, based on everything above: {self.spec.compact()}"
         )
+
+
+def _answer(outputs: BaseModel) -> Any:
+    return getattr(outputs, "answer")  # noqa: B009 (the default outputs' one field)

@@ -18,6 +18,7 @@ from tests.bad_input.harness import check_outcome, exercise, expect
 from warmloop import (
     Agent,
     ConfigurationError,
+    RunContext,
     ScriptedModel,
     Tool,
     Transcript,
@@ -562,6 +563,8 @@ def test_run_agent_that_names_no_agent_is_one_line(
     assert result.exit_code == 1, result.output
     assert expected in result.output
     assert "Traceback" not in result.output
+
+
 # Issue 32: model settings. Each setting is checked for its type and range where it is
 # given (an agent's when it is made, a run's as the run starts, before any request); an
 # unknown one is named with the closest setting; a scripted model named after a real one
@@ -647,3 +650,65 @@ MODEL_SETTINGS_CASES: dict[str, tuple[Callable[[], object], str]] = {
 @pytest.mark.parametrize("name", list(MODEL_SETTINGS_CASES))
 async def test_a_bad_model_setting_is_refused_naming_it(name: str) -> None:
     await refused(*MODEL_SETTINGS_CASES[name])
+
+
+# Issue 32: typed outputs and context. An output type submit cannot carry as JSON and give
+# back as itself is refused naming what it takes; a RunContext parameter must come first;
+# deps= of another class than the tools' (or the agent's deps_type) is refused before any
+# request is sent.
+class NotAModel:
+    count: int
+
+
+class Ledger:
+    pass
+
+
+class Basket:
+    pass
+
+
+def ctx_second(key: str, ctx: RunContext[Ledger]) -> str:
+    """Reads the ledger."""
+    return key
+
+
+def ctx_ledger(ctx: RunContext[Ledger], key: str) -> str:
+    """Reads the ledger."""
+    return key
+
+
+def typed_agent(**options: Any) -> Callable[[], object]:
+    return lambda: Agent(submit_only(), **options)
+
+
+TYPED_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "outputs-set-of-lambdas": (typed_agent(outputs={lambda: 1}), "not a type submit can carry"),
+    "outputs-int-keys": (typed_agent(outputs=dict[int, str]), "not a type submit can carry"),
+    "outputs-plain-class": (typed_agent(outputs=NotAModel), "a pydantic model, a dataclass"),
+    "outputs-set": (typed_agent(outputs=set[str]), "not a type submit can carry"),
+    "outputs-list-of-plain": (typed_agent(outputs=list[NotAModel]), "a TypedDict"),
+    "ctx-not-first": (typed_agent(tools=[ctx_second]), "must be the first parameter"),
+    "deps_type-not-a-class": (typed_agent(deps_type="Ledger"), "deps_type must be a class"),
+    "deps_type-other-than-tools": (
+        typed_agent(tools=[ctx_ledger], deps_type=Basket),
+        "takes RunContext[Ledger], but the agent's deps_type is Basket",
+    ),
+    "deps-other-than-tools": (
+        lambda: Agent(submit_only(), [ctx_ledger]).run("Go.", deps=Basket()),  # type: ignore[arg-type]
+        "takes RunContext[Ledger], but this run's deps=",
+    ),
+    "deps-missing-for-tools": (
+        lambda: Agent(submit_only(), [ctx_ledger]).run("Go."),
+        "pass deps=Ledger(...)",
+    ),
+    "deps-other-than-deps_type": (
+        lambda: Agent(submit_only(), deps_type=Ledger).run("Go.", deps=Basket()),  # type: ignore[arg-type]
+        "the agent's deps_type is Ledger",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TYPED_CASES))
+async def test_typed_outputs_and_context_misuse_is_refused(name: str) -> None:
+    await refused(*TYPED_CASES[name])

@@ -11,9 +11,11 @@ from warmloop.agent.events import ToolFinished, ToolStarted
 from warmloop.agent.exits import Submitted
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
+from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.outputs import SUBMITTED
 from warmloop.telemetry import tracing
+from warmloop.tools.context import RunContext, running
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.toolbox import Disclosure
 
@@ -31,7 +33,8 @@ class Acting(RunState):
             turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
         )
         async with pause:
-            submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
+            with running(self.context()):
+                submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
         for notice in tools.announcements():  # tools discovered in this step, taught once
             self.append(notice)
         await self.persisted()
@@ -84,6 +87,12 @@ class Acting(RunState):
             self.append(result)
             await self.persisted()  # each result as it comes: a returned tool never runs twice
         return submitted, failed
+
+    def context(self) -> RunContext[object]:
+        """What a tool taking a `RunContext` is given in this step."""
+        usage = sum((r.usage for r in self.requests), Usage())
+        messages = tuple(self.transcript.messages)
+        return RunContext(self.deps, messages, usage, self.facts, self.step)
 
     def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
         """Why the output check refuses valid `outputs`, counted; None to accept. Every

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from os import PathLike
-from typing import Literal
+from typing import Any, Generic, Literal
 
+from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
 from warmloop.agent.run import Run
@@ -34,18 +33,19 @@ from warmloop.keywords import checked_keywords
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message, validate_id
-from warmloop.outputs import OutputCheck, Outputs, OutputSpec
+from warmloop.outputs import OutputCheck, Outputs, OutputT
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import resolve_model
-from warmloop.sessions.locate import open_store
+from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
+from warmloop.tools.context import DepsT
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import check_result_cap
-from warmloop.tools.schema import ToolSpec
+from warmloop.tools.schema import tools_fingerprint
 from warmloop.tools.tool import Tool, ToolFunction
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
@@ -64,20 +64,17 @@ DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
 
 
-def tools_fingerprint(specs: Iterable[ToolSpec]) -> str:
-    """A short digest of a tool set as the model sees it (names, descriptions, schemas)."""
-    text = json.dumps([s.full() for s in specs], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def _positive_int(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return value
 
 
-class Agent:
+class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
+    `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
+    (`warmloop.output_types` lists the types `outputs=` takes). `deps_type=` names the
+    class of each run's `deps=`, which tools taking a `RunContext` receive.
 
     `model` is a warmloop `Model` or a selection string such as
     `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
@@ -106,7 +103,8 @@ class Agent:
         model: Model | str,
         tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
-        outputs: OutputSpec = None,
+        outputs: type[OutputT] | Mapping[str, Any] | None = None,
+        deps_type: type[DepsT] | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int = DEFAULT_MAX_STEPS,
         max_syntax_errors: int = 3,
@@ -152,6 +150,7 @@ class Agent:
         if SUBMIT in self.toolbox:
             raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
         self.outputs = Outputs(outputs)
+        self.deps_type = check_deps_type(deps_type, self.toolbox)
         self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
         self.fingerprint = tools_fingerprint(self.tool_specs)
         self.instructions = instructions
@@ -195,42 +194,24 @@ class Agent:
         agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
         Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
         Outside such a block a finished run's cache is never pinged."""
-        if isinstance(conversation, Transcript):
-            return waiting(
-                self._settings_model(),
-                self.tool_specs,
-                self.learned,
-                self.keepalive,
-                conversation,
-                since,
-            )
-        validate_id(conversation)
-        return self._waiting_session(conversation, store, since)
+        if not isinstance(conversation, Transcript):
+            validate_id(conversation)  # refused here, not on entering the block
+        return self._waiting(conversation, store, since)
 
     @contextlib.asynccontextmanager
-    async def _waiting_session(
+    async def _waiting(
         self,
-        session: str,
+        conversation: Transcript | str,
         store: SessionStore | str | PathLike[str] | None,
         since: float | None,
     ) -> AsyncIterator[Waiting]:
-        opened = store if isinstance(store, SessionStore) else open_store(store)
-        stored = await asyncio.to_thread(opened.load, session)
-        if stored is None or stored.transcript is None:
-            raise ConfigurationError(f"no stored session {session!r} to wait on")
+        if not isinstance(conversation, Transcript):
+            conversation = await stored_transcript(conversation, store, "to wait on")
+        model = with_settings(self.model, self.model_settings)  # as the runs send
         async with waiting(
-            self._settings_model(),
-            self.tool_specs,
-            self.learned,
-            self.keepalive,
-            stored.transcript,
-            since,
+            model, self.tool_specs, self.learned, self.keepalive, conversation, since
         ) as wait:
             yield wait
-
-    def _settings_model(self) -> Model:
-        """The model with the agent's own settings: a keep-alive repeats what runs send."""
-        return with_settings(self.model, self.model_settings)
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
@@ -247,6 +228,7 @@ class Agent:
         resume_at: int | None = None,
         listener: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
+        deps: object = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -258,6 +240,7 @@ class Agent:
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        check_deps(deps, self.deps_type, self.toolbox)
         # The run's settings over the agent's, refused here (before any request) where the
         # provider does not take one.
         chosen = merged(self.model_settings, model_settings)
@@ -270,6 +253,7 @@ class Agent:
             conversation_id,
             hook,
             resume_at,
+            deps,
             listener=listener,
             streaming=listener is not None,
         )
@@ -311,7 +295,8 @@ class Agent:
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
-    ) -> Run:
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
         With `session`, create or continue that stored session in place (in `store`, by
@@ -319,11 +304,18 @@ class Agent:
         SessionBusy if another process holds it. With `resume_at` too (where this task's
         run began in the session), a run a crash cut short goes on from its last stored
         step: a stored response is never requested again, a returned tool never run again.
-        `model_settings` replace the agent's, setting by setting, for this run only."""
+        `model_settings` replace the agent's, setting by setting, for this run only.
+        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`)."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
             runner = self._runner(
-                task, history, conversation_id, hook, resume_at, model_settings=model_settings
+                task,
+                history,
+                conversation_id,
+                hook,
+                resume_at,
+                model_settings=model_settings,
+                deps=deps,
             )
             return await runner.run()
 
@@ -338,6 +330,7 @@ class Agent:
         store: SessionStore | str | PathLike[str] | None = None,
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
     ) -> EventStream:
         """`run`, consumed as its events in order: `async with agent.iter(task) as events:
         async for event in events: ...`, then `events.run`. Requests are streamed where
@@ -355,6 +348,7 @@ class Agent:
                     resume_at,
                     listener=listener,
                     model_settings=model_settings,
+                    deps=deps,
                 )
                 return await runner.run()
 
@@ -370,7 +364,8 @@ class Agent:
         session: str | None = None,
         store: SessionStore | str | PathLike[str] | None = None,
         model_settings: ModelSettings | None = None,
-    ) -> Run:
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
         try:
@@ -381,12 +376,17 @@ class Agent:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
         runner: Runner | None = None
 
-        async def run() -> Run:
+        async def run() -> Run[OutputT]:
             nonlocal runner
             with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
                 async with self._session(session, store, history, conversation_id) as hook:
                     runner = self._runner(
-                        task, history, conversation_id, hook, model_settings=model_settings
+                        task,
+                        history,
+                        conversation_id,
+                        hook,
+                        model_settings=model_settings,
+                        deps=deps,
                     )
                     return await runner.run()
 

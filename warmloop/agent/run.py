@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Generic, cast
 
 from pydantic import BaseModel
 
@@ -14,15 +16,19 @@ from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.pricing import CostReport, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.output_types import Convert
+from warmloop.outputs import OutputT
 from warmloop.tools.invoke import Execution, StuckCall
 from warmloop.transcript import Transcript
 from warmloop.wire.request_record import RequestRecord
 
 
 @dataclass
-class Run:
+class Run(Generic[OutputT]):
     """A finished run: validated outputs, the full transcript, and per-request records.
-    `start` is where this run's messages begin in the transcript (after any history)."""
+    `start` is where this run's messages begin in the transcript (after any history).
+    `output` is the outputs as the agent declared them (`Agent(..., outputs=City)`: a
+    City); `outputs` the validated arguments of submit, a pydantic model."""
 
     outputs: BaseModel
     transcript: Transcript
@@ -43,6 +49,16 @@ class Run:
     facts: ModelFacts | None = None
     """What was known about the model when the run ended (a window learned mid-run
     included); its `priced_as` names the price entry that bills the run."""
+    convert: Convert | None = field(default=None, repr=False, compare=False)
+    """Turns `outputs` into the declared output type (None: `output` is `outputs`)."""
+
+    @cached_property
+    def output(self) -> OutputT:
+        """The run's output, of the type `outputs=` declared: a pydantic model, dataclass,
+        TypedDict, scalar or list as given; with named fields, the validated model; with no
+        `outputs=`, the answer text."""
+        value = self.outputs if self.convert is None else self.convert(self.outputs)
+        return cast(OutputT, value)
 
     @property
     def truncated(self) -> list[Execution]:

@@ -43,6 +43,8 @@ class RunState:
     """A stored session's persistence hook, called after each complete unit is appended."""
     resume_at: int | None = None
     """With a stored session: where the run to go on with began (a crash cut it short)."""
+    deps: object = None
+    """The run's `deps=`, handed to tools that take a `RunContext`."""
     transcript: Transcript = field(init=False)
     sent: list[SentRequest] = field(default_factory=list)
     """The run's record of each request it sent; the keep-alive reads the same list."""

@@ -190,6 +190,7 @@ class Runner(RequestCycle, Acting):
             list(self.tools.stuck),
             warnings=list(self.warnings),
             facts=self.facts,
+            convert=self.settings.outputs.output,
         )
 
 

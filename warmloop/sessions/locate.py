@@ -3,6 +3,7 @@ directory, a path is a SQLite file, and a `postgresql://` URL is a PostgreSQL st
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.sessions.sqlite import SQLiteStore
 from warmloop.sessions.store import SessionStore
+from warmloop.transcript import Transcript
 
 STORE_VARIABLE = "WARMLOOP_STORE"
 """Environment variable naming the store when none is passed."""
@@ -55,3 +57,16 @@ def open_store(
             f"{scheme.group(1)!r} URLs are not supported"
         )
     return SQLiteStore(Path(text).expanduser(), read_only=read_only)
+
+
+async def stored_transcript(
+    session: str, store: SessionStore | str | os.PathLike[str] | None, purpose: str
+) -> Transcript:
+    """The transcript of stored session `session` in `store` (a store, or what `open_store`
+    takes), read off the event loop; a ConfigurationError naming `purpose` when there is
+    none."""
+    opened = store if isinstance(store, SessionStore) else open_store(store)
+    stored = await asyncio.to_thread(opened.load, session)
+    if stored is None or stored.transcript is None:
+        raise ConfigurationError(f"no stored session {session!r} {purpose}")
+    return stored.transcript

@@ -83,7 +83,7 @@ async def call_entry(entry: Entry, kwargs: dict[str, Any], default_limit: float 
             return await remote.call(kwargs)
 
         return await invoke(run_remote, {}, limit, entry.name)
-    return await invoke(entry.function, kwargs, limit, entry.name)
+    return await invoke(entry.function, entry.keywords(kwargs), limit, entry.name)
 
 
 def failure_text(name: str, outcome: Outcome) -> str:

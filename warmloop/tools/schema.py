@@ -7,9 +7,10 @@ the Args/Returns/Raises blocks never reach the wire and the tool block stays lea
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerati
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonValue
+from warmloop.tools.context import context_parameter
 
 _SCHEMA_ERRORS = (
     PydanticSchemaGenerationError,
@@ -215,8 +217,11 @@ def function_spec(
             f"tool {name!r} needs a docstring with a summary line, or a description"
         )
     hints = argument_hints(function, name)
+    context = context_parameter(function, hints, name)  # the run's, never in the schema
     fields: dict[str, tuple[Any, Any]] = {}
     for param in inspect.signature(function).parameters.values():
+        if param.name == context:
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigurationError(f"tool {name!r}: *args/**kwargs are not supported")
         if param.name not in hints:
@@ -228,3 +233,9 @@ def function_spec(
     parameters = model_schema(model, what)
     describe_arguments(parameters, argument_texts)
     return ToolSpec(name, text, parameters), model
+
+
+def tools_fingerprint(specs: Iterable[ToolSpec]) -> str:
+    """A short digest of a tool set as the model sees it (names, descriptions, schemas)."""
+    text = json.dumps([s.full() for s in specs], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

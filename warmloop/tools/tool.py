@@ -16,8 +16,9 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ValidationError
 
+from warmloop.tools.context import context_parameter, current_context, deps_type
 from warmloop.tools.invoke import check_timeout, describe_exception, encodable_json
-from warmloop.tools.schema import ToolSpec, function_spec
+from warmloop.tools.schema import ToolSpec, argument_hints, function_spec
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
@@ -30,7 +31,9 @@ class Tool:
     recovered after a crash answers its unfinished call "interrupted" instead of running it
     again. `expected_seconds`: how long a call usually takes, for a tool known to wait long
     (a test run, a human's approval): the keep-alive rule starts from it before the agent
-    has seen the tool run (None: no hint)."""
+    has seen the tool run (None: no hint). `context`: the name of the function's first
+    parameter when it takes the run's `RunContext` (never in the schema); `deps`: the deps
+    class that context declares, when one can be checked."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
@@ -38,6 +41,8 @@ class Tool:
     timeout: float | None = None
     repeatable: bool = True
     expected_seconds: float | None = None
+    context: str | None = None
+    deps: type | None = None
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout, f"tool {self.spec.name!r}")
@@ -46,6 +51,13 @@ class Tool:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def keywords(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments to call the function with: validated `arguments`, and the
+        run's context first when the function takes it."""
+        if self.context is None:
+            return arguments
+        return {self.context: current_context(), **arguments}
 
     @classmethod
     def from_function(
@@ -62,7 +74,10 @@ class Tool:
         description from the docstring (Google, NumPy or Sphinx style)."""
         tool_name = name or str(getattr(function, "__name__", ""))
         spec, model = function_spec(function, tool_name, description)
-        return cls(spec, model, function, timeout, repeatable, expected_seconds)
+        hints = argument_hints(function, tool_name)
+        context = context_parameter(function, hints, tool_name)
+        deps = None if context is None else deps_type(hints[context])
+        return cls(spec, model, function, timeout, repeatable, expected_seconds, context, deps)
 
 
 @overload

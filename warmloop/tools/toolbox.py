@@ -233,7 +233,7 @@ class Toolbox:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         limit = self.timeout if found.timeout is None else found.timeout
         limit = None if limit is None or math.isinf(limit) else limit
-        outcome = await invoke(found.function, kwargs, limit, call.name)
+        outcome = await invoke(found.function, found.keywords(kwargs), limit, call.name)
         if outcome.timed_out:
             left = self._stuck if stuck is None else stuck
             return timed_out(call, limit, outcome.left_running, cap, left)
