@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import time
 
+import psycopg
 import pytest
 
 from warmloop.errors import ConfigurationError
@@ -58,3 +59,20 @@ def test_the_bound_follows_from_the_heartbeat_and_the_lease() -> None:
             Periods(heartbeat=bad)
         with pytest.raises(ConfigurationError, match="positive number of seconds"):
             Periods(lease=bad)
+
+
+def test_a_worker_keeps_beating_after_the_database_cut_its_connection(fleet_db: str) -> None:
+    liveness = Liveness(fleet_db)
+    try:
+        liveness.register("w", 600.0)
+        with psycopg.connect(fleet_db, autocommit=True) as admin:  # as a restart would
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(psycopg.OperationalError):
+            liveness.beat("w")  # this beat is lost (the worker logs it)...
+        liveness.beat("w")  # ...the next one goes through on a new connection
+        assert liveness.alive("w") is True
+    finally:
+        liveness.close()

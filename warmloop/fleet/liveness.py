@@ -98,13 +98,22 @@ class Liveness:
     """The workers table of the fleet's database `url` (created on first use)."""
 
     def __init__(self, url: str) -> None:
-        self._db: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
-        with self._db.transaction():
-            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-            self._db.execute(_SCHEMA)
+        self.url = url
+        self._connection: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+        with self._connection.transaction():
+            self._connection.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            self._connection.execute(_SCHEMA)
+
+    @property
+    def _db(self) -> psycopg.Connection[Any]:
+        """The connection, made again when a database restart cut it: a worker whose beats
+        failed on a dead connection would look dead for good while it runs."""
+        if self._connection.broken or self._connection.closed:
+            self._connection = psycopg.connect(self.url, autocommit=True)
+        return self._connection
 
     def close(self) -> None:
-        self._db.close()
+        self._connection.close()
 
     def register(self, name: str, heartbeat: float) -> None:
         """`name` is alive from now on (a restart under a dead worker's name revives it,

@@ -110,10 +110,18 @@ class Recovery:
     ) -> None:
         self.name, self.store, self.periods, self.client = name, store, periods, client
         self.liveness = Liveness(url)
-        self.db: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+        self.url = url
+        self._connection: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
         self._lock = threading.Lock()  # the connections are the thread's and take_up_now's
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="warmloop-recovery", daemon=True)
+
+    @property
+    def db(self) -> psycopg.Connection[Any]:
+        """The connection tasks are read on, made again when a database restart cut it."""
+        if self._connection.broken or self._connection.closed:
+            self._connection = psycopg.connect(self.url, autocommit=True)
+        return self._connection
 
     def start(self) -> None:
         self.liveness.register(self.name, self.periods.heartbeat)
@@ -129,16 +137,18 @@ class Recovery:
         except DATABASE_ERRORS as exc:
             log.warning("worker %s: could not say it left (%s)", self.name, exc)
         self.liveness.close()
-        self.db.close()
+        self._connection.close()
 
     def _run(self) -> None:
         while not self._stop.wait(self.periods.heartbeat):
             started = time.monotonic()
             try:
                 self.look()
-            except DATABASE_ERRORS as exc:  # a blip: the next beat tries again
+            except Exception as exc:  # a blip, or a surprise: the next beat tries again
                 first = str(exc).strip().split("\n")[0]
-                log.warning("worker %s: heartbeat failed (%s)", self.name, first)
+                log.warning(
+                    "worker %s: heartbeat failed (%s: %s)", self.name, type(exc).__name__, first
+                )
             if time.monotonic() - started > self.periods.heartbeat:
                 log.warning("worker %s: a heartbeat took longer than its period", self.name)
 
