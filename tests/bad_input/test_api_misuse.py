@@ -551,3 +551,9 @@ def test_a_deadline_of_no_time_is_a_usage_error() -> None:
     assert code == 2, output
     assert "--deadline" in output
     assert "Traceback" not in output
+
+
+def test_a_worker_on_a_url_that_is_not_postgresql_is_told_without_its_password() -> None:
+    url = f"mysql://fleet:{FLEET_PASSWORD}@db/fleet"
+    worker = ("worker", "--agents", "tests.fleet.agents:registry", "--db", url)
+    _one_line_error(*_warmloop_cli(*worker), "mysql://***@db/fleet")

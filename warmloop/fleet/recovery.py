@@ -138,6 +138,7 @@ class Recovery:
             log.warning("worker %s: could not say it left (%s)", self.name, exc)
         self.liveness.close()
         self._connection.close()
+        self.client.destroy()
 
     def _run(self) -> None:
         while not self._stop.wait(self.periods.heartbeat):

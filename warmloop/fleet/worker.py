@@ -47,6 +47,7 @@ from warmloop.fleet.retries import provider_wait, riding_out
 from warmloop.fleet.stored import SERIALIZER
 from warmloop.fleet.tasks import Task, TaskResult
 from warmloop.fleet.window import NO_LIMIT, Limit
+from warmloop.providers.redact import redact_url
 from warmloop.sessions.lease import LEASE_SECONDS
 from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.postgres import PostgresStore
@@ -209,6 +210,10 @@ def serve(
     up the tasks of workers that stopped beating (`recovery`); `recover` names dead workers
     whose tasks it takes up at once (refused for a worker that is alive)."""
     global _worker
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
+        )
     try:
         refuse_live(url, recover)  # before this worker runs anything
     except DATABASE_ERRORS as exc:
