@@ -2,12 +2,16 @@
 and a throwaway PostgreSQL database ($WARMLOOP_TEST_POSTGRES, or scripts/postgres.sh):
 
     python -m benchmarks fleet crash        # 200 tasks, 4 workers, one killed every 150 arrivals
+    python -m benchmarks fleet crash --no-restart  # killed workers stay dead (3 of 4 at most)
     python -m benchmarks fleet throughput --tasks 100  # on 1, 2 and 4 workers, no kills
     python -m benchmarks fleet rate         # a queue limited to 20 tasks a minute (DBOS)
     python -m benchmarks fleet rate --tasks 20 --requests-per-minute 40  # 40 requests a minute
 
-`crash` kills at whatever point a random worker has reached (several tasks in flight each),
-then restarts it under its name; the host checks every arrival against the session store,
+`crash` kills a random worker that has a task in flight (it holds a task on the database and
+has sent a request or run a tool since it started: a worker still starting is never the
+victim), at whatever point it has reached, then restarts it under its name; with
+`--no-restart` it stays dead and the live workers take its tasks up by themselves (short
+periods: heartbeat 0.5 s, lease 5 s). The host checks every arrival against the session store,
 so a request sent again after its response was stored, or a tool run again after its result
 was stored, is counted exactly. Every request is compared, byte for byte, with the one an
 uninterrupted in-process run of the same task sends.
@@ -93,6 +97,11 @@ class Outcome:
     state: BatchStatus
     host: FleetHost
     kills: int
+    cut: int = 0
+    """Tasks the killed workers held when they died."""
+
+
+NO_RESTART_PERIODS = ("--heartbeat", "0.5", "--lease", "5")
 
 
 def run_batch(
@@ -103,32 +112,53 @@ def run_batch(
     *,
     concurrency: int = 4,
     kill_every: int | None = None,
+    restart: bool = True,
     per_minute: int | None = None,
     options: Sequence[str] = (),
 ) -> Outcome:
     """Run a `count`-task batch on `workers` worker processes; with `kill_every`, SIGKILL a
-    random worker (and restart it) every `kill_every` host arrivals until the batch ends."""
+    random worker with a task in flight every `kill_every` host arrivals until the batch
+    ends, restarting it under its name (or, without `restart`, leaving it dead while
+    another worker lives)."""
     rng = random.Random(SEED)
+    cut = 0
     with serve(host) as url, Fleet(db) as fleet:
         pool = Workers(db, url, concurrency=concurrency, per_minute=per_minute)
-        names = [f"w{n + 1}" for n in range(workers)]
+        alive = [f"w{n + 1}" for n in range(workers)]
+        since: dict[str, int] = {}  # the host's log length when each worker (re)started
+
+        def start(name: str) -> None:
+            since[name] = len(host.log)
+            pool.start(name, *options)
+
         try:
-            for name in names:
-                pool.start(name, *options)
-            start = time.monotonic()
+            for name in alive:
+                start(name)
+            begun = time.monotonic()
             batch = fleet.submit_batch(tasks(count), warm=False)
             next_kill = kill_every
             while not (state := fleet.status(batch)).finished:
-                if next_kill is not None and len(host.log) >= next_kill:
-                    victim = rng.choice(names)
-                    pool.kill(victim)
-                    pool.start(victim)
-                    next_kill += kill_every  # type: ignore[operator]
+                if next_kill is not None and len(host.log) >= next_kill and len(alive) > 1:
+                    held = fleet.held()
+                    busy = [
+                        n
+                        for n in alive
+                        if held[n] and any(a.worker == n for a in host.log[since[n] :])
+                    ]
+                    if busy:  # else looked again at the next poll
+                        victim = rng.choice(busy)
+                        pool.kill(victim)
+                        cut += held[victim]
+                        if restart:
+                            start(victim)
+                        else:
+                            alive.remove(victim)
+                        next_kill += kill_every  # type: ignore[operator]
                 time.sleep(POLL)
-            seconds = time.monotonic() - start
+            seconds = time.monotonic() - begun
         finally:
             pool.stop()
-    return Outcome(seconds, state, host, pool.kills)
+    return Outcome(seconds, state, host, pool.kills, cut)
 
 
 def reference(count: int) -> dict[tuple[str, int], str]:
@@ -146,7 +176,7 @@ def reference(count: int) -> dict[tuple[str, int], str]:
     return {(a.task, a.step): a.body for a in host.requests()}
 
 
-def crash(count: int, workers: int, kill_every: int) -> None:
+def crash(count: int, workers: int, kill_every: int, restart: bool = True) -> None:
     with database() as db:
         store = PostgresStore(db)
 
@@ -156,7 +186,10 @@ def crash(count: int, workers: int, kill_every: int) -> None:
 
         host = latency(SEED)
         host.stored = stored
-        outcome = run_batch(db, host, count, workers, kill_every=kill_every)
+        options = () if restart else NO_RESTART_PERIODS
+        outcome = run_batch(
+            db, host, count, workers, kill_every=kill_every, restart=restart, options=options
+        )
         states = Counter(t.result.status if t.result else t.status for t in outcome.state.tasks)
         pairing_ok = whole = 0
         for n in range(count):
@@ -173,7 +206,11 @@ def crash(count: int, workers: int, kill_every: int) -> None:
     resent = sum(n - 1 for n in per_step.values())
     after_stored = sum("request" in v for v in host.violations)
     tools_again = sum("run after" in v for v in host.violations)
-    print(f"crash: {count} tasks, {workers} workers, {outcome.kills} kills")
+    then = "each restarted" if restart else "none restarted"
+    print(
+        f"crash: {count} tasks, {workers} workers, {outcome.kills} kills ({then}), each of a"
+        f" worker with a task in flight; {outcome.cut} tasks cut"
+    )
     workflows = len(outcome.state.tasks)
     print(f"  {outcome.seconds:.1f} s; tasks: {dict(states)} ({workflows} workflows)")
     print(f"  requests: {len(sent)} sent for {len(per_step)} steps; {resent} sent again whose")
@@ -237,9 +274,10 @@ def main() -> None:
     parser.add_argument("--kill-every", type=int, default=150)
     parser.add_argument("--per-minute", type=int, default=20)
     parser.add_argument("--requests-per-minute", type=int)
+    parser.add_argument("--no-restart", action="store_true", help="killed workers stay dead")
     args = parser.parse_args()
     if args.what == "crash":
-        crash(args.tasks, args.workers, args.kill_every)
+        crash(args.tasks, args.workers, args.kill_every, restart=not args.no_restart)
     elif args.what == "throughput":
         throughput(args.tasks)
     else:

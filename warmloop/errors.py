@@ -62,6 +62,12 @@ class RateLimited(ProviderError):
         self.retry_after = retry_after
 
 
+class ProviderUnavailable(ProviderError):
+    """The provider's servers kept failing (5xx, 408, 409), did not answer in time or could
+    not be reached, after its SDK's retries: an outage a later attempt may outlast, unlike
+    a request to fix."""
+
+
 class ContextWindowExceeded(ProviderError):
     """The prompt is longer than the model's context window. The loop treats it as a forced
     maintenance point (prune, then fold) and retries once before giving up."""

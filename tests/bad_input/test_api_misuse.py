@@ -712,3 +712,48 @@ TYPED_CASES: dict[str, tuple[Callable[[], object], str]] = {
 @pytest.mark.parametrize("name", list(TYPED_CASES))
 async def test_typed_outputs_and_context_misuse_is_refused(name: str) -> None:
     await refused(*TYPED_CASES[name])
+
+
+# Issue 35: fleet. A worker's periods that are no positive number of seconds are refused
+# in one line before the database is touched; `fleet workers` and `worker --recover` say a
+# database that is down in one line, without its password; a deadline of no time is a
+# usage error.
+FLEET_PERIODS: dict[str, tuple[tuple[str, ...], str]] = {
+    "heartbeat-zero": (("--heartbeat", "0"), "heartbeat period must be a positive number"),
+    "heartbeat-nan": (("--heartbeat", "nan"), "heartbeat period must be a positive number"),
+    "lease-negative": (("--lease", "-5"), "lease period must be a positive number"),
+    "lease-infinite": (("--lease", "inf"), "lease period must be a positive number"),
+}
+
+
+@pytest.mark.parametrize("row", list(FLEET_PERIODS))
+def test_a_workers_periods_must_be_positive_seconds(row: str) -> None:
+    options, says = FLEET_PERIODS[row]
+    worker = ("worker", "--agents", "tests.fleet.agents:registry", "--db", DOWN_DB)
+    _one_line_error(*_warmloop_cli(*worker, *options), says)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("fleet", "workers"),
+        ("worker", "--agents", "tests.fleet.agents:registry", "--recover", "gone"),
+    ],
+)
+def test_fleet_workers_and_recover_say_a_database_that_is_down_in_one_line(
+    args: tuple[str, ...],
+) -> None:
+    _one_line_error(*_warmloop_cli(*args, "--db", DOWN_DB), "reach")
+
+
+def test_a_deadline_of_no_time_is_a_usage_error() -> None:
+    code, output = _warmloop_cli("batch", "status", "b1", "--wait", "--deadline", "0")
+    assert code == 2, output
+    assert "--deadline" in output
+    assert "Traceback" not in output
+
+
+def test_a_worker_on_a_url_that_is_not_postgresql_is_told_without_its_password() -> None:
+    url = f"mysql://fleet:{FLEET_PASSWORD}@db/fleet"
+    worker = ("worker", "--agents", "tests.fleet.agents:registry", "--db", url)
+    _one_line_error(*_warmloop_cli(*worker), "mysql://***@db/fleet")

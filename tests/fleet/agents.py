@@ -9,9 +9,11 @@ import json
 import os
 import urllib.request
 
-from warmloop import Agent, tool
+from warmloop import Agent, ScriptedModel, tool
 from warmloop.fleet.registry import AgentRegistry
+from warmloop.providers.base import Rendered
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.scripted import Reply, call
 
 registry = AgentRegistry()
 INSTRUCTIONS = "You work through a task with the work tool, then submit the answer."
@@ -38,3 +40,26 @@ def crash_agent(host: str, worker: str) -> Agent:
 @registry.agent("crash")
 def _crash() -> Agent:
     return crash_agent(os.environ["WARMLOOP_FLEET_HOST"], os.environ["WARMLOOP_FLEET_WORKER"])
+
+
+@registry.agent("tool-bug")
+def _tool_bug() -> Agent:
+    """A tool that raises what nobody expected: the model hears it once, then submits."""
+
+    @tool
+    def explode(why: str) -> str:
+        """Fail."""
+        raise RuntimeError(f"unexpected: {why}")
+
+    model = ScriptedModel([call("explode", why="a bug"), call("submit", answer="told")])
+    return Agent(model, [explode], outputs={"answer": str})
+
+
+@registry.agent("model-bug")
+def _model_bug() -> Agent:
+    """A model whose request raises what nobody expected: the task fails once with it."""
+
+    def bug(rendered: Rendered) -> Reply:
+        raise ValueError("a bug in the model's code")
+
+    return Agent(ScriptedModel([bug]), [], outputs={"answer": str})

@@ -27,7 +27,7 @@ from openai import AsyncOpenAI
 
 from tests.support.wire_servers import WireServer, anthropic_client, gemini_client, openai_client
 from warmloop import ProviderError, Transcript, UserText
-from warmloop.errors import RateLimited
+from warmloop.errors import ProviderUnavailable, RateLimited
 from warmloop.providers.anthropic import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.failures import RETRIED, SENTENCES, Kind, hinted_wait
@@ -175,7 +175,9 @@ async def test_a_fault_means_the_same_on_every_provider(
         outcomes[name] = (type(caught.value), kind_of(str(caught.value)), endpoint.requests)
     kind = FAULTS[fault]
     requests = 2 if kind in RETRIED else 1  # max_retries=1 everywhere
-    error = RateLimited if kind is Kind.RATE_LIMITED else ProviderError
+    # A server that kept failing, no answer, no connection: an outage a fleet waits out.
+    outage = ProviderUnavailable if kind in RETRIED else ProviderError
+    error = RateLimited if kind is Kind.RATE_LIMITED else outage
     assert outcomes == {name: (error, kind, requests) for name in PROVIDERS}
 
 

@@ -36,7 +36,9 @@ class Workers:
             command += ["--per-minute", str(self.per_minute)]
         env = dict(os.environ, WARMLOOP_FLEET_HOST=self.host, WARMLOOP_FLEET_WORKER=name)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE)
+        process = subprocess.Popen(  # its own process group, as a worker on its own machine
+            command, env=env, cwd=ROOT, stderr=subprocess.PIPE, start_new_session=True
+        )
         self.processes[name] = process
         assert process.stderr is not None
         threading.Thread(target=self._read, args=(name, process.stderr), daemon=True).start()
@@ -57,7 +59,7 @@ class Workers:
 
     def kill(self, name: str) -> None:
         process = self.processes[name]
-        os.kill(process.pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)  # the whole group, as a machine that dies
         process.wait()
         self.kills += 1
 

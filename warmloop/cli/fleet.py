@@ -31,6 +31,8 @@ DB_VARIABLE = "WARMLOOP_FLEET_DB"
 STATUS_POLL_SECONDS = 1.0
 FAILED_TASKS_EXIT = 3
 """`batch status`'s code when any task of the batch failed (1 is an error of the command)."""
+DEADLINE_EXIT = 4
+"""`--wait --deadline`'s code when the deadline passed with tasks unfinished."""
 
 
 def _required_db(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
@@ -49,12 +51,19 @@ db_option = click.option(
     metavar="URL",
     help=f"The fleet's PostgreSQL database (queue and sessions) [default: ${DB_VARIABLE}].",
 )
+deadline_option = click.option(
+    "--deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help=f"With --wait: stop waiting after SECONDS, exiting with code {DEADLINE_EXIT} when "
+    "tasks are still unfinished.",
+)
 queue_option = click.option(
     "--queue", default="warmloop", show_default=True, help="The queue's name."
 )
 
 
-def _fleet(db: str) -> Fleet:
+def open_fleet(db: str) -> Fleet:
     try:
         from warmloop.fleet.client import Fleet
     except ImportError as exc:
@@ -96,7 +105,31 @@ def _fleet(db: str) -> Fleet:
     metavar="NAME",
     help="Count every model's requests under NAME (default: each model's own name).",
 )
-@click.option("--recover", multiple=True, metavar="NAME", help="Take over a dead worker's tasks.")
+@click.option(
+    "--recover",
+    multiple=True,
+    metavar="NAME",
+    help="Take over a dead worker's tasks now (refused while it is alive; a worker that "
+    "stops beating is taken over without it).",
+)
+@click.option(
+    "--heartbeat",
+    type=float,
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often this worker beats and looks for dead workers' tasks; it is dead after "
+    "3 periods without a beat.",
+)
+@click.option(
+    "--lease",
+    type=float,
+    default=120.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a task's session lease lives after its last renewal (renewed 4 times "
+    "a period while its run lives).",
+)
 def worker(
     db: str,
     agents_spec: str,
@@ -109,9 +142,14 @@ def worker(
     tokens_per_minute: int | None,
     limit_key: str | None,
     recover: tuple[str, ...],
+    heartbeat: float,
+    lease: float,
 ) -> None:
-    """Run fleet tasks from the queue until stopped (Ctrl-C or SIGTERM)."""
+    """Run fleet tasks from the queue until stopped (Ctrl-C or SIGTERM). A task of a
+    worker that stops beating is taken up by a live one within max(3 heartbeats, the
+    lease) plus a heartbeat."""
     try:
+        from warmloop.fleet.liveness import Periods
         from warmloop.fleet.queues import QueueSpec
         from warmloop.fleet.registry import load_registry
         from warmloop.fleet.window import Limit
@@ -132,6 +170,7 @@ def worker(
         registry = load_registry(agents_spec)
         spec = QueueSpec(queue, concurrency, global_concurrency, per_minute)
         limit = Limit(requests_per_minute, tokens_per_minute, limit_key)
+        periods = Periods(heartbeat, lease)
     except WarmloopError as exc:
         fail(str(exc))
     signal.signal(signal.SIGTERM, stopping)
@@ -139,8 +178,17 @@ def worker(
     err = console(stderr=True)
     err.print(Text(f"worker {name}: agents {', '.join(registry.names)}; queue {queue}"))
     try:
-        serve(db, registry, name=name, queues=[spec], recover=recover, limit=limit, stop=stop)
-    except WarmloopError as exc:  # the database down or unreachable
+        serve(
+            db,
+            registry,
+            name=name,
+            queues=[spec],
+            recover=recover,
+            limit=limit,
+            periods=periods,
+            stop=stop,
+        )
+    except WarmloopError as exc:  # the database down or unreachable, a live --recover
         fail(str(exc))
 
 
@@ -162,12 +210,19 @@ def batch() -> None:
 )
 @click.option("--no-warm", is_flag=True, help="Send every task at once (no warm-up first).")
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
+@deadline_option
 def submit(
-    file: Path, db: str, queue: str, agents_spec: str | None, no_warm: bool, wait: bool
+    file: Path,
+    db: str,
+    queue: str,
+    agents_spec: str | None,
+    no_warm: bool,
+    wait: bool,
+    deadline: float | None,
 ) -> None:
     """Enqueue every task of FILE (one JSON object a line); prints the batch id first.
     Exits with code 3 when an agent's first task failed before any request (or, with
-    --wait, when any task failed)."""
+    --wait, when any task failed), 4 when --deadline passed first."""
     try:
         from warmloop.fleet.client import new_batch_id
         from warmloop.fleet.registry import load_registry
@@ -188,7 +243,7 @@ def submit(
     except WarmloopError as exc:
         fail(str(exc))
     err = console(stderr=True)
-    fleet = _fleet(db)
+    fleet = open_fleet(db)
     batch_id = new_batch_id()
     click.echo(batch_id)  # before any wait: a script has the id even if no worker comes
     sys.stdout.flush()
@@ -222,26 +277,31 @@ def submit(
             on_cold=failed_first,
             on_untaken=untaken,
         )
-        state = _follow(fleet, batch_id) if wait else None
+        state = _follow(fleet, batch_id, deadline) if wait else None
     except WarmloopError as exc:
         fail(str(exc))
     finally:
         fleet.close()
     if cold or (state is not None and state.counts["failed"]):
         raise click.exceptions.Exit(FAILED_TASKS_EXIT)
+    if state is not None and not state.finished:
+        raise click.exceptions.Exit(DEADLINE_EXIT)
 
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
 @db_option
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
+@deadline_option
 @click.option("--json", "as_json", is_flag=True, help="Every task's state and result as JSON.")
-def status(batch_id: str, db: str, wait: bool, as_json: bool) -> None:
-    """Show a batch's progress, and each task's result, cost or failure. Exits with
-    code 3 when any task failed (1 when the batch cannot be read)."""
-    fleet = _fleet(db)
+def status(batch_id: str, db: str, wait: bool, deadline: float | None, as_json: bool) -> None:
+    """Show a batch's progress: each task queued, running, waiting for recovery (its
+    worker stopped beating), done or failed, with its result, cost or error. Exits with
+    code 3 when any task failed, 4 when --wait --deadline passed with tasks unfinished
+    (1 when the batch cannot be read)."""
+    fleet = open_fleet(db)
     try:
-        state = _follow(fleet, batch_id) if wait else _status(fleet, batch_id)
+        state = _follow(fleet, batch_id, deadline) if wait else _status(fleet, batch_id)
         if as_json:
             click.echo(json.dumps(_as_json(state), indent=2))
         else:
@@ -251,6 +311,8 @@ def status(batch_id: str, db: str, wait: bool, as_json: bool) -> None:
         fleet.close()
     if state.counts["failed"]:
         raise click.exceptions.Exit(FAILED_TASKS_EXIT)
+    if wait and not state.finished:
+        raise click.exceptions.Exit(DEADLINE_EXIT)
 
 
 def _status(fleet: Fleet, batch_id: str) -> BatchStatus:
@@ -260,11 +322,12 @@ def _status(fleet: Fleet, batch_id: str) -> BatchStatus:
         fail(str(exc))
 
 
-def _follow(fleet: Fleet, batch_id: str) -> BatchStatus:
-    """Show progress on stderr until the batch is finished."""
+def _follow(fleet: Fleet, batch_id: str, deadline: float | None = None) -> BatchStatus:
+    """Show progress on stderr until the batch is finished, or `deadline` seconds passed."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     state = _status(fleet, batch_id)
+    end = None if deadline is None else time.monotonic() + deadline
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console(stderr=True), transient=True) as progress:
         bar = progress.add_task(batch_id, total=len(state.tasks))
@@ -272,7 +335,7 @@ def _follow(fleet: Fleet, batch_id: str) -> BatchStatus:
             counts = state.counts
             finished = counts["done"] + counts["failed"]
             progress.update(bar, completed=finished, description=_summary(state).plain)
-            if state.finished:
+            if state.finished or (end is not None and time.monotonic() >= end):
                 return state
             time.sleep(STATUS_POLL_SECONDS)
             state = _status(fleet, batch_id)
@@ -280,7 +343,9 @@ def _follow(fleet: Fleet, batch_id: str) -> BatchStatus:
 
 def _summary(state: BatchStatus) -> Text:
     counts = state.counts
-    parts = [f"{counts[k]} {k}" for k in ("done", "failed", "running", "queued") if counts[k]]
+    from warmloop.fleet.client import STATES  # imported once the fleet is known installed
+
+    parts = [f"{counts[k]} {k}" for k in STATES if counts[k]]
     cost = state.cost_usd
     money = f"${cost:.4f}" if cost is not None else "unpriced"
     return Text(f"{state.batch}: {', '.join(parts)}; {state.requests} requests, {money}")
@@ -292,8 +357,7 @@ def _table(state: BatchStatus) -> Table:
         result = task.result
         name = task.task.id or task.workflow_id
         if result is None:
-            row = ["running" if task.status == "PENDING" else task.status.lower(), "", "", ""]
-            table.add_row(name, *row, one_line(task.error, 80))
+            table.add_row(name, task.state, "", "", task.worker, one_line(task.error, 80))
             continue
         cost = f"${result.cost_usd:.4f}" if result.cost_usd is not None else ""
         shown = json.dumps(result.outputs) if result.outputs is not None else result.error
@@ -314,6 +378,8 @@ def _as_json(state: BatchStatus) -> dict[str, object]:
                 "id": t.workflow_id,
                 "task": t.task.to_json(),
                 "status": t.status,
+                "state": t.state,
+                "worker": t.worker,
                 "result": t.result.to_json() if t.result is not None else None,
                 "error": t.error,
             }

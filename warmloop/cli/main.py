@@ -7,6 +7,7 @@ import click
 
 from warmloop.cli.audit import audit, record
 from warmloop.cli.fleet import batch, worker
+from warmloop.cli.fleet_workers import fleet
 from warmloop.cli.options import CliContext
 from warmloop.cli.run import resume, run
 from warmloop.cli.sessions import sessions
@@ -30,3 +31,4 @@ main.add_command(record)
 main.add_command(audit)
 main.add_command(worker)
 main.add_command(batch)
+main.add_command(fleet)

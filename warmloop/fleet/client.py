@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from dbos import DBOS, DBOSClient, EnqueueOptions
+from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
 
 from warmloop.errors import ConfigurationError
 from warmloop.fleet.json_only import require_json
+from warmloop.fleet.liveness import Liveness, WorkerState
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
+from warmloop.fleet.recovery import held_tasks
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
 from warmloop.providers.redact import redact_url
@@ -37,6 +39,8 @@ WARM_TIMEOUT_SECONDS = 600.0
 UNTAKEN_SECONDS = 10.0
 """How long a leader may stay queued before the submitter is told no worker has taken it."""
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+WAITING = "waiting for recovery"
+STATES = ("done", "failed", "running", WAITING, "queued")
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,25 @@ class TaskState:
     status: str
     result: TaskResult | None
     error: str = ""
+    worker: str = ""
+    """The worker that holds or last held it (DBOS's executor id)."""
+    orphaned: bool = False
+    """Running on a worker that stopped beating: it waits to be taken up (`recovery`)."""
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
+
+    @property
+    def state(self) -> str:
+        """queued, running, waiting for recovery, done or failed."""
+        if self.result is not None:
+            return self.result.status
+        if self.finished:
+            return "failed"
+        if self.status != "PENDING":
+            return "queued"
+        return WAITING if self.orphaned else "running"
 
 
 @dataclass(frozen=True)
@@ -63,8 +82,8 @@ class BatchStatus:
 
     @property
     def counts(self) -> Counter[str]:
-        """Tasks by state: queued, running, done, failed."""
-        return Counter(_state(t) for t in self.tasks)
+        """Tasks by state: queued, running, waiting for recovery, done, failed."""
+        return Counter(t.state for t in self.tasks)
 
     @property
     def finished(self) -> bool:
@@ -79,14 +98,6 @@ class BatchStatus:
     @property
     def requests(self) -> int:
         return sum(t.result.requests for t in self.tasks if t.result)
-
-
-def _state(task: TaskState) -> str:
-    if task.result is not None:
-        return task.result.status
-    if task.status in FINISHED:
-        return "failed"
-    return "running" if task.status == "PENDING" else "queued"
 
 
 def new_batch_id() -> str:
@@ -114,11 +125,14 @@ class Fleet:
         except DATABASE_ERRORS as exc:
             raise unreachable(url, exc) from None
         self._db: psycopg.Connection[Any] | None = None
+        self._liveness: Liveness | None = None
 
     def close(self) -> None:
         self._client.destroy()
         if self._db is not None:
             self._db.close()
+        if self._liveness is not None:
+            self._liveness.close()
 
     def _stored(self, workflow_ids: list[str]) -> dict[str, Stored]:
         """The tasks' stored values, read as JSON only (`stored`)."""
@@ -256,15 +270,33 @@ class Fleet:
         except DATABASE_ERRORS as exc:
             raise unreachable(self.url, exc) from None
         stored = self._stored([w.workflow_id for w in found])
+        dead = {w.name for w in self.workers() if not w.alive}
         return [
-            _task_state(w.workflow_id, str(w.status), stored.get(w.workflow_id, Stored()))
+            _task_state(w, stored.get(w.workflow_id, Stored()), w.executor_id in dead)
             for w in found
         ]
 
+    def workers(self) -> list[WorkerState]:
+        """Every worker that registered in this fleet, alive or not, by name."""
+        try:
+            if self._liveness is None:
+                self._liveness = Liveness(self.url)
+            return self._liveness.workers()
+        except psycopg.Error as exc:
+            raise unreachable(self.url, exc) from None
 
-def _task_state(workflow_id: str, status: str, stored: Stored) -> TaskState:
+    def held(self) -> Counter[str]:
+        """How many tasks each worker holds now (running, or cut off by its death)."""
+        try:
+            return held_tasks(self._client)
+        except DATABASE_ERRORS as exc:
+            raise unreachable(self.url, exc) from None
+
+
+def _task_state(found: WorkflowStatus, stored: Stored, orphaned: bool) -> TaskState:
     """A task's state from its stored values; one that cannot be read is a failed task
     saying why (the others of its batch are still shown)."""
+    workflow_id, status, worker = found.workflow_id, str(found.status), found.executor_id or ""
     where = f"task {workflow_id}"
     problem = stored.unreadable
     if not problem:
@@ -272,8 +304,8 @@ def _task_state(workflow_id: str, status: str, stored: Stored) -> TaskState:
             task = Task.from_json(stored.task, where)
             output = stored.output
             result = TaskResult.from_json(output) if isinstance(output, dict) else None
-            return TaskState(workflow_id, task, status, result, stored.error)
+            return TaskState(workflow_id, task, status, result, stored.error, worker, orphaned)
         except (ConfigurationError, KeyError, TypeError) as exc:
             problem = str(exc)
     unknown = Task("unknown", "(unreadable)", id=None)
-    return TaskState(workflow_id, unknown, "ERROR", None, f"{where}: {problem}")
+    return TaskState(workflow_id, unknown, "ERROR", None, f"{where}: {problem}", worker)

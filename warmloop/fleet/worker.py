@@ -13,18 +13,22 @@ under the provider's requests and tokens per minute, shared by the whole fleet
 (`limited.LimitedModel`, keyed by the model's name).
 
 A worker recovers the pending tasks of its own name when it starts (DBOS's executor id), so
-a machine that restarts its worker under the same `--name` finishes what it left;
-`recover=[NAME, ...]` takes over the tasks of workers that will not come back.
+a machine that restarts its worker under the same `--name` finishes what it left. A worker
+that does not come back is taken over with nobody watching: every worker beats, and takes
+up the tasks of workers that stopped beating once their session leases are free
+(`recovery`, `liveness.Periods` for the bound); `recover=[NAME, ...]` does it at once for
+workers known dead, and refuses one that is alive.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, DBOSClient
 
 from warmloop.agent.agent import Agent
 from warmloop.agent.run import RunError
@@ -33,18 +37,25 @@ from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.limited import LimitedModel
+from warmloop.fleet.liveness import DEFAULT_PERIODS, Periods
 from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
 from warmloop.fleet.ratelimit import SharedLimiter
+from warmloop.fleet.recovery import Recovery, refuse_live
 from warmloop.fleet.registry import AgentRegistry
-from warmloop.fleet.retries import riding_out
+from warmloop.fleet.retries import provider_wait, riding_out
 from warmloop.fleet.stored import SERIALIZER
 from warmloop.fleet.tasks import Task, TaskResult
 from warmloop.fleet.window import NO_LIMIT, Limit
-from warmloop.sessions.locate import open_store
+from warmloop.providers.redact import redact_url
+from warmloop.sessions.lease import LEASE_SECONDS
 from warmloop.sessions.off_loop import off_loop
+from warmloop.sessions.postgres import PostgresStore
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
+from warmloop.tools.invoke import describe_exception
+
+log = logging.getLogger("warmloop.fleet")
 
 
 @dataclass
@@ -54,6 +65,7 @@ class _Worker:
     name: str
     limiter: SharedLimiter | None = None
     limit: Limit = NO_LIMIT
+    lease_seconds: float = LEASE_SECONDS
 
     def agent(self, name: str) -> Agent:
         """The agent `name`, its model limited by this worker's `limit` (wrapped once)."""
@@ -76,8 +88,19 @@ def _current() -> _Worker:
 
 @DBOS.step(name="warmloop.fleet.begin")
 async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
-    """`_begin_once`, tried again on a busy session or a database blip (`retries`)."""
-    return await riding_out(lambda: _begin_once(task, workflow_id), f"task {workflow_id}")
+    """`_begin_once`, tried again by cause (`retries`); what still fails is why the task
+    cannot run."""
+    try:
+        return await riding_out(
+            lambda: _begin_once(task, workflow_id),
+            f"task {workflow_id}",
+            lease_seconds=_current().lease_seconds,
+        )
+    except DATABASE_ERRORS:
+        raise  # the database is gone for good: nothing can be recorded, DBOS recovers it
+    except Exception as exc:
+        session = Task.from_json(task).session or workflow_id
+        return {"session": session, "error": _failed_once(exc, f"task {workflow_id}")}
 
 
 async def _begin_once(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
@@ -96,8 +119,27 @@ async def _begin_once(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
 
 @DBOS.step(name="warmloop.fleet.attempt")
 async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
-    """`_attempt_once`, tried again on a busy session or a database blip (`retries`)."""
-    return await riding_out(lambda: _attempt_once(task, session, start), f"session {session}")
+    """`_attempt_once`, tried again by cause (`retries`); what still fails is the task's
+    failed result, its error recorded once (never DBOS's traceback and retries)."""
+    worker = _current()
+    try:
+        return await riding_out(
+            lambda: _attempt_once(task, session, start),
+            f"session {session}",
+            lease_seconds=worker.lease_seconds,
+        )
+    except DATABASE_ERRORS:
+        raise  # the database is gone for good: nothing can be recorded, DBOS recovers it
+    except Exception as exc:
+        error = _failed_once(exc, f"session {session}")
+        return TaskResult("failed", session, error=error, worker=worker.name).to_json()
+
+
+def _failed_once(exc: Exception, what: str) -> str:
+    """The error a task fails with, logged in one line (no traceback)."""
+    error = describe_exception(exc)
+    log.warning("%s: the task failed: %s", what, error.strip().split("\n")[0][:300])
+    return error
 
 
 async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
@@ -120,8 +162,8 @@ async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[
         )
         outputs = run.outputs.model_dump(mode="json")
     except (RunError, ConfigurationError) as exc:  # the run ended, or cannot start: a result
-        if is_blip(exc):
-            raise  # the store was away mid-run: go on from its last stored step
+        if is_blip(exc) or provider_wait(exc) is not None:
+            raise  # the store or the provider was away mid-run: go on from its last step
         error = str(exc)
     requests = [r for r in await off_loop(worker.store.requests, session) if r.position >= start]
     report = cost_report(agent.model.name, [r.usage for r in requests])
@@ -159,19 +201,31 @@ def serve(
     queues: Sequence[QueueSpec] = (QueueSpec(),),
     recover: Sequence[str] = (),
     limit: Limit = NO_LIMIT,
+    periods: Periods = DEFAULT_PERIODS,
     stop: threading.Event | None = None,
 ) -> None:
     """Run a worker on the PostgreSQL database `url` (DBOS's state and the sessions) until
     `stop` is set (forever without one); with a `limit`, its models' requests stay under it
-    together with every other worker's."""
+    together with every other worker's. It beats every `periods.heartbeat` seconds and takes
+    up the tasks of workers that stopped beating (`recovery`); `recover` names dead workers
+    whose tasks it takes up at once (refused for a worker that is alive)."""
     global _worker
-    store = open_store(url)
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
+        )
+    try:
+        refuse_live(url, recover)  # before this worker runs anything
+    except DATABASE_ERRORS as exc:
+        raise unreachable(url, exc) from None
+    store = PostgresStore(url, lease_seconds=periods.lease)
+    recovery: Recovery | None = None
     try:
         limiter = SharedLimiter(url) if limit.limited else None
     except BaseException:
         store.close()
         raise
-    _worker = _Worker(registry, store, name, limiter, limit)
+    _worker = _Worker(registry, store, name, limiter, limit, periods.lease)
     DBOS(
         config={
             "name": APP_NAME,
@@ -186,14 +240,21 @@ def serve(
         try:
             DBOS.launch()
             require_json(url)  # before any queue is served: no pickle row can be written
+            client = DBOSClient(
+                system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER
+            )
+            recovery = Recovery(url, name, store, periods, client)
         except DATABASE_ERRORS as exc:
             raise unreachable(url, exc) from None
         for queue in queues:
             queue.register()
-        if recover:
-            DBOS._recover_pending_workflows(list(recover))
+        recovery.start()
+        for dead in recover:
+            recovery.take_up_now(dead)
         (stop or threading.Event()).wait()
     finally:
+        if recovery is not None:
+            recovery.stop()
         DBOS.destroy()
         store.close()
         if limiter is not None:

@@ -30,7 +30,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
 
-from warmloop.errors import ContextWindowExceeded, ProviderError, RateLimited
+from warmloop.errors import (
+    ContextWindowExceeded,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+)
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import scrub
 
@@ -297,6 +302,8 @@ def scrubbed(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
         return ContextWindowExceeded(text, prompt_tokens=error.prompt_tokens, window=error.window)
     if isinstance(error, RateLimited):
         return RateLimited(text, retry_after=error.retry_after)
+    if isinstance(error, ProviderUnavailable):
+        return ProviderUnavailable(text)
     return ProviderError(text)
 
 
@@ -377,6 +384,8 @@ class Failures:
         if failure.kind is Kind.RATE_LIMITED:
             hint = asked if asked is not None else http.retry_after if http is not None else None
             return RateLimited(text, retry_after=hint)
+        if failure.retried:  # a server that kept failing, no answer, no connection
+            return ProviderUnavailable(text)
         return ProviderError(text)
 
     def raise_for(self, exc: BaseException, *, tries: str, asked: float | None = None) -> NoReturn:
