@@ -53,7 +53,6 @@ from tests.bad_input.harness import (
 from tests.support.proxy_upstream import Upstream, exchange, parse, request
 from tests.support.workspace_cases import Case, both, check, hang_guard, link, write
 from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
-from warmloop.audit.proxy import MAX_LINE, MAX_TRAILERS, Recorder
 from warmloop.errors import WorkspaceError
 from warmloop.messages import Notice
 from warmloop.providers import local
@@ -65,6 +64,7 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.openings import MAGIC, OpeningCache
+from warmloop.proxy.server import MAX_LINE, MAX_TRAILERS, Proxy
 from warmloop.tools import remote_schema
 from warmloop.tools.catalog import RemoteTool
 from warmloop.tools.mcp import McpServer, tool_name
@@ -494,8 +494,8 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def proxy(servers: tuple[Upstream, Upstream], log: Path) -> Iterator[Recorder]:
-    with Recorder(servers[0].url, log).start() as recorder:
+def proxy(servers: tuple[Upstream, Upstream], log: Path) -> Iterator[Proxy]:
+    with Proxy(servers[0].url, log).start() as recorder:
         yield recorder
 
 
@@ -506,7 +506,7 @@ def fresh(servers: tuple[Upstream, Upstream]) -> tuple[Upstream, Upstream]:
     return servers
 
 
-def port_of(recorder: Recorder) -> int:
+def port_of(recorder: Proxy) -> int:
     return int(recorder.server.server_address[1])
 
 
@@ -514,7 +514,7 @@ def port_of(recorder: Recorder) -> int:
 def test_the_proxy_refuses_it_and_no_upstream_sees_it(
     name: str,
     fresh: tuple[Upstream, Upstream],
-    proxy: Recorder,
+    proxy: Proxy,
     log: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -544,7 +544,7 @@ def test_a_fine_request_reaches_the_path_under_the_upstream_base(
     """The control for the table: a well-formed request goes through, under the base path."""
     upstream, decoy = fresh
     out = log.with_name("base.jsonl")
-    with Recorder(f"{upstream.url}/api/", out).start() as proxy:
+    with Proxy(f"{upstream.url}/api/", out).start() as proxy:
         fine = post(
             CHAT + b"?alt=sse", BODY, b"Content-Length: %d" % len(BODY), b"Connection: close"
         )
@@ -1176,7 +1176,7 @@ def test_record_out_into_a_fifo_or_device_is_refused(
 ) -> None:
     target = fifo_with_reader if out == "fifo" else Path(os.devnull)
     with pytest.raises(ConfigurationError, match="not a regular file"):
-        Recorder(servers[0].url, target).close()
+        Proxy(servers[0].url, target).close()
 
 
 AT_CASES: dict[str, str] = {
@@ -1233,7 +1233,7 @@ def _recorded(tmp_path: Path, reply: bytes, content_type: str) -> Path:
     return out
 
 
-class _Noted(Recorder):
+class _Noted(Proxy):
     """A recorder that says when it has logged a request or warned about one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -96,6 +96,7 @@ PROVIDERS = (
         display_name="Anthropic",
         families=("claude",),
         example="anthropic:claude-sonnet-4-5",
+        hosts=("api.anthropic.com",),
     ),
     ProviderRecord(
         "openai",
@@ -109,6 +110,7 @@ PROVIDERS = (
         families=("gpt", "o1", "o3", "o4", "codex"),
         tokenizer="o200k_base",
         example="openai:gpt-5",
+        hosts=("api.openai.com",),
     ),
     ProviderRecord(
         "openai-chat",
@@ -122,6 +124,7 @@ PROVIDERS = (
         display_name="OpenAI",
         tokenizer="o200k_base",
         example="openai-chat:gpt-5",
+        hosts=("api.openai.com",),
     ),
     ProviderRecord(
         "gemini",
@@ -135,6 +138,7 @@ PROVIDERS = (
         display_name="Gemini",
         families=("gemini",),
         example="gemini:gemini-2.5-flash",
+        hosts=("generativelanguage.googleapis.com",),
     ),
     ProviderRecord(
         "deepseek",
@@ -146,6 +150,7 @@ PROVIDERS = (
         display_name="DeepSeek",
         families=("deepseek",),
         example="deepseek:deepseek-chat",
+        hosts=("api.deepseek.com",),
     ),
     ProviderRecord(
         "xai",
@@ -158,6 +163,7 @@ PROVIDERS = (
         telemetry_name="x_ai",
         display_name="xAI",
         example="xai:grok-4",
+        hosts=("api.x.ai",),
     ),
     ProviderRecord(
         "openai-compatible",

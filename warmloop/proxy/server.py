@@ -1,10 +1,15 @@
-"""The recorder: a loopback HTTP proxy that forwards model requests unchanged and logs them.
+"""`warmloop proxy` and `warmloop record`: one loopback HTTP proxy for model requests.
 
 Point a client's base URL at the proxy; every request goes to the upstream as it came
-(method, path, query, headers but the hop-by-hop ones, body bytes), and the response comes
-back as it arrives: status, headers and the raw body, chunk by chunk, so server-sent events
-stream through live. For model requests (`POST` to a Chat Completions, Responses, Messages
-or Gemini `generateContent` / `streamGenerateContent` path) one JSONL line is appended
+(method, path, query, headers but the hop-by-hop ones, body bytes), but for what the fixes
+that are on add (`proxy.fixes`: cache markers, a routing key, a session header; `record`
+has every fix off), and the response comes back as it arrives: status, headers and the raw
+body, chunk by chunk, so server-sent events stream through live. With fixes on, or the live
+guard, each model request is filed in its conversation (`proxy.conversations`) before it
+goes, and a request that moves its conversation's prefix is reported at once (a line on
+stderr and a `warmloop.proxy` log record) with its cause (`wire.guard`).
+With a log file, model requests (`POST` to a Chat Completions, Responses, Messages
+or Gemini `generateContent` / `streamGenerateContent` path) get one JSONL line appended
 after the response ends: arrival time, path (without the query, which may hold an API
 key), status, the request body as forwarded, and the usage, response id and cache
 diagnostics read from the response. Headers are never logged. With `diagnose` the
@@ -13,12 +18,13 @@ api.anthropic.com and api.openai.com; any other upstream gets every request as s
 
 The request target can only be a path on the upstream: the URL is the upstream's with the
 target as its path, and a target that is no plain path (another host, control bytes, dot
-segments) is refused, as is a body whose framing lies (see `Recorder` for what is refused).
+segments) is refused, as is a body whose framing lies (see `Proxy` for what is refused).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 import threading
@@ -33,7 +39,13 @@ import httpx2
 
 from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.audit.formats import format_from_path
-from warmloop.audit.forwarding import (
+from warmloop.audit.log import LogWriter
+from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
+from warmloop.errors import ConfigurationError
+from warmloop.providers.records import WireFormat
+from warmloop.proxy.conversations import Conversations, Placed
+from warmloop.proxy.fixes import OFF, Fixes, apply, home_provider
+from warmloop.proxy.forwarding import (
     HOP_BY_HOP,
     check_upstream,
     connection_options,
@@ -42,9 +54,8 @@ from warmloop.audit.forwarding import (
     shown,
     target_problem,
 )
-from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
-from warmloop.errors import ConfigurationError
+
+logger = logging.getLogger("warmloop.proxy")
 
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
@@ -73,7 +84,7 @@ class _Refusal(Exception):
         self.message = message
 
 
-class Recorder:
+class Proxy:
     """The proxy server; `start()` serves in a thread, `serve_forever()` in this one.
 
     Refused with a JSON error, one line on stderr and the connection closed: a target that is
@@ -87,21 +98,28 @@ class Recorder:
     def __init__(
         self,
         upstream: str,
-        out: Path,
+        out: Path | None,
         *,
         port: int = 0,
         clock: Callable[[], float] = time.time,
         transport: httpx2.BaseTransport | None = None,
         diagnose: bool = False,
+        fixes: Fixes = OFF,
+        guard: bool = False,
+        name: str = "warmloop record",
     ) -> None:
         self.upstream = check_upstream(upstream)
+        self.fixes = fixes
+        self.name = name
+        self.conversations = Conversations(clock) if fixes.any or guard else None
+        """Each model request's conversation (None: `record`, which files none)."""
         wire = diagnosable(self.upstream) if diagnose else None
         self.diagnoser = Diagnoser(wire) if wire is not None else None
         """Asks the provider for its cache verdict (None: every request goes as sent)."""
         self._base = httpx2.URL(self.upstream)
         self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
-        self.writer = LogWriter(out)
+        self.writer = LogWriter(out) if out is not None else None
         self.client = httpx2.Client(
             timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
             transport=transport,
@@ -114,7 +132,8 @@ class Recorder:
         try:
             self.server = _Server(("127.0.0.1", port), handler)
         except OSError as exc:
-            self.writer.close()
+            if self.writer is not None:
+                self.writer.close()
             raise ConfigurationError(
                 f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
             ) from exc
@@ -126,7 +145,7 @@ class Recorder:
         """The proxy's base URL (give it to the client, with the API's path prefix)."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def start(self) -> Recorder:
+    def start(self) -> Proxy:
         """Serve in a background thread."""
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
@@ -143,22 +162,48 @@ class Recorder:
             self._thread.join()
         self.server.server_close()
         self.client.close()
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> Proxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def record(self, entry: dict[str, Any]) -> None:
-        """Append one request's line to the log."""
-        self.writer.write(entry)
+        """Append one request's line to the log (when there is one)."""
+        if self.writer is not None:
+            self.writer.write(entry)
 
     def warn(self, message: str) -> None:
         """Say on stderr, in one line, what became of a request not passed on whole."""
-        sys.stderr.write(f"warmloop record: {one_line(message)}\n")
+        sys.stderr.write(f"{self.name}: {one_line(message)}\n")
         sys.stderr.flush()
+
+    def place(
+        self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
+    ) -> tuple[Placed, list[tuple[str, str]], bytes | None]:
+        """File a model request in its conversation, report a bust, and apply the fixes:
+        its placing, the headers to send and the new body (None: the client's bytes)."""
+        assert self.conversations is not None
+        placed = self.conversations.place(wire, request)
+        bust = placed.check.bust if placed.check is not None else None
+        if bust is not None:
+            line = f"cache bust in {placed.conversation.id} ({bust.kind}): {bust}"
+            self.warn(line)
+            logger.warning(
+                "cache bust in %s (%s): %s",
+                placed.conversation.id,
+                bust.kind,
+                one_line(str(bust)),
+                extra={"conversation": placed.conversation.id, "cause": bust.kind},
+            )
+        if not self.fixes.any:
+            return placed, headers, None
+        provider = home_provider(self.upstream, wire)
+        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        return placed, fixed.headers, fixed.body
 
     def upstream_url(self, target: str) -> httpx2.URL:
         """The upstream's URL with `target` as its path (under the upstream's own path)."""
@@ -181,7 +226,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    recorder: Recorder
+    recorder: Proxy
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the log file is the record; the console stays quiet
@@ -201,7 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         method = self.command or "request"
         path = (getattr(self, "path", "") or "").split("?", 1)[0]
         self.recorder.warn(f"{status} for {method} {shown(path)}: {message}")
-        body = json.dumps({"error": {"message": f"warmloop record: {message}"}}).encode()
+        body = json.dumps({"error": {"message": f"{self.recorder.name}: {message}"}}).encode()
         self.send_response_only(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -288,6 +333,13 @@ class _Handler(BaseHTTPRequestHandler):
         if "close" in connection_options(self.headers):
             self.close_connection = True  # http.server sees `close` only as the whole value
         path = self.path.split("?", 1)[0]
+        wire = format_from_path(path) if self.command == "POST" else None
+        placed: Placed | None = None
+        if recorder.conversations is not None and wire is not None:
+            request = _object(body)
+            if request is not None:
+                placed, headers, changed = recorder.place(wire, request, headers)
+                body = changed if changed is not None else body
         diagnoser = recorder.diagnoser
         asked: Asked | None = None
         if diagnoser is not None:
@@ -308,9 +360,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kept is None:
             return
-        if self.command != "POST" or format_from_path(path) is None:
+        if wire is None:
             return
         facts = response_facts(decoded(kept, encoding), content_type)
+        conversations = recorder.conversations
+        if placed is not None and conversations is not None and facts.usage is not None:
+            usage = wire.read_usage(facts.usage) if wire.read_usage is not None else None
+            if usage is not None:
+                prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                conversations.answered(placed.conversation, prompt, usage.cache_read_tokens)
+        if recorder.writer is None:
+            return
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
         try:
@@ -377,6 +437,16 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return None
         return b"".join(kept)
+
+
+def _object(body: bytes) -> dict[str, Any] | None:
+    """A request body as a JSON object, or None (not JSON, not an object, nested too deep:
+    such a request goes upstream as sent, to be answered with the upstream's own error)."""
+    try:
+        found = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _raw(response: httpx2.Response) -> Iterator[bytes]:

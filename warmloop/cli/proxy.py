@@ -1,0 +1,99 @@
+"""`warmloop proxy`: keep the cache of any agent warm by changing only its base URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from warmloop.cli.console import console as safe_console
+from warmloop.cli.interrupt import terminate_as_interrupt
+from warmloop.cli.options import fail
+from warmloop.errors import WarmloopError
+from warmloop.proxy.fixes import Fixes
+from warmloop.proxy.server import Proxy
+
+
+@click.command()
+@click.option(
+    "--upstream",
+    required=True,
+    metavar="URL",
+    help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
+)
+@click.option(
+    "--record",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also append each model request to this JSONL log, for `warmloop audit`.",
+)
+@click.option(
+    "--breakpoints/--no-breakpoints",
+    default=True,
+    show_default=True,
+    help="Place cache breakpoints on Anthropic Messages requests that carry none.",
+)
+@click.option(
+    "--cache-key/--no-cache-key",
+    default=True,
+    show_default=True,
+    help="Send a routing key per conversation where the client sent none (prompt_cache_key "
+    "on api.openai.com, x-grok-conv-id on api.x.ai).",
+)
+@click.option(
+    "--session-header",
+    metavar="NAME",
+    help="Send the conversation's id in this header (a self-hosted router's, such as "
+    "X-Session-ID) where the client sent none.",
+)
+@click.option(
+    "--guard/--no-guard",
+    default=True,
+    show_default=True,
+    help="Report a request that moves its conversation's cached prefix, with its cause.",
+)
+def proxy(
+    upstream: str,
+    port: int,
+    out: Path | None,
+    breakpoints: bool,
+    cache_key: bool,
+    session_header: str | None,
+    guard: bool,
+) -> None:
+    """Proxy model requests on 127.0.0.1 to the upstream API, adding cache breakpoints and
+    routing keys where the client sent none; never what the model reads. Point your
+    client's base URL at the printed address."""
+    try:
+        fixes = Fixes(breakpoints, cache_key, session_header)
+        server = Proxy(upstream, out, port=port, fixes=fixes, guard=guard, name="warmloop proxy")
+    except WarmloopError as exc:
+        fail(str(exc))
+    console = safe_console()
+    logged = f"; logging to {out}" if out is not None else ""
+    serve(server, console, f"proxying to {server.upstream}{logged}")
+
+
+def serve(server: Proxy, console: Console, doing: str) -> None:
+    """Print where to point the client and serve until Ctrl-C or SIGTERM, then close."""
+    # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
+    # The handler is in place before the address is printed: a client (or a supervisor) may
+    # act on that line at once.
+    try:
+        with terminate_as_interrupt():
+            console.print(
+                Text(f"{doing}: point your client at {server.url} (Ctrl-C stops)"),
+                soft_wrap=True,
+            )
+            server.serve_forever()
+    except KeyboardInterrupt:
+        done = f"; requests are in {server.writer.path}" if server.writer is not None else ""
+        console.print(Text(f"stopped{done}", style="dim"))
+    finally:
+        server.close()
