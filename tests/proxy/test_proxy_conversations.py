@@ -12,7 +12,7 @@ import pytest
 from tests.support.proxy_wire import Captured
 from tests.support.wire_servers import WireServer
 from warmloop.providers.registry import wire_format
-from warmloop.proxy.conversations import KEEP, Conversations
+from warmloop.proxy.conversations import KEEP, Conversations, Placed
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.server import Proxy
 from warmloop.wire.stream import CHAT
@@ -29,6 +29,18 @@ def body(task: str, turns: int = 0, **extra: Any) -> dict[str, Any]:
     return {"model": "gpt-5", "messages": messages, **extra}
 
 
+def placed(conversations: Conversations, request: dict[str, Any]) -> Placed:
+    found = conversations.place(WIRE, request)
+    assert found is not None
+    return found
+
+
+def test_a_body_its_format_cannot_read_is_filed_nowhere() -> None:
+    conversations = Conversations(Clock())
+    assert conversations.place(WIRE, {"messages": {"role": "user"}}) is None
+    assert len(conversations) == 0
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 0.0
@@ -39,9 +51,9 @@ class Clock:
 
 def test_a_continuation_lands_in_its_conversation_and_a_new_task_opens_one() -> None:
     conversations = Conversations(Clock())
-    first = conversations.place(WIRE, body("a")).conversation
-    other = conversations.place(WIRE, body("b")).conversation
-    again = conversations.place(WIRE, body("a", turns=3))
+    first = placed(conversations, body("a")).conversation
+    other = placed(conversations, body("b")).conversation
+    again = placed(conversations, body("a", turns=3))
     assert again.conversation is first
     assert other is not first
     assert again.check is not None
@@ -50,19 +62,19 @@ def test_a_continuation_lands_in_its_conversation_and_a_new_task_opens_one() -> 
 
 def test_a_routing_key_decides_the_conversation() -> None:
     conversations = Conversations(Clock())
-    first = conversations.place(WIRE, body("a", prompt_cache_key="k1")).conversation
-    same_task = conversations.place(WIRE, body("a", turns=1, prompt_cache_key="k2"))
+    first = placed(conversations, body("a", prompt_cache_key="k1")).conversation
+    same_task = placed(conversations, body("a", turns=1, prompt_cache_key="k2"))
     assert same_task.conversation is not first
 
 
 def test_an_idle_conversation_is_forgotten() -> None:
     clock = Clock()
     conversations = Conversations(clock, idle_seconds=60)
-    first = conversations.place(WIRE, body("a")).conversation
+    first = placed(conversations, body("a")).conversation
     clock.now = 59
-    assert conversations.place(WIRE, body("a", turns=1)).conversation is first
+    assert placed(conversations, body("a", turns=1)).conversation is first
     clock.now = 59 + 60
-    later = conversations.place(WIRE, body("a", turns=2))
+    later = placed(conversations, body("a", turns=2))
     assert later.conversation is not first
     assert later.check is None
     assert len(conversations) == 1
@@ -71,15 +83,15 @@ def test_an_idle_conversation_is_forgotten() -> None:
 def test_memory_stays_bounded_past_the_limit() -> None:
     conversations = Conversations(Clock(), limit=50)
     for n in range(1_000):
-        conversations.place(WIRE, body(str(n)))
-        conversations.place(WIRE, body(str(n), turns=1))
-        conversations.place(WIRE, body(str(n), turns=2))
+        placed(conversations, body(str(n)))
+        placed(conversations, body(str(n), turns=1))
+        placed(conversations, body(str(n), turns=2))
     assert len(conversations) == 50
     assert len(conversations._entries) == 50 * KEEP
     # the index is rebuilt from what is held: it names no more than twice that, plus slack
     assert conversations._filed <= 2 * 50 * KEEP + 64
     newest = conversations.snapshot()[0]
-    assert conversations.place(WIRE, body("999", turns=3)).conversation.id == newest.id
+    assert placed(conversations, body("999", turns=3)).conversation.id == newest.id
 
 
 def test_a_bust_is_reported_as_it_happens_with_its_cause(

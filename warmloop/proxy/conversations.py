@@ -106,9 +106,13 @@ class Conversations:
                 for c in reversed(self._live.values())
             ]
 
-    def place(self, wire: WireFormat, body: Mapping[str, Any]) -> Placed:
-        """File a request body (as the client sent it) in its conversation."""
-        stream = canonical_stream(body, logged_layout(wire))
+    def place(self, wire: WireFormat, body: Mapping[str, Any]) -> Placed | None:
+        """File a request body (as the client sent it) in its conversation; None for a
+        body not shaped as its format (it goes upstream as sent, for the API's own error)."""
+        try:
+            stream = canonical_stream(body, logged_layout(wire))
+        except (TypeError, KeyError, AttributeError, ValueError, RecursionError):
+            return None
         key = routing_key(body)
         with self._lock:
             now = self.clock()

@@ -183,11 +183,14 @@ class Proxy:
 
     def place(
         self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
-    ) -> tuple[Placed, list[tuple[str, str]], bytes | None]:
+    ) -> tuple[Placed | None, list[tuple[str, str]], bytes | None]:
         """File a model request in its conversation, report a bust, and apply the fixes:
-        its placing, the headers to send and the new body (None: the client's bytes)."""
+        its placing, the headers to send and the new body (None: the client's bytes). A
+        body its format cannot read is filed nowhere and goes as sent."""
         assert self.conversations is not None
         placed = self.conversations.place(wire, request)
+        if placed is None:
+            return None, headers, None
         bust = placed.check.bust if placed.check is not None else None
         if bust is not None:
             line = f"cache bust in {placed.conversation.id} ({bust.kind}): {bust}"
