@@ -1497,16 +1497,15 @@ def test_run_json_escapes_control_characters_in_outputs(answer: str) -> None:
 
 from tests.support.proxy_upstream import FIRST_EVENT  # noqa: E402
 
-PROXY_FIXES = {"session_header": "X-Session-ID"}
+PROXY_HEADER = "X-Session-ID"
 ANTHROPIC_PATH = b"/v1/messages"
 
 
 def _proxy_on(upstream: Upstream) -> Proxy:
     from warmloop.proxy.fixes import Fixes
 
-    return Proxy(
-        upstream.url, None, fixes=Fixes(**PROXY_FIXES), guard=True, name="warmloop proxy"
-    ).start()
+    fixes = Fixes(session_header=PROXY_HEADER)
+    return Proxy(upstream.url, None, fixes=fixes, guard=True, name="warmloop proxy").start()
 
 
 @pytest.fixture(scope="module")
