@@ -64,7 +64,8 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.openings import MAGIC, OpeningCache
-from warmloop.proxy.server import MAX_LINE, MAX_TRAILERS, Proxy
+from warmloop.proxy.body import MAX_LINE, MAX_TRAILERS
+from warmloop.proxy.server import Proxy
 from warmloop.tools import remote_schema
 from warmloop.tools.catalog import RemoteTool
 from warmloop.tools.mcp import McpServer, tool_name

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import threading
 import time
@@ -43,6 +42,7 @@ from warmloop.audit.log import LogWriter
 from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
 from warmloop.errors import ConfigurationError
 from warmloop.providers.records import WireFormat
+from warmloop.proxy.body import BodyReader, Refusal
 from warmloop.proxy.conversations import Conversations, Placed
 from warmloop.proxy.fixes import OFF, Fixes, apply, home_provider
 from warmloop.proxy.forwarding import (
@@ -62,26 +62,6 @@ UPSTREAM_READ_SECONDS = 600.0
 the exchange is given up: the official SDKs' own default, as a model that does not stream
 sends nothing until its whole answer is done."""
 UPSTREAM_CONNECT_SECONDS = 30.0
-MAX_REQUEST_BYTES = 1024 * 1024 * 1024
-"""The largest request body taken (1 GiB, above every provider's limit); a bigger one is
-refused with 413 rather than held in memory."""
-READ_BLOCK = 1024 * 1024
-"""A request body is read in blocks this size, so memory follows the bytes that came, not
-the length announced."""
-MAX_LINE = 64 * 1024
-"""The longest chunk-size or trailer line of a chunked request body."""
-MAX_TRAILERS = 100
-DIGITS = re.compile(r"[0-9]+")
-HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
-
-
-class _Refusal(Exception):
-    """A request the proxy answers itself, with this status, instead of passing it on."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class Proxy:
@@ -213,7 +193,7 @@ class Proxy:
         problem = target_problem(target)
         if problem is not None:
             path = target.split("?", 1)[0]  # a query may hold an API key
-            raise _Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
+            raise Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
         return self._base.copy_with(raw_path=self._base_path + target.encode("ascii"))
 
 
@@ -263,73 +243,16 @@ class _Handler(BaseHTTPRequestHandler):
         words = self.requestline.split()
         return words[1] if len(words) >= 2 else self.path
 
-    def _body(self) -> bytes:
-        codings = self.headers.get_all("Transfer-Encoding")
-        if codings:
-            if [c.strip().lower() for c in codings] != ["chunked"]:
-                given = ", ".join(codings)
-                raise _Refusal(501, f"Transfer-Encoding {shown(given)}: only chunked is taken")
-            return self._chunked()
-        lengths = self.headers.get_all("Content-Length") or []
-        if not lengths:
-            return b""
-        if len(lengths) > 1 or not DIGITS.fullmatch(lengths[0].strip(" \t")):
-            given = ", ".join(lengths)
-            raise _Refusal(
-                400, f"Content-Length must be one decimal number of bytes, got {shown(given)}"
-            )
-        length = int(lengths[0])
-        if length > MAX_REQUEST_BYTES:
-            raise _Refusal(413, f"the body ({length} bytes) is over {MAX_REQUEST_BYTES} bytes")
-        return self._exactly(length, "the body ended before its Content-Length")
-
-    def _exactly(self, size: int, short: str) -> bytes:
-        parts: list[bytes] = []
-        left = size
-        while left:
-            part = self.rfile.read(min(left, READ_BLOCK))
-            if not part:
-                raise _Refusal(400, f"{short} ({size - left} of {size} bytes came)")
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-
-    def _line(self, what: str) -> bytes:
-        line = self.rfile.readline(MAX_LINE + 1)
-        if not line.endswith(b"\n"):
-            raise _Refusal(400, f"the chunked body's {what} is cut off or over {MAX_LINE} bytes")
-        return line
-
-    def _chunked(self) -> bytes:
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            text = self._line("chunk size line").split(b";", 1)[0].strip(b" \t\r\n")
-            if not HEX.fullmatch(text):
-                given = text.decode("latin-1")
-                raise _Refusal(400, f"a chunk size must be hexadecimal, got {shown(given)}")
-            size = int(text, 16)
-            total += size
-            if total > MAX_REQUEST_BYTES:
-                raise _Refusal(413, f"the chunked body is over {MAX_REQUEST_BYTES} bytes")
-            if size == 0:
-                break
-            chunks.append(self._exactly(size, "a chunk ended early"))
-            if self._line("chunk end") not in (b"\r\n", b"\n"):
-                raise _Refusal(400, "a chunk is longer than its size says")
-        for _ in range(MAX_TRAILERS):
-            if self._line("trailer") in (b"\r\n", b"\n"):
-                return b"".join(chunks)
-        raise _Refusal(400, f"the chunked body has over {MAX_TRAILERS} trailer lines")
-
     def _proxy(self) -> None:
         recorder = self.recorder
         arrived = recorder.clock()
         started = time.perf_counter()
         try:
-            body = self._body()  # read whole first, so a refusal leaves nothing unread
+            body = BodyReader(
+                self.rfile, self.headers
+            ).read()  # whole first, so a refusal leaves nothing unread
             url = recorder.upstream_url(self._target())
-        except _Refusal as refusal:
+        except Refusal as refusal:
             self._refuse(refusal.status, refusal.message)
             return
         headers = forwarded_headers(self.headers)
