@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import httpx2
 from rich.console import Console
 from rich.text import Text
 
@@ -14,12 +15,15 @@ from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.server import Proxy
+from warmloop.proxy.status import STATUS_PATH
+
+STATUS_SECONDS = 10.0
+"""How long `--status` waits for the proxy's page."""
 
 
 @click.command()
 @click.option(
     "--upstream",
-    required=True,
     metavar="URL",
     help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
 )
@@ -58,18 +62,30 @@ from warmloop.proxy.server import Proxy
     show_default=True,
     help="Report a request that moves its conversation's cached prefix, with its cause.",
 )
+@click.option(
+    "--status",
+    "show_status",
+    is_flag=True,
+    help="Show the running proxy's conversations on --port (reuse, busts, dollars saved).",
+)
 def proxy(
-    upstream: str,
+    upstream: str | None,
     port: int,
     out: Path | None,
     breakpoints: bool,
     cache_key: bool,
     session_header: str | None,
     guard: bool,
+    show_status: bool,
 ) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API, adding cache breakpoints and
     routing keys where the client sent none; never what the model reads. Point your
     client's base URL at the printed address."""
+    if show_status:
+        print_status(port)
+        return
+    if upstream is None:
+        fail("pass --upstream URL, the API to forward to, such as https://api.anthropic.com")
     try:
         fixes = Fixes(breakpoints, cache_key, session_header)
         server = Proxy(upstream, out, port=port, fixes=fixes, guard=guard, name="warmloop proxy")
@@ -97,3 +113,39 @@ def serve(server: Proxy, console: Console, doing: str) -> None:
         console.print(Text(f"stopped{done}", style="dim"))
     finally:
         server.close()
+
+
+def print_status(port: int) -> None:
+    """Print the status page of the proxy serving on 127.0.0.1:`port`."""
+    url = f"http://127.0.0.1:{port}{STATUS_PATH}"
+    try:
+        page = httpx2.get(url, timeout=STATUS_SECONDS, trust_env=False).json()
+    except (httpx2.HTTPError, ValueError) as exc:
+        fail(
+            f"no warmloop proxy answered on 127.0.0.1:{port} ({type(exc).__name__}); start "
+            "one with `warmloop proxy --upstream URL`, or pass the --port it serves on"
+        )
+    console = safe_console()
+    reuse = page.get("reuse")
+    console.print(
+        Text(
+            f"{page['conversations']} conversations, {page['requests']} requests, "
+            f"{page['busts']} busts, reuse {_share(reuse)}, "
+            f"saved ${page['saved_usd']:.4f} by the breakpoints placed"
+        ),
+        soft_wrap=True,
+    )
+    for row in page["by_conversation"]:
+        saved = row["saved_usd"]
+        console.print(
+            Text(
+                f"  {row['id']} {row['format']}: {row['requests']} requests, {row['busts']} "
+                f"busts, reuse {_share(row['reuse'])}"
+                + (f", saved ${saved:.4f}" if saved is not None else "")
+            ),
+            soft_wrap=True,
+        )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"

@@ -19,13 +19,14 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from warmloop.audit.anchors import AnchorIndex, anchors
 from warmloop.audit.conversations import Entry, best_parent
 from warmloop.audit.formats import logged_layout, routing_key
 from warmloop.audit.log import LoggedRequest
+from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
 from warmloop.wire.guard import PrefixCheck, compare
 from warmloop.wire.stream import canonical_stream
@@ -50,8 +51,14 @@ class Conversation:
     seen: float
     requests: int = 0
     busts: int = 0
-    input_tokens: int = 0
+    prompt_tokens: int = 0
     cached_tokens: int = 0
+    saved_usd: float = 0.0
+    """What the breakpoints the proxy placed saved, against the same requests without
+    them (no cache at all on a wire that caches only at markers); the write premium of a
+    conversation's first request counts against it."""
+    priced: bool = False
+    """Whether any saving was priced (the model has prices in the table)."""
     held: list[int] = field(default_factory=list)
     """The numbers of its requests still held, oldest first."""
 
@@ -92,19 +99,7 @@ class Conversations:
     def snapshot(self) -> list[Conversation]:
         """The live conversations, most recent first (copies of their figures)."""
         with self._lock:
-            return [
-                Conversation(
-                    c.id,
-                    c.wire,
-                    c.key,
-                    c.seen,
-                    c.requests,
-                    c.busts,
-                    c.input_tokens,
-                    c.cached_tokens,
-                )
-                for c in reversed(self._live.values())
-            ]
+            return [replace(c, held=[]) for c in reversed(self._live.values())]
 
     def place(self, wire: WireFormat, body: Mapping[str, Any]) -> Placed | None:
         """File a request body (as the client sent it) in its conversation; None for a
@@ -147,11 +142,17 @@ class Conversations:
             self._hold(home, entry, number, rungs)
             return Placed(home, check)
 
-    def answered(self, conversation: Conversation, input_tokens: int, cached: int) -> None:
-        """Add one answered request's prompt tokens and the part of them read from cache."""
+    def answered(self, conversation: Conversation, usage: Usage, saved: float | None) -> None:
+        """Add one answered request's prompt tokens, the part read from cache, and what the
+        proxy's breakpoints saved on it (None: not priced)."""
         with self._lock:
-            conversation.input_tokens += input_tokens
-            conversation.cached_tokens += cached
+            conversation.prompt_tokens += (
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+            )
+            conversation.cached_tokens += usage.cache_read_tokens
+            if saved is not None:
+                conversation.saved_usd += saved
+                conversation.priced = True
 
     def _open(self, wire: WireFormat, key: str | None, now: float) -> Conversation:
         opened = Conversation(f"wl-{secrets.token_hex(8)}", wire, key, now)

@@ -55,6 +55,8 @@ class Fixes:
         return self.breakpoints or self.cache_key or self.session_header is not None
 
 
+BREAKPOINTS = "cache breakpoints"
+"""What `Fixed.added` names when the proxy placed the breakpoints."""
 OFF = Fixes(breakpoints=False, cache_key=False)
 """Every fix off: `warmloop record`."""
 
@@ -95,7 +97,7 @@ def apply(
         marked = with_breakpoints(body)
         if marked is not None:
             out = marked
-            added.append("cache breakpoints")
+            added.append(BREAKPOINTS)
     routing = provider.routing if provider is not None else None
     if fixes.cache_key and routing is not None and routing.field and routing.field not in out:
         out = {**out, routing.field: key}

@@ -43,8 +43,8 @@ from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
 from warmloop.errors import ConfigurationError
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.body import BodyReader, Refusal
-from warmloop.proxy.conversations import Conversations, Placed
-from warmloop.proxy.fixes import OFF, Fixes, apply, home_provider
+from warmloop.proxy.conversations import Conversations
+from warmloop.proxy.fixes import BREAKPOINTS, OFF, Fixes, apply, home_provider
 from warmloop.proxy.forwarding import (
     HOP_BY_HOP,
     check_upstream,
@@ -54,6 +54,7 @@ from warmloop.proxy.forwarding import (
     shown,
     target_problem,
 )
+from warmloop.proxy.status import STATUS_PATH, Sent, saved_usd, status_page
 
 logger = logging.getLogger("warmloop.proxy")
 
@@ -163,14 +164,13 @@ class Proxy:
 
     def place(
         self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
-    ) -> tuple[Placed | None, list[tuple[str, str]], bytes | None]:
-        """File a model request in its conversation, report a bust, and apply the fixes:
-        its placing, the headers to send and the new body (None: the client's bytes). A
-        body its format cannot read is filed nowhere and goes as sent."""
+    ) -> Sent:
+        """File a model request in its conversation, report a bust, and apply the fixes.
+        A body its format cannot read is filed nowhere and goes as sent."""
         assert self.conversations is not None
         placed = self.conversations.place(wire, request)
         if placed is None:
-            return None, headers, None
+            return Sent(None, request, headers)
         bust = placed.check.bust if placed.check is not None else None
         if bust is not None:
             line = f"cache bust in {placed.conversation.id} ({bust.kind}): {bust}"
@@ -183,10 +183,25 @@ class Proxy:
                 extra={"conversation": placed.conversation.id, "cause": bust.kind},
             )
         if not self.fixes.any:
-            return placed, headers, None
+            return Sent(placed, request, headers)
         provider = home_provider(self.upstream, wire)
         fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
-        return placed, fixed.headers, fixed.body
+        return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
+
+    def answered(self, wire: WireFormat, sent: Sent, path: str, raw_usage: dict[str, Any]) -> None:
+        """Add an answered request's usage to its conversation's figures (with what the
+        breakpoints the proxy placed saved, where it placed them)."""
+        usage = wire.read_usage(raw_usage) if wire.read_usage is not None else None
+        if usage is None or sent.placed is None or self.conversations is None:
+            return
+        saved = None
+        if BREAKPOINTS in sent.added:
+            saved = saved_usd(wire, sent.request, path, usage)
+        self.conversations.answered(sent.placed.conversation, usage, saved)
+
+    def status(self) -> dict[str, Any]:
+        """The status page's figures (`proxy.status`)."""
+        return status_page(self.conversations.snapshot() if self.conversations else [])
 
     def upstream_url(self, target: str) -> httpx2.URL:
         """The upstream's URL with `target` as its path (under the upstream's own path)."""
@@ -238,6 +253,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _answer(self, status: int, page: dict[str, Any]) -> None:
+        """Answer the proxy's own page as JSON."""
+        body = json.dumps(page, indent=2).encode()
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def _target(self) -> str:
         # as sent: http.server folds a leading `//` of `self.path` into one `/`
         words = self.requestline.split()
@@ -245,12 +269,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _proxy(self) -> None:
         recorder = self.recorder
+        if self.command == "GET" and self._target() == STATUS_PATH:
+            self._answer(200, recorder.status())
+            return
         arrived = recorder.clock()
         started = time.perf_counter()
         try:
-            body = BodyReader(
-                self.rfile, self.headers
-            ).read()  # whole first, so a refusal leaves nothing unread
+            # read whole first, so a refusal leaves nothing unread
+            body = BodyReader(self.rfile, self.headers).read()
             url = recorder.upstream_url(self._target())
         except Refusal as refusal:
             self._refuse(refusal.status, refusal.message)
@@ -260,12 +286,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # http.server sees `close` only as the whole value
         path = self.path.split("?", 1)[0]
         wire = format_from_path(path) if self.command == "POST" else None
-        placed: Placed | None = None
+        sent: Sent | None = None
         if recorder.conversations is not None and wire is not None:
             request = _object(body)
             if request is not None:
-                placed, headers, changed = recorder.place(wire, request, headers)
-                body = changed if changed is not None else body
+                sent = recorder.place(wire, request, headers)
+                headers = sent.headers
+                body = sent.body if sent.body is not None else body
         diagnoser = recorder.diagnoser
         asked: Asked | None = None
         if diagnoser is not None:
@@ -289,16 +316,12 @@ class _Handler(BaseHTTPRequestHandler):
         if wire is None:
             return
         facts = response_facts(decoded(kept, encoding), content_type)
-        conversations = recorder.conversations
-        if placed is not None and conversations is not None and facts.usage is not None:
-            usage = wire.read_usage(facts.usage) if wire.read_usage is not None else None
-            if usage is not None:
-                prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-                conversations.answered(placed.conversation, prompt, usage.cache_read_tokens)
-        if recorder.writer is None:
-            return
+        if sent is not None and sent.placed is not None and facts.usage is not None:
+            recorder.answered(wire, sent, path, facts.usage)
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
+        if recorder.writer is None:
+            return
         try:
             request = json.loads(body)
         except ValueError:
