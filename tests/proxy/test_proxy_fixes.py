@@ -7,6 +7,7 @@ request that carries none ("Prompt caching > cache_control"), each fix switchabl
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -140,3 +141,34 @@ def test_a_session_header_the_client_sent_is_kept(wire_server: WireServer) -> No
     (_, first, _), (_, second, _) = captured.seen
     assert first["x-session-id"] == "theirs"
     assert second["x-session-id"].startswith("wl-")
+
+
+def test_credentials_are_never_logged_written_or_sent_as_a_key(
+    wire_server: WireServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "sk-ant-proxy-SECRET-0a1b2c3d"
+    captured = Captured()
+    wire_server.serve(captured)
+    log = tmp_path / "requests.jsonl"
+    fixes = Fixes(session_header="X-Session-ID")
+    with Proxy(wire_server.url, log, fixes=fixes, guard=True).start() as proxy:
+        client = anthropic.Anthropic(base_url=proxy.url, api_key=secret, max_retries=0)
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=64,
+            system="You are terse.",
+            messages=[{"role": "user", "content": PARSER}],
+        )
+        client.messages.create(  # a rewritten first turn: the guard prints a bust line
+            model="claude-sonnet-4-6",
+            max_tokens=64,
+            system="You are terse.",
+            messages=[{"role": "user", "content": DOCS}],
+        )
+    (_, headers, body), _ = captured.seen
+    credential = headers.get("x-api-key") or headers.get("authorization", "")
+    assert secret in credential  # the client's credential reaches the API only
+    assert secret not in headers["x-session-id"]
+    assert secret not in json.dumps(body)
+    assert log.read_text().count("\n") == 2
+    assert secret not in log.read_text() + capsys.readouterr().err
