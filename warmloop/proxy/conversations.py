@@ -117,8 +117,7 @@ class Conversations:
             entry = Entry(LoggedRequest(number, {}), wire, stream, key)
             rungs = anchors((wire.name, key), "".join(entry.conversation_items))
             offered = [n for n in self._index.candidates(rungs) if n in self._entries]
-            chosen = best_parent(entry, [self._entries[n][0] for n in offered])
-            parent = self._entries[offered[chosen]] if chosen is not None else None
+            parent = self._parent(entry, offered)
             home: Conversation | None = None
             if key is not None:
                 found = self._keyed.get((wire.name, key))
@@ -141,6 +140,18 @@ class Conversations:
             self._live.move_to_end(home.id)
             self._hold(home, entry, number, rungs)
             return Placed(home, check)
+
+    def _parent(self, entry: Entry, offered: list[int]) -> tuple[Entry, Conversation] | None:
+        """The held request `entry` continues: the first offered one it extends whole (the
+        deepest shared anchor first, so the longest; an agent's common case, found without
+        measuring the rest), else the one `best_parent` measures best."""
+        mine = entry.conversation_items
+        for number in offered:
+            theirs = self._entries[number][0].conversation_items
+            if theirs and len(theirs) <= len(mine) and mine[: len(theirs)] == theirs:
+                return self._entries[number]
+        chosen = best_parent(entry, [self._entries[n][0] for n in offered])
+        return self._entries[offered[chosen]] if chosen is not None else None
 
     def answered(self, conversation: Conversation, usage: Usage, saved: float | None) -> None:
         """Add one answered request's prompt tokens, the part read from cache, and what the

@@ -224,6 +224,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # The head, each chunk and the last chunk are separate writes: with Nagle's algorithm
+    # on, a keep-alive client's delayed ACK held the rest of every answer for 40 ms.
+    disable_nagle_algorithm = True
     recorder: Proxy
 
     def log_message(self, format: str, *args: Any) -> None:
