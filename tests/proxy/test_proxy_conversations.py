@@ -119,4 +119,3 @@ def test_record_files_no_conversation(wire_server: WireServer) -> None:
         assert proxy.conversations is None
     with Proxy(wire_server.url, None, fixes=Fixes()) as proxy:
         assert proxy.conversations is not None
-

@@ -172,3 +172,50 @@ def test_credentials_are_never_logged_written_or_sent_as_a_key(
     assert secret not in json.dumps(body)
     assert log.read_text().count("\n") == 2
     assert secret not in log.read_text() + capsys.readouterr().err
+
+
+def opening(base: str, model: str, system: Any) -> None:
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-test", max_retries=0)
+    messages: Any = [{"role": "system", "content": system}, {"role": "user", "content": PARSER}]
+    client.chat.completions.create(model=model, messages=messages)
+
+
+@pytest.mark.parametrize(
+    ("model", "marked"),
+    [("gpt-5.6", True), ("gpt-5", False)],
+    ids=["takes-breakpoints", "implicit-only"],
+)
+def test_openai_models_that_take_breakpoints_get_one_after_the_opening(
+    wire_server: WireServer, model: str, marked: bool
+) -> None:
+    """Prompt caching > Prompt cache breakpoints (GPT-5.6 and later): the explicit
+    breakpoint on the block that ends the stable opening lets every session read it."""
+    captured = Captured()
+    wire_server.serve(captured)
+    transport = Loopback(wire_server.url)
+    with Proxy("https://api.openai.com", None, fixes=Fixes(), transport=transport) as proxy:
+        proxy.start()
+        opening(proxy.url, model, "You are terse.")
+    system = captured.bodies[0]["messages"][0]
+    if marked:
+        block = {"type": "text", "text": "You are terse."}
+        assert system["content"] == [{**block, "prompt_cache_breakpoint": {"mode": "explicit"}}]
+    else:
+        assert system["content"] == "You are terse."
+    assert captured.bodies[0]["messages"][1] == {"role": "user", "content": PARSER}
+
+
+def test_an_openai_breakpoint_the_client_placed_is_left_where_it_is(
+    wire_server: WireServer,
+) -> None:
+    captured = Captured()
+    wire_server.serve(captured)
+    transport = Loopback(wire_server.url)
+    theirs = [  # the client's breakpoint ends the first block: the second is no opening
+        {"type": "text", "text": "You are", "prompt_cache_breakpoint": {"mode": "explicit"}},
+        {"type": "text", "text": " terse."},
+    ]
+    with Proxy("https://api.openai.com", None, fixes=Fixes(), transport=transport) as proxy:
+        proxy.start()
+        opening(proxy.url, "gpt-5.6", theirs)
+    assert captured.bodies[0]["messages"][0]["content"] == theirs

@@ -41,7 +41,8 @@ STATUS_SECONDS = 10.0
     "--breakpoints/--no-breakpoints",
     default=True,
     show_default=True,
-    help="Place cache breakpoints on Anthropic Messages requests that carry none.",
+    help="Place cache breakpoints where the client placed none (Anthropic Messages; OpenAI "
+    "Chat Completions on GPT-5.6 and later).",
 )
 @click.option(
     "--cache-key/--no-cache-key",

@@ -8,6 +8,11 @@ Each fix is switchable (`Fixes`) and each rule is read where warmloop keeps it:
   within the 20-block lookback), on a request that carries none; one that carries any is
   the client's and is left alone. A string `system` or a string message content that gets
   a marker becomes the one text block it stands for (the API's documented equivalent);
+- OpenAI's explicit breakpoint (`providers.openai_cache`, "Prompt cache breakpoints") on
+  the opening system message of a Chat Completions request to a model whose profile takes
+  breakpoints (GPT-5.6 and later), on the provider's own host, where the client placed
+  none: every session of an agent then reads the shared opening (Responses requests keep
+  their `instructions`, a string no breakpoint can mark, as sent);
 - the routing key the provider record names (`ProviderRecord.routing`: `prompt_cache_key`
   in the body for OpenAI, a header for xAI), where the client sent none, on the provider's
   own hosts only (`ProviderRecord.hosts`: another host speaking the same wire may refuse a
@@ -26,12 +31,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from warmloop.audit.formats import own_profile
 from warmloop.providers.anthropic_cache import (
     breakpoint_positions,
     cache_control,
     message_breakpoints,
     place_breakpoints,
 )
+from warmloop.providers.openai_cache import BREAKPOINT, marked_text, takes_breakpoints
 from warmloop.providers.records import ProviderRecord, WireFormat
 from warmloop.providers.registry import providers
 from warmloop.providers.routing import header_name, routing_key
@@ -55,6 +62,8 @@ class Fixes:
         return self.breakpoints or self.cache_key or self.session_header is not None
 
 
+BREAKPOINT_FIELD = "prompt_cache_breakpoint"
+OPENING_ROLES = frozenset({"system", "developer"})
 BREAKPOINTS = "cache breakpoints"
 """What `Fixed.added` names when the proxy placed the breakpoints."""
 OFF = Fixes(breakpoints=False, cache_key=False)
@@ -95,6 +104,11 @@ def apply(
     out: dict[str, Any] = body
     if fixes.breakpoints and wire.explicit_breakpoints:
         marked = with_breakpoints(body)
+        if marked is not None:
+            out = marked
+            added.append(BREAKPOINTS)
+    elif fixes.breakpoints and provider is not None and _takes_openai_breakpoints(wire, body):
+        marked = with_opening_breakpoint(body)
         if marked is not None:
             out = marked
             added.append(BREAKPOINTS)
@@ -145,6 +159,40 @@ def with_breakpoints(body: Mapping[str, Any]) -> dict[str, Any] | None:
         if placed["messages"][index]["content"] == []:
             placed["messages"][index] = body["messages"][index]
     return placed
+
+
+def _takes_openai_breakpoints(wire: WireFormat, body: Mapping[str, Any]) -> bool:
+    model = body.get("model")
+    return isinstance(model, str) and takes_breakpoints(own_profile(wire, model))
+
+
+def with_opening_breakpoint(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A Chat Completions body with OpenAI's explicit breakpoint on its opening system (or
+    developer) message, where every session of an agent can read it, or None: the body
+    carries a breakpoint of its own, opens with no such message, or is shaped otherwise."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or _has_breakpoint(messages):
+        return None
+    first = messages[0]
+    if not isinstance(first, Mapping) or first.get("role") not in OPENING_ROLES:
+        return None
+    content = first.get("content")
+    if isinstance(content, str) and content:
+        marked: Any = marked_text(content, "text")
+    elif _blocks(content) and content:
+        marked = [*content[:-1], {**content[-1], BREAKPOINT_FIELD: dict(BREAKPOINT)}]
+    else:
+        return None
+    return {**body, "messages": [{**first, "content": marked}, *messages[1:]]}
+
+
+def _has_breakpoint(messages: list[Any]) -> bool:
+    return any(
+        isinstance(block, Mapping) and BREAKPOINT_FIELD in block
+        for message in messages
+        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
 
 
 def _messages_shaped(body: Mapping[str, Any]) -> bool:
