@@ -29,17 +29,9 @@ from typing import Any
 
 import httpx2
 
+from benchmarks.audit_scale import TOOLS
+
 SYSTEM = "You are a careful coding agent. Read before you edit; cite the lines you change. " * 50
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a text file of the repository and return its lines.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
 REPLY = json.dumps(
     {
         "id": "chatcmpl-1",

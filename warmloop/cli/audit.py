@@ -17,7 +17,7 @@ from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
 from warmloop.cli.options import fail
-from warmloop.cli.proxy import serve
+from warmloop.cli.proxy import port_option, serve, upstream_option
 from warmloop.errors import WarmloopError
 from warmloop.facts.price_table import PRICES_ENV, prices_for
 from warmloop.proxy.server import Proxy
@@ -28,15 +28,8 @@ CHUNK = 1 << 16
 
 
 @click.command()
-@click.option(
-    "--upstream",
-    required=True,
-    metavar="URL",
-    help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
-)
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
-)
+@upstream_option(required=True)
+@port_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),

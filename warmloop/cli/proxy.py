@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 import httpx2
@@ -17,19 +19,30 @@ from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.server import Proxy
 from warmloop.proxy.status import STATUS_PATH
 
+F = TypeVar("F", bound=Callable[..., Any])
 STATUS_SECONDS = 10.0
 """How long `--status` waits for the proxy's page."""
 
 
-@click.command()
-@click.option(
-    "--upstream",
-    metavar="URL",
-    help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
-)
-@click.option(
+def upstream_option(*, required: bool) -> Callable[[F], F]:
+    """`--upstream URL`, the one API a proxy forwards to (`record` and `proxy`)."""
+    return click.option(
+        "--upstream",
+        required=required,
+        metavar="URL",
+        help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
+    )
+
+
+port_option = click.option(
     "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
 )
+"""`--port N`, the local port a proxy serves on (`record` and `proxy`)."""
+
+
+@click.command()
+@upstream_option(required=False)
+@port_option
 @click.option(
     "--record",
     "out",
