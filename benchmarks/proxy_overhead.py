@@ -17,6 +17,7 @@ resident memory (VmRSS) is read before and after: memory with that many conversa
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import subprocess
@@ -67,10 +68,12 @@ class _Upstream(BaseHTTPRequestHandler):
 
 
 def body(task: int, steps: int) -> bytes:
-    """Conversation `task`'s request after `steps` tool calls."""
+    """Conversation `task`'s request after `steps` tool calls (each task named by a hash, so
+    no two read as one task with a counter changed)."""
+    name = hashlib.sha1(str(task).encode()).hexdigest()[:12]
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": f"Task {task}: find why test {task} fails and fix it."},
+        {"role": "user", "content": f"Task {name}: find why test {name} fails and fix it."},
     ]
     for step in range(steps):
         call = {
@@ -79,7 +82,7 @@ def body(task: int, steps: int) -> bytes:
             "function": {"name": "read_file", "arguments": json.dumps({"path": f"f{step}.py"})},
         }
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        lines = "".join(f"{n}: line {n} of f{step}.py for task {task}\n" for n in range(20))
+        lines = "".join(f"{n}: line {n} of f{step}.py for task {name}\n" for n in range(20))
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": lines})
     return json.dumps({"model": "gpt-5", "messages": messages, "tools": TOOLS}).encode()
 

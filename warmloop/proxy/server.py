@@ -57,6 +57,9 @@ from warmloop.proxy.forwarding import (
 from warmloop.proxy.status import STATUS_PATH, Sent, saved_usd, status_page
 
 logger = logging.getLogger("warmloop.proxy")
+# The stderr line is the terminal's; the record is for an application's own handlers (with
+# none, Python's last-resort handler would print each bust a second time).
+logger.addHandler(logging.NullHandler())
 
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
