@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
     "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
+    "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
 }
 """Name -> (module under `benchmarks`, what it measures)."""

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("maintenance", "telemetry"),
     ("sessions", "audit"),
     ("keepalive",),
-    ("agent",),
+    ("agent", "proxy"),
     ("fleet",),
     ("cli",),
     ("", "__main__"),  # the package's public face, and `python -m warmloop`

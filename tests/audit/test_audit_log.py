@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from warmloop.audit.blocks import sized
 from warmloop.audit.formats import detect_format, model_name, routing_key
 from warmloop.audit.log import LogWriter, parse_time, read_log
-from warmloop.audit.proxy import Recorder
 from warmloop.audit.responses import decoded, describe_diagnostics, normalise_usage, response_facts
 from warmloop.facts.usage import Usage
+from warmloop.proxy.server import Proxy
 
 
 def sse(*events: dict[str, Any]) -> bytes:
@@ -47,7 +47,7 @@ def test_record_out_appends_and_never_cuts_what_the_file_held(
 ) -> None:
     log = tmp_path / "requests.jsonl"
     log.write_bytes(before)
-    Recorder("http://127.0.0.1:9", log).close()  # `record --out` opened it, nothing came
+    Proxy("http://127.0.0.1:9", log).close()  # `record --out` opened it, nothing came
     assert log.read_bytes() == before
     writer = LogWriter(log)
     writer.write(RECORD)

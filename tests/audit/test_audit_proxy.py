@@ -31,9 +31,9 @@ from tests.support.proxy_upstream import (
     request,
     stalls_short_of_its_length,
 )
-from warmloop.audit import proxy as recorder_module
-from warmloop.audit.proxy import Recorder
 from warmloop.errors import ConfigurationError
+from warmloop.proxy import server as recorder_module
+from warmloop.proxy.server import Proxy
 
 BODY = b'{"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}'
 CHAT = b"/v1/chat/completions"
@@ -55,7 +55,7 @@ def proxied(
     reply: Reply = request.param
     if reply in (stalls_short_of_its_length, never_answers):
         monkeypatch.setattr(recorder_module, "UPSTREAM_READ_SECONDS", SHORT_TIMEOUT)
-    with Upstream(reply) as upstream, Recorder(upstream.url, tmp_path / "log.jsonl") as proxy:
+    with Upstream(reply) as upstream, Proxy(upstream.url, tmp_path / "log.jsonl") as proxy:
         proxy.start()
         yield upstream, int(proxy.server.server_address[1])
 
@@ -125,7 +125,7 @@ def test_an_upstream_that_never_answers_is_a_504(
 
 @pytest.fixture
 def plain(tmp_path: Path) -> Iterator[tuple[Upstream, int]]:
-    with Upstream() as upstream, Recorder(upstream.url, tmp_path / "log.jsonl") as proxy:
+    with Upstream() as upstream, Proxy(upstream.url, tmp_path / "log.jsonl") as proxy:
         proxy.start()
         yield upstream, int(proxy.server.server_address[1])
 
@@ -179,10 +179,10 @@ def test_an_upstream_that_is_no_base_url_is_refused_before_listening(
     upstream: str, tmp_path: Path
 ) -> None:
     with pytest.raises(ConfigurationError, match="--upstream must be an http"):
-        Recorder(upstream, tmp_path / "log.jsonl").close()
+        Proxy(upstream, tmp_path / "log.jsonl").close()
 
 
-class Watched(Recorder):
+class Watched(Proxy):
     """A recorder that also signals each line it prints."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -21,8 +21,8 @@ from tests.support.audit_clients import (
 )
 from tests.support.fake_api import Clock, FakeServer
 from warmloop.audit.log import read_log
-from warmloop.audit.proxy import Recorder
 from warmloop.audit.report import AuditReport, ConversationReport, audit
+from warmloop.proxy.server import Proxy
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, F
     clock = Clock()
     fake = FakeServer(clock)
     log = tmp_path_factory.mktemp("audit") / "requests.jsonl"
-    recorder = Recorder(fake.url, log, clock=clock).start()
+    recorder = Proxy(fake.url, log, clock=clock).start()
     base = recorder.url
     try:
         chat_loop(base, clock, "append-only", stream=True)
@@ -165,7 +165,7 @@ def test_the_proxy_streams_events_as_they_arrive(recorded: tuple[Path, FakeServe
     fake = recorded[1]
     clock = Clock()
     with (
-        Recorder(fake.url, recorded[0].with_name("slow.jsonl"), clock=clock).start() as proxy,
+        Proxy(fake.url, recorded[0].with_name("slow.jsonl"), clock=clock).start() as proxy,
         httpx2.Client() as client,
         client.stream("POST", f"{proxy.url}/slow-stream", content=b"{}") as response,
     ):
@@ -179,7 +179,7 @@ def test_the_proxy_streams_events_as_they_arrive(recorded: tuple[Path, FakeServe
 
 def test_other_paths_are_forwarded_but_not_logged(recorded: tuple[Path, FakeServer]) -> None:
     out = recorded[0].with_name("other.jsonl")
-    with Recorder(recorded[1].url, out).start() as proxy:
+    with Proxy(recorded[1].url, out).start() as proxy:
         reply = httpx2.get(f"{proxy.url}/v1/models?key=secret")
     assert reply.json() == {"data": []}
     assert out.read_text() == ""

@@ -24,10 +24,10 @@ import pytest
 from click.testing import CliRunner
 
 from warmloop.audit.log import read_log
-from warmloop.audit.proxy import Recorder
 from warmloop.audit.report import audit
 from warmloop.audit.responses import response_facts
 from warmloop.cli.main import main
+from warmloop.proxy.server import Proxy
 from warmloop.wire.verdict import ANTHROPIC_BETA
 
 SYSTEM = "You fix bugs. " * 50
@@ -91,7 +91,7 @@ def recording(
 ) -> Iterator[tuple[Upstream, httpx2.Client]]:
     fake = Upstream()
     transport = httpx2.MockTransport(fake.handler)
-    with Recorder(upstream, out, transport=transport, diagnose=diagnose) as recorder:
+    with Proxy(upstream, out, transport=transport, diagnose=diagnose) as recorder:
         recorder.start()
         with httpx2.Client(base_url=recorder.url, timeout=30) as client:
             yield fake, client
@@ -236,10 +236,10 @@ def test_a_client_that_asks_itself_is_left_alone(tmp_path: Path) -> None:
 def test_the_command_says_when_diagnose_does_not_apply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def stop(self: Recorder) -> None:
+    def stop(self: Proxy) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Recorder, "serve_forever", stop)
+    monkeypatch.setattr(Proxy, "serve_forever", stop)
     args = ["record", "--port", "0", "--out", str(tmp_path / "log.jsonl"), "--diagnose"]
     other = CliRunner().invoke(main, [*args, "--upstream", "http://127.0.0.1:9"])
     assert other.exit_code == 0, other.output

@@ -53,7 +53,6 @@ from tests.bad_input.harness import (
 from tests.support.proxy_upstream import Upstream, exchange, parse, request
 from tests.support.workspace_cases import Case, both, check, hang_guard, link, write
 from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
-from warmloop.audit.proxy import MAX_LINE, MAX_TRAILERS, Recorder
 from warmloop.errors import WorkspaceError
 from warmloop.messages import Notice
 from warmloop.providers import local
@@ -65,6 +64,8 @@ from warmloop.providers.local import LocalModel
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.openings import MAGIC, OpeningCache
+from warmloop.proxy.body import MAX_LINE, MAX_TRAILERS
+from warmloop.proxy.server import Proxy
 from warmloop.tools import remote_schema
 from warmloop.tools.catalog import RemoteTool
 from warmloop.tools.mcp import McpServer, tool_name
@@ -494,8 +495,8 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def proxy(servers: tuple[Upstream, Upstream], log: Path) -> Iterator[Recorder]:
-    with Recorder(servers[0].url, log).start() as recorder:
+def proxy(servers: tuple[Upstream, Upstream], log: Path) -> Iterator[Proxy]:
+    with Proxy(servers[0].url, log).start() as recorder:
         yield recorder
 
 
@@ -506,7 +507,7 @@ def fresh(servers: tuple[Upstream, Upstream]) -> tuple[Upstream, Upstream]:
     return servers
 
 
-def port_of(recorder: Recorder) -> int:
+def port_of(recorder: Proxy) -> int:
     return int(recorder.server.server_address[1])
 
 
@@ -514,7 +515,7 @@ def port_of(recorder: Recorder) -> int:
 def test_the_proxy_refuses_it_and_no_upstream_sees_it(
     name: str,
     fresh: tuple[Upstream, Upstream],
-    proxy: Recorder,
+    proxy: Proxy,
     log: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -544,7 +545,7 @@ def test_a_fine_request_reaches_the_path_under_the_upstream_base(
     """The control for the table: a well-formed request goes through, under the base path."""
     upstream, decoy = fresh
     out = log.with_name("base.jsonl")
-    with Recorder(f"{upstream.url}/api/", out).start() as proxy:
+    with Proxy(f"{upstream.url}/api/", out).start() as proxy:
         fine = post(
             CHAT + b"?alt=sse", BODY, b"Content-Length: %d" % len(BODY), b"Connection: close"
         )
@@ -1176,7 +1177,7 @@ def test_record_out_into_a_fifo_or_device_is_refused(
 ) -> None:
     target = fifo_with_reader if out == "fifo" else Path(os.devnull)
     with pytest.raises(ConfigurationError, match="not a regular file"):
-        Recorder(servers[0].url, target).close()
+        Proxy(servers[0].url, target).close()
 
 
 AT_CASES: dict[str, str] = {
@@ -1233,7 +1234,7 @@ def _recorded(tmp_path: Path, reply: bytes, content_type: str) -> Path:
     return out
 
 
-class _Noted(Recorder):
+class _Noted(Proxy):
     """A recorder that says when it has logged a request or warned about one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -1487,3 +1488,179 @@ def test_run_json_escapes_control_characters_in_outputs(answer: str) -> None:
     assert result.exit_code == 0, result.output
     assert _UNSAFE.search(result.stdout) is None, ascii(result.stdout)
     assert json.loads(result.stdout)["outputs"] == {"answer": answer}
+
+
+# Issue 34: proxy. `warmloop proxy` with every fix on reads each model request's body to
+# add cache markers and routing keys: every hostile request `record` refuses is refused the
+# same way, a body it cannot read (or that is not shaped as the API takes it) goes upstream
+# byte for byte for the upstream's own error, and a client or an upstream that breaks off
+# mid-stream leaves the proxy serving.
+
+from tests.support.proxy_upstream import FIRST_EVENT  # noqa: E402
+
+PROXY_HEADER = "X-Session-ID"
+ANTHROPIC_PATH = b"/v1/messages"
+
+
+def _proxy_on(upstream: Upstream) -> Proxy:
+    from warmloop.proxy.fixes import Fixes
+
+    fixes = Fixes(session_header=PROXY_HEADER)
+    return Proxy(upstream.url, None, fixes=fixes, guard=True, name="warmloop proxy").start()
+
+
+@pytest.fixture(scope="module")
+def proxy_upstreams() -> Iterator[tuple[Upstream, Upstream]]:
+    with Upstream() as upstream, Upstream() as decoy:
+        yield upstream, decoy
+
+
+@pytest.fixture
+def proxy_on(proxy_upstreams: tuple[Upstream, Upstream]) -> Iterator[Proxy]:
+    for server in proxy_upstreams:
+        server.forget()
+    with _proxy_on(proxy_upstreams[0]) as proxy:
+        yield proxy
+
+
+@pytest.mark.parametrize("name", RECORD_CASES)
+def test_the_proxy_with_its_fixes_refuses_what_record_refuses(
+    name: str,
+    proxy_upstreams: tuple[Upstream, Upstream],
+    proxy_on: Proxy,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    upstream, decoy = proxy_upstreams
+    case = RECORD_CASES[name]
+    raw = case.raw.replace(DECOY, str(decoy.port).encode())
+    reply = exchange(port_of(proxy_on), raw, then_close=case.then_close)
+    response = parse(reply)
+    assert response.status == case.status, reply
+    assert json.loads(response.rest)["error"]["message"].startswith("warmloop proxy: ")
+    assert upstream.lines == []
+    assert decoy.lines == []
+    printed = capsys.readouterr().err
+    assert len(printed.splitlines()) == 1, printed
+    assert printed.rstrip("\n").isprintable(), printed
+    assert SECRET not in printed + reply.decode("latin-1")
+
+
+UNREADABLE_BODIES: dict[str, tuple[bytes, bytes]] = {
+    "not-json": (CHAT, b"{model: gpt-5"),
+    "json-array": (CHAT, b'[{"model": "gpt-5"}]'),
+    "json-string": (ANTHROPIC_PATH, b'"hello"'),
+    "nested-100000": (ANTHROPIC_PATH, b'{"messages": ' + NESTED + b"}"),
+    "not-utf8": (CHAT, b'{"model": "\xff\xfe"}'),
+    "messages-not-a-list": (ANTHROPIC_PATH, b'{"model": "c", "messages": {"role": "user"}}'),
+    "content-a-number": (ANTHROPIC_PATH, b'{"messages": [{"role": "user", "content": 5}]}'),
+    "role-missing": (ANTHROPIC_PATH, b'{"messages": [{"content": "hi"}]}'),
+    "system-a-number": (
+        ANTHROPIC_PATH,
+        b'{"system": 7, "messages": [{"role": "user", "content": "hi"}]}',
+    ),
+    "tools-an-object": (
+        ANTHROPIC_PATH,
+        b'{"tools": {"a": 1}, "messages": [{"role": "user", "content": "hi"}]}',
+    ),
+    "block-a-string": (ANTHROPIC_PATH, b'{"messages": [{"role": "user", "content": ["hi"]}]}'),
+    "empty": (CHAT, b""),
+}
+
+
+@pytest.mark.parametrize("name", UNREADABLE_BODIES)
+def test_a_body_the_proxy_cannot_fix_goes_upstream_as_sent(
+    name: str,
+    proxy_upstreams: tuple[Upstream, Upstream],
+    proxy_on: Proxy,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    upstream, _ = proxy_upstreams
+    path, body = UNREADABLE_BODIES[name]
+    framing = (b"Content-Length: %d" % len(body), b"Connection: close")
+    response = parse(exchange(port_of(proxy_on), post(path, body, *framing)))
+    assert response.status == 200  # the upstream's answer, whatever it makes of the body
+    (received,) = upstream.received
+    assert received.body == body
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_lone_surrogate_survives_the_markers_the_proxy_adds(
+    proxy_upstreams: tuple[Upstream, Upstream], proxy_on: Proxy
+) -> None:
+    upstream, _ = proxy_upstreams
+    body = b'{"system": "x\\ud800y", "messages": [{"role": "user", "content": "hi\\udfff"}]}'
+    framing = (b"Content-Length: %d" % len(body), b"Connection: close")
+    assert parse(exchange(port_of(proxy_on), post(ANTHROPIC_PATH, body, *framing))).status == 200
+    (received,) = upstream.received
+    sent = json.loads(received.body)
+    assert sent["system"] == [
+        {"type": "text", "text": "x\ud800y", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert sent["messages"][0]["content"][0]["text"] == "hi\udfff"
+
+
+def _events_until_released(handler: Any) -> None:
+    """An event stream that sends one event, waits for the test, then sends events until
+    the proxy stops taking them."""
+    handler.head(None, "text/event-stream")
+    handler.wfile.write(b"%x\r\n%s\r\n" % (len(FIRST_EVENT), FIRST_EVENT))
+    handler.wfile.flush()
+    handler.upstream.release.wait()
+    try:
+        for _ in range(1000):
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(FIRST_EVENT), FIRST_EVENT))
+            handler.wfile.flush()
+    except OSError:
+        pass
+    handler.close_connection = True
+
+
+def _stream_request() -> bytes:
+    body = json.dumps({**CHAT_BODY, "stream": True}).encode()
+    return post(CHAT, body, b"Content-Length: %d" % len(body))
+
+
+def test_a_client_leaving_mid_stream_leaves_the_proxy_serving(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import socket
+
+    from tests.support.proxy_upstream import LIVENESS_SECONDS, json_reply
+
+    with Upstream(_events_until_released) as upstream, _proxy_on(upstream) as proxy:
+        with socket.create_connection(("127.0.0.1", port_of(proxy)), LIVENESS_SECONDS) as sock:
+            sock.sendall(_stream_request())
+            seen = b""
+            while FIRST_EVENT not in seen:
+                seen += sock.recv(65536)
+        upstream.release.set()  # the client is gone; the upstream goes on sending
+        upstream.reply = json_reply
+        again = parse(exchange(port_of(proxy), post(CHAT, BODY, *CLOSE_FRAMING)))
+    assert again.status == 200
+    printed = capsys.readouterr().err
+    assert "Traceback" not in printed
+    assert "dropped a connection" not in printed  # a client leaving is no error of the proxy
+
+
+CLOSE_FRAMING = (b"Content-Length: %d" % len(BODY), b"Connection: close")
+
+
+def test_an_upstream_failing_mid_stream_ends_the_clients_stream_short(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.support.proxy_upstream import dies_mid_stream, json_reply
+
+    with Upstream(dies_mid_stream) as upstream, _proxy_on(upstream) as proxy:
+        body = json.dumps({**CHAT_BODY, "stream": True}).encode()
+        framing = (b"Content-Length: %d" % len(body), b"Connection: close")
+        reply = exchange(port_of(proxy), post(CHAT, body, *framing))
+        upstream.reply = json_reply
+        again = parse(exchange(port_of(proxy), post(CHAT, BODY, *CLOSE_FRAMING)))
+    cut = parse(reply)
+    assert cut.status == 200
+    assert FIRST_EVENT in cut.rest
+    assert not cut.rest.endswith(b"0\r\n\r\n")  # no last chunk: the client sees a failure
+    assert again.status == 200
+    printed = capsys.readouterr().err
+    assert "broke off" in printed
+    assert "Traceback" not in printed

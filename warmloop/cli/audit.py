@@ -11,16 +11,16 @@ from rich.text import Text
 
 from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
-from warmloop.audit.proxy import Recorder
 from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
-from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
+from warmloop.cli.proxy import port_option, serve, upstream_option
 from warmloop.errors import WarmloopError
 from warmloop.facts.price_table import PRICES_ENV, prices_for
+from warmloop.proxy.server import Proxy
 from warmloop.regular import open_regular
 
 CHUNK = 1 << 16
@@ -28,15 +28,8 @@ CHUNK = 1 << 16
 
 
 @click.command()
-@click.option(
-    "--upstream",
-    required=True,
-    metavar="URL",
-    help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
-)
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
-)
+@upstream_option(required=True)
+@port_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -55,7 +48,7 @@ def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
     console = safe_console()
     try:
-        recorder = Recorder(upstream, out, port=port, diagnose=diagnose)
+        recorder = Proxy(upstream, out, port=port, diagnose=diagnose)
     except WarmloopError as exc:
         fail(str(exc))
     if diagnose and recorder.diagnoser is None:
@@ -67,20 +60,7 @@ def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
             ),
             soft_wrap=True,
         )
-    # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
-    # The handler is in place before the address is printed: a client (or a supervisor) may
-    # act on that line at once.
-    try:
-        with terminate_as_interrupt():
-            console.print(
-                Text(f"recording to {out}: point your client at {recorder.url} (Ctrl-C stops)"),
-                soft_wrap=True,
-            )
-            recorder.serve_forever()
-    except KeyboardInterrupt:
-        console.print(Text(f"stopped; requests are in {out}", style="dim"))
-    finally:
-        recorder.close()
+    serve(recorder, console, f"recording to {out}")
 
 
 @click.command()

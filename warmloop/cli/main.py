@@ -9,6 +9,7 @@ from warmloop.cli.audit import audit, record
 from warmloop.cli.fleet import batch, worker
 from warmloop.cli.fleet_workers import fleet
 from warmloop.cli.options import CliContext
+from warmloop.cli.proxy import proxy
 from warmloop.cli.run import resume, run
 from warmloop.cli.sessions import sessions
 from warmloop.cli.show import export, show
@@ -27,6 +28,7 @@ main.add_command(resume)
 main.add_command(sessions)
 main.add_command(show)
 main.add_command(export)
+main.add_command(proxy)
 main.add_command(record)
 main.add_command(audit)
 main.add_command(worker)

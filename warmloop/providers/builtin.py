@@ -179,6 +179,7 @@ PROVIDERS = (
         example="anthropic:claude-sonnet-4-5",
         options=f"{_OPTIONS}:AnthropicOptions",
         settings=ANTHROPIC_SETTINGS,
+        hosts=("api.anthropic.com",),
     ),
     ProviderRecord(
         "openai",
@@ -194,6 +195,7 @@ PROVIDERS = (
         example="openai:gpt-5",
         options=f"{_OPTIONS}:OpenAIOptions",
         settings=RESPONSES_SETTINGS,
+        hosts=("api.openai.com",),
     ),
     ProviderRecord(
         "openai-chat",
@@ -209,6 +211,7 @@ PROVIDERS = (
         example="openai-chat:gpt-5",
         options=f"{_OPTIONS}:OpenAIChatOptions",
         settings=CHAT_SETTINGS,
+        hosts=("api.openai.com",),
     ),
     ProviderRecord(
         "gemini",
@@ -224,6 +227,7 @@ PROVIDERS = (
         example="gemini:gemini-2.5-flash",
         options=f"{_OPTIONS}:GeminiOptions",
         settings=GEMINI_SETTINGS,
+        hosts=("generativelanguage.googleapis.com",),
     ),
     ProviderRecord(
         "deepseek",
@@ -237,6 +241,7 @@ PROVIDERS = (
         example="deepseek:deepseek-chat",
         options=f"{_OPTIONS}:ChatOptions",
         settings=DEEPSEEK_SETTINGS,
+        hosts=("api.deepseek.com",),
     ),
     ProviderRecord(
         "xai",
@@ -251,6 +256,7 @@ PROVIDERS = (
         example="xai:grok-4",
         options=f"{_OPTIONS}:ChatOptions",
         settings=CHAT_SETTINGS,
+        hosts=("api.x.ai",),
     ),
     ProviderRecord(
         "openai-compatible",

@@ -117,7 +117,9 @@ class ProviderRecord:
     `in_process`: the model runs in this process (it takes a context size, `n_ctx`).
     `client`: `"module:Class"` of the SDK client its model builds; `errors`:
     `"module:NAME"` of the `SdkErrors` its failures are read by (providers/failures.py);
-    `routing`: where its host reads a conversation's routing key. `priced`: False for an
+    `routing`: where its host reads a conversation's routing key; `hosts`: the API hosts
+    that serve it, where `warmloop proxy` may add that key (another host speaking its wire
+    may refuse a field it never documented). `priced`: False for an
     engine that bills nothing per token (local, self-hosted, scripted): no price is
     looked up or accepted for it. `listed`: False for a provider no selection string
     builds (scripted models are made in code). `settings`: where its requests keep each
@@ -143,6 +145,7 @@ class ProviderRecord:
     client: str | None = None
     errors: str | None = None
     routing: RoutingKey | None = None
+    hosts: tuple[str, ...] = ()
     token_counter: str | None = None
     priced: bool = True
     listed: bool = True

@@ -1,10 +1,15 @@
-"""The recorder: a loopback HTTP proxy that forwards model requests unchanged and logs them.
+"""`warmloop proxy` and `warmloop record`: one loopback HTTP proxy for model requests.
 
 Point a client's base URL at the proxy; every request goes to the upstream as it came
-(method, path, query, headers but the hop-by-hop ones, body bytes), and the response comes
-back as it arrives: status, headers and the raw body, chunk by chunk, so server-sent events
-stream through live. For model requests (`POST` to a Chat Completions, Responses, Messages
-or Gemini `generateContent` / `streamGenerateContent` path) one JSONL line is appended
+(method, path, query, headers but the hop-by-hop ones, body bytes), but for what the fixes
+that are on add (`proxy.fixes`: cache markers, a routing key, a session header; `record`
+has every fix off), and the response comes back as it arrives: status, headers and the raw
+body, chunk by chunk, so server-sent events stream through live. With fixes on, or the live
+guard, each model request is filed in its conversation (`proxy.conversations`) before it
+goes, and a request that moves its conversation's prefix is reported at once (a line on
+stderr and a `warmloop.proxy` log record) with its cause (`wire.guard`).
+With a log file, model requests (`POST` to a Chat Completions, Responses, Messages
+or Gemini `generateContent` / `streamGenerateContent` path) get one JSONL line appended
 after the response ends: arrival time, path (without the query, which may hold an API
 key), status, the request body as forwarded, and the usage, response id and cache
 diagnostics read from the response. Headers are never logged. With `diagnose` the
@@ -13,13 +18,13 @@ api.anthropic.com and api.openai.com; any other upstream gets every request as s
 
 The request target can only be a path on the upstream: the URL is the upstream's with the
 target as its path, and a target that is no plain path (another host, control bytes, dot
-segments) is refused, as is a body whose framing lies (see `Recorder` for what is refused).
+segments) is refused, as is a body whose framing lies (see `Proxy` for what is refused).
 """
 
 from __future__ import annotations
 
 import json
-import re
+import logging
 import sys
 import threading
 import time
@@ -33,7 +38,14 @@ import httpx2
 
 from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.audit.formats import format_from_path
-from warmloop.audit.forwarding import (
+from warmloop.audit.log import LogWriter
+from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
+from warmloop.errors import ConfigurationError
+from warmloop.providers.records import WireFormat
+from warmloop.proxy.body import BodyReader, Refusal
+from warmloop.proxy.conversations import Conversations
+from warmloop.proxy.fixes import BREAKPOINTS, OFF, Fixes, apply, home_provider
+from warmloop.proxy.forwarding import (
     HOP_BY_HOP,
     check_upstream,
     connection_options,
@@ -42,38 +54,21 @@ from warmloop.audit.forwarding import (
     shown,
     target_problem,
 )
-from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
-from warmloop.errors import ConfigurationError
+from warmloop.proxy.status import STATUS_PATH, Sent, saved_usd, status_page
+
+logger = logging.getLogger("warmloop.proxy")
+# The stderr line is the terminal's; the record is for an application's own handlers (with
+# none, Python's last-resort handler would print each bust a second time).
+logger.addHandler(logging.NullHandler())
 
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
 the exchange is given up: the official SDKs' own default, as a model that does not stream
 sends nothing until its whole answer is done."""
 UPSTREAM_CONNECT_SECONDS = 30.0
-MAX_REQUEST_BYTES = 1024 * 1024 * 1024
-"""The largest request body taken (1 GiB, above every provider's limit); a bigger one is
-refused with 413 rather than held in memory."""
-READ_BLOCK = 1024 * 1024
-"""A request body is read in blocks this size, so memory follows the bytes that came, not
-the length announced."""
-MAX_LINE = 64 * 1024
-"""The longest chunk-size or trailer line of a chunked request body."""
-MAX_TRAILERS = 100
-DIGITS = re.compile(r"[0-9]+")
-HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
 
 
-class _Refusal(Exception):
-    """A request the proxy answers itself, with this status, instead of passing it on."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class Recorder:
+class Proxy:
     """The proxy server; `start()` serves in a thread, `serve_forever()` in this one.
 
     Refused with a JSON error, one line on stderr and the connection closed: a target that is
@@ -87,21 +82,28 @@ class Recorder:
     def __init__(
         self,
         upstream: str,
-        out: Path,
+        out: Path | None,
         *,
         port: int = 0,
         clock: Callable[[], float] = time.time,
         transport: httpx2.BaseTransport | None = None,
         diagnose: bool = False,
+        fixes: Fixes = OFF,
+        guard: bool = False,
+        name: str = "warmloop record",
     ) -> None:
         self.upstream = check_upstream(upstream)
+        self.fixes = fixes
+        self.name = name
+        self.conversations = Conversations(clock) if fixes.any or guard else None
+        """Each model request's conversation (None: `record`, which files none)."""
         wire = diagnosable(self.upstream) if diagnose else None
         self.diagnoser = Diagnoser(wire) if wire is not None else None
         """Asks the provider for its cache verdict (None: every request goes as sent)."""
         self._base = httpx2.URL(self.upstream)
         self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
-        self.writer = LogWriter(out)
+        self.writer = LogWriter(out) if out is not None else None
         self.client = httpx2.Client(
             timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
             transport=transport,
@@ -114,7 +116,8 @@ class Recorder:
         try:
             self.server = _Server(("127.0.0.1", port), handler)
         except OSError as exc:
-            self.writer.close()
+            if self.writer is not None:
+                self.writer.close()
             raise ConfigurationError(
                 f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
             ) from exc
@@ -126,7 +129,7 @@ class Recorder:
         """The proxy's base URL (give it to the client, with the API's path prefix)."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def start(self) -> Recorder:
+    def start(self) -> Proxy:
         """Serve in a background thread."""
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
@@ -143,29 +146,72 @@ class Recorder:
             self._thread.join()
         self.server.server_close()
         self.client.close()
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> Proxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def record(self, entry: dict[str, Any]) -> None:
-        """Append one request's line to the log."""
-        self.writer.write(entry)
+        """Append one request's line to the log (when there is one)."""
+        if self.writer is not None:
+            self.writer.write(entry)
 
     def warn(self, message: str) -> None:
         """Say on stderr, in one line, what became of a request not passed on whole."""
-        sys.stderr.write(f"warmloop record: {one_line(message)}\n")
+        sys.stderr.write(f"{self.name}: {one_line(message)}\n")
         sys.stderr.flush()
+
+    def place(
+        self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
+    ) -> Sent:
+        """File a model request in its conversation, report a bust, and apply the fixes.
+        A body its format cannot read is filed nowhere and goes as sent."""
+        assert self.conversations is not None
+        placed = self.conversations.place(wire, request)
+        if placed is None:
+            return Sent(None, request, headers)
+        bust = placed.check.bust if placed.check is not None else None
+        if bust is not None:
+            line = f"cache bust in {placed.conversation.id} ({bust.kind}): {bust}"
+            self.warn(line)
+            logger.warning(
+                "cache bust in %s (%s): %s",
+                placed.conversation.id,
+                bust.kind,
+                one_line(str(bust)),
+                extra={"conversation": placed.conversation.id, "cause": bust.kind},
+            )
+        if not self.fixes.any:
+            return Sent(placed, request, headers)
+        provider = home_provider(self.upstream, wire)
+        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
+
+    def answered(self, wire: WireFormat, sent: Sent, path: str, raw_usage: dict[str, Any]) -> None:
+        """Add an answered request's usage to its conversation's figures (with what the
+        breakpoints the proxy placed saved, where it placed them)."""
+        usage = wire.read_usage(raw_usage) if wire.read_usage is not None else None
+        if usage is None or sent.placed is None or self.conversations is None:
+            return
+        saved = None
+        if BREAKPOINTS in sent.added:
+            saved = saved_usd(wire, sent.request, path, usage)
+        self.conversations.answered(sent.placed.conversation, usage, saved)
+
+    def status(self) -> dict[str, Any]:
+        """The status page's figures (`proxy.status`)."""
+        return status_page(self.conversations.snapshot() if self.conversations else [])
 
     def upstream_url(self, target: str) -> httpx2.URL:
         """The upstream's URL with `target` as its path (under the upstream's own path)."""
         problem = target_problem(target)
         if problem is not None:
             path = target.split("?", 1)[0]  # a query may hold an API key
-            raise _Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
+            raise Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
         return self._base.copy_with(raw_path=self._base_path + target.encode("ascii"))
 
 
@@ -181,7 +227,10 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    recorder: Recorder
+    # The head, each chunk and the last chunk are separate writes: with Nagle's algorithm
+    # on, a keep-alive client's delayed ACK held the rest of every answer for 40 ms.
+    disable_nagle_algorithm = True
+    recorder: Proxy
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the log file is the record; the console stays quiet
@@ -201,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         method = self.command or "request"
         path = (getattr(self, "path", "") or "").split("?", 1)[0]
         self.recorder.warn(f"{status} for {method} {shown(path)}: {message}")
-        body = json.dumps({"error": {"message": f"warmloop record: {message}"}}).encode()
+        body = json.dumps({"error": {"message": f"{self.recorder.name}: {message}"}}).encode()
         self.send_response_only(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -210,84 +259,46 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _answer(self, status: int, page: dict[str, Any]) -> None:
+        """Answer the proxy's own page as JSON."""
+        body = json.dumps(page, indent=2).encode()
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def _target(self) -> str:
         # as sent: http.server folds a leading `//` of `self.path` into one `/`
         words = self.requestline.split()
         return words[1] if len(words) >= 2 else self.path
 
-    def _body(self) -> bytes:
-        codings = self.headers.get_all("Transfer-Encoding")
-        if codings:
-            if [c.strip().lower() for c in codings] != ["chunked"]:
-                given = ", ".join(codings)
-                raise _Refusal(501, f"Transfer-Encoding {shown(given)}: only chunked is taken")
-            return self._chunked()
-        lengths = self.headers.get_all("Content-Length") or []
-        if not lengths:
-            return b""
-        if len(lengths) > 1 or not DIGITS.fullmatch(lengths[0].strip(" \t")):
-            given = ", ".join(lengths)
-            raise _Refusal(
-                400, f"Content-Length must be one decimal number of bytes, got {shown(given)}"
-            )
-        length = int(lengths[0])
-        if length > MAX_REQUEST_BYTES:
-            raise _Refusal(413, f"the body ({length} bytes) is over {MAX_REQUEST_BYTES} bytes")
-        return self._exactly(length, "the body ended before its Content-Length")
-
-    def _exactly(self, size: int, short: str) -> bytes:
-        parts: list[bytes] = []
-        left = size
-        while left:
-            part = self.rfile.read(min(left, READ_BLOCK))
-            if not part:
-                raise _Refusal(400, f"{short} ({size - left} of {size} bytes came)")
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-
-    def _line(self, what: str) -> bytes:
-        line = self.rfile.readline(MAX_LINE + 1)
-        if not line.endswith(b"\n"):
-            raise _Refusal(400, f"the chunked body's {what} is cut off or over {MAX_LINE} bytes")
-        return line
-
-    def _chunked(self) -> bytes:
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            text = self._line("chunk size line").split(b";", 1)[0].strip(b" \t\r\n")
-            if not HEX.fullmatch(text):
-                given = text.decode("latin-1")
-                raise _Refusal(400, f"a chunk size must be hexadecimal, got {shown(given)}")
-            size = int(text, 16)
-            total += size
-            if total > MAX_REQUEST_BYTES:
-                raise _Refusal(413, f"the chunked body is over {MAX_REQUEST_BYTES} bytes")
-            if size == 0:
-                break
-            chunks.append(self._exactly(size, "a chunk ended early"))
-            if self._line("chunk end") not in (b"\r\n", b"\n"):
-                raise _Refusal(400, "a chunk is longer than its size says")
-        for _ in range(MAX_TRAILERS):
-            if self._line("trailer") in (b"\r\n", b"\n"):
-                return b"".join(chunks)
-        raise _Refusal(400, f"the chunked body has over {MAX_TRAILERS} trailer lines")
-
     def _proxy(self) -> None:
         recorder = self.recorder
+        if self.command == "GET" and self._target() == STATUS_PATH:
+            self._answer(200, recorder.status())
+            return
         arrived = recorder.clock()
         started = time.perf_counter()
         try:
-            body = self._body()  # read whole first, so a refusal leaves nothing unread
+            # read whole first, so a refusal leaves nothing unread
+            body = BodyReader(self.rfile, self.headers).read()
             url = recorder.upstream_url(self._target())
-        except _Refusal as refusal:
+        except Refusal as refusal:
             self._refuse(refusal.status, refusal.message)
             return
         headers = forwarded_headers(self.headers)
         if "close" in connection_options(self.headers):
             self.close_connection = True  # http.server sees `close` only as the whole value
         path = self.path.split("?", 1)[0]
+        wire = format_from_path(path) if self.command == "POST" else None
+        sent: Sent | None = None
+        if recorder.conversations is not None and wire is not None:
+            request = _object(body)
+            if request is not None:
+                sent = recorder.place(wire, request, headers)
+                headers = sent.headers
+                body = sent.body if sent.body is not None else body
         diagnoser = recorder.diagnoser
         asked: Asked | None = None
         if diagnoser is not None:
@@ -308,11 +319,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kept is None:
             return
-        if self.command != "POST" or format_from_path(path) is None:
+        if wire is None:
             return
         facts = response_facts(decoded(kept, encoding), content_type)
+        if sent is not None and sent.placed is not None and facts.usage is not None:
+            recorder.answered(wire, sent, path, facts.usage)
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
+        if recorder.writer is None:
+            return
         try:
             request = json.loads(body)
         except ValueError:
@@ -377,6 +392,16 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return None
         return b"".join(kept)
+
+
+def _object(body: bytes) -> dict[str, Any] | None:
+    """A request body as a JSON object, or None (not JSON, not an object, nested too deep:
+    such a request goes upstream as sent, to be answered with the upstream's own error)."""
+    try:
+        found = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _raw(response: httpx2.Response) -> Iterator[bytes]:

@@ -1,0 +1,165 @@
+"""`warmloop proxy`: keep the cache of any agent warm by changing only its base URL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import httpx2
+from rich.console import Console
+from rich.text import Text
+
+from warmloop.cli.console import console as safe_console
+from warmloop.cli.interrupt import terminate_as_interrupt
+from warmloop.cli.options import fail
+from warmloop.errors import WarmloopError
+from warmloop.proxy.fixes import Fixes
+from warmloop.proxy.server import Proxy
+from warmloop.proxy.status import STATUS_PATH
+
+F = TypeVar("F", bound=Callable[..., Any])
+STATUS_SECONDS = 10.0
+"""How long `--status` waits for the proxy's page."""
+
+
+def upstream_option(*, required: bool) -> Callable[[F], F]:
+    """`--upstream URL`, the one API a proxy forwards to (`record` and `proxy`)."""
+    return click.option(
+        "--upstream",
+        required=required,
+        metavar="URL",
+        help="The API to forward to, e.g. https://api.anthropic.com or https://api.openai.com.",
+    )
+
+
+port_option = click.option(
+    "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
+)
+"""`--port N`, the local port a proxy serves on (`record` and `proxy`)."""
+
+
+@click.command()
+@upstream_option(required=False)
+@port_option
+@click.option(
+    "--record",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also append each model request to this JSONL log, for `warmloop audit`.",
+)
+@click.option(
+    "--breakpoints/--no-breakpoints",
+    default=True,
+    show_default=True,
+    help="Place cache breakpoints where the client placed none (Anthropic Messages; OpenAI "
+    "Chat Completions on GPT-5.6 and later).",
+)
+@click.option(
+    "--cache-key/--no-cache-key",
+    default=True,
+    show_default=True,
+    help="Send a routing key per conversation where the client sent none (prompt_cache_key "
+    "on api.openai.com, x-grok-conv-id on api.x.ai).",
+)
+@click.option(
+    "--session-header",
+    metavar="NAME",
+    help="Send the conversation's id in this header (a self-hosted router's, such as "
+    "X-Session-ID) where the client sent none.",
+)
+@click.option(
+    "--guard/--no-guard",
+    default=True,
+    show_default=True,
+    help="Report a request that moves its conversation's cached prefix, with its cause.",
+)
+@click.option(
+    "--status",
+    "show_status",
+    is_flag=True,
+    help="Show the running proxy's conversations on --port (reuse, busts, dollars saved).",
+)
+def proxy(
+    upstream: str | None,
+    port: int,
+    out: Path | None,
+    breakpoints: bool,
+    cache_key: bool,
+    session_header: str | None,
+    guard: bool,
+    show_status: bool,
+) -> None:
+    """Proxy model requests on 127.0.0.1 to the upstream API, adding cache breakpoints and
+    routing keys where the client sent none; never what the model reads. Point your
+    client's base URL at the printed address."""
+    if show_status:
+        print_status(port)
+        return
+    if upstream is None:
+        fail("pass --upstream URL, the API to forward to, such as https://api.anthropic.com")
+    try:
+        fixes = Fixes(breakpoints, cache_key, session_header)
+        server = Proxy(upstream, out, port=port, fixes=fixes, guard=guard, name="warmloop proxy")
+    except WarmloopError as exc:
+        fail(str(exc))
+    console = safe_console()
+    logged = f"; logging to {out}" if out is not None else ""
+    serve(server, console, f"proxying to {server.upstream}{logged}")
+
+
+def serve(server: Proxy, console: Console, doing: str) -> None:
+    """Print where to point the client and serve until Ctrl-C or SIGTERM, then close."""
+    # SIGTERM (a service manager, `kill`) stops it as Ctrl-C does: the log is closed cleanly.
+    # The handler is in place before the address is printed: a client (or a supervisor) may
+    # act on that line at once.
+    try:
+        with terminate_as_interrupt():
+            console.print(
+                Text(f"{doing}: point your client at {server.url} (Ctrl-C stops)"),
+                soft_wrap=True,
+            )
+            server.serve_forever()
+    except KeyboardInterrupt:
+        done = f"; requests are in {server.writer.path}" if server.writer is not None else ""
+        console.print(Text(f"stopped{done}", style="dim"))
+    finally:
+        server.close()
+
+
+def print_status(port: int) -> None:
+    """Print the status page of the proxy serving on 127.0.0.1:`port`."""
+    url = f"http://127.0.0.1:{port}{STATUS_PATH}"
+    try:
+        page = httpx2.get(url, timeout=STATUS_SECONDS, trust_env=False).json()
+    except (httpx2.HTTPError, ValueError) as exc:
+        fail(
+            f"no warmloop proxy answered on 127.0.0.1:{port} ({type(exc).__name__}); start "
+            "one with `warmloop proxy --upstream URL`, or pass the --port it serves on"
+        )
+    console = safe_console()
+    reuse = page.get("reuse")
+    console.print(
+        Text(
+            f"{page['conversations']} conversations, {page['requests']} requests, "
+            f"{page['busts']} busts, reuse {_share(reuse)}, "
+            f"saved ${page['saved_usd']:.4f} by the breakpoints placed"
+        ),
+        soft_wrap=True,
+    )
+    for row in page["by_conversation"]:
+        saved = row["saved_usd"]
+        console.print(
+            Text(
+                f"  {row['id']} {row['format']}: {row['requests']} requests, {row['busts']} "
+                f"busts, reuse {_share(row['reuse'])}"
+                + (f", saved ${saved:.4f}" if saved is not None else "")
+            ),
+            soft_wrap=True,
+        )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
