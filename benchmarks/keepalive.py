@@ -162,7 +162,8 @@ def _default_agent(spec: str) -> tuple[CacheProfile, str, int]:
     defaults builds from `spec` (never sent: no key is needed to build it)."""
     model = resolve_model(spec, api_key="benchmark")
     rendered = model.render(Transcript([UserText("benchmark")]), [])
-    return model.facts.profile, rendered.wire_format, answer_tokens(rendered) or 0
+    profile = model.facts.profile
+    return profile, rendered.wire_format, answer_tokens(rendered, profile) or 0
 
 
 ARMS: tuple[tuple[str, Callable[[], Arm]], ...] = (

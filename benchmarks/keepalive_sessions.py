@@ -23,7 +23,7 @@ from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, Retention, profile_for
 from warmloop.keepalive.rule import margin
-from warmloop.simulate import Block, CacheSimulator, SimRequest
+from warmloop.simulate import Block, CacheSimulator, SimRequest, keepalive
 
 SYSTEM_TOKENS = 12_000
 
@@ -182,7 +182,7 @@ class Pricer:
         for k in range(1, plan.pings + 1):
             if k * interval >= step.pause:
                 break
-            ping = replace(request, at=self.now + k * interval, output_tokens=1)
+            ping = keepalive(request, self.now + k * interval, self.profile)
             pinged += cost_breakdown(self.sim.request(ping), self.prices).total
         self.ledger[f"keep-alives in {step.kind}"] += pinged
         self.now += step.pause + MODEL_SECONDS

@@ -164,7 +164,7 @@ class RunPauses:
         revision: int,
         policy: KeepAlivePolicy,
     ) -> Pinger | None:
-        answer = answer_tokens(last.rendered)
+        answer = answer_tokens(last.rendered, facts.profile)  # 0: a prewarm, no output
         prices = facts.prices
         if answer is None:
             return None
@@ -199,6 +199,7 @@ class RunPauses:
             history=history,
             policy=policy,
             on_ping=record,
+            profile=facts.profile,
         )
         self.pingers.append(pinger)
         return pinger
