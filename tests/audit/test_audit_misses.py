@@ -15,6 +15,7 @@ from typing import Any
 
 from warmloop.audit.analysis import Finding
 from warmloop.audit.log import read_log
+from warmloop.audit.page import render_page
 from warmloop.audit.report import audit
 
 TASK = "Find every rounding error in the billing module and say where it is. " * 120
@@ -160,3 +161,18 @@ def test_the_providers_verdict_that_it_lost_the_entry_takes_an_eviction(
     del second["diagnostics"]
     found, _ = last_miss(tmp_path, [first, second])
     assert found.cause_kind == "evicted"
+
+
+def test_the_page_opens_with_the_whole_logs_cost_and_top_causes(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = [*pair(60.0), request(2_000.0, ["Go on.", "And again."], 0)]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = audit(read_log(log))
+    page = render_page(report)
+    summary = page[page.index('<section class="summary">') : page.index("</section>")]
+    assert page.index('<section class="summary">') < page.index('<section class="conversation"')
+    assert "1 conversations, 3 requests" in summary
+    (cost, *_) = report.conversations[0].costs
+    assert f"<td>{cost.provider}</td><td>${cost.actual:.4f}</td>" in summary
+    assert f"<td>${cost.perfect:.4f}</td>" in summary
+    assert summary.index("idle past the TTL") < summary.index("evicted within the TTL")
