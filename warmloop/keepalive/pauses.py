@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.profiles import CacheProfile, Retention
+from warmloop.keepalive.evictions import evicted
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
@@ -58,9 +59,14 @@ class RunPauses:
 
     def sent(self) -> None:
         """The run appended a request to its records: the gap since the one before is
-        learned."""
+        learned, and whether it found the cache that one left (an eviction, or not)."""
         if len(self.requests) > 1 and self.policy is not None:
-            self.learned.gap(self.requests[-1].at - self.requests[-2].at)
+            previous, current = self.requests[-2], self.requests[-1]
+            self.learned.gap(current.at - previous.at)
+            profile = self.model.facts.profile
+            found = evicted(previous, current, profile)
+            if found is not None:
+                self.learned.returned(profile.model, not found)
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
@@ -176,6 +182,7 @@ class RunPauses:
             cold_tokens=last.cold_tokens,
             output_ratio=ratio * answer,
             retention=retention,
+            survival=self.learned.survival(facts.profile.model),
         )
         if costs is None:
             return None

@@ -97,11 +97,14 @@ def pause_costs(
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
     retention: Retention | None = None,
+    survival: float = 1.0,
 ) -> PauseCosts | None:
     """The prices of a pause after a request whose cached prefix is `prefix_tokens` long;
     `cold_tokens`: the prompt a cold resume would send after its prune (default: the
     whole prefix); `output_ratio`: the output price over the input price (the answer's
-    token). None when the cache is never pinged (see the module docstring)."""
+    token; 0 for a prewarm); `survival`: the chance the entry lives through the pause at
+    all (evictions learned from the wire): a keep-alive saves the miss only then. None
+    when the cache is never pinged (see the module docstring)."""
     rule = retention or profile.retention
     if profile.mode == "engine" or not pingable(rule):
         return None
@@ -114,7 +117,7 @@ def pause_costs(
     # The resume writes at its own retention, not this one: the model's (a longer TTL is
     # chosen per request, from what follows that request).
     write = profile.retention.write_multiplier if profile.writes_billed else 1.0
-    miss = write * cold - read * cached
+    miss = (write * cold - read * cached) * survival
     if miss <= ping:
         return None
     return PauseCosts(ping, miss, rule.seconds, rule.seconds - margin(rule.seconds))
