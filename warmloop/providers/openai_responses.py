@@ -30,6 +30,7 @@ from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.registry import provider_record
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
+from warmloop.providers.retention_refusals import RetentionRefusals
 from warmloop.providers.routing import routing_key
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -116,6 +117,7 @@ class OpenAIResponsesModel(KnownFacts):
         params |= retention_params(self.facts.profile, prompt_cache_retention)
         breakpoint = takes_breakpoints(self.facts.profile)
         self._renderer = ResponsesRenderer(model, params, breakpoint=breakpoint)
+        self._refusals = RetentionRefusals(self.name)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
@@ -139,7 +141,8 @@ class OpenAIResponsesModel(KnownFacts):
             kwargs["prompt_cache_options"] = {**options, "comparison_response_id": earlier}
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
-            raw = await self.client.responses.with_raw_response.create(**kwargs)
+            create = self.client.responses.with_raw_response.create
+            raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             body = read_body(raw.content, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
         if not self.diagnose:
