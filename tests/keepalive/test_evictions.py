@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import httpx2
 
+from benchmarks.keepalive_sessions import sessions
 from tests.keepalive.test_prewarm import CITIES, HANG_GUARD, INTERVAL, gpt_5_6, prewarmed
 from tests.support.fake_time import FakeTime
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox, tool
 from warmloop.facts.profiles import profile_for
 from warmloop.keepalive.evictions import survival
-from warmloop.keepalive.rule import pause_costs, ping_limit
+from warmloop.keepalive.rule import choose_retention, pause_costs, ping_limit
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 
@@ -151,3 +153,21 @@ async def test_an_agent_that_saw_its_cache_evicted_sends_no_keep_alive_that_cann
     of 60) does not: the entry would rarely be there to keep."""
     assert await keep_alives_sent(wire_server, 0) == 1
     assert await keep_alives_sent(wire_server, 60) == 0
+
+
+def test_the_survival_learned_weighs_what_a_longer_ttl_saves() -> None:
+    """Anthropic, gaps of 20 minutes someone waited through: an hour's write pays where the
+    entry lives through them, not where it is evicted in nineteen of twenty."""
+    profile = profile_for("anthropic:claude-sonnet-4-6")
+    gaps = [1_200.0] * 10
+    assert choose_retention(profile, 20_000, 2_000, gaps).retention.name == "1h"
+    rare = choose_retention(profile, 20_000, 2_000, gaps, survival=0.05)
+    assert rare.retention.name == "5m"
+
+
+def test_the_benchmark_evicts_the_same_sessions_at_the_chance_asked() -> None:
+    plain, evicted = sessions(40, 7), sessions(40, 7, 0.5)
+    assert [[replace(s, evicted=False) for s in steps] for steps in evicted] == plain
+    waited = [s for steps in evicted for s in steps if s.waited]
+    assert 0.3 < sum(s.evicted for s in waited) / len(waited) < 0.7
+    assert not any(s.evicted for steps in evicted for s in steps if not s.waited)

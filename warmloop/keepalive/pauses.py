@@ -104,6 +104,7 @@ class RunPauses:
             cold_tokens=last.cold_tokens if last is not None else None,
             follow_ups=self.learned.follow_ups,
             shares=self.learned.outlook(sent, first=self.first),
+            survival=self.learned.survival(facts.profile.model),
         )
         if longer is None:
             return rendered, None
@@ -227,6 +228,7 @@ def longer_retention(
     cold_tokens: int | None = None,
     follow_ups: Iterable[float] = (),
     shares: tuple[float, float] | None = None,
+    survival: float = 1.0,
 ) -> Retention | None:
     """The longer TTL a request of `prompt_tokens` (`written_tokens` of them new since the
     run's last request) is written with, or None (the model's own): `choose_retention`
@@ -235,7 +237,7 @@ def longer_retention(
     `Learned.outlook`), among the retentions a request can carry on its own
     (`per_request`: Anthropic's markers, OpenAI Responses' `prompt_cache_options.ttl`);
     never a retention that is a session's request parameter (OpenAI's `24h`, fixed for
-    the session by `free_retention`)."""
+    the session by `free_retention`). `survival`: see `choose_retention`."""
     seen, later = list(gaps), list(follow_ups)
     carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
     if not (seen or later) or profile.retention not in carried:
@@ -248,6 +250,7 @@ def longer_retention(
         unattended=later,
         shares=shares,
         cold_tokens=cold_tokens,
+        survival=survival,
     )
     return None if choice.retention.name == profile.ttl else choice.retention
 

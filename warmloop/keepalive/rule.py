@@ -208,6 +208,7 @@ def choose_retention(
     shares: tuple[float, float] | None = None,
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
+    survival: float = 1.0,
 ) -> RetentionChoice:
     """At a request followed by a pause like the gaps seen after earlier requests, the
     retention with the least expected cost: the extra price of writing `written_tokens`
@@ -216,8 +217,11 @@ def choose_retention(
     TTL; a gap of `inf` is a session left, which costs nothing under any retention).
     `shares`: the chance that the gap after this request is like those in `history`, and
     like those in `unattended` (the rest: nothing follows); None: each gap seen equally
-    likely. Where writes are not billed the longest retention is taken: it costs nothing
-    more (OpenAI's `24h`); else with no history the default stays."""
+    likely. `survival`: the chance the entry lives through a pause inside its TTL at all
+    (evictions learned from the wire): an evicted pause misses under every retention, so
+    what a longer one saves is weighed by it. Where writes are not billed the longest
+    retention is taken: it costs nothing more (OpenAI's `24h`); else with no history the
+    default stays."""
     default = profile.retention
     if shares is None:
         seen = len(history) + len(unattended)
@@ -246,7 +250,8 @@ def choose_retention(
             waited = expected_cost(costs, history) * len(history)
         missed = sum(math.isfinite(p) and p >= retention.seconds for p in unattended)
         cost = waited_share * waited / len(history) if history else 0.0
-        return cost + (unattended_share * miss * missed / len(unattended) if unattended else 0.0)
+        cost += unattended_share * miss * missed / len(unattended) if unattended else 0.0
+        return survival * cost
 
     default_cost = pause_under(default)
     choice = RetentionChoice(default, default_cost, default_cost)
