@@ -17,7 +17,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support.wire_servers import WireServer, openai_client
+from tests.support.fake_servers import ToolUse
+from tests.support.wire_servers import WireServer, connect, openai_client, scripted
 from warmloop import Agent, tool
 from warmloop.errors import WarmloopError
 from warmloop.providers.openai_responses import OpenAIResponsesModel
@@ -97,3 +98,27 @@ async def test_another_bad_request_is_raised_as_before(wire_server: WireServer) 
     with pytest.raises(WarmloopError, match="Invalid input"):
         await agent.run("Which country is Paris in?")
     assert len(bodies) == 1
+
+
+async def test_chat_completions_drop_a_refused_retention_too(
+    wire_server: WireServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`openai-chat:gpt-5` asks for the same `prompt_cache_retention`; the Chat Completions
+    reply is "The chat completion object" (`scripted` answers in that wire)."""
+    bodies: list[dict[str, Any]] = []
+    answer = scripted([ToolUse("submit", {"answer": "France"})])
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content) if request.content else {}
+        if request.method == "POST":
+            bodies.append(body)
+        if "prompt_cache_retention" in body:
+            return httpx2.Response(400, json=REFUSAL)
+        return answer(request)
+
+    wire_server.serve(handler)
+    with caplog.at_level(logging.WARNING):
+        run = await Agent(connect(wire_server, "openai-chat")).run("Which country is Paris in?")
+    assert run.outputs.model_dump()["answer"] == "France"
+    assert [body.get("prompt_cache_retention") for body in bodies] == ["24h", None]
+    assert any("refused prompt_cache_retention" in r.getMessage() for r in caplog.records)
