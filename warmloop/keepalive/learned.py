@@ -6,14 +6,15 @@ went on (the horizon the warm prune is priced over), how long its pauses lasted,
 recorded before), and which of its runs were followed by another run on their
 conversation, how much later (what the longer-TTL choice weighs at a run's likely last
 request), and per model whether its cache lived through pauses inside the TTL (evictions
-seen on the wire: `keepalive.evictions`). A run reads and adds to it; nothing else writes
-it."""
+seen on the wire: `keepalive.evictions`) and the least prompt it was seen to cache. A run
+reads and adds to it; nothing else writes it."""
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.evictions import survival
 from warmloop.sessions.timeline import StoredPauses
 from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
@@ -70,6 +71,9 @@ class Learned:
     )
     """Per model: whether each recent return inside the TTL found the cache (False: an
     eviction)."""
+    minimums: dict[str, int] = field(default_factory=dict)
+    """Per model: the least cached read seen, where it was below the table's minimum (the
+    provider caches shorter prompts than the table assumes)."""
     sessions: deque[str] = field(default_factory=lambda: deque(maxlen=SESSIONS_REMEMBERED))
     """Stored sessions whose pauses are learned: read from the store once, or lived (the
     most recent, so a worker that serves sessions for months keeps a bounded memory)."""
@@ -98,6 +102,20 @@ class Learned:
     def survival(self, model: str) -> float:
         """The chance `model`'s cache lives through a pause inside its TTL, as seen."""
         return survival(self.returns.get(model, ()))
+
+    def cached(self, profile: CacheProfile, read: int) -> None:
+        """A request to `profile`'s model read `read` tokens from the cache: a read below
+        the minimum it assumes lowers that model's minimum."""
+        least = min(self.minimums.get(profile.model, profile.min_cacheable_tokens), read)
+        if 0 < least < profile.min_cacheable_tokens:
+            self.minimums[profile.model] = least
+
+    def profile(self, profile: CacheProfile) -> CacheProfile:
+        """`profile` with the minimum its model was seen to cache from, where lower."""
+        least = self.minimums.get(profile.model)
+        if least is None or least >= profile.min_cacheable_tokens:
+            return profile
+        return replace(profile, min_cacheable_tokens=least)
 
     def paused(self, kind: str, seconds: float) -> None:
         """A pause of `kind` ended after `seconds`."""

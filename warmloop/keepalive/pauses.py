@@ -58,15 +58,20 @@ class RunPauses:
         return self.requests[-1] if self.requests else None
 
     def sent(self) -> None:
-        """The run appended a request to its records: the gap since the one before is
-        learned, and whether it found the cache that one left (an eviction, or not)."""
-        if len(self.requests) > 1 and self.policy is not None:
-            previous, current = self.requests[-2], self.requests[-1]
+        """The run appended a request to its records: what it read lowers its model's
+        minimum where below it; the gap since the one before is learned, and whether it
+        found the cache that one left (an eviction, or not)."""
+        if self.policy is None or not self.requests:
+            return
+        current, table = self.requests[-1], self.model.facts.profile
+        if current.record is not None:
+            self.learned.cached(table, current.record.usage.cache_read_tokens)
+        if len(self.requests) > 1:
+            previous = self.requests[-2]
             self.learned.gap(current.at - previous.at)
-            profile = self.model.facts.profile
-            found = evicted(previous, current, profile)
+            found = evicted(previous, current, self.learned.profile(table))
             if found is not None:
-                self.learned.returned(profile.model, not found)
+                self.learned.returned(table.model, not found)
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
@@ -96,7 +101,7 @@ class RunPauses:
         ratio = last.prompt_tokens / last.chars if last is not None and last.chars else 0.25
         written = max(0, chars - last.chars) if last is not None else chars
         longer = longer_retention(
-            facts.profile,
+            self.learned.profile(facts.profile),
             rendered.wire_format,
             int(chars * ratio),
             int(written * ratio),
@@ -178,7 +183,7 @@ class RunPauses:
         ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
         retention = facts.profile.retention_for(last.ttl) if last.ttl else None
         costs = pause_costs(
-            facts.profile,
+            self.learned.profile(facts.profile),
             last.prompt_tokens,
             cold_tokens=last.cold_tokens,
             output_ratio=ratio * answer,
