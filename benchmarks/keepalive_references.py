@@ -173,7 +173,8 @@ class InformedArm:
     ) -> tuple[int, float]:
         """The keep-alives and expected cost (base-input tokens) of a pause from `spread`
         after a request written with `retention`."""
-        costs = pause_costs(profile, prompt, output_ratio=ratio, retention=retention)
+        answer = 0.0 if profile.prewarm else ratio  # a prewarm generates nothing
+        costs = pause_costs(profile, prompt, output_ratio=answer, retention=retention)
         if costs is not None and waited:
             pings, cost = _kind_cost(spread, costs.interval, costs.ttl, costs.miss / costs.ping)
             return pings, cost * costs.ping

@@ -23,7 +23,7 @@ from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, Retention, profile_for
 from warmloop.keepalive.rule import margin
-from warmloop.simulate import Block, CacheSimulator, SimRequest
+from warmloop.simulate import Block, CacheSimulator, SimRequest, keepalive
 
 SYSTEM_TOKENS = 12_000
 
@@ -61,12 +61,15 @@ PROVIDERS = (
 @dataclass(frozen=True)
 class Step:
     """One request (adding `tokens` to the prompt) and the pause after it: its kind
-    (`tool:<name>`, `followup`) and length; `waited`: someone waits on the session."""
+    (`tool:<name>`, `followup`) and length; `waited`: someone waits on the session;
+    `evicted`: the provider drops the cache during the pause, whatever kept it warm (the
+    next request misses it; an arm's keep-alives in the pause bought nothing)."""
 
     tokens: int
     kind: str
     pause: float
     waited: bool = True
+    evicted: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,23 @@ MODEL_SECONDS = 10.0
 """The model's own seconds before the next request goes out."""
 
 
-def sessions(count: int, seed: int) -> list[list[Step]]:
+def sessions(count: int, seed: int, eviction: float = 0.0) -> list[list[Step]]:
+    """`count` sessions drawn from `seed`; with `eviction`, each pause someone waits on is
+    evicted at that chance (drawn apart, so the sessions themselves stay the same)."""
+    drawn = _sessions(count, seed)
+    if eviction <= 0.0:
+        return drawn
+    evicts = random.Random(f"evictions-{seed}")
+    return [
+        [
+            replace(step, evicted=True) if step.waited and evicts.random() < eviction else step
+            for step in steps
+        ]
+        for steps in drawn
+    ]
+
+
+def _sessions(count: int, seed: int) -> list[list[Step]]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
@@ -182,9 +201,11 @@ class Pricer:
         for k in range(1, plan.pings + 1):
             if k * interval >= step.pause:
                 break
-            ping = replace(request, at=self.now + k * interval, output_tokens=1)
+            ping = keepalive(request, self.now + k * interval, self.profile)
             pinged += cost_breakdown(self.sim.request(ping), self.prices).total
         self.ledger[f"keep-alives in {step.kind}"] += pinged
+        if step.evicted:  # dropped during the pause: the next request finds nothing
+            self.sim = CacheSimulator(self.profile)
         self.now += step.pause + MODEL_SECONDS
         self.before = step.kind
         return asked + pinged

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate, pairwise
 
 from warmloop.errors import ConfigurationError
@@ -61,7 +61,8 @@ class SimRequest:
     `retention` names the cache lifetime an automatically cached request asks for
     (OpenAI's `prompt_cache_retention`); None: the profile's. Explicit breakpoints carry
     their own (`Block.breakpoint`). A keep-alive is a request like any other: the last
-    request's blocks and a one-token answer, so it reads the prefix and refreshes it.
+    request's blocks and a one-token answer (none with `prewarm`: `keepalive`), so it reads
+    the prefix and refreshes it.
     """
 
     at: float
@@ -73,6 +74,13 @@ class SimRequest:
     def prompt_tokens(self) -> int:
         """All prompt tokens of the request."""
         return sum(block.tokens for block in self.blocks)
+
+
+def keepalive(last: SimRequest, at: float, profile: CacheProfile, answer: int = 1) -> SimRequest:
+    """A keep-alive of `last` sent at `at`: its blocks and retention, and `answer` output
+    tokens, or none where the model prepares its cache without generating
+    (`CacheProfile.prewarm`: OpenAI's `prompt_cache_options.prewarm`)."""
+    return replace(last, at=at, output_tokens=0 if profile.prewarm else answer)
 
 
 @dataclass(frozen=True)

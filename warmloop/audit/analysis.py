@@ -4,10 +4,10 @@ Each request is measured against the one it continues (its parent in the convers
 previous one, or an earlier one where the conversation branched). A request that does not
 extend it gets the guard's divergence and its classified cause (`wire.causes`). A request
 that does extend it but read less from the cache than it could (by more than the provider's
-rounding) gets the cause from the cache rules instead: below the minimum cacheable length,
-idle past the TTL, or (explicit breakpoints) no marker, a marker moved, or past the
-lookback. Cache reads, writes and misses are the logged usage when the log has it, else the
-simulator's under the model's own profile.
+rounding) gets the kind of miss instead (`audit.misses`): below the minimum, idle past the
+TTL, a marker, a write not yet landed, a TTL switched, routed elsewhere, evicted. Cache
+reads, writes and misses are the logged usage when the log has it, else the simulator's
+under the model's own profile.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from warmloop.audit.blocks import (
 )
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
+from warmloop.audit.misses import Sent, miss_cause, request_ttl
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
 from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile
@@ -36,8 +37,6 @@ from warmloop.wire.verdict import ProviderVerdict
 
 CONTEXT = 80
 EXCERPT = 240
-TOLERANCE = 0.05
-"""A read this much below the reusable prefix (or one rounding increment) is not a miss."""
 
 
 @dataclass(frozen=True)
@@ -154,41 +153,6 @@ def _simulate_own(
     return usages
 
 
-def _miss_cause(
-    profile: CacheProfile,
-    reusable: int,
-    cached: int,
-    idle: float | None,
-    previous: Pieces,
-    current: Pieces,
-    explicit: bool,
-) -> tuple[str, str] | None:
-    shortfall = reusable - cached
-    if shortfall <= max(profile.increment_tokens, TOLERANCE * reusable):
-        return None
-    if reusable < profile.min_cacheable_tokens:
-        return (
-            "below-minimum",
-            f"below the minimum cacheable length: {reusable:,} reusable tokens, "
-            f"{profile.entry} caches from {profile.min_cacheable_tokens:,}",
-        )
-    if idle is not None and idle > profile.ttl_seconds:
-        return (
-            "idle",
-            f"idle {idle / 60:.1f} min since the previous request, past the "
-            f"{profile.ttl_seconds / 60:g} min cache TTL ({profile.ttl})",
-        )
-    if explicit and profile.mode == "explicit" and profile.lookback_blocks:
-        found = marker_cause(previous, current, profile.lookback_blocks)
-        if found is not None:
-            return "cache-marker", found
-    return (
-        "unexplained",
-        "the prefix matched but was not read from the cache (evicted, routed to another "
-        "machine, or still being written)",
-    )
-
-
 def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
     """The findings of every request of a conversation, under its model's own profile."""
     entries = conversation.entries
@@ -203,10 +167,15 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
     explicit = conversation.wire.explicit_breakpoints
     findings: list[Finding] = []
     seen: list[Pieces] = []
+    sent: list[Sent] = []
     for k, entry in enumerate(entries):
         tokens, usage = sized_usage[k]
         usage = usage or simulated[k]
         current = pieces(entry)
+        record = entry.record
+        at = times[k] if record.at is not None else None
+        ttl = request_ttl(record.body, current)
+        sent.append(Sent(at, record.answered_at, ttl, usage.cache_read_tokens, current))
         divergence, cause, reusable, limit, idle = None, None, 0, 0, None
         parent = conversation.parents[k]
         if parent is not None:
@@ -222,15 +191,11 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
                 cause = (bust.kind, bust.cause)
             else:
-                cause = _miss_cause(
-                    profile,
-                    reusable,
-                    usage.cache_read_tokens,
-                    idle,
-                    seen[parent],
-                    current,
-                    explicit,
+                lookback = profile.lookback_blocks if profile.mode == "explicit" else None
+                marker = (
+                    marker_cause(seen[parent], current, lookback) if explicit and lookback else None
                 )
+                cause = miss_cause(profile, sent, k, parent, reusable, idle, marker)
         section = divergence.section if divergence else None
         earlier = entries[parent] if parent is not None else None
         verdict, agrees, cause = attribute(entry, earlier, section, cause)

@@ -11,7 +11,9 @@ What a request with a cause cost above its perfect replay is charged to that cau
 and the causes add up to the dollars lost: the perfect-prefix dollars are those as logged
 less the dollars lost. A request whose miss the provider's own diagnostics say it
 caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
-charged to the provider, apart from the client's causes.
+charged to the provider, apart from the client's causes; so is a miss the cache rules
+cannot replay but the log shows (evicted, routed, a write not yet landed, a TTL switched:
+`audit.misses.LOGGED_MISSES`), charged to its kind.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
-from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
+from warmloop.audit.misses import LOGGED_MISSES
 from warmloop.errors import ConfigurationError
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost_breakdown
@@ -173,7 +175,7 @@ def provider_cost(
     for finding, (request, fallback), ideal in zip(
         findings, requests, perfect_requests, strict=True
     ):
-        if finding.cause_kind == PROVIDER_LOST:  # the provider's own word: its entry was gone
+        if finding.cause_kind in LOGGED_MISSES:  # the log shows a miss the rules cannot
             logged = CacheSimulator(profile)
         actual = input_dollars(_replay(logged, request, fallback), prices)
         pairs.append((actual, input_dollars(perfect.request(ideal), prices)))

@@ -3,7 +3,9 @@
 One line is one request. The recorder writes objects with `at` (epoch seconds), `path`,
 `status`, `body` (the request body as sent), `usage` (the provider's usage object from the
 response, as it was), `diagnostics` (the provider's cache diagnostics when present:
-Anthropic's `diagnostics`, OpenAI's `prompt_cache_diagnostics`) and `response_id`.
+Anthropic's `diagnostics`, OpenAI's `prompt_cache_diagnostics`) and `response_id`; a line may add
+`answered_at` (epoch seconds, when the answer came: a later request sent before it finds
+a write not yet landed).
 `read_log` also takes lines that are a raw request body, optionally with `usage` and a
 timestamp beside the body's own keys, and wrappers that keep the body under `request` or
 `payload`. A line that is not JSON (a half-written last line) is reported, never fatal.
@@ -40,11 +42,13 @@ def conversation_keys() -> frozenset[str]:
     return frozenset((fmt.logged_layout or fmt.layout).conversation[0] for fmt in wire_formats())
 
 
-RECORD_KEYS = frozenset({"usage", "diagnostics", "prompt_cache_diagnostics", "response_id"})
+RECORD_KEYS = frozenset(
+    {"usage", "diagnostics", "prompt_cache_diagnostics", "response_id", "answered_at"}
+)
 """Keys beside a raw body that are the recorder's (or the response's), never a request's."""
-BODY_FACTS = ("model", "diagnostics", "prompt_cache_options")
+BODY_FACTS = ("model", "diagnostics", "prompt_cache_options", "prompt_cache_retention")
 """What the audit reads of a body once its canonical stream is taken: the model, and the
-earlier response it asked the provider to compare with."""
+earlier response it asked the provider to compare with, and the retention it asked for."""
 MILLISECONDS = 1e11
 """Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
 EARLIEST, LATEST = -62_135_596_800.0, 253_402_300_799.0
@@ -66,6 +70,8 @@ class LoggedRequest:
     response_id: str | None = None
     """The id of the response (the recorder logs it), which a later request's diagnostics
     may name as the one it was compared with."""
+    answered_at: float | None = None
+    """When its answer came, where the log says (`answered_at`)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,7 @@ def parse_line(number: int, data: object) -> LoggedRequest | str:
         line=number,
         body=body,
         at=at,
+        answered_at=parse_time(data["answered_at"]) if "answered_at" in data else None,
         path=str(data.get("path") or ""),
         usage=usage,
         diagnostics=next(

@@ -185,6 +185,45 @@ def _conversation(conversation: ConversationReport) -> str:
     )
 
 
+TOP_CAUSES = 5
+"""Causes the summary lists, the costliest first."""
+
+
+def _summary(report: AuditReport) -> str:
+    """The whole log first: requests, then per provider its input dollars as logged, with a
+    perfect prefix and lost, then the costliest causes."""
+    requests = sum(len(c.findings) for c in report.conversations)
+    totals: dict[str, list[float]] = {}
+    for conversation in report.conversations:
+        for cost in conversation.costs:
+            into = totals.setdefault(cost.provider, [0.0, 0.0])
+            into[0] += cost.actual
+            into[1] += cost.perfect
+    rows = "".join(
+        f"<tr><td>{escape(provider)}</td><td>${actual:.4f}</td><td>${perfect:.4f}</td>"
+        f"<td>${actual - perfect:.4f}</td></tr>"
+        for provider, (actual, perfect) in totals.items()
+    )
+    costs = (
+        '<table class="costs"><tr><th>input dollars</th><th>as logged</th>'
+        f"<th>with a perfect prefix</th><th>lost</th></tr>{rows}</table>"
+        if rows
+        else "<p>No priced provider for this log.</p>"
+    )
+    top = [c for c in report.causes if c.requests][:TOP_CAUSES]
+    causes = "".join(
+        f"<li><b>{escape(c.label)}</b>: {c.requests} request{'s' if c.requests != 1 else ''}"
+        + "".join(f", ${v:.4f} on {escape(p)}" for p, v in c.lost_usd.items() if v > 0)
+        + "</li>"
+        for c in top
+    )
+    return (
+        f'<section class="summary"><h2>The whole log</h2>'
+        f"<p>{len(report.conversations)} conversations, {requests} requests</p>{costs}"
+        f"<h3>Top causes</h3>{f'<ol>{causes}</ol>' if causes else '<p>None.</p>'}</section>"
+    )
+
+
 def render_page(report: AuditReport) -> str:
     """The whole report as one HTML document."""
     title = f"warmloop cache audit: {report.source}" if report.source else "warmloop cache audit"
@@ -195,7 +234,7 @@ def render_page(report: AuditReport) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{escape(title)}</h1>{body}"
+        f"<h1>{escape(title)}</h1>{_summary(report)}{body}"
         + (f"<h2>Skipped lines</h2><ul>{skipped}</ul>" if skipped else "")
         + "</body></html>\n"
     )

@@ -49,6 +49,10 @@ CAUSE_LABELS = {
     "below-minimum": "below the minimum cacheable length",
     "idle": "idle past the TTL",
     "cache-marker": "cache marker moved or past the lookback",
+    "not-landed": "a write not yet landed (concurrent requests)",
+    "ttl-switch": "a TTL tier switched mid-session",
+    "routed": "routed to another machine",
+    "evicted": "evicted within the TTL",
     "unexplained": "not explained",
     "provider-lost": "the provider (it lost the entry)",
 }

@@ -56,6 +56,9 @@ class CacheProfile:
     previous request). `matching`: a hit is the longest common prefix with any entry
     (`common_prefix`) or the longest whole entry that is a prefix (`whole_entry`).
     `max_breakpoints`/`lookback_blocks` are None where the provider has no such limit.
+    `prewarm`: the model prepares its cache on a request that generates nothing (OpenAI's
+    `prompt_cache_options.prewarm`, GPT-5.6 and later), so a keep-alive or a warm-up pays
+    for no output where its wire format carries it (`WireFormat.prewarm`).
     """
 
     model: str
@@ -76,6 +79,7 @@ class CacheProfile:
     source: str
     as_of: date
     note: str = ""
+    prewarm: bool = False
 
     def retention_for(self, name: str) -> Retention:
         """The retention called `name`; a name this model does not offer is an error."""
@@ -280,6 +284,7 @@ _FIELDS = frozenset(
         "source",
         "as_of",
         "note",
+        "prewarm",
     }
 )
 
@@ -287,7 +292,7 @@ _FIELDS = frozenset(
 def _profile(key: str, provider: str, value: Mapping[str, Any]) -> CacheProfile:
     where = f"profile entry {key!r}"
     unknown = set(value) - _FIELDS
-    missing = _FIELDS - set(value) - {"note"}
+    missing = _FIELDS - set(value) - {"note", "prewarm"}
     if unknown or missing:
         raise ConfigurationError(
             f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}"
@@ -310,6 +315,11 @@ def _profile(key: str, provider: str, value: Mapping[str, Any]) -> CacheProfile:
         name: field(name, lambda v: isinstance(v, bool), "true or false")
         for name in ("persists_common_prefix", "writes_billed")
     }
+    prewarm = (
+        field("prewarm", lambda v: isinstance(v, bool), "true or false")
+        if "prewarm" in value
+        else False
+    )
     read_multiplier = field("read_multiplier", _is_rate, "a non-negative number")
     text = {name: field(name, _is_text, "a non-empty string") for name in ("source", "as_of")}
     note = field("note", lambda v: isinstance(v, str), "a string") if "note" in value else ""
@@ -341,6 +351,7 @@ def _profile(key: str, provider: str, value: Mapping[str, Any]) -> CacheProfile:
         source=text["source"],
         as_of=as_of,
         note=note,
+        prewarm=prewarm,
     )
     if mode == "explicit" and (profile.max_breakpoints is None or profile.lookback_blocks is None):
         raise ConfigurationError(f"{where}: explicit caching needs max_breakpoints and lookback")

@@ -5,13 +5,17 @@ went on (the horizon the warm prune is priced over), how long its pauses lasted,
 (the keep-alive rule's history: its own runs', and those a stored session it runs on
 recorded before), and which of its runs were followed by another run on their
 conversation, how much later (what the longer-TTL choice weighs at a run's likely last
-request). A run reads and adds to it; nothing else writes it."""
+request), and per model whether its cache lived through pauses inside the TTL (evictions
+seen on the wire: `keepalive.evictions`) and the least prompt it was seen to cache. A run
+reads and adds to it; nothing else writes it."""
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from warmloop.facts.profiles import CacheProfile
+from warmloop.keepalive.evictions import survival
 from warmloop.sessions.timeline import StoredPauses
 from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
 from warmloop.wire.stream import WireStream
@@ -20,6 +24,8 @@ PAUSES_REMEMBERED = 64
 """How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
 SESSIONS_REMEMBERED = 1024
 """How many stored sessions an agent remembers having learned the pauses of."""
+RETURNS_REMEMBERED = 128
+"""How many recent returns inside the TTL an agent keeps per model (its survival)."""
 RUNS_REMEMBERED = 256
 """How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
 long-lived agent serving many tasks does not grow without bound."""
@@ -60,6 +66,14 @@ class Learned:
     follow_ups: deque[float] = field(default_factory=lambda: deque(maxlen=4 * PAUSES_REMEMBERED))
     """Seconds from a run's last request to the next run's start on its conversation: a
     user who came back (nobody waits on the session meanwhile)."""
+    returns: defaultdict[str, deque[bool]] = field(
+        default_factory=lambda: defaultdict(lambda: deque(maxlen=RETURNS_REMEMBERED))
+    )
+    """Per model: whether each recent return inside the TTL found the cache (False: an
+    eviction)."""
+    minimums: dict[str, int] = field(default_factory=dict)
+    """Per model: the least cached read seen, where it was below the table's minimum (the
+    provider caches shorter prompts than the table assumes)."""
     sessions: deque[str] = field(default_factory=lambda: deque(maxlen=SESSIONS_REMEMBERED))
     """Stored sessions whose pauses are learned: read from the store once, or lived (the
     most recent, so a worker that serves sessions for months keeps a bounded memory)."""
@@ -79,6 +93,29 @@ class Learned:
         if check.bust is not None:
             self.busts.append(check.bust)
         return check
+
+    def returned(self, model: str, held: bool) -> None:
+        """A request to `model` returned inside the TTL with its prefix held and found the
+        cache (`held`) or found it evicted."""
+        self.returns[model].append(held)
+
+    def survival(self, model: str) -> float:
+        """The chance `model`'s cache lives through a pause inside its TTL, as seen."""
+        return survival(self.returns.get(model, ()))
+
+    def cached(self, profile: CacheProfile, read: int) -> None:
+        """A request to `profile`'s model read `read` tokens from the cache: a read below
+        the minimum it assumes lowers that model's minimum."""
+        least = min(self.minimums.get(profile.model, profile.min_cacheable_tokens), read)
+        if 0 < least < profile.min_cacheable_tokens:
+            self.minimums[profile.model] = least
+
+    def profile(self, profile: CacheProfile) -> CacheProfile:
+        """`profile` with the minimum its model was seen to cache from, where lower."""
+        least = self.minimums.get(profile.model)
+        if least is None or least >= profile.min_cacheable_tokens:
+            return profile
+        return replace(profile, min_cacheable_tokens=least)
 
     def paused(self, kind: str, seconds: float) -> None:
         """A pause of `kind` ended after `seconds`."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.profiles import CacheProfile, Retention
+from warmloop.keepalive.evictions import evicted
 from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
@@ -57,10 +58,20 @@ class RunPauses:
         return self.requests[-1] if self.requests else None
 
     def sent(self) -> None:
-        """The run appended a request to its records: the gap since the one before is
-        learned."""
-        if len(self.requests) > 1 and self.policy is not None:
-            self.learned.gap(self.requests[-1].at - self.requests[-2].at)
+        """The run appended a request to its records: what it read lowers its model's
+        minimum where below it; the gap since the one before is learned, and whether it
+        found the cache that one left (an eviction, or not)."""
+        if self.policy is None or not self.requests:
+            return
+        current, table = self.requests[-1], self.model.facts.profile
+        if current.record is not None:
+            self.learned.cached(table, current.record.usage.cache_read_tokens)
+        if len(self.requests) > 1:
+            previous = self.requests[-2]
+            self.learned.gap(current.at - previous.at)
+            found = evicted(previous, current, self.learned.profile(table))
+            if found is not None:
+                self.learned.returned(table.model, not found)
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
@@ -90,7 +101,7 @@ class RunPauses:
         ratio = last.prompt_tokens / last.chars if last is not None and last.chars else 0.25
         written = max(0, chars - last.chars) if last is not None else chars
         longer = longer_retention(
-            facts.profile,
+            self.learned.profile(facts.profile),
             rendered.wire_format,
             int(chars * ratio),
             int(written * ratio),
@@ -98,6 +109,7 @@ class RunPauses:
             cold_tokens=last.cold_tokens if last is not None else None,
             follow_ups=self.learned.follow_ups,
             shares=self.learned.outlook(sent, first=self.first),
+            survival=self.learned.survival(facts.profile.model),
         )
         if longer is None:
             return rendered, None
@@ -164,18 +176,19 @@ class RunPauses:
         revision: int,
         policy: KeepAlivePolicy,
     ) -> Pinger | None:
-        answer = answer_tokens(last.rendered)
+        answer = answer_tokens(last.rendered, facts.profile)  # 0: a prewarm, no output
         prices = facts.prices
         if answer is None:
             return None
         ratio = prices.rates.output / prices.rates.input if prices and prices.rates.input else 0.0
         retention = facts.profile.retention_for(last.ttl) if last.ttl else None
         costs = pause_costs(
-            facts.profile,
+            self.learned.profile(facts.profile),
             last.prompt_tokens,
             cold_tokens=last.cold_tokens,
             output_ratio=ratio * answer,
             retention=retention,
+            survival=self.learned.survival(facts.profile.model),
         )
         if costs is None:
             return None
@@ -199,6 +212,7 @@ class RunPauses:
             history=history,
             policy=policy,
             on_ping=record,
+            profile=facts.profile,
         )
         self.pingers.append(pinger)
         return pinger
@@ -219,6 +233,7 @@ def longer_retention(
     cold_tokens: int | None = None,
     follow_ups: Iterable[float] = (),
     shares: tuple[float, float] | None = None,
+    survival: float = 1.0,
 ) -> Retention | None:
     """The longer TTL a request of `prompt_tokens` (`written_tokens` of them new since the
     run's last request) is written with, or None (the model's own): `choose_retention`
@@ -227,7 +242,7 @@ def longer_retention(
     `Learned.outlook`), among the retentions a request can carry on its own
     (`per_request`: Anthropic's markers, OpenAI Responses' `prompt_cache_options.ttl`);
     never a retention that is a session's request parameter (OpenAI's `24h`, fixed for
-    the session by `free_retention`)."""
+    the session by `free_retention`). `survival`: see `choose_retention`."""
     seen, later = list(gaps), list(follow_ups)
     carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
     if not (seen or later) or profile.retention not in carried:
@@ -240,6 +255,7 @@ def longer_retention(
         unattended=later,
         shares=shares,
         cold_tokens=cold_tokens,
+        survival=survival,
     )
     return None if choice.retention.name == profile.ttl else choice.retention
 

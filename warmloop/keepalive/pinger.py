@@ -2,7 +2,8 @@
 
 The pinger sleeps until the cache would expire (an `interval` after the last request or
 keep-alive), asks the rule (`keepalive.keep_alive`) whether one more keep-alive pays, and
-sends it: the last request's exact payload with a minimal answer (`keepalive.request`).
+sends it: the last request's exact payload with a minimal answer, or none where the model
+prewarms (`keepalive.request`).
 It runs as its own asyncio task, so it never delays the tool or the next request.
 
 A keep-alive is never worth waiting for: its answer is a token, and a server that never
@@ -23,6 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.keepalive.request import keepalive_request
 from warmloop.keepalive.rule import PauseCosts, keep_alive
@@ -67,8 +69,9 @@ class Pinger:
         history: Sequence[float] = (),
         policy: KeepAlivePolicy,
         on_ping: Callable[[Ping], None],
+        profile: CacheProfile | None = None,
     ) -> None:
-        request = keepalive_request(last)
+        request = keepalive_request(last, profile)  # a prewarm where `profile` takes one
         self.request = request
         self.model = model
         self.session_id = session_id

@@ -8,7 +8,10 @@ kept as sent); OpenAI and Gemini match the prompt's tokens. `check_payload` is t
 guard's view with the answer's size left out, as the audit reads requests.
 
 Where the answer's size goes and its least value are the wire format's record
-(`providers.records.WireFormat`), as are its per-request TTLs.
+(`providers.records.WireFormat`), as are its per-request TTLs. Where the model prepares its
+cache without generating (`CacheProfile.prewarm`: OpenAI's `prompt_cache_options.prewarm`,
+GPT-5.6 and later) and the format carries it (`WireFormat.prewarm`), the keep-alive asks
+for no answer at all: the same prompt, marked `prewarm`, billed for its input only.
 """
 
 from __future__ import annotations
@@ -17,16 +20,27 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from warmloop.facts.profiles import CacheProfile
 from warmloop.providers.base import Rendered
 from warmloop.providers.registry import find_wire_format, wire_format
 from warmloop.wire.stream import WireStream, canonical_stream, without_paths
 
 
-def answer_tokens(rendered: Rendered) -> int | None:
-    """The answer a keep-alive of `rendered` asks for, or None for a format without one."""
+def prewarms(rendered: Rendered, profile: CacheProfile) -> bool:
+    """Whether a keep-alive of `rendered` can prepare the cache without generating: the
+    model takes `prewarm` (its profile) and the wire format carries it."""
+    fmt = find_wire_format(rendered.wire_format)
+    return profile.prewarm and fmt is not None and fmt.prewarm is not None
+
+
+def answer_tokens(rendered: Rendered, profile: CacheProfile | None = None) -> int | None:
+    """The answer a keep-alive of `rendered` asks for (0 where it prewarms under
+    `profile`), or None for a format without one."""
     fmt = find_wire_format(rendered.wire_format)
     if fmt is None:
         return None
+    if profile is not None and prewarms(rendered, profile):
+        return 0
     least = fmt.least_answer
     if fmt.thinking_budget is not None:
         *parents, budget = fmt.thinking_budget
@@ -38,13 +52,18 @@ def answer_tokens(rendered: Rendered) -> int | None:
     return least
 
 
-def keepalive_request(rendered: Rendered) -> Rendered | None:
-    """`rendered` as a keep-alive: the same payload with the smallest answer, or None
-    where the wire format is not known here (a local engine: nothing to keep alive)."""
-    least = answer_tokens(rendered)
+def keepalive_request(rendered: Rendered, profile: CacheProfile | None = None) -> Rendered | None:
+    """`rendered` as a keep-alive: the same payload with the smallest answer (under a
+    `profile` that prewarms, the same payload marked `prewarm`, its answer's size as sent),
+    or None where the wire format is not known here (a local engine: nothing to keep
+    alive)."""
+    least = answer_tokens(rendered, profile)
     if least is None:
         return None
-    path = wire_format(rendered.wire_format).answer
+    fmt = wire_format(rendered.wire_format)
+    if least == 0 and fmt.prewarm is not None:
+        return replace(rendered, payload=fmt.prewarm(rendered.payload), keepalive=True)
+    path = fmt.answer
     payload: dict[str, Any] = dict(rendered.payload)
     node = payload
     for key in path[:-1]:

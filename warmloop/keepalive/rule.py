@@ -97,11 +97,14 @@ def pause_costs(
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
     retention: Retention | None = None,
+    survival: float = 1.0,
 ) -> PauseCosts | None:
     """The prices of a pause after a request whose cached prefix is `prefix_tokens` long;
     `cold_tokens`: the prompt a cold resume would send after its prune (default: the
     whole prefix); `output_ratio`: the output price over the input price (the answer's
-    token). None when the cache is never pinged (see the module docstring)."""
+    token; 0 for a prewarm); `survival`: the chance the entry lives through the pause at
+    all (evictions learned from the wire): a keep-alive saves the miss only then. None
+    when the cache is never pinged (see the module docstring)."""
     rule = retention or profile.retention
     if profile.mode == "engine" or not pingable(rule):
         return None
@@ -114,7 +117,7 @@ def pause_costs(
     # The resume writes at its own retention, not this one: the model's (a longer TTL is
     # chosen per request, from what follows that request).
     write = profile.retention.write_multiplier if profile.writes_billed else 1.0
-    miss = write * cold - read * cached
+    miss = (write * cold - read * cached) * survival
     if miss <= ping:
         return None
     return PauseCosts(ping, miss, rule.seconds, rule.seconds - margin(rule.seconds))
@@ -205,6 +208,7 @@ def choose_retention(
     shares: tuple[float, float] | None = None,
     cold_tokens: int | None = None,
     output_ratio: float = 0.0,
+    survival: float = 1.0,
 ) -> RetentionChoice:
     """At a request followed by a pause like the gaps seen after earlier requests, the
     retention with the least expected cost: the extra price of writing `written_tokens`
@@ -213,8 +217,11 @@ def choose_retention(
     TTL; a gap of `inf` is a session left, which costs nothing under any retention).
     `shares`: the chance that the gap after this request is like those in `history`, and
     like those in `unattended` (the rest: nothing follows); None: each gap seen equally
-    likely. Where writes are not billed the longest retention is taken: it costs nothing
-    more (OpenAI's `24h`); else with no history the default stays."""
+    likely. `survival`: the chance the entry lives through a pause inside its TTL at all
+    (evictions learned from the wire): an evicted pause misses under every retention, so
+    what a longer one saves is weighed by it. Where writes are not billed the longest
+    retention is taken: it costs nothing more (OpenAI's `24h`); else with no history the
+    default stays."""
     default = profile.retention
     if shares is None:
         seen = len(history) + len(unattended)
@@ -243,7 +250,8 @@ def choose_retention(
             waited = expected_cost(costs, history) * len(history)
         missed = sum(math.isfinite(p) and p >= retention.seconds for p in unattended)
         cost = waited_share * waited / len(history) if history else 0.0
-        return cost + (unattended_share * miss * missed / len(unattended) if unattended else 0.0)
+        cost += unattended_share * miss * missed / len(unattended) if unattended else 0.0
+        return survival * cost
 
     default_cost = pause_under(default)
     choice = RetentionChoice(default, default_cost, default_cost)

@@ -55,6 +55,7 @@ WIRE_FORMATS = (
         least_answer=16,
         per_request_ttls=frozenset(openai_cache.TTLS),
         write_ttl=openai_cache.with_ttl,
+        prewarm=openai_cache.with_prewarm,
         endpoint=r"/responses$",
         diagnostics_host="api.openai.com",
         diagnostics_field=COMPARISON,

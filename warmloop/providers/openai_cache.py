@@ -11,6 +11,11 @@
   and explicit cache breakpoint written by the request": a request's writes, not its
   prompt, so the agent may choose it per request (`keepalive/request.with_cache_ttl`).
 
+- `prompt_cache_options.prewarm` "prepares the prompt cache without generating output"
+  (the SDK's reference, `PromptCacheOptions.prewarm`; it "overrides the `generate` field to
+  `false`"): a keep-alive or a warm-up that reads or writes the prefix and pays for no
+  answer (`with_prewarm`).
+
 Before GPT-5.6 a longer retention costs nothing more (`prompt_cache_retention="24h"`: writes
 are not billed), so a model whose table entry sells one asks for it by default
 (`free_retention`), the same on every request of a session.
@@ -36,6 +41,15 @@ def with_ttl(payload: Mapping[str, Any], ttl: str) -> dict[str, Any]:
     GPT-5.6), the other options kept."""
     options = payload.get("prompt_cache_options")
     merged = {**(options if isinstance(options, Mapping) else {}), "ttl": ttl}
+    return {**payload, "prompt_cache_options": merged}
+
+
+def with_prewarm(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """`payload` as a request that prepares the cache and generates nothing
+    (`prompt_cache_options.prewarm`), the other options kept. Like the TTL, it is no part of
+    the prompt."""
+    options = payload.get("prompt_cache_options")
+    merged = {**(options if isinstance(options, Mapping) else {}), "prewarm": True}
     return {**payload, "prompt_cache_options": merged}
 
 

@@ -37,6 +37,7 @@ from warmloop.providers.openai_cache import free_retention, retention_params, ta
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
+from warmloop.providers.retention_refusals import RetentionRefusals
 from warmloop.providers.routing import CACHE_KEY_FIELD, header_name, routing_key
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
@@ -105,6 +106,7 @@ class ChatCompletionsModel(KnownFacts):
         self.secrets = (*secrets, *client_secrets(client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
         self._failures = Failures(name, model, record.key_names, record.sdk_errors(), self.secrets)
+        self._refusals = RetentionRefusals(name)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         self.session_header = header_name(session_header)
@@ -126,7 +128,8 @@ class ChatCompletionsModel(KnownFacts):
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
-            raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
+            create = self.client.chat.completions.with_raw_response.create
+            raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             return parse_reply(
                 read_body(raw.content, self.name),
                 rendered.turn_index,
@@ -144,7 +147,9 @@ class ChatCompletionsModel(KnownFacts):
         kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
-                chunks = await self.client.chat.completions.create(**kwargs)
+                chunks = await self._refusals.send(
+                    lambda sent: self.client.chat.completions.create(**sent), kwargs, session_id
+                )
                 async with chunks:
                     body = await streamed_body(chunks, deltas, self.name)
             return parse_reply(

@@ -31,6 +31,7 @@ from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.registry import provider_record
 from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
+from warmloop.providers.retention_refusals import RetentionRefusals
 from warmloop.providers.routing import routing_key
 from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
@@ -120,6 +121,7 @@ class OpenAIResponsesModel(KnownFacts):
         params |= retention_params(self.facts.profile, prompt_cache_retention)
         breakpoint = takes_breakpoints(self.facts.profile)
         self._renderer = ResponsesRenderer(model, params, breakpoint=breakpoint)
+        self._refusals = RetentionRefusals(self.name)
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
@@ -130,7 +132,8 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
-            raw = await self.client.responses.with_raw_response.create(**kwargs)
+            create = self.client.responses.with_raw_response.create
+            raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             body = read_body(raw.content, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
         return self._diagnosed(response, body, rendered, session_id, earlier)
@@ -146,7 +149,11 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
-                events = await self.client.responses.create(**kwargs, stream=True)
+                events = await self._refusals.send(
+                    lambda sent: self.client.responses.create(**sent, stream=True),
+                    kwargs,
+                    session_id,
+                )
                 async with events:  # closed at once, even when read up to its last event
                     body = await streamed_body(events, deltas, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)

@@ -25,6 +25,7 @@ from warmloop.providers.model_settings import Place
 from warmloop.wire.stream import WireLayout
 
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
+PayloadWriter = Callable[[Mapping[str, Any]], dict[str, Any]]
 """A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
 UsageReader = Callable[[Mapping[str, Any]], Usage]
 """warmloop's `Usage` from one wire format's usage object, as its responses carry it."""
@@ -58,6 +59,9 @@ class WireFormat:
     above `thinking_budget` where that path holds a budget. `explicit_breakpoints`: the
     cache reads and writes only at the request's own markers. `per_request_ttls`: the TTLs
     `write_ttl` can choose for one request (`any` for every TTL the markers take).
+    `prewarm`: the payload as a request that prepares the cache and generates nothing, where
+    the format carries it (OpenAI Responses' `prompt_cache_options.prewarm`; the model must
+    take it too: `CacheProfile.prewarm`).
     `endpoint`: a pattern a logged path of this format matches (a group, if any, is the
     model). `provider`: the prefix a logged request is priced under when its model names
     no family. `diagnostics_host`: the one upstream whose cache diagnostics the proxy may
@@ -80,6 +84,7 @@ class WireFormat:
     explicit_breakpoints: bool = False
     per_request_ttls: frozenset[str] | str = frozenset()
     write_ttl: TtlWriter | None = None
+    prewarm: PayloadWriter | None = None
     endpoint: str = ""
     diagnostics_host: str | None = None
     diagnostics_field: tuple[str, str] | None = None

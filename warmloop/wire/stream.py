@@ -61,13 +61,15 @@ RESPONSES = WireLayout(
     ("input",),
     ("tools",),
     ("instructions",),
-    unprompted=(("prompt_cache_options", "ttl"),),
+    unprompted=(("prompt_cache_options", "ttl"), ("prompt_cache_options", "prewarm")),
 )
 """`prompt_cache_options.ttl` is "the minimum lifetime applied to every implicit and
 explicit cache breakpoint written by the request" (the official SDK's API reference,
 `ResponseCreateParams.PromptCacheOptions.ttl`): how long what a request writes lives, not
 what it reads, so a request written for `12h` after one written for `30m` is the same
-prompt (as Anthropic's `cache_control` TTLs are)."""
+prompt (as Anthropic's `cache_control` TTLs are). `prompt_cache_options.prewarm` "prepares
+the prompt cache without generating output": whether an answer is generated, not the
+prompt."""
 GEMINI_SDK = WireLayout(
     "gemini", ("contents",), ("config", "tools"), ("config", "system_instruction")
 )

@@ -1,0 +1,120 @@
+"""A cached read below the table's minimum lowers the model's minimum (issue 36): a prompt
+the table says is too short to cache is kept warm once the provider was seen caching one
+as short. GPT-5.6 through the official SDK to the loopback server, answering as the
+Responses API reference documents ("The response object")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx2
+
+from tests.keepalive.test_prewarm import HANG_GUARD, INTERVAL, prewarmed
+from tests.support.fake_time import FakeTime
+from tests.support.wire_servers import WireServer, openai_client
+from warmloop import Agent, Toolbox, tool
+from warmloop.maintenance.maintainer import MaintenanceEvent
+from warmloop.providers.openai_responses import OpenAIResponsesModel
+
+SHORT = "You answer questions about cities. " * 40  # the whole prompt under 1,024 tokens
+READ = 300
+"""What the server says a return read: below GPT-5.6's assumed 1,024."""
+
+
+def server(wire: WireServer, bodies: list[dict[str, Any]]) -> OpenAIResponsesModel:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        n, tokens = len(bodies), len(request.content) // 4
+        output: list[dict[str, Any]] = []
+        if not prewarmed(body):
+            last = body["input"][-1]
+            if last.get("type") == "function_call_output":
+                name, arguments = "submit", '{"answer": "done"}'
+            else:
+                tests = "tests" in json.dumps(last)
+                name, arguments = ("run_tests", "{}") if tests else ("lookup", '{"city": "Paris"}')
+            output = [
+                {
+                    "id": f"fc_{n}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": f"call_{n}",
+                    "name": name,
+                    "arguments": arguments,
+                }
+            ]
+        cached = READ if n > 1 and tokens > READ else 0
+        reply = {
+            "id": f"resp_{n}",
+            "object": "response",
+            "created_at": 1741476542,
+            "status": "completed",
+            "model": "gpt-5.6-sol",
+            "output": output,
+            "usage": {
+                "input_tokens": tokens,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens": 0 if prewarmed(body) else 20,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens + 20,
+            },
+        }
+        return httpx2.Response(200, json=reply)
+
+    return OpenAIResponsesModel("gpt-5.6-sol", client=openai_client(wire, handler, max_retries=0))
+
+
+@tool
+def lookup(city: str) -> str:
+    """Return the country a city is in."""
+    return "France"
+
+
+async def keep_alives(wire: WireServer, *, learn_first: bool) -> tuple[int, dict[str, int]]:
+    """Keep-alives through a 29-minute tool, after a run whose return read `READ` tokens
+    (`learn_first`) or none; and the minimums the agent learned."""
+    bodies: list[dict[str, Any]] = []
+    time = FakeTime()
+    started, release, pinged = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def run_tests() -> str:
+        """Run the test suite."""
+        started.set()
+        await release.wait()
+        return "2 failed"
+
+    def seen(event: MaintenanceEvent) -> None:
+        if event.kind == "keepalive":
+            pinged.set()
+
+    agent = Agent(
+        server(wire, bodies),
+        Toolbox([lookup, run_tests], timeout=None),
+        instructions=SHORT,
+        keepalive=time.policy(),
+        on_maintenance=seen,
+    )
+    if learn_first:
+        await agent.run("Which country is Paris in?")
+    running = asyncio.create_task(agent.run("Run the tests."))
+    await started.wait()
+    time.advance(INTERVAL)  # the keep-alive's moment, were one due
+    if learn_first:
+        await asyncio.wait_for(pinged.wait(), HANG_GUARD)
+    release.set()
+    await running
+    return sum(prewarmed(body) for body in bodies), dict(agent.learned.minimums)
+
+
+async def test_a_read_below_the_minimum_lowers_it_and_the_short_prompt_is_kept_warm(
+    wire_server: WireServer,
+) -> None:
+    # A fresh agent trusts the table: the prompt is too short to cache, nothing to keep
+    # (it learns the read only after the pause, from the request that follows it).
+    assert (await keep_alives(wire_server, learn_first=False))[0] == 0
+    # One that saw a 300-token read first keeps the same prompt warm.
+    assert await keep_alives(wire_server, learn_first=True) == (1, {"openai:gpt-5.6-sol": READ})
