@@ -1,11 +1,11 @@
 """Accuracy of the embedded models on two evals, graded: the example workspace and held out.
 
-`example`: 12 questions with known answers in `examples/workspace` (the project's own
-tiny codebase, which the worked examples' shapes were written beside). `held-out`: 33
-questions over three standard-library packages (`benchmarks/heldout.py`) that no prompt
+`example`: 13 questions with known answers in `examples/workspace` (the project's own
+tiny codebase, which the worked examples' shapes were written beside). `held-out`: 61
+questions over five standard-library packages (`benchmarks/heldout.py`) that no prompt
 is tuned on. Both ask lookups in one file, answers that must first be found by search,
-and questions that need two reads (a value in one file names what to look up in
-another). Every question is a fresh run of the CLI's agent (the same instructions and
+questions that need two reads (a value in one file names what to look up in another) and
+the function or class enclosing a raised message. Every question is a fresh run of the CLI's agent (the same instructions and
 read-only tools as `warmloop run`) on one engine per model; the answer is graded by a
 regular expression. Reported per eval and model: questions answered correctly, by kind,
 mean requests and mean seconds per question.
