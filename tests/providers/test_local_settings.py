@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.scenario import TOOLS
 from warmloop import Agent
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.messages import SystemText, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.applied_settings import with_settings
@@ -125,6 +125,9 @@ def test_gemma_ends_its_step_at_the_max_tokens_setting() -> None:
     pytest.importorskip("llama_cpp")
     model = LocalModel("gemma-3-270m", n_ctx=1024, max_tokens=96, n_threads=1, openings=False)
     try:
+        # The window check holds the setting's room for the answer, not the model's own.
+        with pytest.raises(ContextWindowExceeded, match="up to 1000 more may be generated"):
+            model.complete(prompt_of(with_settings(model, {"max_tokens": 1000})))
         _text, generated, usage = model.complete(
             prompt_of(with_settings(model, {"max_tokens": 5, "temperature": 0.8, "seed": 3}))
         )
