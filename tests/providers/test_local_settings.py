@@ -5,7 +5,7 @@ mapping is tested without the engine; one small `engine` test runs Gemma 3 270M.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,7 +17,6 @@ from warmloop.messages import SystemText, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.chat_template import TemplatePrompt, prompt_tokens
-from warmloop.providers.gemma import gemma_path
 from warmloop.providers.local import LocalModel
 from warmloop.providers.local_sampling import Sampling, sampling_of, step_tokens
 from warmloop.tools.schema import ToolSpec
@@ -81,15 +80,6 @@ def test_settings_the_embedded_model_cannot_honour_are_refused_naming_it() -> No
     model = LocalModel("gemma-3-270m")
     with pytest.raises(ConfigurationError, match=r"provider .*\(local:\) does not take"):
         Agent(model, model_settings={"reasoning_effort": "low"})
-
-
-@pytest.fixture(scope="module")
-def vocab() -> Iterator[Any]:
-    """A vocabulary-only llama.cpp model: real tokenizer, no weights, loads in ~0.5 s."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)
-    yield llama
-    llama.close()
 
 
 def test_no_setting_changes_the_prompt_tokens(vocab: Any) -> None:
