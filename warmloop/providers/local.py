@@ -85,7 +85,8 @@ def context_needed(prompt: int, max_tokens: int) -> int:
 
 
 class LocalModel:
-    """A small model in-process (llama.cpp): greedy, grammar-constrained, KV-cache reusing.
+    """A small model in-process (llama.cpp): greedy unless its `ModelSettings` ask for
+    sampling (`local_sampling.py`), grammar-constrained, KV-cache reusing.
 
     `model` names one of `local_models.MODELS` (default: `DEFAULT_MODEL`); `model_path`
     runs another GGUF file of that family. One engine holds one KV state, shared by every
