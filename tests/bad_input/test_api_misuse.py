@@ -757,3 +757,47 @@ def test_a_worker_on_a_url_that_is_not_postgresql_is_told_without_its_password()
     url = f"mysql://fleet:{FLEET_PASSWORD}@db/fleet"
     worker = ("worker", "--agents", "tests.fleet.agents:registry", "--db", url)
     _one_line_error(*_warmloop_cli(*worker), "mysql://***@db/fleet")
+
+
+# Issue 32: local settings. The embedded model takes temperature, top_p, max_tokens, stop
+# and seed (to its sampler); what it cannot honour (it has no reasoning, and calls one tool a
+# step) is refused naming the provider and what it takes, from an agent and from a run,
+# before the engine is loaded; its max_tokens must leave room in the engine's window.
+def local_agent(**options: Any) -> Callable[[], object]:
+    return lambda: Agent(LocalModel("gemma-3-270m", n_ctx=1024), **options)
+
+
+def local_run(**options: Any) -> Callable[[], Awaitable[object]]:
+    return lambda: Agent(LocalModel("gemma-3-270m", n_ctx=1024)).run("Go.", **options)
+
+
+LOCAL_TAKES = "the settings it takes: temperature, top_p, max_tokens, stop, seed"
+LOCAL_SETTINGS_CASES: dict[str, tuple[Callable[[], object], str]] = {
+    "reasoning-effort": (
+        local_agent(model_settings={"reasoning_effort": "low"}),
+        "provider local (local:) does not take the model setting reasoning_effort",
+    ),
+    "thinking-budget": (local_agent(model_settings={"thinking_budget": 0}), LOCAL_TAKES),
+    "parallel-tool-calls": (
+        local_agent(model_settings={"parallel_tool_calls": False}),
+        "does not take the model setting parallel_tool_calls",
+    ),
+    "run-reasoning-effort": (
+        local_run(model_settings={"reasoning_effort": "high"}),
+        "provider local (local:) does not take the model setting reasoning_effort",
+    ),
+    "max-tokens-fills-window": (
+        local_agent(model_settings={"max_tokens": 1024}),
+        "max_tokens (1024) must be below local:gemma-3-270m's context window (1024)",
+    ),
+    "temperature-nan": (
+        local_agent(model_settings={"temperature": math.nan}),
+        "temperature must be a finite number from 0 to 2, got nan",
+    ),
+    "stop-empty-string": (local_agent(model_settings={"stop": ""}), "non-empty strings"),
+}
+
+
+@pytest.mark.parametrize("name", list(LOCAL_SETTINGS_CASES))
+async def test_a_setting_the_local_model_cannot_honour_is_refused(name: str) -> None:
+    await refused(*LOCAL_SETTINGS_CASES[name])

@@ -96,3 +96,24 @@ def test_xais_current_models_run_on_their_documented_window_without_a_warning(
     facts = resolve_model(spec, api_key="k").facts
     assert (facts.context_window, facts.window_source) == (window, "table")
     assert facts.assumptions(spec) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "window", "cache_read"),
+    [
+        ("openai:o3", 200_000, 0.5),
+        ("openai:o4-mini", 200_000, 0.275),
+        ("openai:gpt-5-nano", 400_000, 0.005),
+        ("openai-chat:gpt-4.1-nano", 1_047_576, 0.025),
+        ("openai:gpt-4.1-mini", 1_000_000, 0.1),
+    ],
+)
+def test_current_openai_models_have_a_cited_window_and_price(
+    spec: str, window: int, cache_read: float
+) -> None:
+    # Each was on an assumed window and unpriced: the run warned and cost nothing known.
+    facts = resolve_model(spec, api_key="k").facts
+    assert (facts.context_window, facts.window_source) == (window, "table")
+    assert facts.prices is not None, spec
+    assert facts.prices.rates.cache_read == pytest.approx(cache_read)
+    assert facts.assumptions(spec) == []

@@ -9,7 +9,7 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from warmloop.providers.chat_template import (
     prompt_tokens,
     render_gemma,
 )
-from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir, gemma_path
+from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir
 from warmloop.providers.local import LocalModel, reusable_prefix
 from warmloop.providers.select import resolve_model
 from warmloop.tools.gateway import SUBMIT
@@ -271,15 +271,6 @@ def test_cache_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 # ---- prompt tokens and grammar, on the real Gemma vocabulary (no weights loaded) ----
-
-
-@pytest.fixture(scope="module")
-def vocab() -> Iterator[Any]:
-    """A vocabulary-only llama.cpp model: real tokenizer, no weights, loads in ~0.5 s."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)
-    yield llama
-    llama.close()
 
 
 def tokens_of(vocab: Any, transcript: Transcript) -> list[int]:

@@ -20,7 +20,7 @@ from typing import Any
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.providers.base import Model, Rendered, WrappedModel
-from warmloop.providers.model_settings import ModelSettings, Place, check_settings
+from warmloop.providers.model_settings import KeepsSettings, ModelSettings, Place, check_settings
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.registry import provider_of
 from warmloop.tools.schema import ToolSpec
@@ -68,9 +68,14 @@ def with_settings(model: Model, settings: object) -> Model:
     return SettingsModel(model, checked, places(model, checked))
 
 
-def _put(payload: Mapping[str, Any], place: Place, value: Any) -> dict[str, Any]:
+def _put(
+    payload: Mapping[str, Any] | KeepsSettings, place: Place, value: Any
+) -> Mapping[str, Any] | KeepsSettings:
     """A copy of `payload` with `value` at `place.path` (containers copied on the way; a
-    list already there, such as a protocol's own stop sequences, is kept and extended)."""
+    list already there, such as a protocol's own stop sequences, is kept and extended).
+    A request that is no dict keeps it itself (`KeepsSettings`)."""
+    if not isinstance(payload, Mapping):
+        return payload.with_setting(place.path, value)
     out = dict(payload)
     node = out
     for key in place.path[:-1]:
@@ -127,11 +132,11 @@ class SettingsModel(WrappedModel):
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """The wrapped model's request with the settings in place (pure, as it is)."""
         rendered = self.model.render(transcript, tools)
-        if not isinstance(rendered.payload, Mapping):
+        if not isinstance(rendered.payload, Mapping | KeepsSettings):
             raise ConfigurationError(
                 f"model {self.name!r} renders no request body to put model settings in"
             )
-        sent: Mapping[str, Any] = rendered.payload
+        sent: Mapping[str, Any] | KeepsSettings = rendered.payload
         compared = sent  # what the guard sees: the settings the cache is keyed on only
         for place, value in self._placed:
             shaped = place.value(value)

@@ -147,6 +147,12 @@ GEMINI_SETTINGS = (
     Place("seed", ("config", "seed")),
     Place("thinking_budget", ("config", "thinking_config", "thinking_budget")),
 )
+# The embedded model (llama-cpp-python's `Llama.generate` and its sampler): each setting
+# goes to the sampler through the prompt (`TemplatePrompt.sampling`), never into its
+# tokens (providers/local_sampling.py). It has no reasoning and calls one tool a step.
+LOCAL_SETTINGS = tuple(
+    Place(name, (name,)) for name in ("temperature", "top_p", "max_tokens", "stop", "seed")
+)
 SCRIPTED_SETTINGS = (*CHAT_SETTINGS, Place("thinking_budget", ("thinking_budget",)))
 """A scripted model takes every setting into its Chat Completions payload, for tests."""
 
@@ -164,6 +170,7 @@ PROVIDERS = (
         extra="local",
         example="local",
         options=f"{_OPTIONS}:LocalOptions",
+        settings=LOCAL_SETTINGS,
         in_process=True,
         priced=False,
     ),

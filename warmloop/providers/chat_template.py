@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from warmloop.errors import ConfigurationError
@@ -89,6 +89,20 @@ class TemplatePrompt:
     announced: tuple[ToolSpec, ...] = ()
     """Tools the conversation's notices announced: the grammar calls them through the
     gateway with their own argument schemas (the prompt's message 0 never changes)."""
+    sampling: tuple[tuple[str, Any], ...] = ()
+    """The model settings the engine samples this step with (`max_tokens`, `stop`, `seed`,
+    `temperature`, `top_p`), as (name, value) pairs: they go to the sampler, never into
+    the prompt's text or tokens, so the KV prefix a setting meets is the same."""
+
+    def with_setting(self, path: tuple[str, ...], value: Any) -> TemplatePrompt:
+        """This prompt sampled with `value` for the setting at `path` (one name: the
+        local record's `Place`s); the turns, and so the tokens, are unchanged."""
+        if len(path) != 1:
+            raise ConfigurationError(f"a local prompt keeps settings by one name, not {path!r}")
+        if isinstance(value, list):
+            value = tuple(value)  # the prompt stays immutable (a stop list)
+        kept = tuple((name, held) for name, held in self.sampling if name != path[0])
+        return replace(self, sampling=(*kept, (path[0], value)))
 
     def allowed_tools(self) -> tuple[ToolSpec, ...]:
         """The tools the grammar offers for this step."""

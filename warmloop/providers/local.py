@@ -2,8 +2,9 @@
 
 `render` is pure: the model family's chat template as a string, ending with the open model
 turn (`chat_template.py`). `send` tokenises it, keeps the longest common token prefix with
-what the engine already holds in its KV cache, evaluates only the rest, and samples greedily
-under a grammar that makes every step parse. The assistant turn stored is exactly the
+what the engine already holds in its KV cache, evaluates only the rest, and samples (greedily
+unless model settings say otherwise, `local_sampling.py`) under a grammar that makes every
+step parse. The assistant turn stored is exactly the
 generated text, and its generated token ids travel with it, so the next prompt starts with
 every token the engine already holds and the whole previous request is reused.
 """
@@ -27,6 +28,7 @@ from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.chat_template import DETAILS_KEY, TemplatePrompt, prompt_parts, render_chat
 from warmloop.providers.local_models import EmbeddedModel, embedded_model
+from warmloop.providers.local_sampling import Sampling, sampling_of, step_tokens
 from warmloop.providers.openings import OpeningCache
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -83,7 +85,8 @@ def context_needed(prompt: int, max_tokens: int) -> int:
 
 
 class LocalModel:
-    """A small model in-process (llama.cpp): greedy, grammar-constrained, KV-cache reusing.
+    """A small model in-process (llama.cpp): greedy unless its `ModelSettings` ask for
+    sampling (`local_sampling.py`), grammar-constrained, KV-cache reusing.
 
     `model` names one of `local_models.MODELS` (default: `DEFAULT_MODEL`); `model_path`
     runs another GGUF file of that family. One engine holds one KV state, shared by every
@@ -170,21 +173,22 @@ class LocalModel:
         """Blocking: one step for `prompt`: its raw text, generated token ids and usage."""
         with self._lock:
             tokens, opening = prompt_parts(self.engine(), prompt)
-            if len(tokens) > self.context_window:
+            sampling = self.sampling(prompt)
+            if len(tokens) > self.n_ctx - sampling.max_tokens:
                 # The agent's maintenance prunes and retries once on this error; if it
                 # still does not fit, the message says how to make room.
                 raise ContextWindowExceeded(
                     f"the local context window is full: the prompt has {len(tokens)} tokens "
-                    f"and up to {self.max_tokens} more may be generated, but the window holds "
-                    f"{self.n_ctx}; raise it with `warmloop run --n-ctx "
-                    f"{context_needed(len(tokens), self.max_tokens)}` "
+                    f"and up to {sampling.max_tokens} more may be generated, but the window "
+                    f"holds {self.n_ctx}; raise it with `warmloop run --n-ctx "
+                    f"{context_needed(len(tokens), sampling.max_tokens)}` "
                     "(LocalModel(n_ctx=...) in Python) or give a narrower task",
                     prompt_tokens=len(tokens),
-                    window=self.context_window,
+                    window=self.n_ctx - sampling.max_tokens,
                 )
             reused, held = self._warm_opening(tokens, opening)
             grammar = self.grammar(prompt.allowed_tools(), prompt.grammar_spent())
-            generated = list(self._generate(tokens[held:], grammar))
+            generated = list(self._generate(tokens[held:], grammar, sampling))
             text = self.engine().detokenize(generated).decode("utf-8", errors="replace")
             usage = Usage(len(tokens) - reused, reused, output_tokens=len(generated))
             return text, generated, usage
@@ -231,17 +235,25 @@ class LocalModel:
         llama.n_tokens = reused
         return reused
 
-    def _generate(self, suffix: list[int], grammar: Any) -> Iterator[int]:
+    def sampling(self, prompt: TemplatePrompt) -> Sampling:
+        """How `prompt`'s step is sampled: its model settings over this model's own
+        `max_tokens` and `seed`, greedy unless a temperature or top_p is set."""
+        return sampling_of(prompt.sampling, max_tokens=self.max_tokens, seed=self.seed)
+
+    def _generate(self, suffix: list[int], grammar: Any, sampling: Sampling) -> Iterator[int]:
         llama = self.engine()
         is_eog = importlib.import_module("llama_cpp").llama_vocab_is_eog
+        llama.set_seed(sampling.seed)  # the sampler `generate` builds draws from it
         # reset=False: `_keep_prefix` has settled the prefix already.
-        stream = llama.generate(suffix, reset=False, temp=0.0, grammar=grammar)
-        for count, token in enumerate(stream, start=1):
-            if is_eog(llama._model.vocab, token):
-                return
-            yield token
-            if count >= self.max_tokens:
-                return
+        stream = llama.generate(
+            suffix, reset=False, grammar=grammar, **sampling.generate_arguments()
+        )
+        yield from step_tokens(
+            stream,
+            sampling,
+            is_end=lambda token: bool(is_eog(llama._model.vocab, token)),
+            text_of=lambda ids: llama.detokenize(list(ids)).decode("utf-8", errors="replace"),
+        )
 
     def grammar(self, tools: tuple[ToolSpec, ...], spent: Spent | None = None) -> Any:
         """The step grammar for `tools` without `spent` calls, built once per key (the

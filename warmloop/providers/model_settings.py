@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, Literal, Protocol, TypedDict, cast, get_args, runtime_checkable
 
 from warmloop.errors import ConfigurationError
 from warmloop.keywords import described
@@ -66,6 +66,17 @@ class Place:
     def value(self, given: Any) -> JsonValue:
         """The setting's value as this provider's field holds it."""
         return self.shape(given) if self.shape is not None else given
+
+
+@runtime_checkable
+class KeepsSettings(Protocol):
+    """A request that is no dict but keeps model settings itself (the local model's prompt
+    template, whose settings go to its sampler): `with_setting` returns a copy holding
+    `value` for the setting at `path`, its `Place.path`."""
+
+    def with_setting(self, path: tuple[str, ...], value: Any) -> KeepsSettings:
+        """A copy of this request with `value` at `path`."""
+        ...
 
 
 def _number(name: str, value: object, low: float, high: float) -> float:
