@@ -5,10 +5,10 @@ tiny codebase, which the worked examples' shapes were written beside). `held-out
 questions over five standard-library packages (`benchmarks/heldout.py`) that no prompt
 is tuned on. Both ask lookups in one file, answers that must first be found by search,
 questions that need two reads (a value in one file names what to look up in another) and
-the function or class enclosing a raised message. Every question is a fresh run of the CLI's agent (the same instructions and
-read-only tools as `warmloop run`) on one engine per model; the answer is graded by a
-regular expression. Reported per eval and model: questions answered correctly, by kind,
-mean requests and mean seconds per question.
+the function or class enclosing a raised message. Every question is a fresh run of the
+CLI's agent (the same instructions and read-only tools as `warmloop run`) on one engine
+per model; the answer is graded by a regular expression. Reported per eval and model:
+questions answered correctly, by kind, mean requests and mean seconds per question.
 
     python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
         [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--verbose]
