@@ -16,12 +16,12 @@ import httpx2
 from benchmarks.keepalive_sessions import sessions
 from tests.keepalive.test_prewarm import CITIES, HANG_GUARD, INTERVAL, gpt_5_6, prewarmed
 from tests.support.fake_time import FakeTime
+from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox, tool
 from warmloop.facts.profiles import profile_for
 from warmloop.keepalive.evictions import survival
 from warmloop.keepalive.rule import choose_retention, pause_costs, ping_limit
-from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 
 MODEL = "gpt-5.6-sol"
@@ -114,33 +114,22 @@ async def keep_alives_sent(wire: WireServer, evictions: int) -> int:
     29-minute tool on GPT-5.6."""
     bodies: list[dict[str, Any]] = []
     time = FakeTime()
-    started, release, pinged = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def run_tests() -> str:
-        """Run the test suite."""
-        started.set()
-        await release.wait()
-        return "2 failed"
-
-    def seen(event: MaintenanceEvent) -> None:
-        if event.kind == "keepalive":
-            pinged.set()
+    held = HeldTool()
 
     agent = Agent(
         gpt_5_6(wire, bodies),
-        Toolbox([run_tests], timeout=None),
+        Toolbox([held.tool], timeout=None),
         instructions=CITIES,
         keepalive=time.policy(),
-        on_maintenance=seen,
+        on_maintenance=held.seen,
     )
     agent.learned.returns[f"openai:{MODEL}"].extend([False] * evictions)
     running = asyncio.create_task(agent.run("Run the tests."))
-    await started.wait()
+    await held.started.wait()
     time.advance(INTERVAL)  # the keep-alive's moment, were one due
     if evictions == 0:
-        await asyncio.wait_for(pinged.wait(), HANG_GUARD)
-    release.set()
+        await asyncio.wait_for(held.pinged.wait(), HANG_GUARD)
+    held.release.set()
     await running
     return sum(prewarmed(body) for body in bodies)
 

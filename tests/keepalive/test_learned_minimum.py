@@ -13,9 +13,9 @@ import httpx2
 
 from tests.keepalive.test_prewarm import HANG_GUARD, INTERVAL, prewarmed
 from tests.support.fake_time import FakeTime
+from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox, tool
-from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 
 SHORT = "You answer questions about cities. " * 40  # the whole prompt under 1,024 tokens
@@ -78,34 +78,23 @@ async def keep_alives(wire: WireServer, *, learn_first: bool) -> tuple[int, dict
     (`learn_first`) or none; and the minimums the agent learned."""
     bodies: list[dict[str, Any]] = []
     time = FakeTime()
-    started, release, pinged = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def run_tests() -> str:
-        """Run the test suite."""
-        started.set()
-        await release.wait()
-        return "2 failed"
-
-    def seen(event: MaintenanceEvent) -> None:
-        if event.kind == "keepalive":
-            pinged.set()
+    held = HeldTool()
 
     agent = Agent(
         server(wire, bodies),
-        Toolbox([lookup, run_tests], timeout=None),
+        Toolbox([lookup, held.tool], timeout=None),
         instructions=SHORT,
         keepalive=time.policy(),
-        on_maintenance=seen,
+        on_maintenance=held.seen,
     )
     if learn_first:
         await agent.run("Which country is Paris in?")
     running = asyncio.create_task(agent.run("Run the tests."))
-    await started.wait()
+    await held.started.wait()
     time.advance(INTERVAL)  # the keep-alive's moment, were one due
     if learn_first:
-        await asyncio.wait_for(pinged.wait(), HANG_GUARD)
-    release.set()
+        await asyncio.wait_for(held.pinged.wait(), HANG_GUARD)
+    held.release.set()
     await running
     return sum(prewarmed(body) for body in bodies), dict(agent.learned.minimums)
 

@@ -17,12 +17,12 @@ from typing import Any
 import httpx2
 
 from tests.support.fake_time import FakeTime
+from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
-from warmloop import Agent, Toolbox, tool
+from warmloop import Agent, Toolbox
 from warmloop.facts.profiles import profile_for
 from warmloop.keepalive.request import answer_tokens, check_payload, keepalive_request
 from warmloop.keepalive.rule import pause_costs
-from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import AssistantTurn, UserText
 from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
@@ -97,31 +97,20 @@ async def test_a_keep_alive_on_gpt_5_6_sends_prewarm_and_appends_nothing(
 ) -> None:
     bodies: list[dict[str, Any]] = []
     time = FakeTime()
-    started, release, pinged = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def run_tests() -> str:
-        """Run the test suite."""
-        started.set()
-        await release.wait()
-        return "2 failed"
-
-    def seen(event: MaintenanceEvent) -> None:
-        if event.kind == "keepalive":
-            pinged.set()
+    held = HeldTool()
 
     agent = Agent(
         gpt_5_6(wire_server, bodies),
-        Toolbox([run_tests], timeout=None),
+        Toolbox([held.tool], timeout=None),
         instructions=CITIES,
         keepalive=time.policy(),
-        on_maintenance=seen,
+        on_maintenance=held.seen,
     )
     running = asyncio.create_task(agent.run("Run the tests."))
-    await started.wait()
+    await held.started.wait()
     time.advance(INTERVAL)  # the keep-alive is due while the tool runs
-    await asyncio.wait_for(pinged.wait(), HANG_GUARD)
-    release.set()
+    await asyncio.wait_for(held.pinged.wait(), HANG_GUARD)
+    held.release.set()
     run = await running
     assert [prewarmed(body) for body in bodies] == [False, True, False]
     first, keep, after = bodies
