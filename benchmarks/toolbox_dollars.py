@@ -3,8 +3,11 @@ definitions (the tool block and the announcements that teach found tools), searc
 search calls and what they answer, the provider's own search blocks included) and the rest
 of the conversation, each block billed as the simulator billed its request (the leading
 `cache_read_tokens` as reads, the next `cache_write_tokens` as writes, the rest uncached),
-and the output apart. Used by `benchmarks.toolbox`, which prints it beside the optimum's
-choices (which tools each arm taught in full).
+and the output apart. A block is one conversation item, counted whole: on Anthropic a
+step's tool results and the announcement after them are one user message, so there the
+results of a step that taught a tool count as tool definitions. Used by
+`benchmarks.toolbox`, which prints it beside the optimum's choices (which tools each arm
+taught in full).
 """
 
 from __future__ import annotations
