@@ -1,13 +1,16 @@
-"""Disclosure: the 120-tool session of issue 9 priced four ways on real wire formats.
+"""Disclosure: the 120-tool session of issue 9 (124 tools registered: 120 in the catalog,
+3 core, `run_code`) priced six ways on real wire formats.
 
 The same 40-request plan (`benchmarks.toolbox_session`: 6 catalog tools discovered at
 different steps, then used through the gateway and from `run_code`) is run by warmloop's
-Agent on the ScriptedModel under four ways of disclosing tools, every request rendered by the
+Agent on the ScriptedModel under six ways of disclosing tools, every request rendered by the
 provider's own renderer and priced with the cache simulator and the dated prices
 (`benchmarks.session_costs`):
 
 - warmloop: core tools + `search_tools`/`call_tool`/`run_code` in a byte-stable tool block,
-  each discovered tool taught once by an announcement in the transcript;
+  each search's best match taught once by an announcement in the transcript;
+- optimum: the same, but a search teaches in full exactly the tools the plan goes on to use
+  (it knows the future): the fewest descriptions any gateway can carry;
 - native deferred: the provider's own tool search (Anthropic `tool_search_tool_bm25` with
   `defer_loading`; OpenAI Responses hosted `tool_search`): all 120 tools in the request,
   deferred. Billed as the providers document it: Anthropic leaves deferred tools out of the
@@ -16,13 +19,16 @@ provider's own renderer and priced with the cache simulator and the dated prices
   its parameter schema where the search output stands. A search happens inside the model's
   response (no round trip), so this arm makes fewer requests;
 - all schemas (cached): every tool in the tool block on every request, no search;
-- re-sent each step: the gateway, but every discovered tool's full schema is sent again
-  after every step (what a loop that re-lists its discovered tools each turn does);
+- re-sent each step: the gateway, but every tool a search found has its full schema sent
+  again after every step (what a loop that re-lists its discovered tools each turn does);
 - tool block grows: search as warmloop does, but each discovered tool is added to the tool
   block and called by name (dynamic tool binding); every discovery rewrites the start of
   the prompt, so the cache is lost from the top.
 
-Every arm performs the same tool uses and all of them succeed (checked).
+Every arm performs the same tool uses and all of them succeed (checked). A second table
+says where each arm's dollars go (`benchmarks.toolbox_dollars`: tool definitions, searches,
+the rest of the conversation, output, and the part paid for re-reads) and which tools it
+taught in full, the optimum's choices beside warmloop's.
 
     python -m benchmarks toolbox
 """
@@ -45,7 +51,8 @@ from benchmarks.session_costs import (
     blocks,
     dollars,
 )
-from benchmarks.toolbox_session import CORE, Arm, Step, catalog, plan, reply
+from benchmarks.toolbox_dollars import PARTS, Spend, labelled, spend
+from benchmarks.toolbox_session import CORE, TARGETS, Arm, Step, catalog, plan, reply
 from warmloop import (
     Agent,
     AssistantTurn,
@@ -69,6 +76,7 @@ from warmloop.wire.stream import ANTHROPIC
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
 ARMS: tuple[tuple[Arm, str], ...] = (
     ("gateway", "warmloop disclosure"),
+    ("ideal", "optimum: only the tools used taught"),
     ("native", "native deferred loading"),
     ("all", "all 120 schemas (cached)"),
     ("resend", "discovered schemas re-sent each step"),
@@ -78,11 +86,11 @@ SECONDS_BETWEEN_REQUESTS = 10.0
 
 
 class Resending(Disclosure):
-    """The gateway, but after every step the full schema of every tool discovered so far is
-    sent again (the baseline this benchmark measures warmloop's teach-once against)."""
+    """The gateway, but after every step the full schema of every tool its searches found so
+    far is sent again (the baseline this benchmark measures warmloop's teach-once against)."""
 
     def announcements(self) -> tuple[Notice, ...]:
-        discovered = sorted(self.discovered)
+        discovered = sorted(self.callable)
         self.known.update(self.found)
         self.found = []
         if not discovered:
@@ -94,6 +102,20 @@ class Resending(Disclosure):
 class ResendingToolbox(Toolbox):
     def conversation(self) -> Disclosure:
         return Resending(self)
+
+
+class Teaching(Disclosure):
+    """The optimum's choice: the gateway, but a search teaches in full only the tools the
+    plan goes on to use (it knows the future), each once, after the step that found it."""
+
+    def announcements(self) -> tuple[Notice, ...]:
+        self.found = [n for n in self.found if n in TARGETS]
+        return super().announcements()
+
+
+class TeachingToolbox(Toolbox):
+    def conversation(self) -> Disclosure:
+        return Teaching(self)
 
 
 class Growing(Disclosure):
@@ -151,6 +173,8 @@ def toolbox(arm: Arm) -> Toolbox:
         return Toolbox([*CORE, *catalog()], code=True)
     if arm == "resend":
         return ResendingToolbox(CORE, catalog(), code=True)
+    if arm == "ideal":
+        return TeachingToolbox(CORE, catalog(), code=True)
     return Toolbox(CORE, catalog(), code=True, native=arm == "native")
 
 
@@ -230,7 +254,7 @@ def script(arm: Arm) -> list[Script]:
         if arm == "native" and k and steps[k - 1].kind == "search":
             out.append(native_turn(steps[k - 1], step, index, specs))
             continue
-        item = reply(arm, step)
+        item = reply("gateway" if arm == "ideal" else arm, step)
         if item is not None:
             out.append(item)
     return out
@@ -271,6 +295,8 @@ class Row:
     requests: int
     input_tokens: int
     dollars: float
+    spend: Spend
+    taught: tuple[str, ...]
 
 
 def run_arm(arm: Arm) -> tuple[list[Transcript], tuple[ToolSpec, ...]]:
@@ -296,17 +322,21 @@ def run_arm(arm: Arm) -> tuple[list[Transcript], tuple[ToolSpec, ...]]:
 
 def price_arm(arm: Arm, sent: Sequence[Transcript], tools: Sequence[ToolSpec]) -> list[Row]:
     specs = {t.name: t.spec for t in catalog()}
+    taught = tuple(t.name for m in sent[-1] if isinstance(m, Notice) for t in m.tools)
     rows = []
     for rules in RULES:
-        requests = []
+        requests, parts = [], []
         for k, transcript in enumerate(sent):
             payload = rules.render(transcript, tool_block(arm, transcript, tools))
             if arm == "native":
                 payload = billed(payload, rules, specs)
-            requests.append(SimRequest(k * SECONDS_BETWEEN_REQUESTS, blocks(payload, rules), 100))
+            cut = blocks(payload, rules)
+            requests.append(SimRequest(k * SECONDS_BETWEEN_REQUESTS, cut, 100))
+            parts.append(labelled(payload, rules, cut))
         outcomes = simulate(requests, rules.profile, rules.prices)
         tokens = sum(b.tokens for r in requests for b in r.blocks)
-        rows.append(Row(arm, rules.name, len(requests), tokens, dollars(outcomes)))
+        paid = spend(requests, parts, outcomes, rules)
+        rows.append(Row(arm, rules.name, len(requests), tokens, dollars(outcomes), paid, taught))
     return rows
 
 
@@ -336,6 +366,26 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def where(rows: Sequence[Row]) -> str:
+    """Where each arm's dollars go, and the tools it taught in full (announced)."""
+    names: dict[str, str] = dict(ARMS)
+    head = " | ".join(PARTS)
+    lines = [
+        f"| disclosure | provider | {head} | of which re-reads | tools taught in full |",
+        "|---|---|" + "---|" * len(PARTS) + "---|---|",
+    ]
+    for r in rows:
+        cells = " | ".join(f"{r.spend.dollars[p]:.4f}" for p in PARTS)
+        distinct = sorted(set(r.taught))
+        taught = f"{len(r.taught)} ({len(distinct)} tools)" if r.taught else "-"
+        if r.taught and len(r.taught) == len(distinct):
+            taught = f"{len(distinct)}: {', '.join(r.taught)}"
+        lines.append(
+            f"| {names[r.arm]} | {r.provider} | {cells} | {r.spend.rereads:.4f} | {taught} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     size = sum(len(json.dumps(t.spec.full())) for t in catalog()) / 4 / len(catalog())
@@ -343,5 +393,8 @@ def main() -> None:
         f"120-tool catalog, about {size:.0f} tokens a tool (Anthropic's tool search guide: "
         "a five-server setup of 58 tools is about 55k tokens)\n"
     )
-    print(table(measure()))
+    rows = measure()
+    print(table(rows))
+    print("\nWhere the dollars go ($; the tool block and announcements are tool definitions):\n")
+    print(where(rows))
     print("\ncommand: python -m benchmarks toolbox")

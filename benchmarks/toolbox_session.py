@@ -288,7 +288,7 @@ def plan() -> list[Step]:
     return steps
 
 
-Arm = Literal["gateway", "native", "all", "resend", "grow"]
+Arm = Literal["gateway", "ideal", "native", "all", "resend", "grow"]
 Reply_ = Callable[[Step], Script]
 
 

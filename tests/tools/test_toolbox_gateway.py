@@ -35,17 +35,18 @@ def notices(transcript: Transcript) -> list[Notice]:
     return [m for m in transcript if isinstance(m, Notice) and m.tools]
 
 
-def test_search_lists_matches_compactly_and_the_notice_teaches_them_in_full() -> None:
+def test_search_lists_matches_compactly_and_the_notice_teaches_the_best_in_full() -> None:
     model = ScriptedModel(
         [call("search_tools", query="get invoice billing"), call("submit", answer="x")]
     )
     run = Agent(model, tools=box()).run_sync("Find the invoice tool.")
     found = results(run.transcript)[0]
     assert "- get_invoice(id: string, workspace?: string" in found.content
+    assert "- update_invoice(id: string" in found.content
     assert "Needs the" not in found.content  # the description is not in the listing
     (notice,) = notices(run.transcript)
-    assert next(t.name for t in notice.tools) == "get_invoice"
-    assert len(notice.tools) == 3
+    # Issue 36: only the best match is taught in full; the others stay a listing.
+    assert [t.name for t in notice.tools] == ["get_invoice"]
     assert "Needs the `invoice:read` scope" in notice.tools[0].description
     # The notice follows the step's results, before the next request.
     index = list(run.transcript).index(notice)
@@ -243,3 +244,50 @@ def test_a_huge_description_from_outside_is_announced_cut_and_a_huge_schema_is_s
     padded = {**schema, "description": "y" * 5_000_000}
     with pytest.raises(ConfigurationError, match="characters of JSON, over"):
         Toolbox(catalog=[RemoteTool(ToolSpec("padded", "A tool.", padded), echo)])
+
+
+# Issue 36: a search teaches only its best match in full.
+
+
+def test_another_match_is_callable_and_taught_when_searched_by_its_exact_name() -> None:
+    model = ScriptedModel(
+        [
+            call("search_tools", query="get invoice billing"),
+            call("call_tool", name="update_invoice", arguments={"id": "i"}),
+            call("search_tools", query="update_invoice"),
+            call("submit", answer="x"),
+        ]
+    )
+    first = Agent(model, tools=box()).run_sync("Update the invoice.")
+    listed, used, named, _ = results(first.transcript)
+    assert "To read another's full description, search_tools for its exact name." in (
+        listed.content
+    )
+    assert not used.is_error  # listed by its signature: callable without a description
+    assert json.loads(used.content)["tool"] == "update_invoice"
+    assert "- update_invoice(" in named.content.splitlines()[1]
+    taught = [[t.name for t in n.tools] for n in notices(first.transcript)]
+    assert taught == [["get_invoice"], ["update_invoice"]]
+    # What the searches listed is read back from the transcript: a follow-up calls it too.
+    again = ScriptedModel(
+        [
+            call("call_tool", name="delete_invoice", arguments={"id": "i"}),
+            call("submit", answer="y"),
+        ]
+    )
+    follow = Agent(again, tools=box()).run_sync("Delete it.", history=first.transcript)
+    assert not results(follow.transcript)[-2].is_error
+
+
+def test_a_search_whose_best_match_is_taught_teaches_nothing_new() -> None:
+    model = ScriptedModel(
+        [
+            call("search_tools", query="get invoice billing"),
+            call("search_tools", query="get invoice", limit=5),
+            call("submit", answer="x"),
+        ]
+    )
+    run = Agent(model, tools=box()).run_sync("Search twice.")
+    second = results(run.transcript)[1]
+    assert "(new" not in second.content
+    assert [[t.name for t in n.tools] for n in notices(run.transcript)] == [["get_invoice"]]

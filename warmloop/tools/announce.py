@@ -12,7 +12,7 @@ and a fold that hides an announcement lets the tool be announced again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from warmloop.messages import AnnouncedTool, Notice
 from warmloop.tools.schema import ToolSpec
@@ -68,11 +68,13 @@ def taught_in(transcript: Transcript, start: int = 0) -> set[str]:
 
 
 class Taught:
-    """What one conversation's transcript has taught, scanned incrementally: a transcript
-    only grows between rewrites, and a rewrite (a new revision) or another branch changes
-    its key, which scans it afresh."""
+    """What one conversation's transcript has taught (by default the tools its
+    announcements describe; `scan` reads something else from messages `start` on), scanned
+    incrementally: a transcript only grows between rewrites, and a rewrite (a new
+    revision) or another branch changes its key, which scans it afresh."""
 
-    def __init__(self) -> None:
+    def __init__(self, scan: Callable[[Transcript, int], set[str]] = taught_in) -> None:
+        self._scan = scan
         self._key: tuple[str, int, int] | None = None
         self._scanned = 0
         self._names: frozenset[str] = frozenset()
@@ -81,6 +83,6 @@ class Taught:
         if transcript.key != self._key:
             self._key, self._scanned, self._names = transcript.key, 0, frozenset()
         if self._scanned < len(transcript):
-            self._names |= taught_in(transcript, self._scanned)
+            self._names |= self._scan(transcript, self._scanned)
             self._scanned = len(transcript)
         return self._names

@@ -6,13 +6,16 @@ are found, connected or announced.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from warmloop.messages import ToolResult
 from warmloop.tools.announce import untagged
 from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
+from warmloop.transcript import Transcript
 
 SEARCH = "search_tools"
 GATEWAY = "call_tool"
@@ -22,10 +25,11 @@ SUBMIT = "submit"
 toolbox may name a tool so."""
 RUN_CODE = "run_code"
 RESERVED = frozenset({SEARCH, GATEWAY, RUN_CODE})
+_LISTED = re.compile(r"^- ([^(\s]+)\(", re.MULTILINE)
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 3
-"""Matches a search returns unless asked: each new one is announced in full, and the
-provider's own tool search loads 3-5 (Anthropic, Tool search tool)."""
+"""Matches a search lists unless asked (the provider's own tool search loads 3-5: Anthropic,
+Tool search tool); only the best one is announced in full."""
 
 
 def _spec(
@@ -40,8 +44,9 @@ def _spec(
 SEARCH_SPEC, SEARCH_ARGS = _spec(
     SEARCH,
     "Search the catalog of tools not listed here. Returns the best matches as "
-    f"name(arguments); a tool found for the first time is described in full right after "
-    f"this step, and from then on can be called with {GATEWAY}.",
+    f"name(arguments), best first, each callable with {GATEWAY}; the best one, found for "
+    "the first time, is described in full right after this step. Search a tool's exact "
+    "name to have it described.",
     {"query": (str, ...), "limit": (Annotated[int, Field(ge=1, le=MAX_LIMIT)], DEFAULT_LIMIT)},
     {
         "query": "What you need, in a few words, e.g. 'create calendar event'.",
@@ -73,20 +78,27 @@ CODE_SPEC, CODE_ARGS = _spec(
 
 
 def search_answer(query: str, matches: Sequence[ToolSpec], discovered: Container[str]) -> str:
-    """What `search_tools` answers: each match compactly, the ones not yet `discovered`
-    marked new (they are announced in full after the step)."""
-    lines = [
-        f"- {untagged(spec.compact())}" + ("" if spec.name in discovered else " (new)")
-        for spec in matches
-    ]
-    new = any(spec.name not in discovered for spec in matches)
+    """What `search_tools` answers: each match compactly, best first. Only the best one is
+    taught in full (after the step, when not yet `discovered`); every match can be called."""
+    lines = [f"- {untagged(spec.compact())}" for spec in matches]
+    new = matches[0].name not in discovered
+    if new:
+        lines[0] += " (new: described in full after this step)"
     head = f"{len(matches)} {'match' if len(matches) == 1 else 'matches'} for {query!r}"
-    tail = (
-        f"Call them with {GATEWAY}; the new ones are described in full after this step."
-        if new
-        else f"Call them with {GATEWAY}."
-    )
+    tail = f"Call {'it' if len(matches) == 1 else 'any of them'} with {GATEWAY}."
+    if len(matches) > 1:
+        tail += f" To read another's full description, {SEARCH} for its exact name."
     return "\n".join([f"{head}:", *lines, tail])
+
+
+def listed_in(transcript: Transcript, start: int = 0) -> set[str]:
+    """Names of the tools listed by the `search_tools` answers a model is shown, from message
+    `start` on: each can be called through the gateway, described in full or not."""
+    names: set[str] = set()
+    for _, message in transcript.visible(start):
+        if isinstance(message, ToolResult) and message.name == SEARCH and not message.is_error:
+            names.update(m.group(1) for m in _LISTED.finditer(message.content))
+    return names
 
 
 def not_listed(name: str, discovered: bool) -> str:

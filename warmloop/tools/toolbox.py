@@ -41,6 +41,7 @@ from warmloop.tools.gateway import (
     SEARCH_ARGS,
     SEARCH_SPEC,
     SUBMIT,
+    listed_in,
     not_listed,
     search_answer,
 )
@@ -269,14 +270,17 @@ class Disclosure:
         self.cap = box.max_result_chars
         self.known: set[str] = set()
         self.found: list[str] = []
+        self.listed: set[str] = set()
         self.left_running: list[StuckCall] = []
         self._taught = Taught()
+        self._listed = Taught(listed_in)
 
     def step(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> Disclosure:
         """Begin a step over `transcript` as it is now (what it taught so far), results
         capped at `max_result_chars` (default: the toolbox's own); returns this view."""
         self.cap = _cap(self.box, max_result_chars)
         self.known = set(self._taught(transcript))
+        self.listed = set(self._listed(transcript))
         self.found = []
         return self
 
@@ -287,7 +291,14 @@ class Disclosure:
 
     @property
     def discovered(self) -> set[str]:
+        """The catalog tools taught in full, or to be after this step."""
         return self.known | set(self.found)
+
+    @property
+    def callable(self) -> set[str]:
+        """The catalog tools the model may call: those its searches listed (the best of each
+        taught in full, the others by their signature) and those taught."""
+        return self.discovered | self.listed
 
     def announcements(self) -> tuple[Notice, ...]:
         """The notice teaching what this step discovered (none if nothing new)."""
@@ -315,7 +326,7 @@ class Disclosure:
                 except ValueError as exc:
                     return self._error(call, f"Invalid arguments for {call.name}: {exc}")
                 return await self._catalog_call(call, call.name, arguments)
-            return self._error(call, not_listed(call.name, call.name in self.discovered))
+            return self._error(call, not_listed(call.name, call.name in self.callable))
         return await box.run(call, max_result_chars=self.cap, stuck=self.left_running)
 
     def _error(self, call: ToolCall, text: str) -> Execution:
@@ -336,7 +347,11 @@ class Disclosure:
         if not matches:
             return self._error(call, f"No tool matches {query!r}. Try other words.")
         discovered = self.discovered
-        self.found += [e.name for e in matches if e.name not in discovered]
+        # Only the best match is taught in full (if new): the rest stay a listing, so a
+        # search adds one description to every later request, not `limit` of them.
+        best = matches[0].name
+        self.found += [] if best in discovered else [best]
+        self.listed.update(e.name for e in matches)
         text = search_answer(query, [e.spec for e in matches], discovered)
         return executed(call, text, is_error=False, cap=self.cap)
 
@@ -354,7 +369,7 @@ class Disclosure:
             return replace(execution, result=replace(execution.result, name=call.name))
         if name not in self.box.catalog:
             return self._error(call, f"No tool is named {name!r}. Find tools with {SEARCH} first.")
-        if name not in self.discovered:
+        if name not in self.callable:
             return self._error(call, not_listed(name, False))
         return await self._catalog_call(call, name, arguments)
 
@@ -365,11 +380,11 @@ class Disclosure:
         return await run_entry(call, entry, arguments, timeout, cap, self.left_running)
 
     def functions(self) -> dict[str, HostFunction]:
-        """The tools code can call: core tools and discovered catalog tools."""
+        """The tools code can call: core tools and the catalog tools searches listed."""
         box = self.box
         entries: list[Tool | RemoteTool] = [t for n in box.names if (t := box.get(n))]
         # Natively the provider discloses the catalog: the toolbox cannot see what it taught.
-        names = box.catalog.names() if box.native else sorted(self.discovered)
+        names = box.catalog.names() if box.native else sorted(self.callable)
         entries += [e for n in names if (e := box.catalog.get(n))]
         return {entry.name: host_function(entry, box.timeout) for entry in entries}
 
