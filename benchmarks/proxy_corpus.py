@@ -130,13 +130,13 @@ def table(rows: list[Row]) -> str:
         named = f"{row.busts_named} ({row.causes})" if row.busts_named else "0"
         lines.append(
             f"| {row.framework} | {row.wire} | {row.rules} | {row.requests} "
-            f"| {row.direct:.2f}x | {row.proxied:.2f}x | {row.proxied_vs_append_only:.2f}x "
+            f"| {row.direct:.3f}x | {row.proxied:.3f}x | {row.proxied_vs_append_only:.3f}x "
             f"| {named} |"
         )
     worst = max((row.proxied for row in rows), default=0.0)
     verdict = "met" if worst <= TARGET else "missed"
     lines.append("")
-    lines.append(f"worst through the proxy: {worst:.2f}x its bound (target {TARGET}x: {verdict})")
+    lines.append(f"worst through the proxy: {worst:.3f}x its bound (target {TARGET}x: {verdict})")
     return "\n".join(lines)
 
 
