@@ -29,11 +29,18 @@ RULES = "Answer with the tools. Cite the lines you read."
 MARK = {"mode": "explicit"}
 
 
-def respond(base: str, model: str, task: str, *, opening: Any = RULES, **extra: Any) -> None:
-    """One Responses request through the official SDK: a developer opening, the task."""
+def respond(
+    base: str, model: str, task: str, *, opening: Any = RULES, stream: bool = False
+) -> None:
+    """One Responses request through the official SDK (a developer opening, the task), read
+    to its end."""
     client = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-test", max_retries=0)
     items: Any = [{"role": "developer", "content": opening}, {"role": "user", "content": task}]
-    client.responses.create(model=model, input=items, max_output_tokens=64, **extra)
+    made: Any = client.responses.create(
+        model=model, input=items, max_output_tokens=64, stream=stream
+    )
+    if stream:
+        list(made)
 
 
 def visible(body: dict[str, Any]) -> dict[str, Any]:
@@ -67,10 +74,13 @@ def through_proxy(wire_server: WireServer, send: Any) -> Captured:
     return captured
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_gpt_5_6_gets_a_breakpoint_at_the_end_of_the_opening_and_sees_the_same(
-    wire_server: WireServer,
+    wire_server: WireServer, stream: bool
 ) -> None:
-    captured = through_proxy(wire_server, lambda base: respond(base, "gpt-5.6", PARSER))
+    captured = through_proxy(
+        wire_server, lambda base: respond(base, "gpt-5.6", PARSER, stream=stream)
+    )
     direct, proxied = captured.bodies
     opening = {"type": "input_text", "text": RULES, "prompt_cache_breakpoint": MARK}
     assert proxied["input"][0] == {"role": "developer", "content": [opening]}
