@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
     "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
+    "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
 }
 """Name -> (module under `benchmarks`, what it measures)."""
 

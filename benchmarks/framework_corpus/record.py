@@ -24,31 +24,39 @@ CORPUS = ROOT / "tests" / "audit" / "corpus"
 URL = re.compile(r"http://127\.0\.0\.1:[0-9]+")
 
 
-def record(driver: Path, venv: Path, out: Path) -> None:
-    """Run one driver through `warmloop record` against the scripted loopback API."""
+def record(driver: Path, venv: Path, out: Path, *, proxy: bool = False) -> list[str]:
+    """Run one driver through `warmloop record` (or, with `proxy`, `warmloop proxy --record`,
+    every fix and the guard on) against the scripted loopback API; the lines it wrote on
+    stderr (the proxy's guard names each bust there)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with serve(Upstream()) as upstream:
-        command = [sys.executable, "-m", "warmloop", "record", "--upstream", upstream]
+    with serve(Upstream()) as upstream, tempfile.TemporaryFile("w+") as said:
+        command = [sys.executable, "-m", "warmloop"]
+        command += ["proxy", "--record"] if proxy else ["record", "--out"]
         recorder = subprocess.Popen(
-            [*command, "--port", "0", "--out", str(out)],
+            [*command, str(out), "--upstream", upstream, "--port", "0"],
             env={**env, "COLUMNS": "400"},
             stdout=subprocess.PIPE,
+            stderr=said,
             text=True,
         )
         try:
             assert recorder.stdout is not None
-            found = URL.search(recorder.stdout.readline())
-            if found is None:
-                raise RuntimeError("warmloop record printed no address")
+            # the line names the upstream first, then the address to point the client at
+            found = URL.findall(recorder.stdout.readline())
+            if not found:
+                raise RuntimeError(f"warmloop {command[3]} printed no address")
             subprocess.run(
                 [str(venv / "bin" / "python"), str(driver)],
-                env={**env, "BASE_URL": found.group(0)},
+                env={**env, "BASE_URL": found[-1]},
                 check=True,
                 timeout=600,
+                stdout=subprocess.DEVNULL,
             )
         finally:
             recorder.send_signal(signal.SIGTERM)
             recorder.wait(timeout=30)
+        said.seek(0)
+        return said.read().splitlines()
 
 
 def store(log: Path, name: str) -> Path:

@@ -247,6 +247,48 @@ def _explicit(spec: str, requests: Sequence[Request]) -> list[tuple[Bill, Bill]]
     return out
 
 
+def bound(spec: str, requests: Sequence[Request]) -> list[Bill]:
+    """Per request, the best a perfect cache of exactly these requests allows under `spec`'s
+    rules: each reads the longest prefix it shares with any earlier request of its
+    conversation (OpenAI, Gemini: by characters, in the model's increments, from its
+    minimum; Anthropic: at a block boundary, as if every boundary had been written, from
+    its minimum) and writes the rest (Anthropic; nothing under the minimum). For a loop
+    that only appends this is the perfect prefix of `price`; a framework that rebuilds its
+    prompt is held only to what its rebuilt requests still share."""
+    profile = profile_for(spec)
+    minimum = profile.min_cacheable_tokens
+    explicit = profile.mode == "explicit"
+    out: list[Bill] = []
+    for k, request in enumerate(requests):
+        size = prompt_tokens(request.text)
+        read = max((_shared(spec, earlier, request) for earlier in requests[:k]), default=0)
+        if read < minimum:
+            read = 0
+        elif not explicit:
+            read = read // profile.increment_tokens * profile.increment_tokens
+        written = size - read if explicit and size >= minimum else 0
+        out.append(Bill(read, written, size - read - written))
+    return out
+
+
+def _shared(spec: str, earlier: Request, request: Request) -> int:
+    """Tokens of `request` a cache entry of `earlier` could serve (nothing from an entry
+    under the minimum, which is never stored)."""
+    previous = prompt_tokens(earlier.text)
+    if previous < profile_for(spec).min_cacheable_tokens:
+        return 0
+    if profile_for(spec).mode == "explicit":
+        count = 0
+        for a, b in zip(earlier.blocks, request.blocks, strict=False):
+            if a != b:
+                break
+            count += 1
+        return request.boundary_tokens(count) if count else 0
+    if request.text.startswith(earlier.text):
+        return previous
+    return min(common_prefix(earlier.text, request.text) // CHARS_PER_TOKEN, previous)
+
+
 def price(spec: str, requests: Sequence[Request]) -> list[tuple[Bill, Bill]]:
     """Per request, (as sent, perfect prefix) bills under `spec`'s rules."""
     if profile_for(spec).mode == "explicit":

@@ -9,10 +9,12 @@ Each fix is switchable (`Fixes`) and each rule is read where warmloop keeps it:
   the client's and is left alone. A string `system` or a string message content that gets
   a marker becomes the one text block it stands for (the API's documented equivalent);
 - OpenAI's explicit breakpoint (`providers.openai_cache`, "Prompt cache breakpoints") on
-  the opening system message of a Chat Completions request to a model whose profile takes
-  breakpoints (GPT-5.6 and later), on the provider's own host, where the client placed
-  none: every session of an agent then reads the shared opening (Responses requests keep
-  their `instructions`, a string no breakpoint can mark, as sent);
+  the opening system or developer message of a Chat Completions `messages` or a Responses
+  `input` to a model whose profile takes breakpoints (GPT-5.6 and later), on the
+  provider's own host, where the client placed none: every session of an agent then reads
+  the shared opening. A Responses request whose opening is its `instructions` (a string,
+  which no breakpoint can mark) and whose `input` opens with the user's turn goes as sent:
+  moving the instructions into a message would change what the model reads;
 - the routing key the provider record names (`ProviderRecord.routing`: `prompt_cache_key`
   in the body for OpenAI, a header for xAI), where the client sent none, on the provider's
   own hosts only (`ProviderRecord.hosts`: another host speaking the same wire may refuse a
@@ -64,6 +66,9 @@ class Fixes:
 
 BREAKPOINT_FIELD = "prompt_cache_breakpoint"
 OPENING_ROLES = frozenset({"system", "developer"})
+TEXT_PART = {"messages": "text", "input": "input_text"}
+"""The text part a string content stands for, by the key of the conversation it is in
+(Chat Completions' `messages`, Responses' `input`)."""
 BREAKPOINTS = "cache breakpoints"
 """What `Fixed.added` names when the proxy placed the breakpoints."""
 OFF = Fixes(breakpoints=False, cache_key=False)
@@ -108,7 +113,7 @@ def apply(
             out = marked
             added.append(BREAKPOINTS)
     elif fixes.breakpoints and provider is not None and _takes_openai_breakpoints(wire, body):
-        marked = with_opening_breakpoint(body)
+        marked = with_opening_breakpoint(body, wire.layout.conversation[-1])
         if marked is not None:
             out = marked
             added.append(BREAKPOINTS)
@@ -166,11 +171,13 @@ def _takes_openai_breakpoints(wire: WireFormat, body: Mapping[str, Any]) -> bool
     return isinstance(model, str) and takes_breakpoints(own_profile(wire, model))
 
 
-def with_opening_breakpoint(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A Chat Completions body with OpenAI's explicit breakpoint on its opening system (or
-    developer) message, where every session of an agent can read it, or None: the body
-    carries a breakpoint of its own, opens with no such message, or is shaped otherwise."""
-    messages = body.get("messages")
+def with_opening_breakpoint(body: Mapping[str, Any], items: str) -> dict[str, Any] | None:
+    """An OpenAI body with the explicit breakpoint on its opening system (or developer)
+    message, where every session of an agent can read it, or None: the body carries a
+    breakpoint of its own, opens with no such message, or is shaped otherwise. `items` is
+    the key of its conversation: `messages` (Chat Completions) or `input` (Responses); a
+    string content becomes the one text part it stands for (`text` or `input_text`)."""
+    messages = body.get(items)
     if not isinstance(messages, list) or not messages or _has_breakpoint(messages):
         return None
     first = messages[0]
@@ -178,12 +185,12 @@ def with_opening_breakpoint(body: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     content = first.get("content")
     if isinstance(content, str) and content:
-        marked: Any = marked_text(content, "text")
+        marked: Any = marked_text(content, TEXT_PART.get(items, "text"))
     elif _blocks(content) and content:
         marked = [*content[:-1], {**content[-1], BREAKPOINT_FIELD: dict(BREAKPOINT)}]
     else:
         return None
-    return {**body, "messages": [{**first, "content": marked}, *messages[1:]]}
+    return {**body, items: [{**first, "content": marked}, *messages[1:]]}
 
 
 def _has_breakpoint(messages: list[Any]) -> bool:

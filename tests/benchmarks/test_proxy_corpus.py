@@ -1,0 +1,100 @@
+"""The framework corpus through `warmloop proxy` (issue 34, must-show 1), without the
+frameworks: the bound follows its stated rule on made-up conversations, and every stored
+corpus log, its requests changed only as the proxy's fixes change them, costs at most
+1.05x the best its own requests allow under its wire's rules."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+
+from benchmarks.framework_corpus.truth import PROVIDERS, bound, price
+from benchmarks.proxy_corpus import TARGET, priced
+from tests.benchmarks.test_framework_corpus import CORPUS, _requests, growth
+from warmloop.audit.formats import format_from_path
+from warmloop.proxy.fixes import Fixes, apply
+
+SONNET = "anthropic:claude-sonnet-4-6"
+GPT = "openai:gpt-5"
+SYSTEM = "s" * 20000  # 5,000 tokens: over either minimum
+
+
+@given(growth)
+@settings(deadline=None)
+def test_an_append_only_conversation_is_bound_by_its_perfect_prefix(
+    steps: list[list[str]],
+) -> None:
+    texts: list[list[str]] = []
+    for added in steps:
+        texts.append([*(texts[-1] if texts else []), *added])
+    for spec in PROVIDERS:
+        perfect = [p for _, p in price(spec, _requests(texts))]
+        assert bound(spec, _requests(texts)) == perfect, spec
+
+
+def test_a_rebuilt_prompt_is_bound_by_what_it_still_shares() -> None:
+    """A window that drops the oldest turn: each request shares only the system prompt
+    with every earlier one, so that is all a perfect cache could read."""
+    turns = ["t" * 4000, "u" * 4000, "v" * 4000]
+    requests = _requests([[SYSTEM, turns[0]], [SYSTEM, turns[1]], [SYSTEM, turns[2]]])
+    anthropic = bound(SONNET, requests)
+    system = requests[1].boundary_tokens(2)  # the parameter block and the system prompt
+    assert [b.read for b in anthropic] == [0, system, system]
+    assert [b.read + b.written + b.uncached for b in anthropic] == [
+        r.boundary_tokens(3) for r in requests
+    ]
+    openai = bound(GPT, requests)
+    assert [b.read for b in openai] == [0, system // 128 * 128, system // 128 * 128]
+
+
+def test_the_bound_reads_from_any_earlier_request_not_only_the_last() -> None:
+    first = [SYSTEM, "a" * 4000]
+    requests = _requests([first, ["x" * 12000], [*first, "b" * 40]])
+    assert bound(GPT, requests)[2].read == requests[0].boundary_tokens(3) // 128 * 128
+    assert bound(SONNET, requests)[2].read == requests[0].boundary_tokens(3)
+    assert price(GPT, requests)[2][0].read == 0  # the request as sent reads only the last
+
+
+def _through_fixes(log: Path, out: Path) -> Path:
+    """`log` with every body as the proxy sends it upstream (every fix on, loopback: no
+    provider's own host), one conversation id per task."""
+    lines = []
+    with gzip.open(log, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            entry = json.loads(line)
+            wire = format_from_path(entry["path"])
+            assert wire is not None, entry["path"]
+            fixed = apply(Fixes(), wire, None, entry["body"], [], "wl-corpus")
+            if fixed.body is not None:
+                entry["body"] = json.loads(fixed.body)
+            lines.append(json.dumps(entry, ensure_ascii=False))
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_every_stored_framework_log_through_the_proxy_is_within_the_target(
+    tmp_path: Path,
+) -> None:
+    logs = sorted(CORPUS.glob("*.jsonl.gz"))
+    assert len(logs) >= 11
+    missed = {}
+    direct_misses = set()
+    for log in logs:
+        name = log.name.removesuffix(".jsonl.gz")
+        if priced(log).ratio > TARGET:
+            direct_misses.add(name)
+        through = priced(_through_fixes(log, tmp_path / f"{name}.jsonl"))
+        if through.ratio > TARGET:
+            missed[name] = round(through.ratio, 3)
+    assert missed == {}
+    # the frameworks that place no breakpoints on Messages miss it direct
+    assert direct_misses == {"langgraph_anthropic", "pydantic_ai_anthropic"}
+
+
+def test_a_request_the_proxy_leaves_alone_prices_as_sent(tmp_path: Path) -> None:
+    log = CORPUS / "pydantic_ai_anthropic_cached.jsonl.gz"  # the client's own markers
+    through = priced(_through_fixes(log, tmp_path / "cached.jsonl"))
+    assert through == priced(log)
