@@ -154,10 +154,11 @@ def test_a_streamable_http_server_joins_the_catalog_too() -> None:
         [*SERVER, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        for _ in range(200):
+        while True:  # until the server listens or exits: never a count a loaded machine can run out
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
+            assert process.poll() is None, "the MCP server exited before it listened"
             time.sleep(0.05)
         remote = McpServer("web", url=f"http://127.0.0.1:{port}/mcp", timeout=20, prefix="web_")
         box = Toolbox(servers=[remote])
