@@ -325,35 +325,6 @@ def scenario(n: int, window: int, rules: Rules, on_host: bool = False) -> dict[s
     return costs
 
 
-def prune_points(sent: Sequence[Transcript]) -> list[int]:
-    """The requests (from 1) sent just after a rewrite: where a schedule pruned."""
-    return [k + 1 for k in range(1, len(sent)) if sent[k].revision != sent[k - 1].revision]
-
-
-def choices(n: int = 70, window: int = 128_000) -> None:
-    """The host session with defaults and with `cache_rules`, beside the optimum: where
-    each pruned, the prompt it pruned, and the dollars (GPT-5's rules and prices)."""
-    rules = HOST_RULES
-    runs = {told: run_on_host(n, window, rules, told) for told in (False, True)}
-    schedules = Schedules(n, window, rules, runs[True][1])
-    best = schedules.optimum()
-    optimum = sum(schedules.costs(best))
-    points = [k + 1 for k in range(1, len(best)) if best[k] != best[k - 1]]
-    sizes = [schedules.tokens(k - 2, best[k - 2]) for k in points]
-    print(f"{n} steps, {window // 1000}k window published by a loopback host, priced as GPT-5")
-    print(f"(TTL: {rules.profile.ttl})\n")
-    print("| policy | dollars | / optimum | prunes before request | prompt pruned (tokens) |")
-    print("|---|---|---|---|---|")
-    print(f"| optimum | ${optimum:.4f} | 1.000 | {points} | {sizes} |")
-    for told, (timed, tools, _) in runs.items():
-        outcomes = price(timed, tools, rules, OUTPUT_TOKENS)
-        dollars = sum(o.cost.total if o.cost else 0.0 for o in outcomes)
-        at = prune_points([t for _, t in timed])
-        pruned = [outcomes[k - 2].usage.prompt_tokens for k in at]
-        name = f"warmloop, cache_rules={rules.spec!r}" if told else "warmloop, defaults"
-        print(f"| {name} | ${dollars:.4f} | {dollars / optimum:.3f} | {at} | {pruned} |")
-
-
 def table(results: dict[str, dict[str, list[float]]]) -> str:
     policies = ["warmloop", "optimum", "trigger-only", "sliding window", "summarise-at-trigger"]
     lines = [
@@ -391,13 +362,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 70-step session")
     parser.add_argument("--plot", type=Path, default=Path("long_session.png"))
-    parser.add_argument(
-        "--host", action="store_true", help="only the host session: each policy's prune points"
-    )
     args = parser.parse_args()
-    if args.host:
-        choices()
-        return
     sessions = [(70, 128_000)] + ([] if args.quick else [(200, 200_000)])
     results: dict[str, dict[str, list[float]]] = {}
     for n, window in sessions:

@@ -5,7 +5,8 @@ nothing and the session was pruned only at the trigger."""
 
 from __future__ import annotations
 
-from benchmarks.long_session import HOST_RULES, Schedules, prune_points, run_on_host
+from benchmarks.long_session import HOST_RULES, Schedules, run_on_host
+from benchmarks.long_session_host import prune_points
 from benchmarks.session_costs import price
 
 
