@@ -17,6 +17,11 @@ from collections.abc import Sequence
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "scenarios": ("scenario_table", "scripted sessions: warmloop vs three baselines, priced"),
     "long_session": ("long_session", "maintenance vs the offline optimum and baselines"),
+    "long_session_host": (
+        "long_session_host",
+        "the host session: where warmloop and the optimum prune",
+    ),
+    "wide_step": ("wide_step", "Anthropic, a 60-call parallel step: cost vs ideal, optimum"),
     "facts": ("facts", "every default: a host's window, maintenance on vs off"),
     "cold_resume": ("cold_resume", "the cold-resume prune, and why a warm one is not"),
     "keepalive": ("keepalive", "pauses: keep-alive rules vs the offline optimum"),

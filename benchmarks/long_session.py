@@ -129,9 +129,10 @@ class Recorder(WrappedModel):
 
 
 def run_on_host(
-    n: int, window: int, rules: Rules
+    n: int, window: int, rules: Rules, told: bool = True
 ) -> tuple[list[tuple[float, Transcript]], list[ToolSpec], int]:
-    """The real Agent, every default, against a loopback host publishing `window`."""
+    """The real Agent, every default, against a loopback host publishing `window`; `told`:
+    the user passed `cache_rules=rules.spec` (else the host's billing is unknown to it)."""
 
     def step(body: dict[str, object]) -> tuple[str, dict[str, object]] | str:
         messages = body["messages"]
@@ -145,9 +146,9 @@ def run_on_host(
         return "submit", {"answer": "done"}
 
     with serve(Host(step, window=window)) as url:
-        model = Recorder(
-            resolve_model(f"openai-compatible:{url}#served-model", cache_rules=rules.spec)
-        )
+        spec = f"openai-compatible:{url}#served-model"
+        served = resolve_model(spec, cache_rules=rules.spec) if told else resolve_model(spec)
+        model = Recorder(served)
         agent = Agent(model, [read], max_steps=n + 1)  # every other option a default
         run = agent.run_sync(TASK)
     assert model.facts.window_source == "discovered", model.facts

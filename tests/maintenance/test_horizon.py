@@ -6,6 +6,7 @@ restarts after each)."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import pytest
@@ -43,7 +44,9 @@ def test_without_earlier_runs_nine_runs_in_ten_go_a_ninth_as_far_again() -> None
 
 def test_earlier_runs_say_how_much_further_runs_that_got_this_far_went() -> None:
     lengths = [12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-    assert requests_ahead(10, 40, lengths) == 4  # 9 of the 10 went 4 or more further
+    # Of 10, a new run outgoes the k-th shortest with chance (11 - k) / 11: 0.9 only at k = 1.
+    assert requests_ahead(10, 40, lengths) == 2
+    assert requests_ahead(10, 40, [*lengths, *lengths[:9]]) == 2  # of 19, the second: 0.9
     assert requests_ahead(25, 40, lengths) == 1  # of the 3 that got here, the shortest
     assert requests_ahead(300, 400, lengths) == 33  # longer than any: the Lindy rule
 
@@ -156,3 +159,35 @@ def test_the_extract_step_is_priced_as_the_runs_last_request(
     run = agent.run_sync("Read it.")
     assert run.extracted
     assert horizons == [41, 40, 1]
+
+
+# Issue 36: the long session and the wide step.
+
+
+def test_one_earlier_run_does_not_promise_its_length_to_the_next() -> None:
+    # A follow-up of 8 requests after a run of 38 was priced over 38 and pruned warm (3%
+    # over leaving it alone): one run says a new one goes as far with chance 1/2, not 0.9.
+    assert requests_ahead(0, 40, [38]) == 1
+    assert requests_ahead(18, 40, [38]) == 2  # the Lindy guess, below the 20 it went on
+    assert requests_ahead(18, 40, [19]) == 1  # and never past the least any went on
+    assert requests_ahead(0, 40, [38] * 9) == 38  # nine runs: the shortest, at 0.9
+
+
+@given(
+    done=st.integers(0, 200),
+    earlier=st.lists(st.integers(1, 300), min_size=1, max_size=40),
+)
+def test_the_horizon_is_a_distribution_free_lower_bound_at_the_confidence(
+    done: int, earlier: list[int]
+) -> None:
+    # Exchangeable runs: the next of n + 1 falls below the horizon with chance (s + 1) / (n + 1)
+    # at most, s the earlier runs below it; at 0.9 that needs nine runs, else the least one.
+    further = sorted(length - done for length in earlier if length > done)
+    ahead = requests_ahead(done, 10_000, earlier)
+    below = sum(1 for x in further if x < ahead)
+    if len(further) >= 9:
+        assert (below + 1) / (len(further) + 1) <= 1 - 0.9 + 1e-9
+    elif further:
+        assert ahead <= further[0]
+    else:
+        assert ahead == max(1, math.floor(done / 9 + 1e-9))

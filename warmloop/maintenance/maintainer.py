@@ -18,7 +18,14 @@ from warmloop.errors import ProviderError
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.fold import fold_span, summarise
-from warmloop.maintenance.planner import Decision, MaintenancePolicy, Reason, Situation, decide
+from warmloop.maintenance.planner import (
+    Decision,
+    MaintenancePolicy,
+    Reason,
+    Situation,
+    decide,
+    held_price,
+)
 from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
 from warmloop.maintenance.size import PromptSizer, TokenCounter
 from warmloop.messages import AssistantTurn, Rewrite, ToolResult
@@ -104,6 +111,10 @@ class Maintainer:
         self.sizer = PromptSizer(self.counter)
         self.excess = 0.0
         self.futile_folds = 0
+        self.added = (0, 0)
+        """(tokens the answered requests added to the prompt, requests counted): what a
+        request adds on average, an engine's read price (`held_price`)."""
+        self._last_prompt: int | None = None
         self._planned: tuple[tuple[str, int, int], int, PrunePlan] | None = None
         """The prune plan of the transcript `maintain` last returned (its key and length):
         the request sent next is that transcript, so `observed` need not plan it again."""
@@ -125,11 +136,22 @@ class Maintainer:
         """A request was answered: calibrate, and count the read cost of what a prune
         would have removed from it. Returns that prune (what a cold resume would drop)."""
         self.sizer.observed(rendered.stream, usage.prompt_tokens)
+        if self._last_prompt is not None and usage.prompt_tokens > 0:
+            total, count = self.added
+            self.added = (total + max(usage.prompt_tokens - self._last_prompt, 0), count + 1)
+        if usage.prompt_tokens > 0:
+            self._last_prompt = usage.prompt_tokens
         planned = self._planned
         same = planned is not None and planned[:2] == (transcript.key, len(transcript))
         plan = planned[2] if planned is not None and same else self.plan(transcript)
-        self.excess += self.profile.read_multiplier * plan.dropped_tokens
+        self.excess += held_price(self.profile, self.new_tokens) * plan.dropped_tokens
         return plan
+
+    @property
+    def new_tokens(self) -> float:
+        """Tokens an answered request of this run added to the prompt, on average."""
+        total, count = self.added
+        return total / count if count else 0.0
 
     def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
         """Tokens from the first changed message to the end, once the prune is applied."""
@@ -170,6 +192,7 @@ class Maintainer:
             plan.dropped_tokens,
             self.rewrite_tokens(transcript, plan),
             self.excess,
+            self.new_tokens,
         )
         decision = decide(situation, self.profile, self.policy)
         fits = changes and self.window is not None and estimate < self.policy.trigger * self.window

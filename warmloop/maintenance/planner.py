@@ -15,6 +15,13 @@ the prune on offer and the cache's prices) and decides from the cost model:
   batches prunes at the economic order size) and the saving over the requests left
   still exceeds it. Otherwise a warm session is left alone.
 
+A self-hosted engine (the profile's mode `engine`) bills no read, but a held token is not
+free there: every token a request adds attends to it (`held_price`). The planner prices it
+at `ATTENTION_SHARE` of a token's own cost per token the run's requests add, so a session
+whose requests each add thousands of tokens prunes there as it would on a hosted provider,
+and one whose requests add little is left alone; a host that bills like a hosted provider
+but was not told so (no `cache_rules`) is planned nearly as it would be with them.
+
 An unknown window (`Situation.window` None: only assumed) is never acted on: no trigger and
 no warm prune; a provider's rejection of a prompt as too long is then the maintenance
 point, and it names the window.
@@ -65,6 +72,9 @@ class Situation:
     excess: float
     """Read cost (base-input tokens) paid since the last rewrite on content a prune would
     have removed."""
+    new_tokens: float = 0.0
+    """Tokens each request of this run adds to the prompt, on average (an engine's read
+    price, `held_price`)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,21 @@ class Decision:
     predicted_saving: float = 0.0
 
 
+ATTENTION_SHARE = 2.5e-5
+"""An engine's cost of one new token attending to one held token, as a share of the new
+token's own cost: about 2 x model width x layers / parameters (3.3e-5 for an 8B Llama,
+4,096 x 32; 1.9e-5 for a 70B, 8,192 x 80)."""
+
+
+def held_price(profile: CacheProfile, new_tokens: float) -> float:
+    """The price of one token held in the prompt for one more request, in base-input
+    tokens: the profile's read price; on an engine, which bills none, the attention every
+    one of the request's `new_tokens` pays over it (never above a full token's price)."""
+    if profile.mode != "engine":
+        return profile.read_multiplier
+    return min(1.0, max(profile.read_multiplier, ATTENTION_SHARE * new_tokens))
+
+
 def rewrite_price(profile: CacheProfile) -> float:
     """The price of a token the next request must send again after a rewrite: a cache
     write where writes are billed, else uncached input."""
@@ -86,7 +111,7 @@ def rewrite_price(profile: CacheProfile) -> float:
 def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolicy) -> Decision:
     """Prune, fold or leave alone, from the cost model (see the module docstring)."""
     s = situation
-    read = profile.read_multiplier
+    read = held_price(profile, s.new_tokens)
     saving = read * s.dropped_tokens * s.remaining
     over = s.window is not None and s.prompt_tokens >= policy.trigger * s.window
     cold_after = policy.cold_after if policy.cold_after is not None else profile.cold_after

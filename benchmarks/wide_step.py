@@ -1,0 +1,191 @@
+"""The wide Anthropic step: a session whose seventh step reads 60 files in parallel.
+
+A60: 6 exploration steps, one step of 60 `read_file` calls over distinct modules (about
+670 tokens each, 40,000 in all), 30 reads of file-sized results (about 3,000 tokens each),
+then submit: 38 requests on the default 40-step budget. A60w: the same run, then a
+follow-up question over its transcript after a person's pause (90 s) and 8 more steps.
+Each is run by the Agent with every default on the `ScriptedModel` named after the
+provider's model, and priced by the simulator against the same session with maintenance
+off (the ideal of the issue: every request reuses all its predecessor made reusable).
+Arms: warmloop; the step budget taken as the horizon (warmloop before the horizon rule);
+warmloop after nine earlier runs of the same task (what an agent in use has learned); and
+the optimum, the cheapest schedule of the same prune over all request points, knowing the
+future. Each row names the requests at which it pruned.
+
+    python -m benchmarks wide_step [--spec anthropic:claude-sonnet-4-6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.facts import file_text
+from benchmarks.long_session import Recorder
+from benchmarks.measure import sim_requests
+from benchmarks.scenarios import FOLLOW_UP_GAP, STEP_SECONDS, Request, _explore
+from benchmarks.tool_outputs import TOOLS
+from warmloop import Agent, Reply, ScriptedModel, Tool, ToolSpec, Transcript, tool
+from warmloop.agent import request as runner
+from warmloop.agent.agent import DEFAULT_MAINTENANCE
+from warmloop.facts.price_table import prices_for
+from warmloop.facts.pricing import cost_breakdown
+from warmloop.facts.profiles import profile_for
+from warmloop.maintenance.prune import plan_prune
+from warmloop.simulate import simulate
+from warmloop.transcript import scratch_copy
+
+WIDE = 60
+LATER = 30
+EARLIER_RUNS = 9
+ANTHROPIC = "anthropic:claude-sonnet-4-6"
+TASK = "Read every module of the package, then the large files, and find the rounding bug."
+FOLLOW_UP = "And where is tax rounded?"
+
+
+def _reply(*calls: tuple[str, dict[str, Any]]) -> Reply:
+    return Reply(calls=tuple((name, json.dumps(args)) for name, args in calls))
+
+
+def wide_replies() -> list[Reply]:
+    """6 steps, one step of `WIDE` reads of distinct modules, `LATER` file reads, submit."""
+    replies = [_reply(_explore(k)) for k in range(6)]
+    replies.append(_reply(*(("read_file", {"path": f"pkg/module_{k}.py"}) for k in range(WIDE))))
+    replies += [_reply(("read_large", {"path": f"src/module_{k}.py"})) for k in range(LATER)]
+    replies.append(_reply(("submit", {"answer": "The rounding is in src/module_7.py."})))
+    return replies
+
+
+def follow_up_replies() -> list[Reply]:
+    replies = [_reply(_explore(k + 20)) for k in range(7)]
+    replies.append(_reply(("submit", {"answer": "Tax is rounded per line."})))
+    return replies
+
+
+@tool
+def read_large(path: str) -> str:
+    """Read one large file of the repository."""
+    return file_text(int(path.removeprefix("src/module_").removesuffix(".py")))
+
+
+def tools() -> list[Tool]:
+    return [*TOOLS, read_large]
+
+
+@dataclass
+class Session:
+    """One arm's session: the requests as sent (timed), their transcripts, the tools."""
+
+    requests: list[Request]
+    sent: list[Transcript]
+    specs: list[ToolSpec]
+    model: ScriptedModel
+
+    def prune_points(self) -> list[int]:
+        """Requests (from 1) sent just after a rewrite."""
+        sent = self.sent
+        return [k + 1 for k in range(1, len(sent)) if sent[k].revision != sent[k - 1].revision]
+
+
+def session(spec: str, maintained: bool, follow_up: bool, earlier: int = 0) -> Session:
+    """The Agent's requests for A60 (A60w with `follow_up`), after `earlier` runs of the
+    same task by the same agent (their lengths are what it has learned)."""
+    scripted = ScriptedModel(name=spec)
+    model = Recorder(scripted)
+    agent = Agent(model, tools(), maintenance=DEFAULT_MAINTENANCE if maintained else None)
+    for _ in range(earlier):
+        scripted.enqueue(*wide_replies())
+        agent.run_sync(TASK)
+    start = len(scripted.requests)
+    model.sent.clear()
+    scripted.enqueue(*wide_replies())
+    run = agent.run_sync(TASK)
+    boundary = len(scripted.requests) - start
+    if follow_up:
+        scripted.enqueue(*follow_up_replies())
+        agent.run_sync(FOLLOW_UP, history=run.transcript)
+    at, requests = 0.0, []
+    for k, rendered in enumerate(scripted.requests[start:]):
+        at += (FOLLOW_UP_GAP if follow_up and k == boundary else STEP_SECONDS) if k else 0.0
+        requests.append(Request(at, rendered.payload))
+    return Session(requests, list(model.sent), list(agent.tool_specs), scripted)
+
+
+def dollars(requests: Sequence[Request], spec: str) -> float:
+    """The requests' dollars under `spec`'s cache rules and prices (the simulator)."""
+    prices = prices_for(spec)
+    assert prices is not None, spec
+    profile = profile_for(spec)
+    outcomes = simulate(sim_requests(requests, profile), profile)
+    return sum(cost_breakdown(o.usage, prices).total for o in outcomes)
+
+
+def optimum(off: Session, spec: str) -> tuple[float, list[int]]:
+    """The cheapest schedule of the default prune over the session with maintenance off:
+    dynamic programming over (request, last prune point), each request priced after the one
+    before it; the prune made at request j replaces what `plan_prune` offers there."""
+    window = profile_for(spec).context_window
+    policy = DEFAULT_MAINTENANCE.prune.for_window(window)
+    eligible = [plan_prune(t, policy, lambda text: -(-len(text) // 4)).edits for t in off.sent]
+    cache: dict[tuple[int, int], Request] = {}
+
+    def request(k: int, j: int) -> Request:
+        if (k, j) not in cache:
+            transcript = scratch_copy(off.sent[k])
+            if j >= 0 and eligible[j]:
+                transcript.replace_content(eligible[j])
+            payload = off.model.render(transcript, off.specs).payload
+            cache[(k, j)] = Request(off.requests[k].at, payload)
+        return cache[(k, j)]
+
+    def step(k: int, j: int, before: int) -> float:
+        pair = [request(k - 1, before), request(k, j)]
+        return dollars(pair, spec) - dollars(pair[:1], spec)
+
+    best: dict[int, tuple[float, list[int]]] = {-1: (dollars([request(0, -1)], spec), [])}
+    for k in range(1, len(off.sent)):
+        nxt = {j: (total + step(k, j, j), path) for j, (total, path) in best.items()}
+        if eligible[k] and eligible[k] != eligible[k - 1]:
+            nxt[k] = min(
+                ((total + step(k, k, j), [*path, k + 1]) for j, (total, path) in best.items()),
+                key=lambda option: option[0],
+            )
+        best = nxt
+    return min(best.values(), key=lambda option: option[0])
+
+
+def rows(spec: str) -> list[tuple[str, str, float, list[int]]]:
+    """(session, arm, cost vs ideal, prune points) for A60 and A60w."""
+    original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
+    out = []
+    for name, follow_up in (("A60", False), ("A60w", True)):
+        off = session(spec, False, follow_up)
+        ideal = dollars(off.requests, spec)
+        arms: list[tuple[str, Callable[..., int], int]] = [
+            ("warmloop", original, 0),
+            ("step budget as horizon (before)", lambda done, left, earlier=(): left, 0),
+            (f"warmloop after {EARLIER_RUNS} earlier runs", original, EARLIER_RUNS),
+        ]
+        try:
+            for arm, ahead, earlier in arms:
+                runner.requests_ahead = ahead  # type: ignore[attr-defined]
+                on = session(spec, True, follow_up, earlier)
+                out.append((name, arm, dollars(on.requests, spec) / ideal, on.prune_points()))
+        finally:
+            runner.requests_ahead = original  # type: ignore[attr-defined]
+        best, points = optimum(off, spec)
+        out.append((name, "optimum", best / ideal, points))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--spec", default=ANTHROPIC, help="the provider's model (selection)")
+    args = parser.parse_args()
+    print("| session | arm | cost vs ideal (maintenance off) | prunes before request |")
+    print("|---|---|---|---|")
+    for name, arm, ratio, points in rows(args.spec):
+        print(f"| {name} | {arm} | {ratio:.3f} | {points or 'none'} |", flush=True)

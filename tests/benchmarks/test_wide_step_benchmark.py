@@ -1,0 +1,18 @@
+"""The wide Anthropic step (issue 36): an agent with one earlier run does not price its
+follow-up over that run's length (it pruned the 8-request follow-up of A60w warm at request
+45, 0.783 of maintenance off against 0.746); an agent with nine earlier runs prunes where
+their lengths say it pays, as the step budget did (requests 16 and 27)."""
+
+from __future__ import annotations
+
+from benchmarks.wide_step import ANTHROPIC, session
+
+
+def test_a_follow_up_after_one_run_is_not_pruned_warm_for_that_run_s_length() -> None:
+    found = session(ANTHROPIC, True, follow_up=True)
+    assert len(found.requests) == 46  # 38 requests of the run, 8 of its follow-up
+    assert found.prune_points() == [28]
+
+
+def test_nine_earlier_runs_let_the_wide_step_be_pruned_where_it_pays() -> None:
+    assert session(ANTHROPIC, True, follow_up=False, earlier=9).prune_points() == [16, 27]
