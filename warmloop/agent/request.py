@@ -159,7 +159,7 @@ class RequestCycle(RunState):
         self.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
         self.pauses.sent()  # the keep-alive reads the run's records: the gap is learned
         self.transcript.meta = replace(
-            self.transcript.meta,
+            self.pauses.learned_meta(self.transcript.meta),
             updated_at=time.time(),
             last_request_at=outgoing.sent_at,
             model=self.settings.model.name,

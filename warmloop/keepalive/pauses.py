@@ -29,7 +29,7 @@ from warmloop.keepalive.rule import choose_retention, pause_costs
 from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.size import TokenCounter
-from warmloop.messages import AssistantTurn
+from warmloop.messages import AssistantTurn, Meta
 from warmloop.providers.base import Model, Rendered
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
@@ -50,6 +50,10 @@ class RunPauses:
     """The run's own records of what it sent (the run appends to them; read here)."""
     first: bool = True
     """This run is its conversation's first (not a follow-up)."""
+    survived: int = 0
+    evicted: int = 0
+    """Returns inside the TTL on this conversation that found its model's cache, and that
+    found it evicted: those its stored session counted before, then this run's."""
     pingers: list[Pinger] = field(default_factory=list)
 
     @property
@@ -72,6 +76,15 @@ class RunPauses:
             found = evicted(previous, current, self.learned.profile(table))
             if found is not None:
                 self.learned.returned(table.model, not found)
+                self.survived, self.evicted = self.survived + (not found), self.evicted + found
+
+    def learned_meta(self, meta: Meta) -> Meta:
+        """`meta` with what this conversation learned of its model's cache (the session
+        stores it, and a run that resumes it restores it: `Learned.stored`)."""
+        least = self.learned.minimums.get(self.model.facts.profile.model)
+        return replace(
+            meta, cache_minimum=least, cache_survived=self.survived, cache_evicted=self.evicted
+        )
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
