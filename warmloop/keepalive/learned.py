@@ -20,6 +20,7 @@ from warmloop.keepalive.evictions import survival
 from warmloop.messages import Meta
 from warmloop.sessions.timeline import StoredPauses
 from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
+from warmloop.wire.misses import Miss
 from warmloop.wire.stream import WireStream
 
 PAUSES_REMEMBERED = 64
@@ -54,6 +55,8 @@ class Learned:
     opening: WireStream | None = None
     """The first request of the agent's first fresh session."""
     busts: list[Bust] = field(default_factory=list)
+    misses: list[Miss] = field(default_factory=list)
+    """Every miss the live guard named where the prefix held (`keepalive.misses`)."""
     run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
     """Requests each recent finished run sent."""
     pauses: defaultdict[str, deque[float]] = field(
