@@ -29,9 +29,11 @@ def lookup(city: str) -> str:
     return "France"
 
 
-def evicting(wire: WireServer, evicted: set[int]) -> OpenAIResponsesModel:
+def evicting(wire: WireServer, evicted: set[int], *, lost: bool = False) -> OpenAIResponsesModel:
     """GPT-5.6 calling `lookup` `STEPS` times, then `submit`; request n (from 1) reads all
-    the request before it wrote, unless n is in `evicted` (it reads nothing)."""
+    the request before it wrote, unless n is in `evicted` (it reads nothing, and with
+    `lost` the provider's diagnostics say it lost the earlier response: "The response
+    object", `prompt_cache_diagnostics.type`, asked for with `diagnose=True`)."""
     prompts: list[int] = []
 
     def handler(request: httpx2.Request) -> httpx2.Response:
@@ -65,9 +67,12 @@ def evicting(wire: WireServer, evicted: set[int]) -> OpenAIResponsesModel:
                 "total_tokens": tokens + 20,
             },
         }
+        if lost and n in evicted:
+            reply["prompt_cache_diagnostics"] = {"type": "comparison_response_not_found"}
         return httpx2.Response(200, json=reply)
 
-    return OpenAIResponsesModel(MODEL, client=openai_client(wire, handler, max_retries=0))
+    client = openai_client(wire, handler, max_retries=0)
+    return OpenAIResponsesModel(MODEL, client=client, diagnose=lost)
 
 
 async def test_evictions_inside_the_ttl_are_named_evictions_as_the_agent_runs(
@@ -114,3 +119,18 @@ async def test_a_return_past_the_ttl_is_named_idle_not_evicted(wire_server: Wire
     await agent.run("Which country is Paris in?")
     kinds = [event.miss.kind for event in events if isinstance(event, CacheMiss)]
     assert kinds == ["idle"]
+
+
+async def test_a_miss_the_provider_says_it_lost_is_named_provider_lost(
+    wire_server: WireServer,
+) -> None:
+    """The same eviction, where the provider's own diagnostics say it holds no record of
+    the earlier response: its verdict takes the miss, as the audit charges it."""
+    agent = Agent(
+        evicting(wire_server, {3}, lost=True),
+        [lookup],
+        instructions=CITIES,
+        keepalive=FakeTime().policy(),
+    )
+    await agent.run("Which country is Paris in?")
+    assert [miss.kind for miss in agent.learned.misses] == ["provider-lost"]
