@@ -7,6 +7,7 @@ from warmloop.agent.agent import Agent
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import (
     CacheBust,
+    CacheMiss,
     Event,
     FinalOutput,
     KeptAlive,
@@ -78,6 +79,7 @@ __all__ = [
     "Agent",
     "AssistantTurn",
     "CacheBust",
+    "CacheMiss",
     "CodeMode",
     "ConfigurationError",
     "ContextWindowExceeded",

@@ -126,7 +126,10 @@ class Meta:
     `context_window` is a window the provider named when it rejected a prompt as too long:
     a fact about this conversation's model that outlives the run. `told_window` is the
     window the user stated for that model (`context_window=`, `--context-window`), kept so
-    a resumed run that states none runs with it again.
+    a resumed run that states none runs with it again. `cache_minimum`, `cache_survived`
+    and `cache_evicted` are what the conversation's runs learned of that model's cache from
+    the wire: the least prompt it was seen to cache, where below the table's minimum, and
+    how many returns inside the TTL found the cache or found it evicted (`keepalive/learned.py`).
     """
 
     created_at: float | None = None
@@ -137,6 +140,9 @@ class Meta:
     parent: str = ""
     context_window: int | None = None
     told_window: int | None = None
+    cache_minimum: int | None = None
+    cache_survived: int = 0
+    cache_evicted: int = 0
 
 
 @dataclass(frozen=True)

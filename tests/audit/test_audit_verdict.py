@@ -16,11 +16,11 @@ from typing import Any
 from click.testing import CliRunner
 from rich.console import Console
 
-from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.log import read_log
 from warmloop.audit.report import AuditReport, ConversationReport, audit, to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.main import main
+from warmloop.wire.misses import PROVIDER_LOST
 
 SYSTEM = "You fix bugs in a Python repository. " * 200
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -253,3 +253,24 @@ def test_the_shipped_table_round_trips_through_the_parser() -> None:
     assert table.models.keys() == profile_table().models.keys()
     with pytest.raises(ConfigurationError, match="not valid JSON"):
         parse_table("{")
+
+
+# Issue 36: table corrections from recorded bills and the providers' docs, each with its source.
+def test_claude_opus_4_8_caches_from_the_1024_tokens_a_recorded_read_showed() -> None:
+    """Recorded traffic billed a 1,590-token cached read on claude-opus-4-8: the table's
+    minimum must not exclude it (the provider default is 4,096)."""
+    profile = profile_for("anthropic:claude-opus-4-8")
+    assert profile.entry == "anthropic:claude-opus-4-8"
+    assert profile.min_cacheable_tokens == 1024
+    assert profile.cacheable(1590) == 1590
+    assert "1,590" in profile.note
+    assert profile_for("anthropic:claude-fable-5").min_cacheable_tokens == 512
+
+
+def test_each_corrected_minimum_names_its_source_and_what_it_took() -> None:
+    flash = profile_for("gemini:gemini-2.5-flash")
+    assert "183-594" in flash.note  # the recorded reads, and why the docs' figure stays
+    assert "pull/2115" in flash.source
+    openai = profile_for("openai:gpt-unlisted")  # the provider's defaults
+    assert "Organizations without ZDR enabled default to `24h`" in openai.source
+    assert openai.ttl == "in_memory"  # what every organisation gets at least

@@ -314,6 +314,9 @@ async def test_a_new_process_on_a_stored_session_weighs_the_follow_ups_it_stored
     with sqlite3.connect(path) as db:  # the second run came two hours after the first
         for seq, sent_at in ((0, 1_000.0), (1, 1_010.0), (2, 8_210.0), (3, 8_220.0)):
             db.execute("UPDATE requests SET sent_at = ? WHERE seq = ?", (sent_at, seq))
+        # The server reads nothing back, so each return was stored as an eviction (issue 36),
+        # which would weigh against a longer TTL; this test is about the follow-ups.
+        db.execute("UPDATE sessions SET cache_survived = cache_evicted, cache_evicted = 0")
     bodies.clear()
     fresh = Agent(gpt_5_6(wire_server, bodies), [Tool.from_function(lookup)], instructions=CITIES)
     await fresh.run("Once more?", session="cities", store=SQLiteStore(path))

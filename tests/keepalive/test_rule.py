@@ -172,3 +172,14 @@ def test_a_longer_ttl_that_costs_nothing_more_is_always_taken() -> None:
     openai = profile_for("openai:gpt-5", cache_ttl="in_memory")
     for history in ([3_000.0], [30.0], []):
         assert choose_retention(openai, 50_000, 2_000, history).retention.name == "24h"
+
+
+def test_a_longer_ttl_is_paid_on_the_prefix_an_eviction_makes_the_request_write_again() -> None:
+    """Gaps of six minutes, just past Sonnet's five: an hour's write saves their ping. Where
+    the cache always lives, the hour pays on the 2,000 new tokens; where a tenth of returns
+    find it evicted, the request writes its 50,000-token prefix again that often, at the
+    hour's rate too, and the five minutes cost less (issue 36)."""
+    gaps = [360.0] * 10
+    assert choose_retention(SONNET, 50_000, 2_000, gaps).retention.name == "1h"
+    evicted = choose_retention(SONNET, 50_000, 2_000, gaps, survival=0.9)
+    assert evicted.retention.name == "5m"

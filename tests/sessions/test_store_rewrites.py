@@ -222,3 +222,25 @@ def test_a_version_2_store_gains_the_told_window(tmp_path: Path) -> None:
     assert info is not None
     assert (info.meta.context_window, info.meta.told_window) == (9000, None)
     store.close()
+
+
+# Issue 36: a store of schema version 3 (before the learned cache facts) opens with its
+# sessions intact, nothing learned yet.
+def test_a_version_3_store_gains_the_learned_cache_facts(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    with sqlite3.connect(path) as connection:
+        cursor = connection.cursor()
+        assert migrate(cursor, MIGRATIONS[:3]) == 3
+        cursor.execute("INSERT INTO sessions (id, told_window) VALUES ('old', 9000)")
+    store = SQLiteStore(str(path))
+    assert store.raw("SELECT version FROM warmloop_schema") == [(len(MIGRATIONS),)]
+    info = store.info("old")
+    assert info is not None
+    meta = info.meta
+    assert (meta.told_window, meta.cache_minimum, meta.cache_survived, meta.cache_evicted) == (
+        9000,
+        None,
+        0,
+        0,
+    )
+    store.close()

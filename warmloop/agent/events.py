@@ -17,6 +17,7 @@ from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import Message, ToolCall, ToolResult
 from warmloop.providers.deltas import TextDelta, ToolCallDelta
 from warmloop.wire.guard import Bust
+from warmloop.wire.misses import Miss
 from warmloop.wire.request_record import RequestRecord
 
 
@@ -48,6 +49,17 @@ class CacheBust:
 
     request: int
     bust: Bust
+
+
+@dataclass(frozen=True)
+class CacheMiss:
+    """The guard's verdict after request `request` was answered: its prefix held, yet it
+    read less than the request before it left; `miss.kind` says why (idle past the TTL,
+    evicted inside it, below the minimum, routed elsewhere, a write not yet landed, a TTL
+    tier switched, or the provider's own verdict: `wire.misses`)."""
+
+    request: int
+    miss: Miss
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,7 @@ Event = (
     RequestSent
     | RequestAnswered
     | CacheBust
+    | CacheMiss
     | TextDelta
     | ToolCallDelta
     | MessageAppended

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from warmloop.agent.events import CacheBust, RequestAnswered, RequestSent
+from warmloop.agent.events import CacheBust, CacheMiss, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
 from warmloop.agent.run import RequestFailed, SyntaxBudgetExceeded
 from warmloop.agent.state import RunState
@@ -52,8 +52,11 @@ class RequestCycle(RunState):
             self.emit(CacheBust(number, outgoing.check.bust))
         self.emit(RequestSent(number))
         outgoing, response = await self.send(outgoing)
+        misses = len(self.learned.misses)
         record = self.after_response(outgoing, response)
         self.emit(RequestAnswered(number, record))
+        for miss in self.learned.misses[misses:]:  # the guard named why it read less
+            self.emit(CacheMiss(number, miss))
         return await self.appended_turn(response)
 
     def render(self) -> Rendered:
@@ -157,9 +160,11 @@ class RequestCycle(RunState):
         chars = outgoing.rendered.length
         sending, clock, ttl = outgoing.sending, outgoing.clock, outgoing.ttl
         self.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
-        self.pauses.sent()  # the keep-alive reads the run's records: the gap is learned
+        # The keep-alive reads the run's records (the gap is learned); a miss is named.
+        if (miss := self.pauses.sent()) is not None:
+            self.learned.misses.append(miss)
         self.transcript.meta = replace(
-            self.transcript.meta,
+            self.pauses.learned_meta(self.transcript.meta),
             updated_at=time.time(),
             last_request_at=outgoing.sent_at,
             model=self.settings.model.name,

@@ -76,10 +76,17 @@ class RunState:
     """Stream each request where the model can (its text and tool calls as deltas)."""
 
     def __post_init__(self) -> None:
+        model = self.settings.model
+        stored = Meta()  # what a stored session learned of this model's cache
         if self.hook is not None:
             self.transcript = self.hook.transcript  # a stored session continues in place
+            if self.transcript.meta.model in ("", model.name):
+                stored = self.transcript.meta
             self.learned.stored(
-                self.hook.lease.session_id, self.hook.pauses, self.transcript.conversation
+                self.hook.lease.session_id,
+                self.hook.pauses,
+                self.transcript.conversation,
+                (model.facts.profile.model, stored),
             )
         elif self.history is not None:
             self.transcript = self.history.fork()
@@ -93,12 +100,14 @@ class RunState:
         self.facts = self.settings.model.facts
         self.tools = self.settings.toolbox.conversation()
         self.pauses = RunPauses(
-            self.settings.model,
+            model,
             self.settings.keepalive,
             self.learned,
             self.maintained,
             self.warn,
             self.sent,
+            survived=stored.cache_survived,
+            evicted=stored.cache_evicted,
         )
 
     @property

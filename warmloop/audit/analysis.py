@@ -4,7 +4,7 @@ Each request is measured against the one it continues (its parent in the convers
 previous one, or an earlier one where the conversation branched). A request that does not
 extend it gets the guard's divergence and its classified cause (`wire.causes`). A request
 that does extend it but read less from the cache than it could (by more than the provider's
-rounding) gets the kind of miss instead (`audit.misses`): below the minimum, idle past the
+rounding) gets the kind of miss instead (`wire.misses`): below the minimum, idle past the
 TTL, a marker, a write not yet landed, a TTL switched, routed elsewhere, evicted. Cache
 reads, writes and misses are the logged usage when the log has it, else the simulator's
 under the model's own profile.
@@ -26,13 +26,14 @@ from warmloop.audit.blocks import (
 )
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.audit.formats import model_name
-from warmloop.audit.misses import Sent, miss_cause, request_ttl
+from warmloop.audit.misses import request_ttl
 from warmloop.audit.responses import describe_diagnostics, normalise_usage
 from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
 from warmloop.wire.guard import compare
+from warmloop.wire.misses import Sent, miss_cause
 from warmloop.wire.verdict import ProviderVerdict
 
 CONTEXT = 80
@@ -175,7 +176,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         record = entry.record
         at = times[k] if record.at is not None else None
         ttl = request_ttl(record.body, current)
-        sent.append(Sent(at, record.answered_at, ttl, usage.cache_read_tokens, current))
+        sent.append(Sent(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
         divergence, cause, reusable, limit, idle = None, None, 0, 0, None
         parent = conversation.parents[k]
         if parent is not None:

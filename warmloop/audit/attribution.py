@@ -4,7 +4,7 @@ The audit reads each request from the client's side (the wire diff and the cache
 a log that holds the provider's own cache diagnostics (`wire.verdict`) adds the provider's
 reading. Both are kept and shown side by side, with whether they agree. One verdict moves
 the charge: where the prefix held and the miss was none of the client's doing (evicted,
-routed, unexplained: `audit.misses`), a provider that says it lost its record of the
+routed, unexplained: `wire.misses`), a provider that says it lost its record of the
 earlier request (Anthropic's `previous_message_not_found`, OpenAI's
 `comparison_response_not_found`) gets the miss as `provider-lost`, counted apart from the
 client's busts. A change the audit proved on the wire stays the client's, whatever the
@@ -14,11 +14,10 @@ provider could not compare.
 from __future__ import annotations
 
 from warmloop.audit.conversations import Entry
-from warmloop.audit.misses import PROVIDERS_DOING
 from warmloop.audit.responses import logged_verdict
+from warmloop.wire.misses import provider_charged
 from warmloop.wire.verdict import ProviderVerdict, agreement, reading
 
-PROVIDER_LOST = "provider-lost"
 UNEXPLAINED = "unexplained"
 
 
@@ -37,10 +36,5 @@ def attribute(
     other = earlier is not None and verdict.compared_with not in (None, earlier)
     ours = reading(section, cause[0] if cause else None) if previous and not other else None
     agrees = agreement(verdict, ours)
-    if verdict.provider_loss and cause is not None and cause[0] in PROVIDERS_DOING:
-        cause = (
-            PROVIDER_LOST,
-            "the provider lost its cache entry: the prefix matched, and the provider says it "
-            f"holds no record of the earlier request ({verdict.reason}); not the client's doing",
-        )
+    cause = provider_charged(verdict, cause)
     return verdict, agrees, cause

@@ -18,6 +18,7 @@ from typing import Any
 from warmloop.audit.conversations import Conversation, Entry
 from warmloop.simulate import Block
 from warmloop.wire.guard import common_prefix_length
+from warmloop.wire.misses import common_pieces
 from warmloop.wire.stream import CACHE_MARKERS, dumps, strip_keys
 
 CHARS_PER_TOKEN = 4
@@ -38,12 +39,7 @@ class Pieces:
 
     def common(self, other: Pieces) -> int:
         """How many leading blocks the two requests share."""
-        count = 0
-        for a, b in zip(self.texts, other.texts, strict=False):
-            if a != b:
-                break
-            count += 1
-        return count
+        return common_pieces(self.texts, other.texts)
 
 
 def _mark(value: object) -> str | None:

@@ -13,7 +13,7 @@ less the dollars lost. A request whose miss the provider's own diagnostics say i
 caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
 charged to the provider, apart from the client's causes; so is a miss the cache rules
 cannot replay but the log shows (evicted, routed, a write not yet landed, a TTL switched:
-`audit.misses.LOGGED_MISSES`), charged to its kind.
+`wire.misses.LOGGED_MISSES`), charged to its kind.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from warmloop.audit.analysis import Finding, request_times
 from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
 from warmloop.audit.conversations import Conversation
-from warmloop.audit.misses import LOGGED_MISSES
 from warmloop.errors import ConfigurationError
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
+from warmloop.wire.misses import LOGGED_MISSES
 
 DEFAULT_PROVIDERS = (
     "anthropic:claude-sonnet-4-6",

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
-from warmloop.audit.attribution import PROVIDER_LOST
 from warmloop.audit.blocks import anthropic_pieces
 from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
@@ -27,6 +26,7 @@ from warmloop.audit.formats import (
     routing_key,
 )
 from warmloop.audit.log import LogContents, LoggedRequest, slim
+from warmloop.wire.misses import PROVIDER_LOST
 from warmloop.wire.stream import canonical_stream
 
 CAUSE_LABELS = {

@@ -7,7 +7,8 @@ recorded before), and which of its runs were followed by another run on their
 conversation, how much later (what the longer-TTL choice weighs at a run's likely last
 request), and per model whether its cache lived through pauses inside the TTL (evictions
 seen on the wire: `keepalive.evictions`) and the least prompt it was seen to cache. A run
-reads and adds to it; nothing else writes it."""
+reads and adds to it; nothing else writes it. A stored session keeps what its runs learned
+of its model's cache (`Meta.cache_*`), and a run on it restores that here."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from dataclasses import dataclass, field, replace
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.evictions import survival
+from warmloop.messages import Meta
 from warmloop.sessions.timeline import StoredPauses
 from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
+from warmloop.wire.misses import Miss
 from warmloop.wire.stream import WireStream
 
 PAUSES_REMEMBERED = 64
@@ -52,6 +55,8 @@ class Learned:
     opening: WireStream | None = None
     """The first request of the agent's first fresh session."""
     busts: list[Bust] = field(default_factory=list)
+    misses: list[Miss] = field(default_factory=list)
+    """Every miss the live guard named where the prefix held (`keepalive.misses`)."""
     run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
     """Requests each recent finished run sent."""
     pauses: defaultdict[str, deque[float]] = field(
@@ -125,13 +130,26 @@ class Learned:
         """The next request of a run went out `seconds` after the previous one."""
         self.gaps.append(max(0.0, seconds))
 
-    def stored(self, session: str, pauses: StoredPauses, conversation: str) -> None:
+    def stored(
+        self,
+        session: str,
+        pauses: StoredPauses,
+        conversation: str,
+        cache: tuple[str, Meta] | None = None,
+    ) -> None:
         """A run starts on stored session `session` (of `conversation`): learn the pauses
-        and runs its stored requests show, once (a session this agent ran or read before
-        is in its memory already)."""
+        and runs its stored requests show, and what its runs learned of the cache of its
+        model (`cache`: this agent's key for the model, the stored meta), once (a session
+        this agent ran or read before is in its memory already)."""
         if session in self.sessions:
             return
         self.sessions.append(session)
+        if cache is not None:
+            model, meta = cache
+            if meta.cache_minimum is not None:
+                least = min(self.minimums.get(model, meta.cache_minimum), meta.cache_minimum)
+                self.minimums[model] = least
+            self.returns[model].extend(spread(meta.cache_survived, meta.cache_evicted))
         for kind, seconds in pauses.pauses:
             self.paused(kind, seconds)
         for seconds in pauses.gaps:
@@ -191,3 +209,15 @@ class Learned:
             last = len(ends) / total if total else 0.0
         followed = sum(end.followed for end in ends) / len(ends)
         return 1.0 - last, last * followed
+
+
+def spread(survived: int, evicted: int, limit: int = RETURNS_REMEMBERED) -> list[bool]:
+    """`survived` returns that found the cache and `evicted` that did not, as at most
+    `limit` returns in the same proportion, the evictions spread evenly among them (a
+    long session's counts do not push the agent's own returns out unevenly)."""
+    total = survived + evicted
+    count = min(total, limit)
+    if count <= 0:
+        return []
+    misses = round(evicted * count / total)
+    return [(k + 1) * misses // count == k * misses // count for k in range(count)]

@@ -23,18 +23,20 @@ from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.profiles import CacheProfile, Retention
 from warmloop.keepalive.evictions import evicted
 from warmloop.keepalive.learned import Learned
+from warmloop.keepalive.misses import live_miss
 from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
 from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
 from warmloop.keepalive.rule import choose_retention, pause_costs
 from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.size import TokenCounter
-from warmloop.messages import AssistantTurn
+from warmloop.messages import AssistantTurn, Meta
 from warmloop.providers.base import Model, Rendered
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
+from warmloop.wire.misses import Miss
 
 
 @dataclass
@@ -50,6 +52,12 @@ class RunPauses:
     """The run's own records of what it sent (the run appends to them; read here)."""
     first: bool = True
     """This run is its conversation's first (not a follow-up)."""
+    refreshed: float | None = None
+    """When a keep-alive of this run last read the prefix (the policy's clock)."""
+    survived: int = 0
+    evicted: int = 0
+    """Returns inside the TTL on this conversation that found its model's cache, and that
+    found it evicted: those its stored session counted before, then this run's."""
     pingers: list[Pinger] = field(default_factory=list)
 
     @property
@@ -57,13 +65,17 @@ class RunPauses:
         """The run's last request, if it sent one."""
         return self.requests[-1] if self.requests else None
 
-    def sent(self) -> None:
+    def sent(self) -> Miss | None:
         """The run appended a request to its records: what it read lowers its model's
         minimum where below it; the gap since the one before is learned, and whether it
-        found the cache that one left (an eviction, or not)."""
-        if self.policy is None or not self.requests:
-            return
-        current, table = self.requests[-1], self.model.facts.profile
+        found the cache that one left (an eviction, or not). Returns the miss the live
+        guard names where its prefix held yet it read less (`keepalive.misses`)."""
+        if not self.requests:
+            return None
+        table = self.model.facts.profile
+        if self.policy is None:  # no clock: the miss is named without times
+            return live_miss(self.learned.profile(table), self.requests, timed=False)
+        current = self.requests[-1]
         if current.record is not None:
             self.learned.cached(table, current.record.usage.cache_read_tokens)
         if len(self.requests) > 1:
@@ -72,6 +84,16 @@ class RunPauses:
             found = evicted(previous, current, self.learned.profile(table))
             if found is not None:
                 self.learned.returned(table.model, not found)
+                self.survived, self.evicted = self.survived + (not found), self.evicted + found
+        return live_miss(self.learned.profile(table), self.requests, self.refreshed)
+
+    def learned_meta(self, meta: Meta) -> Meta:
+        """`meta` with what this conversation learned of its model's cache (the session
+        stores it, and a run that resumes it restores it: `Learned.stored`)."""
+        least = self.learned.minimums.get(self.model.facts.profile.model)
+        return replace(
+            meta, cache_minimum=least, cache_survived=self.survived, cache_evicted=self.evicted
+        )
 
     def started(self, transcript: Transcript) -> None:
         """A follow-up run starts on `transcript`, after an earlier run on it: the gap
@@ -198,7 +220,7 @@ class RunPauses:
             if ping.usage is None:
                 self.on_warning(f"a keep-alive failed and was dropped ({ping.error})")
                 return
-            usage = ping.usage
+            usage, self.refreshed = ping.usage, ping.at
             self.on_event(
                 MaintenanceEvent("keepalive", "pause", revision, 0, prompt, prompt, usage=usage)
             )

@@ -219,10 +219,14 @@ def choose_retention(
     like those in `unattended` (the rest: nothing follows); None: each gap seen equally
     likely. `survival`: the chance the entry lives through a pause inside its TTL at all
     (evictions learned from the wire): an evicted pause misses under every retention, so
-    what a longer one saves is weighed by it. Where writes are not billed the longest
-    retention is taken: it costs nothing more (OpenAI's `24h`); else with no history the
-    default stays."""
+    what a longer one saves is weighed by it, and a request after one writes its whole
+    prefix again, so what a longer one costs is paid on that share of the prefix too.
+    Where writes are not billed the longest retention is taken: it costs nothing more
+    (OpenAI's `24h`); else with no history the default stays."""
     default = profile.retention
+    # What the request writes: its new tokens, and, where the pause before it evicted the
+    # entry (1 - survival), the prefix it would have read: a longer TTL is paid on both.
+    written = written_tokens + (1.0 - survival) * max(0, prefix_tokens - written_tokens)
     if shares is None:
         seen = len(history) + len(unattended)
         shares = (len(history) / seen, len(unattended) / seen) if seen else (0.0, 0.0)
@@ -261,7 +265,7 @@ def choose_retention(
         if not profile.writes_billed:  # costs nothing more and never lives shorter
             choice = RetentionChoice(longer, pause_under(longer), default_cost)
             continue
-        extra = (longer.write_multiplier - default.write_multiplier) * written_tokens
+        extra = (longer.write_multiplier - default.write_multiplier) * written
         cost = extra + pause_under(longer)
         if informed and cost < choice.expected - 1e-9:
             choice = RetentionChoice(longer, cost, default_cost)

@@ -94,7 +94,15 @@ V3 = (
     "ALTER TABLE sessions ADD COLUMN told_window BIGINT",
 )
 
-MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2, V3)
+V4 = (
+    # What the session's runs learned of its model's cache from the wire (issue 36): the least
+    # prompt it cached, and how many returns inside the TTL found the cache or not.
+    "ALTER TABLE sessions ADD COLUMN cache_minimum BIGINT",
+    "ALTER TABLE sessions ADD COLUMN cache_survived BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN cache_evicted BIGINT NOT NULL DEFAULT 0",
+)
+
+MIGRATIONS: tuple[Sequence[str], ...] = (V1, V2, V3, V4)
 """Step k brings the schema from version k to k + 1; append new steps, never edit one."""
 
 

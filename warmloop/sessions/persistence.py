@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from warmloop.messages import AssistantTurn, Rewrite
+from warmloop.messages import AssistantTurn, Meta, Rewrite
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.ledger import StoredRequest
 from warmloop.sessions.off_loop import off_loop
@@ -42,13 +42,13 @@ class SessionPersistence:
         self.transcript = transcript
         self.cache_ttl = cache_ttl
         self._requests = 0  # how many of the run's request records are stored
-        self._window = transcript.meta.context_window  # the learned window last stored
+        self._learned = learned_facts(transcript.meta)  # the learned facts last stored
 
     async def appended(self, transcript: Transcript, requests: Sequence[RequestRecord]) -> None:
         """Store the messages and request records that are new since the last call."""
         new = requests[self._requests :]
         start = self.lease.length
-        learned = transcript.meta.context_window != self._window
+        learned = learned_facts(transcript.meta) != self._learned
         if len(transcript) == start and not new and not learned:
             return
         # Each request produced one assistant turn, appended right after it was received.
@@ -64,7 +64,7 @@ class SessionPersistence:
         ]
         await off_loop(self.store.append, self.lease, transcript, stored, cache_ttl=self.cache_ttl)
         self._requests += len(new)
-        self._window = transcript.meta.context_window
+        self._learned = learned_facts(transcript.meta)
         self.transcript = transcript
 
     async def stored(self, scratch: Transcript, rewrite: Rewrite) -> None:
@@ -73,3 +73,9 @@ class SessionPersistence:
         if the store fails."""
         await off_loop(self.store.rewrite, self.lease, scratch, rewrite)
         self.transcript = scratch
+
+
+def learned_facts(meta: Meta) -> tuple[int | None, int | None, int, int]:
+    """What a session learned from the wire and stores even when no message is new: the
+    window a rejection named, and its model's cache minimum and returns."""
+    return meta.context_window, meta.cache_minimum, meta.cache_survived, meta.cache_evicted

@@ -19,7 +19,8 @@ SESSION_ROW = (
     " s.last_request_at, s.model, s.tools_fingerprint, s.parent, s.provider, s.cache_ttl,"
     " s.lease_holder, s.lease_expires, s.lease_token,"
     " COALESCE(r.n, 0), COALESCE(r.i, 0), COALESCE(r.cr, 0), COALESCE(r.cw, 0),"
-    " COALESCE(r.o, 0), COALESCE(r.cw1, 0), s.context_window, s.told_window"
+    " COALESCE(r.o, 0), COALESCE(r.cw1, 0), s.context_window, s.told_window,"
+    " s.cache_minimum, s.cache_survived, s.cache_evicted"
     " FROM sessions s LEFT JOIN (SELECT session, COUNT(*) AS n, SUM(input_tokens) AS i,"
     " SUM(cache_read_tokens) AS cr, SUM(cache_write_tokens) AS cw, SUM(output_tokens) AS o,"
     " SUM(cache_write_1h_tokens) AS cw1 FROM requests GROUP BY session) r"
@@ -36,8 +37,9 @@ _COLUMNS = (
     *("cache_read_tokens", "cache_write_tokens", "output_tokens", "cache_write_1h_tokens"),
     "context_window",
     "told_window",
+    *("cache_minimum", "cache_survived", "cache_evicted"),
 )
-_INTEGERS = frozenset({3, 4, 16, 17, 18, 19, 20, 21})
+_INTEGERS = frozenset({3, 4, 16, 17, 18, 19, 20, 21, 25, 26})
 _TIMES = frozenset({5, 6, 7, 14})
 _TEXTS = frozenset({0, 1, 2, 8, 9, 10, 11, 12, 13})
 
@@ -68,8 +70,13 @@ def session_info(row: Sequence[Any], now: float) -> SessionInfo:
     """The session a `SESSION_ROW` row describes, its lease shown only while live at
     `now`; SessionError naming the column if the row is damaged."""
     row = _checked(row)
-    window, told = (value if isinstance(value, int) and value > 0 else None for value in row[22:24])
-    meta = Meta(row[5], row[6], row[7], row[8], row[9], row[10], window, told)
+    window, told, least = (
+        value if isinstance(value, int) and value > 0 else None for value in (*row[22:24], row[24])
+    )
+    survived, evicted = (max(0, int(value)) for value in row[25:27])
+    meta = Meta(
+        row[5], row[6], row[7], row[8], row[9], row[10], window, told, least, survived, evicted
+    )
     usage = Usage(*(int(v) for v in row[17:22]))
     live = row[15] is not None and row[14] is not None and row[14] > now
     return SessionInfo(

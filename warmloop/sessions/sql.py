@@ -164,7 +164,8 @@ class SqlStore(ABC):
             " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
             " model = ?, tools_fingerprint = ?, parent = ?, provider = ?,"
             " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
-            " context_window = COALESCE(?, context_window), told_window = ?"
+            " context_window = COALESCE(?, context_window), told_window = ?,"
+            " cache_minimum = ?, cache_survived = ?, cache_evicted = ?"
             " WHERE id = ?",
             (
                 transcript.id,
@@ -183,6 +184,9 @@ class SqlStore(ABC):
                 expires,
                 meta.context_window,
                 meta.told_window,
+                meta.cache_minimum,
+                meta.cache_survived,
+                meta.cache_evicted,
                 lease.session_id,
             ),
         )
