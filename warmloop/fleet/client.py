@@ -4,10 +4,8 @@ client (tasks are DBOS workflows in the `dbos` schema of the fleet's PostgreSQL 
 A batch is a set of workflows whose ids share the batch id (`<batch>-<n>`); each task's
 session defaults to its workflow id, so its transcript is `warmloop show <id>` away.
 
-Cache-aware fan-out (`warm=True`, the default): tasks of one agent share their opening
-(tools, instructions). Sent at once, every first request misses and writes it; so the first
-task of each agent goes alone, and the rest are enqueued once its first request is stored
-(the provider has written the opening), to read it from the cache.
+Cache-aware fan-out (`warm=True`, the default): each agent's first task goes alone and the
+rest follow once its usage shows the opening cached (`fanout`).
 """
 
 from __future__ import annotations
@@ -16,13 +14,21 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
 
 from warmloop.errors import ConfigurationError
+from warmloop.fleet.fanout import (
+    CONFIRM_SECONDS,
+    ROUTING_KEYS,
+    Warmed,
+    batch_key,
+    unconfirmed,
+    written,
+)
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.liveness import Liveness, WorkerState
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
@@ -173,14 +179,20 @@ class Fleet:
         on_warm: Callable[[str], None] | None = None,
         on_cold: Callable[[str, str], None] | None = None,
         on_untaken: Callable[[str], None] | None = None,
+        on_unconfirmed: Callable[[str, str], None] | None = None,
+        keys: int = ROUTING_KEYS,
     ) -> str:
         """Enqueue every task under one batch id (returned). With `warm`, each agent's first
-        task goes alone and the rest follow once its first request is stored: `on_warm(agent)`
-        then, `on_cold(agent, why)` when the first task ended without a request (its error),
-        and `on_untaken(workflow_id)` once when no worker has taken a first task after
-        UNTAKEN_SECONDS (none runs, or all are busy)."""
+        task goes alone and the rest follow once its usage shows the opening cached (see the
+        module docstring), its new tasks without a routing key sharing `keys` (`fanout`):
+        `on_warm(agent)` then; `on_unconfirmed(agent, why)` when the leader's usage never
+        showed it and the rest go anyway; `on_cold(agent, why)` when the first task ended
+        without a request (its error); and `on_untaken(workflow_id)` once when no worker has
+        taken a first task after UNTAKEN_SECONDS (none runs, or all are busy)."""
         batch = batch or new_batch_id()
         ids = [f"{batch}-{n:05d}" for n in range(len(tasks))]
+        if warm:
+            tasks = self._routed(tasks, batch, max(1, keys))
         first: dict[str, int] = {}
         for n, task in enumerate(tasks):
             first.setdefault(task.agent, n)
@@ -192,27 +204,49 @@ class Fleet:
             for n in leaders:
                 if ids[n] not in warmed:  # still waiting: fanned out anyway, nothing known
                     continue
-                why = warmed[ids[n]]
-                if why is None:
+                outcome = warmed[ids[n]]
+                if outcome.confirmed:
                     if on_warm is not None:
                         on_warm(tasks[n].agent)
+                elif outcome.requests:
+                    if on_unconfirmed is not None:
+                        on_unconfirmed(tasks[n].agent, outcome.why)
                 elif on_cold is not None:
-                    on_cold(tasks[n].agent, why)
+                    on_cold(tasks[n].agent, outcome.why)
         for n, task in enumerate(tasks):
             if n not in leaders:
                 self.submit(task, queue=queue, workflow_id=ids[n])
         return batch
 
+    def _routed(self, tasks: Sequence[Task], batch: str, keys: int) -> list[Task]:
+        """`tasks`, each new conversation without a routing key given one of the `keys` its
+        agent's share in this batch, round robin (`fanout`); a session that exists keeps the
+        conversation it has."""
+        store = open_store(self.url)
+        given: Counter[str] = Counter()
+        routed = []
+        try:
+            for task in tasks:
+                if not task.conversation_id and not (task.session and store.info(task.session)):
+                    key = batch_key(batch, task.agent, given[task.agent] % keys)
+                    given[task.agent] += 1
+                    task = replace(task, conversation_id=key)
+                routed.append(task)
+        finally:
+            store.close()
+        return routed
+
     def _warmed(
         self, leaders: dict[str, Task], on_untaken: Callable[[str], None] | None = None
-    ) -> dict[str, str | None]:
-        """Wait until each leader has a stored request or finished (looking at least once,
-        then for up to WARM_TIMEOUT_SECONDS): None for a leader whose opening was written,
-        why not for one that finished without; one still waiting is left out."""
+    ) -> dict[str, Warmed]:
+        """Wait until each leader's usage shows its opening cached, or it cannot any more
+        (looking at least once, then for up to WARM_TIMEOUT_SECONDS): its `Warmed`, confirmed
+        or why not; a leader still waiting is left out."""
         store = open_store(self.url)
         waiting = dict(leaders)
-        outcome: dict[str, str | None] = {}
+        outcome: dict[str, Warmed] = {}
         start = time.monotonic()
+        answered: dict[str, float] = {}  # when each leader's first response was seen stored
         told: set[str] = set()
         try:
             while waiting:
@@ -222,12 +256,21 @@ class Fleet:
                         done = self._client.retrieve_workflow(workflow_id).get_status()
                     except DATABASE_ERRORS as exc:
                         raise unreachable(self.url, exc) from None
-                    if info is not None and info.requests > 0:
-                        outcome[workflow_id] = None
+                    now = time.monotonic()
+                    requests = info.requests if info is not None else 0
+                    if requests:
+                        answered.setdefault(workflow_id, now)
+                    if info is not None and written(info.usage):
+                        outcome[workflow_id] = Warmed(True, requests)
+                    elif requests and done.status in FINISHED:
+                        outcome[workflow_id] = Warmed(False, requests, unconfirmed(requests))
+                    elif requests and now >= answered[workflow_id] + CONFIRM_SECONDS:
+                        why = unconfirmed(requests, CONFIRM_SECONDS)
+                        outcome[workflow_id] = Warmed(False, requests, why)
                     elif done.status in FINISHED:
-                        outcome[workflow_id] = self._why_failed(workflow_id)
+                        outcome[workflow_id] = Warmed(False, 0, self._why_failed(workflow_id))
                     else:
-                        late = time.monotonic() >= start + UNTAKEN_SECONDS
+                        late = now >= start + UNTAKEN_SECONDS
                         untaken = done.status == "ENQUEUED" and late and workflow_id not in told
                         if untaken and on_untaken is not None:
                             told.add(workflow_id)
