@@ -48,7 +48,7 @@ MODEL = "served-model"
 TASK = re.compile(r"task-\d+")
 BLOCK = 256
 """The host's cache block, in bytes of the request body (4 bytes a token)."""
-PATH = re.compile(r"^/w/([A-Za-z0-9_-]+)(/v1/models|/v1/chat/completions|/tool)$")
+PATH = re.compile(r"^/w/([A-Za-z0-9_-]+)(/v1/models|/v1/chat/completions|/v1/responses|/tool)$")
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,54 @@ class FleetHost:
             "usage": usage,
         }
 
+    def respond(self, worker: str, raw: bytes, key: str = "") -> dict[str, Any] | None:
+        """A Responses API reply ("The response object"): a request marked
+        `prompt_cache_options.prewarm` generates nothing and is logged as a "prewarm" (its
+        prompt written, `input_tokens_details.cache_write_tokens`); any other submits at
+        once. For the fan-out's warm-up on a model that prewarms."""
+        body = json.loads(raw)
+        text = next(i["content"] for i in body["input"] if i.get("role") == "user")
+        found = TASK.search(text if isinstance(text, str) else json.dumps(text))
+        task = found.group(0) if found else "task-?"
+        prewarm = bool((body.get("prompt_cache_options") or {}).get("prewarm"))
+        kind = "prewarm" if prewarm else "request"
+        key = key or str(body.get("prompt_cache_key") or "")
+        arrival = self._arrive(worker, task, 0, kind, "", raw.decode(), key)
+        if arrival is None:
+            return None
+        tokens = len(raw) // 4
+        cached = 0 if prewarm else tokens // 2
+        output = [
+            {
+                "id": f"fc_{arrival.seq}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": f"call_{arrival.seq}",
+                "name": "submit",
+                "arguments": json.dumps({"answer": f"{task} done"}),
+            }
+        ]
+        usage = {
+            "input_tokens": tokens,
+            "input_tokens_details": {
+                "cached_tokens": cached,
+                "cache_write_tokens": tokens - cached,
+            },
+            "output_tokens": 0 if prewarm else 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": tokens + (0 if prewarm else 5),
+        }
+        arrival.usage.update(usage)
+        return {
+            "id": f"resp_{arrival.seq}",
+            "object": "response",
+            "created_at": 0,
+            "status": "completed",
+            "model": body.get("model", MODEL),
+            "output": [] if prewarm else output,
+            "usage": usage,
+        }
+
     def tool(self, worker: str, raw: bytes) -> dict[str, Any] | None:
         call = json.loads(raw)
         task, step, part = call["task"], call["step"], call["part"]
@@ -243,6 +291,9 @@ def _handler(host: FleetHost) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": "not found"}})
             elif found.group(2) == "/tool":
                 self._send(200, host.tool(found.group(1), raw))
+            elif found.group(2) == "/v1/responses":
+                key = self.headers.get("X-Session-ID") or ""
+                self._send(200, host.respond(found.group(1), raw, key))
             else:
                 key = self.headers.get("X-Session-ID") or ""
                 self._send(200, host.answer(found.group(1), raw, key))

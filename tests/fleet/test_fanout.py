@@ -7,6 +7,7 @@ Checked at the host as each request arrives, with real worker processes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Literal
 
@@ -96,6 +97,35 @@ def test_a_leader_whose_usage_never_shows_a_write_releases_the_others_with_a_war
     # Released when the leader ended: it had sent every request before any other task.
     leader = [a.seq for a in host.requests() if a.task == "task-0"]
     assert max(leader) < min(a.seq for a in host.requests() if a.task != "task-0")
+
+
+def test_on_a_model_that_prewarms_the_warm_up_is_a_prewarm_and_every_task_goes_at_once(
+    fleet_db: str,
+) -> None:
+    host = FleetHost()
+    tasks = [Task("prewarm", f"Do task-{n}.", session=f"s-task-{n}") for n in range(3)]
+    told: list[str] = []
+    with serve(host) as url, Fleet(fleet_db) as fleet:
+        workers = Workers(fleet_db, url, concurrency=3)
+        try:
+            workers.start("w1")
+            batch = fleet.submit_batch(tasks, on_warm=told.append, keys=1)
+            state = fleet_wait(fleet, batch)
+        finally:
+            workers.stop()
+    assert state == {"done": 3}
+    assert told == ["prewarm"]  # its usage showed the opening written
+    warm, *sent = host.log
+    assert [a.kind for a in host.log] == ["prewarm", "request", "request", "request"]
+    assert warm.usage["output_tokens"] == 0  # nothing generated
+    assert warm.key == batch_key(batch, "prewarm", 0)  # where the tasks are sent
+    # The warm-up is the first task's first request marked prewarm, and appended nothing:
+    # that task's conversation opens with the very prompt the warm-up sent.
+    [leader] = [a for a in sent if a.task == "task-0"]
+    assert json.loads(warm.body) == {
+        **json.loads(leader.body),
+        "prompt_cache_options": {"prewarm": True},
+    }
 
 
 def fleet_wait(fleet: Fleet, batch: str) -> dict[str, int]:

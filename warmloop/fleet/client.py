@@ -27,12 +27,13 @@ from warmloop.fleet.fanout import (
     Warmed,
     batch_key,
     unconfirmed,
+    usage_from_json,
     written,
 )
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.liveness import Liveness, WorkerState
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
-from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
+from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WARM_UP, WORKFLOW
 from warmloop.fleet.recovery import held_tasks
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
@@ -155,12 +156,15 @@ class Fleet:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def submit(self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "") -> str:
+    def submit(
+        self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "", name: str = WORKFLOW
+    ) -> str:
         """Enqueue one task; returns its id (DBOS's workflow id). Submitting an id again
-        attaches to the task already there (it never runs twice)."""
+        attaches to the task already there (it never runs twice). `name` is the workflow
+        (a task; `WARM_UP` for a batch's prewarm of its opening)."""
         options: EnqueueOptions = {
             "queue_name": queue,
-            "workflow_name": WORKFLOW,
+            "workflow_name": name,
             "workflow_id": workflow_id or f"t{secrets.token_hex(8)}",
             "app_version": APP_VERSION,
         }
@@ -197,10 +201,14 @@ class Fleet:
         for n, task in enumerate(tasks):
             first.setdefault(task.agent, n)
         leaders = sorted(first.values()) if warm else []
-        for n in leaders:
-            self.submit(tasks[n], queue=queue, workflow_id=ids[n])
+        alone: list[int] = []  # leaders whose first task warms the cache (no prewarm)
         if leaders:
-            warmed = self._warmed({ids[n]: tasks[n] for n in leaders}, on_untaken)
+            warmed = self._prewarmed({ids[n]: tasks[n] for n in leaders}, queue, on_untaken)
+            alone = [n for n in leaders if ids[n] not in warmed]
+            for n in alone:
+                self.submit(tasks[n], queue=queue, workflow_id=ids[n])
+            if alone:
+                warmed |= self._warmed({ids[n]: tasks[n] for n in alone}, on_untaken)
             for n in leaders:
                 if ids[n] not in warmed:  # still waiting: fanned out anyway, nothing known
                     continue
@@ -214,7 +222,7 @@ class Fleet:
                 elif on_cold is not None:
                     on_cold(tasks[n].agent, outcome.why)
         for n, task in enumerate(tasks):
-            if n not in leaders:
+            if n not in alone:
                 self.submit(task, queue=queue, workflow_id=ids[n])
         return batch
 
@@ -235,6 +243,41 @@ class Fleet:
         finally:
             store.close()
         return routed
+
+    def _prewarmed(
+        self, leaders: dict[str, Task], queue: str, on_untaken: Callable[[str], None] | None
+    ) -> dict[str, Warmed]:
+        """Each leader's opening sent as a prewarm by a worker (`warmup`), waited for as a
+        leader is (`_warmed`): the `Warmed` of each leader whose model took one; the others
+        (no prewarm, its error, still waiting) are left out, to warm with their first task."""
+        runs = {f"{workflow_id}-warm-up": workflow_id for workflow_id in leaders}
+        for run, workflow_id in runs.items():
+            self.submit(leaders[workflow_id], queue=queue, workflow_id=run, name=WARM_UP)
+        outcome: dict[str, Warmed] = {}
+        start = time.monotonic()
+        told: set[str] = set()
+        while runs:
+            for run, workflow_id in list(runs.items()):
+                try:
+                    status = self._client.retrieve_workflow(run).get_status().status
+                except DATABASE_ERRORS as exc:
+                    raise unreachable(self.url, exc) from None
+                if status not in FINISHED:
+                    late = time.monotonic() >= start + UNTAKEN_SECONDS
+                    if status == "ENQUEUED" and late and run not in told and on_untaken:
+                        told.add(run)
+                        on_untaken(run)
+                    continue
+                del runs[run]
+                output = self._stored([run]).get(run, Stored()).output
+                if isinstance(output, dict) and output.get("prewarmed"):
+                    usage = usage_from_json(output.get("usage"))
+                    confirmed = written(usage)
+                    outcome[workflow_id] = Warmed(confirmed, 1, "" if confirmed else unconfirmed(1))
+            if not runs or time.monotonic() >= start + WARM_TIMEOUT_SECONDS:
+                break
+            time.sleep(WARM_POLL_SECONDS)
+        return outcome
 
     def _warmed(
         self, leaders: dict[str, Task], on_untaken: Callable[[str], None] | None = None

@@ -7,6 +7,11 @@ OpenAI's `cache_write_tokens` on GPT-5.6 and later), else a read on one of the l
 later requests (OpenAI's `cached_tokens`, the prompt tokens that were a cache hit, which is
 all older OpenAI models report: the prompt caching guide, "Monitoring usage details").
 
+Where the model prepares its cache without generating (OpenAI's `prewarm`, GPT-5.6 and
+later on Responses), the warm-up is no task at all: a worker sends the first request of the
+agent's first task marked `prewarm` (`warmup`), and once its usage shows the write every
+task goes at once.
+
 A leader whose usage never shows it (a prompt below the model's cacheable minimum, a host
 that reports no cache figures, a one-request task on a provider that reports reads only)
 releases its followers anyway, with a warning (`on_unconfirmed`), once it finishes or
@@ -28,7 +33,8 @@ measures the three.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from warmloop.facts.usage import Usage
 
@@ -73,3 +79,11 @@ def unconfirmed(requests: int, waited: float | None = None) -> str:
 def batch_key(batch: str, agent: str, n: int) -> str:
     """The `n`th routing key a warm batch's tasks of `agent` share."""
     return f"{batch}-{n}-{agent}"[:64]
+
+
+def usage_from_json(data: Any) -> Usage:
+    """A usage a worker stored as JSON (its fields by name; anything else ignored)."""
+    if not isinstance(data, dict):
+        return Usage()
+    known = {f.name for f in fields(Usage)}
+    return Usage(**{k: v for k, v in data.items() if k in known})
