@@ -186,13 +186,14 @@ class Fleet:
         on_unconfirmed: Callable[[str, str], None] | None = None,
         keys: int = ROUTING_KEYS,
     ) -> str:
-        """Enqueue every task under one batch id (returned). With `warm`, each agent's first
-        task goes alone and the rest follow once its usage shows the opening cached (see the
-        module docstring), its new tasks without a routing key sharing `keys` (`fanout`):
-        `on_warm(agent)` then; `on_unconfirmed(agent, why)` when the leader's usage never
-        showed it and the rest go anyway; `on_cold(agent, why)` when the first task ended
-        without a request (its error); and `on_untaken(workflow_id)` once when no worker has
-        taken a first task after UNTAKEN_SECONDS (none runs, or all are busy)."""
+        """Enqueue every task under one batch id (returned). With `warm`, each agent's
+        opening is written first, by a prewarm where its model takes one (`warmup`), else by
+        its first task going alone, and the rest follow once the usage shows it cached
+        (`fanout`), its new tasks without a routing key sharing `keys`: `on_warm(agent)`
+        then; `on_unconfirmed(agent, why)` when the usage never showed it and the rest go
+        anyway; `on_cold(agent, why)` when the first task ended without a request (its
+        error); and `on_untaken(workflow_id)` once when no worker has taken a warm-up or a
+        first task after UNTAKEN_SECONDS (none runs, or all are busy)."""
         batch = batch or new_batch_id()
         ids = [f"{batch}-{n:05d}" for n in range(len(tasks))]
         if warm:
