@@ -142,13 +142,17 @@ class Fleet:
             self._liveness.close()
 
     def _stored(self, workflow_ids: list[str]) -> dict[str, Stored]:
-        """The tasks' stored values, read as JSON only (`stored`)."""
-        try:
-            if self._db is None or self._db.broken:
-                self._db = psycopg.connect(self.url, autocommit=True)
-            return read_stored(self._db, workflow_ids)
-        except psycopg.Error as exc:
-            raise unreachable(self.url, exc) from None
+        """The tasks' stored values, read as JSON only (`stored`); a connection the server
+        dropped since (a restart) is opened again, once."""
+        for again in (True, False):
+            try:
+                if self._db is None or self._db.broken:
+                    self._db = psycopg.connect(self.url, autocommit=True)
+                return read_stored(self._db, workflow_ids)
+            except psycopg.Error as exc:
+                if not (again and self._db is not None and self._db.broken):
+                    raise unreachable(self.url, exc) from None
+        raise AssertionError("unreachable: the second try returns or raises")
 
     def __enter__(self) -> Fleet:
         return self
