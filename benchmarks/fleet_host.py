@@ -13,6 +13,14 @@ the session store's request records say which response of a step was the one sto
 `hold` parks chosen requests or tool calls until released (a test kills the worker that
 sent it meanwhile); `latency` adds a seeded delay per (task, step).
 
+`cache` says what each reply's usage reports of a prefix cache the host keeps over the prompt
+as a model reads it (tools, then messages), by 256-byte blocks, a request's blocks cached
+once it is answered:
+`prompt_tokens_details.cached_tokens` for what was cached and `cache_write_tokens` for the
+rest (`"writes"`, OpenAI's Chat Completions usage on GPT-5.6 and later), `cached_tokens`
+only (`"reads"`, older OpenAI models and vLLM with `--enable-prompt-tokens-details`), or
+neither (`"none"`). Each arrival keeps the routing key its request carried (`X-Session-ID`).
+
 With `stored` (a task's stored messages, read from the session store), the host checks each
 arrival against the store at the moment it arrives, when any worker that died before it is
 gone for good: a request for a step whose response is stored, or a tool call whose result
@@ -21,6 +29,7 @@ is stored, is a `violations` entry. So the check is exact wherever a worker was 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 import re
@@ -30,14 +39,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 from warmloop import AssistantTurn, ToolResult
 from warmloop.messages import Message
 
 MODEL = "served-model"
 TASK = re.compile(r"task-\d+")
-PATH = re.compile(r"^/w/([A-Za-z0-9_-]+)(/v1/models|/v1/chat/completions|/tool)$")
+BLOCK = 256
+"""The host's cache block, in bytes of the request body (4 bytes a token)."""
+PATH = re.compile(r"^/w/([A-Za-z0-9_-]+)(/v1/models|/v1/chat/completions|/v1/responses|/tool)$")
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,10 @@ class Arrival:
     call: str = ""
     body: str = ""
     at: float = 0.0
+    key: str = ""
+    """The request's routing key (its `X-Session-ID` header)."""
+    usage: dict[str, Any] = field(default_factory=dict)
+    """The usage its reply reported (a request's; empty for a tool call)."""
 
 
 @dataclass
@@ -73,6 +88,8 @@ class FleetHost:
     lock: threading.Lock = field(default_factory=threading.Lock)
     stored: Callable[[str], Sequence[Message]] | None = None
     violations: list[str] = field(default_factory=list)
+    cache: Literal["writes", "reads", "none"] = "writes"
+    _cached: set[bytes] = field(default_factory=set)
     _release: dict[tuple[str, int, str], threading.Event] = field(default_factory=dict)
 
     def _check(self, task: str, step: int, call: str) -> None:
@@ -90,11 +107,12 @@ class FleetHost:
         self._release[(arrival.task, arrival.step, kind)].set()
 
     def _arrive(
-        self, worker: str, task: str, step: int, kind: str, call: str, body: str
+        self, worker: str, task: str, step: int, kind: str, call: str, body: str, routing: str = ""
     ) -> Arrival | None:
         """Log an arrival; None when it was parked (and is now dropped)."""
         with self.lock:
-            arrival = Arrival(len(self.log) + 1, worker, task, step, kind, call, body, time.time())
+            seq = len(self.log) + 1
+            arrival = Arrival(seq, worker, task, step, kind, call, body, time.time(), routing)
             self.log.append(arrival)
             key = (task, step, f"tool:{call.rpartition('_')[2]}" if call else "request")
             park = kind != "tool-return" and key in self.hold and key not in self._release
@@ -106,14 +124,41 @@ class FleetHost:
             return arrival if self.answer_held else None
         return arrival
 
-    def answer(self, worker: str, raw: bytes) -> dict[str, Any] | None:
+    def _usage(self, body: dict[str, Any], completion: int) -> dict[str, Any]:
+        """The reply's usage: the prompt's size, and what `cache` reports of its blocks
+        cached before (then caching them all, as the answer lands)."""
+        parts = [body.get("tools") or [], *body["messages"]]
+        raw = "".join(json.dumps(part, sort_keys=True) for part in parts).encode()
+        prompt = len(raw) // 4
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        digest = hashlib.sha256()
+        read, hit = 0, True
+        with self.lock:
+            for end in range(BLOCK, len(raw) + 1, BLOCK):
+                digest.update(raw[end - BLOCK : end])
+                block = digest.copy().digest()
+                hit = hit and block in self._cached
+                read += BLOCK // 4 if hit else 0
+                self._cached.add(block)
+        if self.cache != "none":
+            details: dict[str, int] = {"cached_tokens": read}
+            if self.cache == "writes" and prompt > read:
+                details["cache_write_tokens"] = prompt - read
+            usage["prompt_tokens_details"] = details
+        return usage
+
+    def answer(self, worker: str, raw: bytes, key: str = "") -> dict[str, Any] | None:
         body = json.loads(raw)
         messages = body["messages"]
         found = TASK.search(next(m["content"] for m in messages if m["role"] == "user"))
         task = found.group(0) if found else "task-?"
         step = sum(m["role"] == "assistant" for m in messages)
         self._check(task, step, "")
-        arrival = self._arrive(worker, task, step, "request", "", raw.decode())
+        arrival = self._arrive(worker, task, step, "request", "", raw.decode(), key)
         if arrival is None:
             return None
         time.sleep(self.latency(task, step))
@@ -130,7 +175,8 @@ class FleetHost:
             }
             for i, (name, arguments) in enumerate(calls)
         ]
-        prompt = len(raw) // 4
+        usage = self._usage(body, arrival.seq)
+        arrival.usage.update(usage)
         return {
             "id": f"chatcmpl-{arrival.seq}",
             "object": "chat.completion",
@@ -143,11 +189,55 @@ class FleetHost:
                     "finish_reason": "tool_calls",
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": arrival.seq,
-                "total_tokens": prompt + arrival.seq,
+            "usage": usage,
+        }
+
+    def respond(self, worker: str, raw: bytes, key: str = "") -> dict[str, Any] | None:
+        """A Responses API reply ("The response object"): a request marked
+        `prompt_cache_options.prewarm` generates nothing and is logged as a "prewarm" (its
+        prompt written, `input_tokens_details.cache_write_tokens`); any other submits at
+        once. For the fan-out's warm-up on a model that prewarms."""
+        body = json.loads(raw)
+        text = next(i["content"] for i in body["input"] if i.get("role") == "user")
+        found = TASK.search(text if isinstance(text, str) else json.dumps(text))
+        task = found.group(0) if found else "task-?"
+        prewarm = bool((body.get("prompt_cache_options") or {}).get("prewarm"))
+        kind = "prewarm" if prewarm else "request"
+        key = key or str(body.get("prompt_cache_key") or "")
+        arrival = self._arrive(worker, task, 0, kind, "", raw.decode(), key)
+        if arrival is None:
+            return None
+        tokens = len(raw) // 4
+        cached = 0 if prewarm else tokens // 2
+        output = [
+            {
+                "id": f"fc_{arrival.seq}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": f"call_{arrival.seq}",
+                "name": "submit",
+                "arguments": json.dumps({"answer": f"{task} done"}),
+            }
+        ]
+        usage = {
+            "input_tokens": tokens,
+            "input_tokens_details": {
+                "cached_tokens": cached,
+                "cache_write_tokens": tokens - cached,
             },
+            "output_tokens": 0 if prewarm else 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": tokens + (0 if prewarm else 5),
+        }
+        arrival.usage.update(usage)
+        return {
+            "id": f"resp_{arrival.seq}",
+            "object": "response",
+            "created_at": 0,
+            "status": "completed",
+            "model": body.get("model", MODEL),
+            "output": [] if prewarm else output,
+            "usage": usage,
         }
 
     def tool(self, worker: str, raw: bytes) -> dict[str, Any] | None:
@@ -201,8 +291,12 @@ def _handler(host: FleetHost) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": "not found"}})
             elif found.group(2) == "/tool":
                 self._send(200, host.tool(found.group(1), raw))
+            elif found.group(2) == "/v1/responses":
+                key = self.headers.get("X-Session-ID") or ""
+                self._send(200, host.respond(found.group(1), raw, key))
             else:
-                self._send(200, host.answer(found.group(1), raw))
+                key = self.headers.get("X-Session-ID") or ""
+                self._send(200, host.answer(found.group(1), raw, key))
 
     return Handler
 

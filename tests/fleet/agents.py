@@ -9,10 +9,13 @@ import json
 import os
 import urllib.request
 
+from openai import AsyncOpenAI
+
 from warmloop import Agent, ScriptedModel, tool
 from warmloop.fleet.registry import AgentRegistry
 from warmloop.providers.base import Rendered
 from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.openai_responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Reply, call
 
 registry = AgentRegistry()
@@ -63,3 +66,13 @@ def _model_bug() -> Agent:
         raise ValueError("a bug in the model's code")
 
     return Agent(ScriptedModel([bug]), [], outputs={"answer": str})
+
+
+@registry.agent("prewarm")
+def _prewarm() -> Agent:
+    """GPT-5.6 on the fleet host's Responses endpoint: a model that takes `prewarm`, so a
+    warm batch's warm-up is a prewarm; it submits at once."""
+    host, worker = os.environ["WARMLOOP_FLEET_HOST"], os.environ["WARMLOOP_FLEET_WORKER"]
+    client = AsyncOpenAI(base_url=f"{host}/w/{worker}/v1", api_key="sk-test", max_retries=0)
+    model = OpenAIResponsesModel("gpt-5.6-sol", client=client)
+    return Agent(model, [], outputs={"answer": str}, instructions=INSTRUCTIONS * 200)

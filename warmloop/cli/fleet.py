@@ -23,6 +23,7 @@ from warmloop.cli.console import console
 from warmloop.cli.options import fail
 from warmloop.cli.view import one_line
 from warmloop.errors import WarmloopError
+from warmloop.fleet.fanout import ROUTING_KEYS
 
 if TYPE_CHECKING:
     from warmloop.fleet.client import BatchStatus, Fleet
@@ -209,6 +210,14 @@ def batch() -> None:
     "anything is submitted.",
 )
 @click.option("--no-warm", is_flag=True, help="Send every task at once (no warm-up first).")
+@click.option(
+    "--routing-keys",
+    type=click.IntRange(min=1),
+    default=ROUTING_KEYS,
+    show_default=True,
+    help="Routing keys an agent's new tasks share, round robin: about the tasks the fleet "
+    "runs at once (OpenAI spills past ~15 requests a minute on one key).",
+)
 @click.option("--wait", is_flag=True, help="Follow the batch until every task is finished.")
 @deadline_option
 def submit(
@@ -217,6 +226,7 @@ def submit(
     queue: str,
     agents_spec: str | None,
     no_warm: bool,
+    routing_keys: int,
     wait: bool,
     deadline: float | None,
 ) -> None:
@@ -267,6 +277,9 @@ def submit(
             soft_wrap=True,
         )
 
+    def unconfirmed(agent: str, why: str) -> None:
+        err.print(Text(f"{agent}: fanning out unconfirmed: {why}"), style="yellow", soft_wrap=True)
+
     try:
         fleet.submit_batch(
             tasks,
@@ -276,6 +289,8 @@ def submit(
             on_warm=lambda agent: err.print(Text(f"{agent}: opening written; fanning out")),
             on_cold=failed_first,
             on_untaken=untaken,
+            on_unconfirmed=unconfirmed,
+            keys=routing_keys,
         )
         state = _follow(fleet, batch_id, deadline) if wait else None
     except WarmloopError as exc:

@@ -4,10 +4,8 @@ client (tasks are DBOS workflows in the `dbos` schema of the fleet's PostgreSQL 
 A batch is a set of workflows whose ids share the batch id (`<batch>-<n>`); each task's
 session defaults to its workflow id, so its transcript is `warmloop show <id>` away.
 
-Cache-aware fan-out (`warm=True`, the default): tasks of one agent share their opening
-(tools, instructions). Sent at once, every first request misses and writes it; so the first
-task of each agent goes alone, and the rest are enqueued once its first request is stored
-(the provider has written the opening), to read it from the cache.
+Cache-aware fan-out (`warm=True`, the default): each agent's first task goes alone and the
+rest follow once its usage shows the opening cached (`fanout`).
 """
 
 from __future__ import annotations
@@ -16,17 +14,26 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
 
 from warmloop.errors import ConfigurationError
+from warmloop.fleet.fanout import (
+    CONFIRM_SECONDS,
+    ROUTING_KEYS,
+    Warmed,
+    batch_key,
+    unconfirmed,
+    usage_from_json,
+    written,
+)
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.liveness import Liveness, WorkerState
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
-from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WORKFLOW
+from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WARM_UP, WORKFLOW
 from warmloop.fleet.recovery import held_tasks
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
@@ -135,13 +142,17 @@ class Fleet:
             self._liveness.close()
 
     def _stored(self, workflow_ids: list[str]) -> dict[str, Stored]:
-        """The tasks' stored values, read as JSON only (`stored`)."""
-        try:
-            if self._db is None or self._db.broken:
-                self._db = psycopg.connect(self.url, autocommit=True)
-            return read_stored(self._db, workflow_ids)
-        except psycopg.Error as exc:
-            raise unreachable(self.url, exc) from None
+        """The tasks' stored values, read as JSON only (`stored`); a connection the server
+        dropped since (a restart) is opened again, once."""
+        for again in (True, False):
+            try:
+                if self._db is None or self._db.broken:
+                    self._db = psycopg.connect(self.url, autocommit=True)
+                return read_stored(self._db, workflow_ids)
+            except psycopg.Error as exc:
+                if not (again and self._db is not None and self._db.broken):
+                    raise unreachable(self.url, exc) from None
+        raise AssertionError("unreachable: the second try returns or raises")
 
     def __enter__(self) -> Fleet:
         return self
@@ -149,12 +160,15 @@ class Fleet:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def submit(self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "") -> str:
+    def submit(
+        self, task: Task, *, queue: str = DEFAULT_QUEUE, workflow_id: str = "", name: str = WORKFLOW
+    ) -> str:
         """Enqueue one task; returns its id (DBOS's workflow id). Submitting an id again
-        attaches to the task already there (it never runs twice)."""
+        attaches to the task already there (it never runs twice). `name` is the workflow
+        (a task; `WARM_UP` for a batch's prewarm of its opening)."""
         options: EnqueueOptions = {
             "queue_name": queue,
-            "workflow_name": WORKFLOW,
+            "workflow_name": name,
             "workflow_id": workflow_id or f"t{secrets.token_hex(8)}",
             "app_version": APP_VERSION,
         }
@@ -173,46 +187,114 @@ class Fleet:
         on_warm: Callable[[str], None] | None = None,
         on_cold: Callable[[str, str], None] | None = None,
         on_untaken: Callable[[str], None] | None = None,
+        on_unconfirmed: Callable[[str, str], None] | None = None,
+        keys: int = ROUTING_KEYS,
     ) -> str:
-        """Enqueue every task under one batch id (returned). With `warm`, each agent's first
-        task goes alone and the rest follow once its first request is stored: `on_warm(agent)`
-        then, `on_cold(agent, why)` when the first task ended without a request (its error),
-        and `on_untaken(workflow_id)` once when no worker has taken a first task after
-        UNTAKEN_SECONDS (none runs, or all are busy)."""
+        """Enqueue every task under one batch id (returned). With `warm`, each agent's
+        opening is written first, by a prewarm where its model takes one (`warmup`), else by
+        its first task going alone, and the rest follow once the usage shows it cached
+        (`fanout`), its new tasks without a routing key sharing `keys`: `on_warm(agent)`
+        then; `on_unconfirmed(agent, why)` when the usage never showed it and the rest go
+        anyway; `on_cold(agent, why)` when the first task ended without a request (its
+        error); and `on_untaken(workflow_id)` once when no worker has taken a warm-up or a
+        first task after UNTAKEN_SECONDS (none runs, or all are busy)."""
         batch = batch or new_batch_id()
         ids = [f"{batch}-{n:05d}" for n in range(len(tasks))]
+        if warm:
+            tasks = self._routed(tasks, batch, max(1, keys))
         first: dict[str, int] = {}
         for n, task in enumerate(tasks):
             first.setdefault(task.agent, n)
         leaders = sorted(first.values()) if warm else []
-        for n in leaders:
-            self.submit(tasks[n], queue=queue, workflow_id=ids[n])
+        alone: list[int] = []  # leaders whose first task warms the cache (no prewarm)
         if leaders:
-            warmed = self._warmed({ids[n]: tasks[n] for n in leaders}, on_untaken)
+            warmed = self._prewarmed({ids[n]: tasks[n] for n in leaders}, queue, on_untaken)
+            alone = [n for n in leaders if ids[n] not in warmed]
+            for n in alone:
+                self.submit(tasks[n], queue=queue, workflow_id=ids[n])
+            if alone:
+                warmed |= self._warmed({ids[n]: tasks[n] for n in alone}, on_untaken)
             for n in leaders:
                 if ids[n] not in warmed:  # still waiting: fanned out anyway, nothing known
                     continue
-                why = warmed[ids[n]]
-                if why is None:
+                outcome = warmed[ids[n]]
+                if outcome.confirmed:
                     if on_warm is not None:
                         on_warm(tasks[n].agent)
+                elif outcome.requests:
+                    if on_unconfirmed is not None:
+                        on_unconfirmed(tasks[n].agent, outcome.why)
                 elif on_cold is not None:
-                    on_cold(tasks[n].agent, why)
+                    on_cold(tasks[n].agent, outcome.why)
         for n, task in enumerate(tasks):
-            if n not in leaders:
+            if n not in alone:
                 self.submit(task, queue=queue, workflow_id=ids[n])
         return batch
 
+    def _routed(self, tasks: Sequence[Task], batch: str, keys: int) -> list[Task]:
+        """`tasks`, each new conversation without a routing key given one of the `keys` its
+        agent's share in this batch, round robin (`fanout`); a session that exists keeps the
+        conversation it has."""
+        store = open_store(self.url)
+        given: Counter[str] = Counter()
+        routed = []
+        try:
+            for task in tasks:
+                if not task.conversation_id and not (task.session and store.info(task.session)):
+                    key = batch_key(batch, task.agent, given[task.agent] % keys)
+                    given[task.agent] += 1
+                    task = replace(task, conversation_id=key)
+                routed.append(task)
+        finally:
+            store.close()
+        return routed
+
+    def _prewarmed(
+        self, leaders: dict[str, Task], queue: str, on_untaken: Callable[[str], None] | None
+    ) -> dict[str, Warmed]:
+        """Each leader's opening sent as a prewarm by a worker (`warmup`), waited for as a
+        leader is (`_warmed`): the `Warmed` of each leader whose model took one; the others
+        (no prewarm, its error, still waiting) are left out, to warm with their first task."""
+        runs = {f"{workflow_id}-warm-up": workflow_id for workflow_id in leaders}
+        for run, workflow_id in runs.items():
+            self.submit(leaders[workflow_id], queue=queue, workflow_id=run, name=WARM_UP)
+        outcome: dict[str, Warmed] = {}
+        start = time.monotonic()
+        told: set[str] = set()
+        while runs:
+            for run, workflow_id in list(runs.items()):
+                try:
+                    status = self._client.retrieve_workflow(run).get_status().status
+                except DATABASE_ERRORS as exc:
+                    raise unreachable(self.url, exc) from None
+                if status not in FINISHED:
+                    late = time.monotonic() >= start + UNTAKEN_SECONDS
+                    if status == "ENQUEUED" and late and run not in told and on_untaken:
+                        told.add(run)
+                        on_untaken(run)
+                    continue
+                del runs[run]
+                output = self._stored([run]).get(run, Stored()).output
+                if isinstance(output, dict) and output.get("prewarmed"):
+                    usage = usage_from_json(output.get("usage"))
+                    confirmed = written(usage)
+                    outcome[workflow_id] = Warmed(confirmed, 1, "" if confirmed else unconfirmed(1))
+            if not runs or time.monotonic() >= start + WARM_TIMEOUT_SECONDS:
+                break
+            time.sleep(WARM_POLL_SECONDS)
+        return outcome
+
     def _warmed(
         self, leaders: dict[str, Task], on_untaken: Callable[[str], None] | None = None
-    ) -> dict[str, str | None]:
-        """Wait until each leader has a stored request or finished (looking at least once,
-        then for up to WARM_TIMEOUT_SECONDS): None for a leader whose opening was written,
-        why not for one that finished without; one still waiting is left out."""
+    ) -> dict[str, Warmed]:
+        """Wait until each leader's usage shows its opening cached, or it cannot any more
+        (looking at least once, then for up to WARM_TIMEOUT_SECONDS): its `Warmed`, confirmed
+        or why not; a leader still waiting is left out."""
         store = open_store(self.url)
         waiting = dict(leaders)
-        outcome: dict[str, str | None] = {}
+        outcome: dict[str, Warmed] = {}
         start = time.monotonic()
+        answered: dict[str, float] = {}  # when each leader's first response was seen stored
         told: set[str] = set()
         try:
             while waiting:
@@ -222,12 +304,21 @@ class Fleet:
                         done = self._client.retrieve_workflow(workflow_id).get_status()
                     except DATABASE_ERRORS as exc:
                         raise unreachable(self.url, exc) from None
-                    if info is not None and info.requests > 0:
-                        outcome[workflow_id] = None
+                    now = time.monotonic()
+                    requests = info.requests if info is not None else 0
+                    if requests:
+                        answered.setdefault(workflow_id, now)
+                    if info is not None and written(info.usage):
+                        outcome[workflow_id] = Warmed(True, requests)
+                    elif requests and done.status in FINISHED:
+                        outcome[workflow_id] = Warmed(False, requests, unconfirmed(requests))
+                    elif requests and now >= answered[workflow_id] + CONFIRM_SECONDS:
+                        why = unconfirmed(requests, CONFIRM_SECONDS)
+                        outcome[workflow_id] = Warmed(False, requests, why)
                     elif done.status in FINISHED:
-                        outcome[workflow_id] = self._why_failed(workflow_id)
+                        outcome[workflow_id] = Warmed(False, 0, self._why_failed(workflow_id))
                     else:
-                        late = time.monotonic() >= start + UNTAKEN_SECONDS
+                        late = now >= start + UNTAKEN_SECONDS
                         untaken = done.status == "ENQUEUED" and late and workflow_id not in told
                         if untaken and on_untaken is not None:
                             told.add(workflow_id)

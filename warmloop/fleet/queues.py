@@ -19,6 +19,8 @@ APP_VERSION = "warmloop-fleet-1"
 """Fixed, so tasks enqueued by any submitter run on any worker of this fleet version (DBOS
 otherwise derives a version from the workflow code's hash)."""
 WORKFLOW = "warmloop.fleet.task"
+WARM_UP = "warmloop.fleet.warm_up"
+"""A batch's warm-up of one agent's opening as a prewarm (`warmup`), not a task."""
 DEFAULT_QUEUE = "warmloop"
 POLL_SECONDS = 0.2
 """How often a worker looks for new tasks (DBOS polls its queue table)."""

@@ -8,6 +8,15 @@ either records its own (`window.wait_seconds` says it fits) or sleeps for as lon
 says and tries again. A request's tokens are estimated from its rendered prompt before it
 is sent and corrected with its usage after.
 
+Why not pyrate-limiter (4.5.1, read and tried against this database): its PostgreSQL
+bucket counts requests across processes, but it keeps a weighted item as one row per unit
+(a 6,000-token request inserts 6,000 rows) in a `SMALLINT` weight column, so a request of
+more than 32,767 tokens fails with "smallint out of range"; an item cannot be corrected
+once put (the estimate stands, where this limiter corrects it with the usage); nothing
+pauses a key until a time for every worker (a 429's wait); and under contention its
+`LOCK ... NOWAIT` refuses rather than waits. Moving only the request count onto it would
+keep the token count, the correction and the pause here, over a second table and lock.
+
 Times are the workers' clocks (`clock`, the epoch's seconds): machines of one fleet keep
 their clocks in step (NTP), as they must for DBOS's own limiter. Tests inject `clock` and
 `sleep`.

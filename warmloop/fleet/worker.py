@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dbos import DBOS, DBOSClient
@@ -39,13 +39,14 @@ from warmloop.fleet.json_only import require_json
 from warmloop.fleet.limited import LimitedModel
 from warmloop.fleet.liveness import DEFAULT_PERIODS, Periods
 from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable
-from warmloop.fleet.queues import APP_NAME, APP_VERSION, WORKFLOW, QueueSpec
+from warmloop.fleet.queues import APP_NAME, APP_VERSION, WARM_UP, WORKFLOW, QueueSpec
 from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.recovery import Recovery, refuse_live
 from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.retries import provider_wait, riding_out
 from warmloop.fleet.stored import SERIALIZER
 from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.fleet.warmup import prewarm_opening
 from warmloop.fleet.window import NO_LIMIT, Limit
 from warmloop.providers.redact import redact_url
 from warmloop.sessions.lease import LEASE_SECONDS
@@ -191,6 +192,25 @@ async def run_task(task: dict[str, Any]) -> dict[str, Any]:
     if "error" in begun:
         return TaskResult("failed", begun["session"], error=begun["error"]).to_json()
     return await _attempt(task, begun["session"], begun["start"])
+
+
+@DBOS.step(name="warmloop.fleet.prewarm")
+async def _prewarm(task: dict[str, Any]) -> dict[str, Any]:
+    """The task's opening sent as a prewarm (`warmup`): its usage, or none where the model
+    takes no prewarm; an error is recorded once and the batch warms with its first task."""
+    spec = Task.from_json(task)
+    key = spec.conversation_id or spec.session or f"warm-up-{spec.agent}"
+    try:
+        usage = await prewarm_opening(_current().agent(spec.agent), spec.task, key)
+    except Exception as exc:
+        return {"prewarmed": False, "error": _failed_once(exc, f"warm-up of {spec.agent}")}
+    return {"prewarmed": False} if usage is None else {"prewarmed": True, "usage": asdict(usage)}
+
+
+@DBOS.workflow(name=WARM_UP)
+async def warm_up(task: dict[str, Any]) -> dict[str, Any]:
+    """A batch's warm-up of one agent (DBOS workflow): its prewarm, once."""
+    return await _prewarm(task)
 
 
 def serve(
