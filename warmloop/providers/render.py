@@ -40,6 +40,45 @@ class Wire:
 
 
 W = TypeVar("W", bound=Wire)
+T = TypeVar("T")
+
+
+class Growing(Generic[T]):
+    """A `Wire`'s items as `wire_messages` grows them: the kept ones stay in their tuple (no
+    copy per message), new ones go to a list, and the last item may be replaced (a turn
+    joined); `items` is the result, one copy of the kept ones."""
+
+    def __init__(self, items: tuple[T, ...]) -> None:
+        self._kept = items
+        self._cut = len(items)
+        self._new: list[T] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._new) or self._cut > 0
+
+    @property
+    def last(self) -> T:
+        return self._new[-1] if self._new else self._kept[self._cut - 1]
+
+    @last.setter
+    def last(self, item: T) -> None:
+        if self._new:
+            self._new[-1] = item
+        else:
+            self._cut -= 1
+            self._new.append(item)
+
+    def append(self, item: T) -> None:
+        self._new.append(item)
+
+    def extend(self, items: Iterable[T]) -> None:
+        self._new.extend(items)
+
+    def items(self) -> tuple[T, ...]:
+        if not self._new and self._cut == len(self._kept):
+            return self._kept
+        kept = self._kept if self._cut == len(self._kept) else self._kept[: self._cut]
+        return kept + tuple(self._new)
 
 
 class AppendMemo:
