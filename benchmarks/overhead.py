@@ -18,6 +18,7 @@ content (its messages as stored), with its ratio to the smallest size: flat mean
 grows with what the step adds, not with the history.
 
     python -m benchmarks overhead
+    python -m benchmarks overhead --sync-each-step --sizes 100 1000   # an fsync per step
 """
 
 from __future__ import annotations
@@ -77,18 +78,20 @@ def step_messages(k: int) -> list[Message]:
 Samples = dict[int, dict[str, list[float]]]
 
 
-def measure() -> tuple[Samples, float]:
+def measure(
+    sizes: tuple[int, ...] = SIZES, *, sync_each_step: bool = False
+) -> tuple[Samples, float]:
     """Per size and part, the seconds of each sampled step; and the step's new content in
     KiB (the same every step)."""
     with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "sessions.db")
+        store = SQLiteStore(Path(folder) / "sessions.db", sync_each_step=sync_each_step)
         try:
-            return asyncio.run(_measure(store))
+            return asyncio.run(_measure(store, sizes))
         finally:
             store.close()
 
 
-async def _measure(store: SQLiteStore) -> tuple[Samples, float]:
+async def _measure(store: SQLiteStore, sizes: tuple[int, ...]) -> tuple[Samples, float]:
     model = ScriptedModel(name="bench")
     specs = (read_file.spec, Outputs().spec)
     transcript = Transcript(
@@ -98,13 +101,13 @@ async def _measure(store: SQLiteStore) -> tuple[Samples, float]:
     maintainer = Maintainer(model, specs, profile, MaintenancePolicy(), window=10**9)
     guard = PrefixGuard()
     sink = io.StringIO()
-    samples: Samples = {size: {part: [] for part in PARTS} for size in SIZES}
+    samples: Samples = {size: {part: [] for part in PARTS} for size in sizes}
     lease = store.acquire("overhead")
     store.append(lease, transcript)
     usage = Usage(input_tokens=2_000, cache_read_tokens=40, output_tokens=30)
     new_kib = sum(len(dumps_message(m).encode()) for m in step_messages(0)) / 1024
     k = 0
-    while len(transcript) < SIZES[-1] + WINDOW * 2:
+    while len(transcript) < sizes[-1] + WINDOW * 2:
         new = step_messages(k)
         clock = [time.perf_counter()]
         for message in new:
@@ -123,7 +126,7 @@ async def _measure(store: SQLiteStore) -> tuple[Samples, float]:
         clock.append(time.perf_counter())
         assert check.bust is None, check.bust
         assert not changes, changes
-        for size in SIZES:
+        for size in sizes:
             if abs(len(transcript) - size) <= WINDOW:
                 for part, start, end in zip(PARTS, clock[:-1], clock[1:], strict=True):
                     samples[size][part].append(end - start)
@@ -132,25 +135,30 @@ async def _measure(store: SQLiteStore) -> tuple[Samples, float]:
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
-    print("warmloop per-step overhead (render, guard, maintenance, persistence to SQLite)")
-    samples, new_kib = measure()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), metavar="N")
+    parser.add_argument("--sync-each-step", action="store_true", help="the store fsyncs every step")
+    args = parser.parse_args()
+    sizes = tuple(sorted(args.sizes))
+    sync = "an fsync each step" if args.sync_each_step else "synced when the run returns"
+    print(f"warmloop per-step overhead (render, guard, maintenance, persistence to SQLite, {sync})")
+    samples, new_kib = measure(sizes, sync_each_step=args.sync_each_step)
     medians = {
-        size: {part: statistics.median(samples[size][part]) for part in PARTS} for size in SIZES
+        size: {part: statistics.median(samples[size][part]) for part in PARTS} for size in sizes
     }
-    totals = {size: sum(medians[size].values()) for size in SIZES}
+    totals = {size: sum(medians[size].values()) for size in sizes}
     print(f"each step adds {new_kib:.2f} KiB of new content (2 messages)")
     print(f"{'messages':>9} " + " ".join(f"{p + ' ms':>15}" for p in PARTS) + f" {'total ms':>9}")
-    for size in SIZES:
+    for size in sizes:
         parts = " ".join(f"{medians[size][p] * 1000:>15.3f}" for p in PARTS)
         print(f"{size:>9} {parts} {totals[size] * 1000:>9.3f}")
     print(f"{'messages':>9} " + " ".join(f"{p + ' us/KiB':>15}" for p in PARTS))
-    for size in SIZES:
+    for size in sizes:
         parts = " ".join(f"{medians[size][p] * 1e6 / new_kib:>15.1f}" for p in PARTS)
         print(f"{size:>9} {parts}")
-    first = SIZES[0]
-    for size in SIZES[1:]:
+    first = sizes[0]
+    for size in sizes[1:]:
         ratios = "  ".join(f"{p} {medians[size][p] / medians[first][p]:.2f}" for p in PARTS)
         print(f"ratio {size:,} / {first} msgs: {ratios}  (1.00 = flat)")
-    target = "met" if totals[SIZES[-1]] < TARGET_SECONDS else "NOT met"
-    print(f"target < {TARGET_SECONDS * 1000:g} ms per step at {SIZES[-1]:,} messages: {target}")
+    target = "met" if totals[sizes[-1]] < TARGET_SECONDS else "NOT met"
+    print(f"target < {TARGET_SECONDS * 1000:g} ms per step at {sizes[-1]:,} messages: {target}")
