@@ -60,3 +60,24 @@ def test_sync_each_step_fsyncs_every_step(tmp_path: Path) -> None:
         assert synced(statements, lambda: store.append(lease, transcript))
     finally:
         store.close()
+
+
+def test_a_release_that_writes_nothing_still_syncs_the_steps_before_it(tmp_path: Path) -> None:
+    """A lease lost to another holder: its release updates no row, so its commit would
+    sync nothing; a checkpoint syncs the WAL instead."""
+    now = [1_000.0]
+    store = SQLiteStore(tmp_path / "s.db", lease_seconds=10, clock=lambda: now[0])
+    try:
+        statements = traced(store)
+        lost = store.acquire("demo")
+        store.append(lost, seeded())
+        now[0] += 60  # the lease expired: another holder takes the session
+        store.acquire("demo")
+        statements.clear()
+        store.release(lost)
+        assert "PRAGMA wal_checkpoint(PASSIVE)" in statements, statements
+        statements.clear()
+        store.release(store.acquire("other"))  # a release that writes: its commit syncs
+        assert "PRAGMA wal_checkpoint(PASSIVE)" not in statements, statements
+    finally:
+        store.close()

@@ -7,8 +7,9 @@ mode it is in the WAL file when `append` returns, so it survives a crash of the 
 of a step's write about a tenth of one). The durable transactions (`durable=True`: the
 lease's release at the end of every run, and rewrites) commit at `synchronous=FULL`, whose
 fsync of the WAL also makes every earlier step of the file durable: once a run returns, its
-steps survive a crash of the machine too. `sync_each_step=True` makes every write durable
-(an fsync each step) for a machine that may lose power mid-run.
+steps survive a crash of the machine too (a durable commit that wrote nothing, the release
+of a lease already lost, checkpoints the WAL instead, which syncs it). `sync_each_step=True`
+makes every write durable (an fsync each step) for a machine that may lose power mid-run.
 """
 
 from __future__ import annotations
@@ -134,9 +135,14 @@ class SQLiteStore(SqlStore):
                 self._connection.execute("PRAGMA synchronous = FULL")
             cursor = self._connection.cursor()
             try:
+                changes = self._connection.total_changes
                 cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 yield cursor
                 cursor.execute("COMMIT")
+                if full and self._connection.total_changes == changes:
+                    # A commit that wrote nothing (a lost lease's release) syncs nothing:
+                    # a checkpoint syncs the WAL, and with it the steps before.
+                    cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
             except BaseException as exc:
                 if self._connection.in_transaction:
                     self._connection.rollback()
