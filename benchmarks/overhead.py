@@ -1,20 +1,30 @@
-"""warmloop's own work per step as a session grows: render, guard, append, persistence.
+"""warmloop's own work per step as a session grows: render, guard, maintenance, persistence.
 
 Not the SDK, not the model: a step here is what the loop does around a request. The session
 grows two messages a step (assistant turn + tool result) and the step time is sampled when
-the transcript holds about 10, 100, 1,000 and 10,000 messages. Work is only on what is new:
-the renderer memoises per message, the canonical wire stream re-serialises only new items
-(identity of unchanged ones), and the guard compares pieces by identity, so the per-step
-time should stay flat. Persistence is measured twice: the transcript file's hook (one JSON
-line per message) and a SQLite session store (`SQLiteStore.append`: the new messages and
-the request's record in one transaction, as an agent with a store writes each step).
+the transcript holds about 100, 1,000 and 10,000 messages, split four ways:
+
+- render: appending the step's messages and rendering the request (`model.render`);
+- guard: deriving the canonical stream and the prefix guard's check;
+- maintenance: the maintainer's per-step check before a request (`Maintainer.maintain`,
+  with a window no session here reaches, so it never rewrites) and its calibration after
+  the answer (`Maintainer.observed`);
+- persistence: the transcript file's hook (one JSON line per message) and a SQLite session
+  store's `append` (the new messages and the request's record in one transaction, as an
+  agent with a store writes each step).
+
+Each part is printed in milliseconds per step and in microseconds per KiB of the step's new
+content (its messages as stored), with its ratio to the smallest size: flat means the work
+grows with what the step adds, not with the history.
 
     python -m benchmarks overhead
+    python -m benchmarks overhead --sync-each-step --sizes 100 1000   # an fsync per step
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import io
 import json
 import statistics
@@ -33,15 +43,19 @@ from warmloop import (
     UserText,
     tool,
 )
+from warmloop.facts.profiles import profile_for
 from warmloop.facts.usage import Usage
+from warmloop.maintenance.maintainer import Maintainer
+from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.messages import Message
 from warmloop.outputs import Outputs
 from warmloop.sessions.ledger import StoredRequest
 from warmloop.transcript_file import dumps_message
 from warmloop.wire.guard import PrefixGuard
 
-SIZES = (10, 100, 1_000, 10_000)
+SIZES = (100, 1_000, 10_000)
 WINDOW = 9  # steps sampled around each size
+PARTS = ("render", "guard", "maintenance", "persistence")
 TARGET_SECONDS = 0.0002
 """Issue 36's target: under 0.2 ms per step at 10,000 messages, persistence included."""
 
@@ -61,74 +75,90 @@ def step_messages(k: int) -> list[Message]:
     ]
 
 
-def measure() -> tuple[dict[int, list[float]], dict[int, list[float]]]:
-    """Per size: the step's time without the SQLite store, and the store's append alone."""
+Samples = dict[int, dict[str, list[float]]]
+
+
+def measure(
+    sizes: tuple[int, ...] = SIZES, *, sync_each_step: bool = False
+) -> tuple[Samples, float]:
+    """Per size and part, the seconds of each sampled step; and the step's new content in
+    KiB (the same every step)."""
     with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteStore(Path(folder) / "sessions.db")
+        store = SQLiteStore(Path(folder) / "sessions.db", sync_each_step=sync_each_step)
         try:
-            return _measure(store)
+            return asyncio.run(_measure(store, sizes))
         finally:
             store.close()
 
 
-def _measure(store: SQLiteStore) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+async def _measure(store: SQLiteStore, sizes: tuple[int, ...]) -> tuple[Samples, float]:
     model = ScriptedModel(name="bench")
     specs = (read_file.spec, Outputs().spec)
     transcript = Transcript(
         [SystemText("You are a benchmark agent."), UserText("Read everything.")]
     )
+    profile = profile_for("anthropic:claude-sonnet-4-6")
+    maintainer = Maintainer(model, specs, profile, MaintenancePolicy(), window=10**9)
     guard = PrefixGuard()
     sink = io.StringIO()
-    samples: dict[int, list[float]] = {size: [] for size in SIZES}
-    stored: dict[int, list[float]] = {size: [] for size in SIZES}
+    samples: Samples = {size: {part: [] for part in PARTS} for size in sizes}
     lease = store.acquire("overhead")
     store.append(lease, transcript)
+    usage = Usage(input_tokens=2_000, cache_read_tokens=40, output_tokens=30)
+    new_kib = sum(len(dumps_message(m).encode()) for m in step_messages(0)) / 1024
     k = 0
-    while len(transcript) < SIZES[-1] + WINDOW * 2:
+    while len(transcript) < sizes[-1] + WINDOW * 2:
         new = step_messages(k)
-        started = time.perf_counter()
+        clock = [time.perf_counter()]
         for message in new:
             transcript.append(message)
-            sink.write(dumps_message(message) + "\n")  # persistence hook
         rendered = model.render(transcript, specs)
+        clock.append(time.perf_counter())
         check = guard.check(rendered.wire)
-        elapsed = time.perf_counter() - started
-        assert check.bust is None, check.bust
-        record = StoredRequest(
-            len(transcript) - 2,
-            float(k),
-            0.5,
-            Usage(input_tokens=2_000, cache_read_tokens=40, output_tokens=30),
-        )
-        started = time.perf_counter()
+        clock.append(time.perf_counter())
+        changes = await maintainer.maintain(transcript, rendered, remaining=10)
+        maintainer.observed(transcript, rendered, usage)
+        clock.append(time.perf_counter())
+        for message in new:
+            sink.write(dumps_message(message) + "\n")  # the transcript file's hook
+        record = StoredRequest(len(transcript) - 2, float(k), 0.5, usage)
         store.append(lease, transcript, [record])
-        persisted = time.perf_counter() - started
-        for size in SIZES:
+        clock.append(time.perf_counter())
+        assert check.bust is None, check.bust
+        assert not changes, changes
+        for size in sizes:
             if abs(len(transcript) - size) <= WINDOW:
-                samples[size].append(elapsed)
-                stored[size].append(persisted)
+                for part, start, end in zip(PARTS, clock[:-1], clock[1:], strict=True):
+                    samples[size][part].append(end - start)
         k += 1
-    return samples, stored
+    return samples, new_kib
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
-    print("warmloop per-step overhead (render + guard + append + persistence)")
-    samples, stored = measure()
-    loop = {size: statistics.median(values) for size, values in samples.items()}
-    sqlite = {size: statistics.median(values) for size, values in stored.items()}
-    medians = {size: loop[size] + sqlite[size] for size in SIZES}
-    print(
-        f"{'messages':>9} {'loop ms':>9} {'SQLite ms':>10} {'median ms/step':>15} "
-        f"{'steps sampled':>14}"
-    )
-    for size in SIZES:
-        print(
-            f"{size:>9} {loop[size] * 1000:>9.3f} {sqlite[size] * 1000:>10.3f} "
-            f"{medians[size] * 1000:>15.3f} {len(samples[size]):>14}"
-        )
-    for size in SIZES[1:]:
-        ratio = medians[size] / medians[SIZES[0]]
-        print(f"ratio {size:,} msgs / {SIZES[0]} msgs: {ratio:.2f} (1.00 = perfectly flat)")
-    target = "met" if medians[SIZES[-1]] < TARGET_SECONDS else "NOT met"
-    print(f"target < {TARGET_SECONDS * 1000:g} ms per step at {SIZES[-1]:,} messages: {target}")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), metavar="N")
+    parser.add_argument("--sync-each-step", action="store_true", help="the store fsyncs every step")
+    args = parser.parse_args()
+    sizes = tuple(sorted(args.sizes))
+    sync = "an fsync each step" if args.sync_each_step else "synced when the run returns"
+    print(f"warmloop per-step overhead (render, guard, maintenance, persistence to SQLite, {sync})")
+    samples, new_kib = measure(sizes, sync_each_step=args.sync_each_step)
+    medians = {
+        size: {part: statistics.median(samples[size][part]) for part in PARTS} for size in sizes
+    }
+    totals = {size: sum(medians[size].values()) for size in sizes}
+    print(f"each step adds {new_kib:.2f} KiB of new content (2 messages)")
+    print(f"{'messages':>9} " + " ".join(f"{p + ' ms':>15}" for p in PARTS) + f" {'total ms':>9}")
+    for size in sizes:
+        parts = " ".join(f"{medians[size][p] * 1000:>15.3f}" for p in PARTS)
+        print(f"{size:>9} {parts} {totals[size] * 1000:>9.3f}")
+    print(f"{'messages':>9} " + " ".join(f"{p + ' us/KiB':>15}" for p in PARTS))
+    for size in sizes:
+        parts = " ".join(f"{medians[size][p] * 1e6 / new_kib:>15.1f}" for p in PARTS)
+        print(f"{size:>9} {parts}")
+    first = sizes[0]
+    for size in sizes[1:]:
+        ratios = "  ".join(f"{p} {medians[size][p] / medians[first][p]:.2f}" for p in PARTS)
+        print(f"ratio {size:,} / {first} msgs: {ratios}  (1.00 = flat)")
+    target = "met" if totals[sizes[-1]] < TARGET_SECONDS else "NOT met"
+    print(f"target < {TARGET_SECONDS * 1000:g} ms per step at {sizes[-1]:,} messages: {target}")

@@ -36,7 +36,7 @@ from warmloop.protocols.inline import inline_text
 from warmloop.providers.anthropic_cache import place_breakpoints
 from warmloop.providers.base import ModelResponse
 from warmloop.providers.failures import not_json
-from warmloop.providers.render import Renderer, Wire
+from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.wire.stream import ANTHROPIC
 
@@ -133,17 +133,17 @@ def wire_messages(wire: Wire, messages: Iterable[Message]) -> Wire:
     the rest to `messages`, pieces of one role after another joining its turn (as new
     containers: payloads already handed out keep what they were sent)."""
     system: list[Block] | None = wire.system
-    items: list[WireMessage] = list(wire.items)
+    items: Growing[WireMessage] = Growing(wire.items)
     for message in messages:
         if isinstance(message, SystemText) and not items:
             system = [*(system or ()), text_block(message.text)]
             continue
         role, blocks = wire_piece(message)
-        if items and items[-1]["role"] == role:
-            items[-1] = {"role": role, "content": [*items[-1]["content"], *blocks]}
+        if items and items.last["role"] == role:
+            items.last = {"role": role, "content": [*items.last["content"], *blocks]}
         else:
             items.append({"role": role, "content": blocks})
-    return Wire(system, tuple(items))
+    return Wire(system, items.items())
 
 
 def _get(value: object, name: str) -> object:

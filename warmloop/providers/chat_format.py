@@ -40,7 +40,7 @@ from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
 from warmloop.providers.openai_cache import marked_text
-from warmloop.providers.render import Renderer, Wire
+from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.stream import CHAT
@@ -121,10 +121,10 @@ def wire_message(
 def wire_messages(wire: Wire, messages: Iterable[Message], *, breakpoint: bool = False) -> Wire:
     """`wire` with `messages` added, one wire message each (the first one, when it is system
     text, as the system message: with an explicit cache breakpoint if `breakpoint`)."""
-    items = list(wire.items)
+    items = Growing(wire.items)
     for message in messages:
         items.append(wire_message(message, opening=not items, breakpoint=breakpoint))
-    return Wire(items=tuple(items))
+    return Wire(items=items.items())
 
 
 def _dict(value: object, what: str) -> dict[str, Any]:

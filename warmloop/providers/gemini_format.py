@@ -32,7 +32,7 @@ from warmloop.messages import (
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse
-from warmloop.providers.render import Renderer, Wire
+from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import parse_arguments
 from warmloop.wire.stream import GEMINI_SDK, dumps
@@ -127,7 +127,7 @@ def wire_messages(wire: GeminiWire, messages: Iterable[Message]) -> GeminiWire:
     """`wire` with `messages` added: system text before the first content joins the
     `system_instruction`, model turns are their parts, and every user-side piece joins the
     open user turn rather than starting a second one."""
-    texts, groups, native = wire.system_texts, list(wire.items), wire.native_ids
+    texts, groups, native = wire.system_texts, Growing(wire.items), wire.native_ids
     for message in messages:
         if isinstance(message, SystemText) and not groups:
             texts = (*texts, message.text)
@@ -146,14 +146,14 @@ def wire_messages(wire: GeminiWire, messages: Iterable[Message]) -> GeminiWire:
     system = wire.system
     if texts != wire.system_texts:
         system = {"parts": [{"text": "\n\n".join(texts)}]}
-    return GeminiWire(system, tuple(groups), texts, native)
+    return GeminiWire(system, groups.items(), texts, native)
 
 
-def _user_part(groups: list[Content], part: Part) -> None:
+def _user_part(groups: Growing[Content], part: Part) -> None:
     """Add a user part, joining the open user turn (as a new dict, so payloads of earlier
     renders keep the turn they were sent with) rather than starting a second one."""
-    if groups and groups[-1]["role"] == "user":
-        groups[-1] = {"role": "user", "parts": [*groups[-1]["parts"], part]}
+    if groups and groups.last["role"] == "user":
+        groups.last = {"role": "user", "parts": [*groups.last["parts"], part]}
     else:
         groups.append({"role": "user", "parts": [part]})
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from warmloop.messages import JsonValue, Message
 from warmloop.providers.base import Rendered
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
-from warmloop.wire.stream import Canonicalizer, WireLayout
+from warmloop.wire.stream import Canonicalizer, ConversationList, ItemsProof, WireLayout
 
 WireTools = list[dict[str, JsonValue]]
 
@@ -39,6 +40,45 @@ class Wire:
 
 
 W = TypeVar("W", bound=Wire)
+T = TypeVar("T")
+
+
+class Growing(Generic[T]):
+    """A `Wire`'s items as `wire_messages` grows them: the kept ones stay in their tuple (no
+    copy per message), new ones go to a list, and the last item may be replaced (a turn
+    joined); `items` is the result, one copy of the kept ones."""
+
+    def __init__(self, items: tuple[T, ...]) -> None:
+        self._kept = items
+        self._cut = len(items)
+        self._new: list[T] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._new) or self._cut > 0
+
+    @property
+    def last(self) -> T:
+        return self._new[-1] if self._new else self._kept[self._cut - 1]
+
+    @last.setter
+    def last(self, item: T) -> None:
+        if self._new:
+            self._new[-1] = item
+        else:
+            self._cut -= 1
+            self._new.append(item)
+
+    def append(self, item: T) -> None:
+        self._new.append(item)
+
+    def extend(self, items: Iterable[T]) -> None:
+        self._new.extend(items)
+
+    def items(self) -> tuple[T, ...]:
+        if not self._new and self._cut == len(self._kept):
+            return self._kept
+        kept = self._kept if self._cut == len(self._kept) else self._kept[: self._cut]
+        return kept + tuple(self._new)
 
 
 class AppendMemo:
@@ -99,17 +139,33 @@ class Renderer(Generic[W]):
         self._memo = AppendMemo()
         self._tools = ToolsMemo(wire_tools)
         self._canon = Canonicalizer(layout)
+        self._conversation = ConversationList()
+        """The conversation list the last `payload` built (a subclass that changes the
+        payload copies it, which leaves the renderer's proof unused)."""
 
     def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered:
         """Pure: the same transcript and tools give the same payload and stream."""
         start, new = self._memo.sync(transcript)
-        self._wire = self._wire_messages(self._wire if start else self._empty, new)
+        previous = self._wire if start else self._empty
+        self._wire = self._wire_messages(previous, new)
         self._memo.done(transcript)
-        return self.rendered(self.payload(self._wire, tools), transcript)
+        payload = self.payload(self._wire, tools)
+        old, now = previous.items, self._wire.items
+        # `wire_messages` keeps every earlier item object but may replace the last ones
+        # (a turn joined): walk back from the end to the first one it kept.
+        kept = min(len(old), len(now))
+        while kept and now[kept - 1] is not old[kept - 1]:
+            kept -= 1
+        proof = ItemsProof(self._conversation, now, old, kept)
+        return self.rendered(payload, transcript, proof)
 
-    def rendered(self, payload: dict[str, Any], transcript: Transcript) -> Rendered:
-        """`payload` as this renderer's Rendered (its stream derived on first use)."""
-        return Rendered(payload, self._canon.stream, transcript.assistant_turns(), self.layout.name)
+    def rendered(
+        self, payload: dict[str, Any], transcript: Transcript, proof: ItemsProof | None = None
+    ) -> Rendered:
+        """`payload` as this renderer's Rendered (its stream derived on first use, with
+        what `proof` says of its conversation list)."""
+        derive = self._canon.stream if proof is None else partial(self._canon.stream, proof=proof)
+        return Rendered(payload, derive, transcript.assistant_turns(), self.layout.name)
 
     def payload(self, wire: W, tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The request: the head, then the tools, the system part and the conversation."""
@@ -122,7 +178,8 @@ class Renderer(Generic[W]):
             _put(payload, layout.tools, self._tools.get(tools))
         if wire.system is not None and layout.system:
             _put(payload, layout.system, wire.system)
-        _put(payload, layout.conversation, list(wire.items))
+        self._conversation = ConversationList(wire.items)
+        _put(payload, layout.conversation, self._conversation)
         return payload
 
 

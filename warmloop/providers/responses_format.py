@@ -33,7 +33,7 @@ from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse
 from warmloop.providers.chat_format import ERROR_PREFIX
 from warmloop.providers.openai_cache import marked_text
-from warmloop.providers.render import Renderer, Wire
+from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.wire.stream import RESPONSES
 
@@ -120,7 +120,7 @@ def wire_messages(wire: Wire, messages: Iterable[Message], *, breakpoint: bool =
     with `breakpoint` a developer message whose end is where every session's cache starts
     (`instructions` is a string, which cannot carry a breakpoint: GPT-5.6 and later)."""
     instructions: str | None = wire.system
-    items: list[Item] = list(wire.items)
+    items: Growing[Item] = Growing(wire.items)
     for message in messages:
         if isinstance(message, SystemText) and instructions is None and not items:
             if breakpoint:
@@ -130,7 +130,7 @@ def wire_messages(wire: Wire, messages: Iterable[Message], *, breakpoint: bool =
                 instructions = message.text
             continue
         items.extend(input_items(message))
-    return Wire(instructions, tuple(items))
+    return Wire(instructions, items.items())
 
 
 def _as_dict(value: object) -> dict[str, Any] | None:

@@ -88,7 +88,8 @@ class PostgresStore(SqlStore):
             migrate(cur)
 
     @contextmanager
-    def transaction(self, *, write: bool) -> Iterator[Cursor]:
+    def transaction(self, *, write: bool, durable: bool = False) -> Iterator[Cursor]:
+        # Every commit is as durable as the server's `synchronous_commit` makes it.
         try:
             with (
                 self._pool.connection() as connection,

@@ -45,9 +45,11 @@ class SqlStore(ABC):
         than waiting out its own lease."""
 
     @abstractmethod
-    def transaction(self, *, write: bool) -> AbstractContextManager[Cursor]:
+    def transaction(self, *, write: bool, durable: bool = False) -> AbstractContextManager[Cursor]:
         """One transaction; its cursor takes `?` placeholders. Database errors leave it
-        rolled back and surface as SessionError."""
+        rolled back and surface as SessionError. `durable`: its commit, and every commit
+        before it, survive a crash of the machine once it returns (the end of a run and
+        rewrites); any other commit survives a crash of the process."""
 
     @abstractmethod
     def raw(self, sql: str, params: Any = ()) -> list[Any]:
@@ -114,8 +116,8 @@ class SqlStore(ABC):
         lease.expires_at = expires
 
     def release(self, lease: Lease) -> None:
-        try:
-            with self.transaction(write=True) as cur:
+        try:  # durable: what the run stored survives the machine once it returns
+            with self.transaction(write=True, durable=True) as cur:
                 cur.execute(
                     "UPDATE sessions SET lease_token = NULL, lease_holder = '',"
                     " lease_expires = NULL WHERE id = ? AND lease_token = ?",
@@ -240,7 +242,7 @@ class SqlStore(ABC):
             kind, (start, end) = "fold", rewrite.folded
         else:
             kind, start, end = "replace", min(positions), max(positions) + 1
-        with self.transaction(write=True) as cur:
+        with self.transaction(write=True, durable=True) as cur:
             self._hold(cur, lease, after)
             cur.executemany(
                 "INSERT INTO archive (session, revision, position, body, archived_at)"

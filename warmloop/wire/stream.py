@@ -183,6 +183,58 @@ class WireStream:
         return self.label(index), start, self.items[index]
 
 
+class ConversationList(list):  # type: ignore[type-arg]
+    """The conversation list a renderer puts in a payload: a plain list to the SDK and to
+    JSON, which notes any change made to it in place (`changed`), so a payload that someone
+    edited after rendering is compared item by item, never taken on the renderer's word."""
+
+    changed = False
+
+
+def _noting(name: str) -> Any:
+    method = getattr(list, name)
+
+    def changing(self: ConversationList, *args: Any) -> Any:
+        self.changed = True
+        return method(self, *args)
+
+    changing.__name__ = name
+    return changing
+
+
+for _name in (
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__imul__",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "clear",
+    "sort",
+    "reverse",
+):
+    setattr(ConversationList, _name, _noting(_name))
+
+
+@dataclass(frozen=True, eq=False)
+class ItemsProof:
+    """What a renderer knows of the conversation list it put in a payload, so the stream's
+    derivation need not compare every item by identity (O(history) each step): `items` was
+    built as a copy of `source` (the renderer's items now), whose first `kept` items are
+    the very objects of `previous` (its items the render before). Payloads are values
+    (never changed once handed out), so while the payload still holds `items` it holds
+    them, unless a tampering caller changed the list in place (`ConversationList` notes
+    it); any other list, or a changed one, is compared item by item."""
+
+    items: ConversationList
+    source: tuple[Any, ...]
+    previous: tuple[Any, ...]
+    kept: int
+
+
 class Canonicalizer:
     """Derives `WireStream`s from payloads of one layout, re-serialising only what is new."""
 
@@ -193,9 +245,11 @@ class Canonicalizer:
         self._ends: list[int] = []
         self._small: dict[int, tuple[object, str]] = {}
         self._derived = 0
+        self._source: tuple[Any, ...] | None = None
+        """The renderer's items `_items` holds, object for object (None: unknown)."""
 
-    def stream(self, payload: Mapping[str, Any]) -> WireStream:
-        """The canonical stream of `payload`."""
+    def stream(self, payload: Mapping[str, Any], proof: ItemsProof | None = None) -> WireStream:
+        """The canonical stream of `payload` (`proof`: what its renderer knows of it)."""
         layout = self.layout
         parts = [p for p in (layout.conversation, layout.tools, layout.system) if p]
         head_value = strip_keys(without_paths(payload, parts), layout.markers)
@@ -214,7 +268,7 @@ class Canonicalizer:
                 head.append((label, self._value_text(value, small)))
         self._small = small
         items = _get(payload, layout.conversation) or []
-        kept = self._sync(items)
+        kept = self._sync(items, proof)
         self._derived += 1
         system_items = 0
         if layout.system_roles:
@@ -247,14 +301,23 @@ class Canonicalizer:
             return "[" + ",".join(self._one(v, small) for v in value) + "]"
         return self._one(value, small)
 
-    def _sync(self, items: Sequence[object]) -> int:
+    def _sync(self, items: Sequence[object], proof: ItemsProof | None = None) -> int:
         """Keep the serialised items that are still the same objects; serialise the rest.
         Returns how many were kept."""
         known = self._items
         keep = min(len(known), len(items))
+        intact = (  # the very list its renderer built, unchanged: a copy of `source`
+            proof is not None
+            and proof.items is items
+            and not proof.items.changed
+            and len(items) == len(proof.source)
+        )
+        if proof is not None and intact and self._source is proof.previous:
+            keep = min(keep, proof.kept)  # the renderer's word: no scan of the history
         # map stops at the shorter sequence: every known item is checked, none is copied.
-        if keep and not all(map(operator.is_, items, known)):
+        elif keep and not all(map(operator.is_, items, known)):
             keep = next(i for i in range(keep) if items[i] is not known[i])
+        self._source = proof.source if proof is not None and intact else None
         del self._items[keep:], self._texts[keep:], self._ends[keep:]
         end = self._ends[-1] if self._ends else 0
         markers = self.layout.markers
