@@ -96,12 +96,6 @@ def action_json(tool: str, arguments: Mapping[str, JsonValue]) -> str:
     return json.dumps({"tool": tool, "arguments": arguments}, ensure_ascii=False)
 
 
-def offer(path: str, start_line: int, end_line: int) -> str:
-    """The read a search result ends with, as the workspace's search writes it."""
-    arguments = {"path": path, "start_line": start_line, "end_line": end_line}
-    return f"[the lines around a match: read_file {json.dumps(arguments)}]"
-
-
 # Examples for the common shapes of tool sets, taught when an agent's tools fit them: they
 # use other files and names than any real task, so a model copies the shape, not answers.
 EXAMPLES: tuple[WorkedExample, ...] = (
@@ -113,8 +107,7 @@ EXAMPLES: tuple[WorkedExample, ...] = (
                 "search",
                 {"pattern": "invoice"},
                 "settings.toml:1: [invoice]\n"
-                "billing/mail.py:8: def send_invoice(order: Order) -> None:\n"
-                + offer("billing/mail.py", 6, 18),
+                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
             ),
             ExampleStep(
                 "The search shows the function send_invoice in billing/mail.py",
@@ -130,40 +123,12 @@ EXAMPLES: tuple[WorkedExample, ...] = (
                 "I search the files for one word of the task, sender",
                 "search",
                 {"pattern": "sender"},
-                'settings.toml:2: sender = "billing@example.com"\n' + offer("settings.toml", 1, 12),
+                'settings.toml:2: sender = "billing@example.com"',
             ),
             ExampleStep(
                 "Line 2 of settings.toml sets the sender to billing@example.com",
                 "submit",
                 {"answer": "billing@example.com"},
-            ),
-        ),
-    ),
-    # A search that finds where, not what: the read it offers is the next step.
-    WorkedExample(
-        "How many days back does the weekly report look?",
-        (
-            ExampleStep(
-                "I search the files for one word of the task, weekly",
-                "search",
-                {"pattern": "weekly"},
-                "reports/weekly.py:4: def weekly_report(end: date) -> list[Row]:\n"
-                + offer("reports/weekly.py", 2, 14),
-            ),
-            ExampleStep(
-                "The search shows where weekly_report is, not how far back it looks, "
-                "so I read the lines it offers",
-                "read_file",
-                {"path": "reports/weekly.py", "start_line": 2, "end_line": 14},
-                "reports/weekly.py: lines 2-6 of 6\n2 | \n3 | \n"
-                "4 | def weekly_report(end: date) -> list[Row]:\n"
-                "5 |     start = end - timedelta(days=7)\n"
-                "6 |     return load_rows(start, end)",
-            ),
-            ExampleStep(
-                "Line 5 shows weekly_report starts 7 days before its end",
-                "submit",
-                {"answer": "7"},
             ),
         ),
     ),
@@ -174,13 +139,12 @@ EXAMPLES: tuple[WorkedExample, ...] = (
                 "I search the files for the room B2",
                 "search",
                 {"pattern": "B2"},
-                "data/rooms.csv:3: B2,2,8\n" + offer("data/rooms.csv", 1, 13),
+                "data/rooms.csv:3: B2,2,8",
             ),
             ExampleStep(
-                "The search shows the row of room B2, not which column is seats, "
-                "so I read the lines it offers",
+                "Room B2 is a row of data/rooms.csv, so I read it to see its columns",
                 "read_file",
-                {"path": "data/rooms.csv", "start_line": 1, "end_line": 13},
+                {"path": "data/rooms.csv"},
                 "data/rooms.csv: lines 1-3 of 3\n1 | room,floor,seats\n2 | A1,1,12\n3 | B2,2,8",
             ),
             ExampleStep(
@@ -205,9 +169,8 @@ def teach(tools: Sequence[ToolSpec]) -> str:
         f'Work in steps. Each step is two lines: "{THOUGHT}" and one short sentence of '
         f'reasoning, then "{ACTION}" and one JSON object that names a tool and its arguments. '
         'Then stop: the tool\'s result comes back as "Observation:". Search for one word '
-        "at a time. When an Observation shows where the answer is but not the answer "
-        "itself, read the lines it offers. As soon as an Observation shows the answer, "
-        f"call {SUBMIT} with the exact value it shows.",
+        "at a time. As soon as an Observation shows the answer, call "
+        f"{SUBMIT} with the exact value it shows.",
     ]
     examples = [e for e in EXAMPLES if e.fits(tools)] or [e for e in (FALLBACK,) if e.fits(tools)]
     for number, example in enumerate(examples, start=1):
