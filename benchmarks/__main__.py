@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "audit_scale": ("audit_scale", "`warmloop audit` seconds and memory as a log grows"),
     "local_eval": ("local_eval", "embedded models: example and held-out questions"),
     "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),
+    "local_startup": ("local_startup", "embedded model: first and second question of a process"),
     "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
     "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),

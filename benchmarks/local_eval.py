@@ -11,7 +11,8 @@ per model; the answer is graded by a regular expression. Reported per eval and m
 questions answered correctly, by kind, mean requests and mean seconds per question.
 
     python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
-        [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--verbose]
+        [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--kind "two reads"]
+        [--verbose]
 """
 
 from __future__ import annotations
@@ -157,12 +158,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--only", type=int, help="ask only the first N questions of each eval")
     parser.add_argument("--match", help="ask only the questions whose task matches this regex")
+    parser.add_argument("--kind", action="append", help="ask only the questions of this kind")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     evals = {e: EVALS[e][: args.only] if args.only else EVALS[e] for e in args.eval or EVALS}
     if args.match:
         chosen = re.compile(args.match, re.IGNORECASE)
         evals = {e: tuple(q for q in qs if chosen.search(q.task)) for e, qs in evals.items()}
+        evals = {e: qs for e, qs in evals.items() if qs}
+    if args.kind:
+        evals = {e: tuple(q for q in qs if q.kind in args.kind) for e, qs in evals.items()}
         evals = {e: qs for e, qs in evals.items() if qs}
     rows = []
     for name in args.model or list(MODELS):
