@@ -28,7 +28,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,14 +39,13 @@ import httpx2
 from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.audit.formats import format_from_path
 from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
+from warmloop.audit.responses import decoded, response_facts
 from warmloop.errors import ConfigurationError
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.body import BodyReader, Refusal
 from warmloop.proxy.conversations import Conversations
 from warmloop.proxy.fixes import BREAKPOINTS, OFF, Fixes, apply, home_provider
 from warmloop.proxy.forwarding import (
-    HOP_BY_HOP,
     check_upstream,
     connection_options,
     forwarded_headers,
@@ -54,6 +53,7 @@ from warmloop.proxy.forwarding import (
     shown,
     target_problem,
 )
+from warmloop.proxy.relay import relay
 from warmloop.proxy.status import STATUS_PATH, Sent, saved_usd, status_page
 
 logger = logging.getLogger("warmloop.proxy")
@@ -309,7 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
             with recorder.client.stream(
                 self.command, url, headers=headers, content=body
             ) as response:
-                kept = self._relay(response)
+                kept = relay(self, response, recorder.warn)
                 status = response.status_code
                 content_type = response.headers.get("content-type", "")
                 encoding = response.headers.get("content-encoding", "")
@@ -352,47 +352,6 @@ class _Handler(BaseHTTPRequestHandler):
             }
         )
 
-    def _relay(self, response: httpx2.Response) -> bytes | None:
-        """Send the upstream's status, headers and raw body as it arrives; returns the body
-        bytes kept for reading usage, or None when the upstream broke off."""
-        self.send_response_only(response.status_code, response.reason_phrase)
-        length = response.headers.get("content-length")
-        for key, value in response.headers.multi_items():
-            if key.lower() not in HOP_BY_HOP:
-                self.send_header(key, value)
-        chunked = length is None and self.command != "HEAD"
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.send_header("Content-Length", length or "0")
-        self.end_headers()
-        kept: list[bytes] = []
-        size = 0
-        try:
-            for chunk in _raw(response):
-                if size < KEEP_BYTES:
-                    kept.append(chunk)
-                    size += len(chunk)
-                if chunked:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                else:
-                    self.wfile.write(chunk)
-                self.wfile.flush()
-            if chunked:
-                self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left; still log what came back
-        except httpx2.HTTPError as exc:
-            # The status line is out: an error response now would land inside this body.
-            # Closing ends it short (no final chunk), which the client reads as a failure.
-            self.close_connection = True
-            self.recorder.warn(
-                f"the upstream broke off {self.command} {shown(self.path.split('?', 1)[0])} "
-                f"after its status line ({type(exc).__name__}: {exc}); closed the connection"
-            )
-            return None
-        return b"".join(kept)
-
 
 def _object(body: bytes) -> dict[str, Any] | None:
     """A request body as a JSON object, or None (not JSON, not an object, nested too deep:
@@ -402,9 +361,3 @@ def _object(body: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None
-
-
-def _raw(response: httpx2.Response) -> Iterator[bytes]:
-    for chunk in response.iter_raw():
-        if chunk:
-            yield chunk
