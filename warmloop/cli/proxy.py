@@ -39,6 +39,26 @@ port_option = click.option(
     "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
 )
 """`--port N`, the local port a proxy serves on (`record` and `proxy`)."""
+diagnose_option = click.option(
+    "--diagnose",
+    is_flag=True,
+    help="Ask the provider for its own cache verdict on every request (adds the documented "
+    "diagnostic fields; api.anthropic.com and api.openai.com only).",
+)
+"""`--diagnose` (`record` and `proxy`)."""
+
+
+def say_undiagnosable(server: Proxy, console: Console) -> None:
+    """Say so where `--diagnose` cannot apply to the upstream (any other host)."""
+    if server.diagnoser is None:
+        console.print(
+            Text(
+                f"--diagnose applies to https://api.anthropic.com and https://api.openai.com "
+                f"only: requests to {server.upstream} go upstream as sent",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 @click.command()
@@ -77,6 +97,7 @@ port_option = click.option(
     show_default=True,
     help="Report a request that moves its conversation's cached prefix, with its cause.",
 )
+@diagnose_option
 @click.option(
     "--keepalive/--no-keepalive",
     default=True,
@@ -114,6 +135,7 @@ def proxy(
     cache_key: bool,
     session_header: str | None,
     guard: bool,
+    diagnose: bool,
     keepalive: bool,
     keepalive_cap: float,
     keepalive_daily_cap: float,
@@ -136,12 +158,15 @@ def proxy(
             port=port,
             fixes=fixes,
             guard=guard,
+            diagnose=diagnose,
             keepalive=caps,
             name="warmloop proxy",
         )
     except WarmloopError as exc:
         fail(str(exc))
     console = safe_console()
+    if diagnose:
+        say_undiagnosable(server, console)
     logged = f"; logging to {out}" if out is not None else ""
     serve(server, console, f"proxying to {server.upstream}{logged}")
 

@@ -6,7 +6,7 @@ figures, and its pause kept warm (`proxy.keepalive`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -16,6 +16,11 @@ from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
 from warmloop.proxy.guard import report_bust
 from warmloop.proxy.keepalive import Caps, KeepAlives
 from warmloop.proxy.status import Sent, saved_usd, status_page
+from warmloop.proxy.tracing import trace_bust
+from warmloop.wire.verdict import read_verdict
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 
 class Live:
@@ -29,8 +34,11 @@ class Live:
         client: httpx2.Client,
         clock: Callable[[], float],
         warn: Callable[[str], None],
+        tracer: Tracer | None = None,
     ) -> None:
         self.upstream = upstream
+        self.tracer = tracer
+        """Traces each bust as an OpenTelemetry span event (None: not traced)."""
         self.fixes = fixes
         self.warn = warn
         self.keepalives = (
@@ -81,6 +89,18 @@ class Live:
         url, body, status = exchange
         if self.keepalives is not None and status < 400:
             self.keepalives.paused(conversation.id, wire, url, sent.headers, body, path, usage)
+
+    def traced(
+        self, wire: WireFormat, sent: Sent, path: str, diagnostics: dict[str, Any] | None
+    ) -> None:
+        """Trace a request reported as a bust, once answered, with the provider's verdict
+        where `--diagnose` asked for one (`diagnostics`: None where it did not)."""
+        placed = sent.placed
+        bust = placed.check.bust if placed is not None and placed.check is not None else None
+        if self.tracer is None or placed is None or bust is None:
+            return
+        verdict = read_verdict(diagnostics)
+        trace_bust(self.tracer, placed.conversation.id, wire, sent.request, path, bust, verdict)
 
     def status(self) -> dict[str, Any]:
         """The status page's figures (`proxy.status`)."""

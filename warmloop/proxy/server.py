@@ -31,7 +31,7 @@ from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -54,6 +54,10 @@ from warmloop.proxy.keepalive import Caps
 from warmloop.proxy.live import Live
 from warmloop.proxy.relay import relay
 from warmloop.proxy.status import STATUS_PATH, Sent, status_page
+from warmloop.proxy.tracing import global_tracer
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
@@ -86,6 +90,7 @@ class Proxy:
         guard: bool = False,
         keepalive: Caps | None = None,
         tick_thread: bool = True,
+        tracer: Tracer | None = None,
         name: str = "warmloop record",
     ) -> None:
         self.upstream = check_upstream(upstream)
@@ -108,7 +113,17 @@ class Proxy:
         self.client.headers.clear()  # no Accept-Encoding or User-Agent of its own
         on = fixes.any or guard or keepalive is not None
         self.live = (
-            Live(self.upstream, fixes, keepalive, self.client, clock, self.warn) if on else None
+            Live(
+                self.upstream,
+                fixes,
+                keepalive,
+                self.client,
+                clock,
+                self.warn,
+                tracer or global_tracer(),
+            )
+            if on
+            else None
         )
         """Each model request's conversation, the fixes and the keep-alives (`proxy.live`;
         None: `record`, which files none)."""
@@ -316,8 +331,11 @@ class _Handler(BaseHTTPRequestHandler):
         if wire is None:
             return
         facts = response_facts(decoded(kept, encoding), content_type)
-        if recorder.live is not None and sent is not None and facts.usage is not None:
-            recorder.live.answered(wire, sent, (url, plain, status), path, facts.usage)
+        if recorder.live is not None and sent is not None:
+            if facts.usage is not None:
+                recorder.live.answered(wire, sent, (url, plain, status), path, facts.usage)
+            asked_for = facts.diagnostics if asked is not None else None
+            recorder.live.traced(wire, sent, path, asked_for)
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
         if recorder.writer is None:
