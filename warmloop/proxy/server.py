@@ -10,7 +10,8 @@ goes, and a request that moves its conversation's prefix is reported at once (a 
 stderr and a `warmloop.proxy` log record) with its cause (`wire.guard`).
 With a log file, model requests (`POST` to a Chat Completions, Responses, Messages
 or Gemini `generateContent` / `streamGenerateContent` path) get one JSONL line appended
-after the response ends: arrival time, path (without the query, which may hold an API
+after the response ends: arrival time, when the answer's last byte went to the client
+(`answered_at`, the proxy's clock), path (without the query, which may hold an API
 key), status, the request body as forwarded, and the usage, response id and cache
 diagnostics read from the response. Headers are never logged. With `diagnose` the
 provider's own cache diagnostics are asked for on the way (`audit.diagnose`: only for
@@ -319,6 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.command, url, headers=headers, content=body
             ) as response:
                 kept = relay(self, response, recorder.warn)
+                answered = recorder.clock()  # the last byte is out
                 status = response.status_code
                 content_type = response.headers.get("content-type", "")
                 encoding = response.headers.get("content-encoding", "")
@@ -361,6 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": facts.usage,
                 "diagnostics": facts.diagnostics,
                 "response_id": facts.response_id,
+                "answered_at": answered,
             }
         )
 
