@@ -414,3 +414,43 @@ def test_a_pause_past_the_idle_hour_is_dropped_even_where_the_rule_goes_on(
         clock.now = START + 2 * INTERVAL
         assert keepalives.tick() == 0
         assert not keepalives.holds(conversation["id"])
+
+
+def test_a_key_in_the_query_is_dropped_with_the_pause(wire_server: WireServer) -> None:
+    """Gemini takes its key as `?key=` too ("Gemini API reference > API keys"): held in the
+    pause's URL, dropped with its headers."""
+
+    def gemini(request: httpx2.Request) -> httpx2.Response:
+        usage = {"promptTokenCount": PREFIX, "candidatesTokenCount": 1, "totalTokenCount": 1}
+        return httpx2.Response(
+            200,
+            json={
+                "candidates": [
+                    {"content": {"role": "model", "parts": [{"text": "ok"}]}, "index": 0}
+                ],
+                "usageMetadata": usage,
+            },
+        )
+
+    clock = Clock()
+    wire_server.serve(gemini)
+    proxy = Proxy(wire_server.url, None, clock=clock, keepalive=Caps(), tick_thread=False)
+    with proxy.start():
+        sent = httpx2.post(
+            f"{proxy.url}/v1beta/models/gemini-2.5-flash:generateContent?key={KEY}",
+            json={"contents": [{"role": "user", "parts": [{"text": "Summarise the design."}]}]},
+        )
+        assert sent.status_code == 200
+        assert proxy.wait_handled(1, HANG_GUARD)
+        keepalives = proxy.keepalives
+        assert keepalives is not None
+        (conversation,) = proxy.status()["by_conversation"]
+        assert keepalives.holds(conversation["id"])
+        tally = keepalives._tallies[conversation["id"]]  # what it holds between pauses
+        assert tally.pause is not None
+        assert KEY in str(tally.pause.url)
+        keepalives.idle_seconds = INTERVAL  # the pause ends at the next moment
+        clock.now += INTERVAL
+        assert keepalives.tick() == 0
+        assert not keepalives.holds(conversation["id"])
+        assert KEY not in str(tally.pause.url)

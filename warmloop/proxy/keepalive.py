@@ -69,7 +69,7 @@ class _Pause:
     """One conversation's pause: what a keep-alive sends (the client's headers among it,
     in memory only), its prices and clock."""
 
-    url: httpx2.URL
+    url: httpx2.URL = field(repr=False)
     headers: list[tuple[str, str]] = field(repr=False)
     body: bytes = field(repr=False)
     wire: WireFormat
@@ -215,6 +215,7 @@ class KeepAlives:
         if pause is not None:
             pause.headers = []
             pause.body = b""
+            pause.url = pause.url.copy_with(query=None)  # Gemini's `?key=`
 
     def due(self) -> float | None:
         """When the next keep-alive is due (on the clock), or None when none is held."""
