@@ -7,7 +7,8 @@ whose every answer's usage comes from `warmloop.simulate` under claude-sonnet-4-
 rules, on a faked clock: its first request asks for a tool, the tool "sleeps" past the
 5-minute TTL (`--tool-minutes`), the second request carries its result, then the user comes
 back with a follow-up after `--away-minutes`. The same session runs twice: with the proxy's
-keep-alive on (the default caps) and with `--no-keepalive`. The clock moves only from one
+keep-alive on (the default caps; a request written for an hour where the conversation's
+earlier pauses say it pays) and with `--no-keepalive`. The clock moves only from one
 keep-alive's due moment to the next (`KeepAlives.due`, `tick`), so nothing waits.
 
     python -m benchmarks proxy_pause [--tool-minutes 12 --away-minutes 20 --system-tokens 20000]
@@ -65,12 +66,15 @@ class Upstream:
     simulator: CacheSimulator = field(default_factory=lambda: CacheSimulator(profile_for(SPEC)))
     outcomes: list[Outcome] = field(default_factory=list)
     keepalives: int = 0
+    hour: int = 0
+    """Requests (keep-alives aside) written for an hour (`cache_control.ttl` `1h`)."""
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         ping = body.get("max_tokens") == 1
         self.keepalives += ping
         output = 1 if ping else 60
         request = SimRequest(self.clock(), blocks(body), output)
+        self.hour += not ping and any(b.breakpoint == "1h" for b in request.blocks)
         usage = self.simulator.request(request)
         prices = prices_for(SPEC)
         assert prices is not None
@@ -154,6 +158,7 @@ class Arm:
     name: str
     requests: int
     keepalives: int
+    hour: int
     dollars: float
     status_saved: float | None
 
@@ -215,6 +220,7 @@ def session(args: argparse.Namespace, keepalive: bool) -> Arm:
         "keep-alive on" if keepalive else "--no-keepalive",
         len(upstream.outcomes) - upstream.keepalives,
         upstream.keepalives,
+        upstream.hour,
         total,
         page.get("keepalive_saved_usd"),
     )
@@ -232,11 +238,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{args.tool_minutes:g} min, then a follow-up after {args.away_minutes:g} min "
         "(priced by warmloop.simulate)"
     )
-    print(f"{'arm':<16} {'requests':>8} {'keep-alives':>11} {'cost':>9}")
+    print(f"{'arm':<16} {'requests':>8} {'written 1h':>10} {'keep-alives':>11} {'cost':>9}")
     for arm in (on, off):
-        print(f"{arm.name:<16} {arm.requests:>8} {arm.keepalives:>11} ${arm.dollars:>8.4f}")
+        print(
+            f"{arm.name:<16} {arm.requests:>8} {arm.hour:>10} {arm.keepalives:>11} "
+            f"${arm.dollars:>8.4f}"
+        )
     saved = off.dollars - on.dollars
     print(
         f"keep-alive saved ${saved:.4f} ({saved / off.dollars:.0%} of the session without it); "
-        f"the proxy's --status said ${on.status_saved:.4f}"
+        f"the proxy's --status counted ${on.status_saved:.4f} of it to the keep-alives"
     )

@@ -454,3 +454,59 @@ def test_a_key_in_the_query_is_dropped_with_the_pause(wire_server: WireServer) -
         assert keepalives.tick() == 0
         assert not keepalives.holds(conversation["id"])
         assert KEY not in str(tally.pause.url)
+
+
+def test_a_longer_ttl_is_written_where_the_conversations_pauses_say_it_pays(
+    wire_server: WireServer,
+) -> None:
+    """After a 40-minute pause pinged through (eight keep-alives on the 5-minute cache), the
+    next request of the conversation is written for an hour ("Prompt caching > 1-hour cache
+    duration": `cache_control.ttl` `1h`, writes at 2x), and its pause is kept on the hour's
+    clock: one keep-alive at 59 minutes instead of one every 4.5."""
+    upstream, clock = Upstream(), Clock()
+    with keeping(wire_server, upstream, clock) as proxy:
+        keepalives = proxy.keepalives
+        assert keepalives is not None
+        ask(proxy, MESSAGES)
+        for n in range(1, 9):
+            clock.now = START + n * INTERVAL
+            assert keepalives.tick() == 1
+        clock.now = START + 2400
+        ask(proxy, FOLLOW_UP)
+        resumed = clock.now
+        clock.now = resumed + INTERVAL
+        assert keepalives.tick() == 0  # the hour's entry needs none yet
+        clock.now = resumed + 3540  # the hour less the 60 s margin
+        assert keepalives.tick() == 1
+    first, *_, follow_up, ping = upstream.bodies
+    assert "ttl" not in json.dumps(first)
+    marks = [
+        block["cache_control"]
+        for block in [*follow_up["system"], *follow_up["messages"][-1]["content"]]
+        if "cache_control" in block
+    ]
+    assert marks
+    assert all(mark == {"type": "ephemeral", "ttl": "1h"} for mark in marks)
+    assert ping == {**follow_up, "max_tokens": 1}
+
+
+def test_markers_the_client_placed_keep_their_ttl(wire_server: WireServer) -> None:
+    upstream, clock = Upstream(), Clock()
+    system: Any = [{"type": "text", "text": "Be terse.", "cache_control": {"type": "ephemeral"}}]
+    with keeping(wire_server, upstream, clock) as proxy:
+        keepalives = proxy.keepalives
+        assert keepalives is not None
+        client_marked = anthropic.Anthropic(base_url=proxy.url, api_key=KEY, max_retries=0)
+        for step, messages in enumerate((MESSAGES, FOLLOW_UP)):
+            before = proxy.handled
+            client_marked.messages.create(
+                model="claude-sonnet-4-6", max_tokens=512, system=system, messages=messages
+            )
+            assert proxy.wait_handled(before + 1, HANG_GUARD)
+            if step == 0:  # the same 40-minute pause, pinged through
+                for n in range(1, 9):
+                    clock.now = START + n * INTERVAL
+                    assert keepalives.tick() == 1
+                clock.now = START + 2400
+    assert "1h" not in json.dumps(upstream.bodies[-1])
+    assert upstream.bodies[-1]["system"] == system

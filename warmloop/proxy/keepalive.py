@@ -92,6 +92,8 @@ class Tally:
     history: list[float] = field(default_factory=list)
     pause: _Pause | None = field(default=None, repr=False)
     """The latest pause (its headers dropped once it is no longer kept)."""
+    last: tuple[int, int] | None = None
+    """The last answered request's prompt tokens and body bytes."""
 
 
 class KeepAlives:
@@ -129,7 +131,8 @@ class KeepAlives:
         """A copy of `conversation`'s keep-alive figures."""
         with self._lock:
             found = self._tallies.get(conversation, Tally())
-            return Tally(found.sent, found.spent_usd, found.saved_usd, list(found.history))
+            history = list(found.history)
+            return Tally(found.sent, found.spent_usd, found.saved_usd, history, last=found.last)
 
     def paused(
         self,
@@ -140,16 +143,19 @@ class KeepAlives:
         body: bytes,
         path: str,
         usage: Usage,
+        ttl: str | None = None,
     ) -> None:
-        """`conversation`'s request (`body` as it went upstream, with `headers`) was
-        answered with `usage`: a pause starts, kept warm where the rule says it pays."""
-        pause = self._pause(wire, url, headers, body, path, usage)
+        """`conversation`'s request (`body` as it went upstream, with `headers`, written
+        for `ttl`; None: the model's own) was answered with `usage`: a pause starts, kept
+        warm where the rule says it pays."""
+        pause = self._pause(wire, url, headers, body, path, usage, ttl)
         with self._lock:
             if self._closed:
                 return
             self._drop(conversation)
             tally = self._tallies.setdefault(conversation, Tally())
             tally.pause = pause
+            tally.last = (usage.prompt_tokens, len(body))
             if pause is not None:
                 self._pauses[conversation] = pause
                 self._lock.notify_all()
@@ -162,6 +168,7 @@ class KeepAlives:
         body: bytes,
         path: str,
         usage: Usage,
+        ttl: str | None,
     ) -> _Pause | None:
         try:
             request = json.loads(body)
@@ -179,7 +186,10 @@ class KeepAlives:
         if prices is None or answer is None or ping is None or not prices.rates.input:
             return None
         ratio = prices.rates.output / prices.rates.input
-        costs = pause_costs(profile, usage.prompt_tokens, output_ratio=ratio * answer)
+        retention = profile.retention_for(ttl) if ttl is not None else None
+        costs = pause_costs(
+            profile, usage.prompt_tokens, output_ratio=ratio * answer, retention=retention
+        )
         if costs is None:
             return None
         sent = json.dumps(ping.payload, ensure_ascii=False, separators=(",", ":")).encode()

@@ -15,6 +15,7 @@ from warmloop.proxy.conversations import Conversations
 from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
 from warmloop.proxy.guard import report_bust
 from warmloop.proxy.keepalive import Caps, KeepAlives
+from warmloop.proxy.retention import longer_ttl
 from warmloop.proxy.status import Sent, saved_usd, status_page
 from warmloop.proxy.tracing import trace_bust
 from warmloop.wire.verdict import read_verdict
@@ -48,7 +49,11 @@ class Live:
         self.conversations = Conversations(clock, on_forget=forget)
 
     def place(
-        self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
+        self,
+        wire: WireFormat,
+        request: dict[str, Any],
+        headers: list[tuple[str, str]],
+        path: str = "",
     ) -> Sent:
         """File a model request in its conversation, report a bust, and apply the fixes.
         A body its format cannot read is filed nowhere and goes as sent."""
@@ -64,6 +69,12 @@ class Live:
             return Sent(placed, request, headers)
         provider = home_provider(self.upstream, wire)
         fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        if self.keepalives is not None and BREAKPOINTS in fixed.added and fixed.body:
+            tally = self.keepalives.tally(placed.conversation.id)
+            longer = longer_ttl(wire, request, path, fixed.body, tally.last, tally.history)
+            if longer is not None:  # a longer TTL pays (`proxy.retention`)
+                body, ttl = longer
+                return Sent(placed, request, fixed.headers, body, fixed.added, ttl)
         return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
 
     def answered(
@@ -88,7 +99,9 @@ class Live:
         self.conversations.answered(conversation, usage, saved)
         url, body, status = exchange
         if self.keepalives is not None and status < 400:
-            self.keepalives.paused(conversation.id, wire, url, sent.headers, body, path, usage)
+            self.keepalives.paused(
+                conversation.id, wire, url, sent.headers, body, path, usage, sent.ttl
+            )
 
     def traced(
         self, wire: WireFormat, sent: Sent, path: str, diagnostics: dict[str, Any] | None

@@ -305,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
         if recorder.live is not None and wire is not None:
             request = _object(body)
             if request is not None:
-                sent = recorder.live.place(wire, request, headers)
+                sent = recorder.live.place(wire, request, headers, path)
                 headers = sent.headers
                 body = sent.body if sent.body is not None else body
         plain = body  # as forwarded, before `--diagnose` asks for the provider's verdict

@@ -35,6 +35,8 @@ class Sent:
     headers: list[tuple[str, str]]
     body: bytes | None = None
     added: tuple[str, ...] = ()
+    ttl: str | None = None
+    """The longer TTL the proxy wrote it with (None: the model's own)."""
 
 
 def saved_usd(
