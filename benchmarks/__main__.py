@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
     "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),
+    "proxy_pause": ("proxy_pause", "`warmloop proxy`: a pause's keep-alives and their saving"),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
     "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
 }

@@ -296,6 +296,7 @@ DOCUMENTED_INTERNALS: tuple[str, ...] = (
     "transcript_file",  # the persistence hook's own serialiser (overhead)
     "outputs",  # `Outputs`, the submit tool a prompt is built with (prefill, overhead)
     "protocols",  # the text protocol the local engine is prompted with
+    "proxy",  # the proxy's keep-alive on a faked clock (proxy_pause)
 )
 """The units of warmloop (as in LAYERS) a benchmark may import beyond `warmloop` itself; each
 one's docstring (its `__init__` for a package) says it is a documented internal for

@@ -17,7 +17,13 @@ from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
 from warmloop.cli.options import fail
-from warmloop.cli.proxy import port_option, serve, upstream_option
+from warmloop.cli.proxy import (
+    diagnose_option,
+    port_option,
+    say_undiagnosable,
+    serve,
+    upstream_option,
+)
 from warmloop.errors import WarmloopError
 from warmloop.facts.price_table import PRICES_ENV, prices_for
 from warmloop.proxy.server import Proxy
@@ -37,12 +43,7 @@ CHUNK = 1 << 16
     show_default=True,
     help="JSONL log to append to.",
 )
-@click.option(
-    "--diagnose",
-    is_flag=True,
-    help="Ask the provider for its own cache verdict on every request (adds the documented "
-    "diagnostic fields; api.anthropic.com and api.openai.com only).",
-)
+@diagnose_option
 def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
@@ -51,15 +52,8 @@ def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
         recorder = Proxy(upstream, out, port=port, diagnose=diagnose)
     except WarmloopError as exc:
         fail(str(exc))
-    if diagnose and recorder.diagnoser is None:
-        console.print(
-            Text(
-                f"--diagnose applies to https://api.anthropic.com and https://api.openai.com "
-                f"only: requests to {recorder.upstream} go upstream as sent",
-                style="yellow",
-            ),
-            soft_wrap=True,
-        )
+    if diagnose:
+        say_undiagnosable(recorder, console)
     serve(recorder, console, f"recording to {out}")
 
 

@@ -16,6 +16,7 @@ from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.options import fail
 from warmloop.errors import WarmloopError
 from warmloop.proxy.fixes import Fixes
+from warmloop.proxy.keepalive import CONVERSATION_CAP_USD, DAILY_CAP_USD, Caps
 from warmloop.proxy.server import Proxy
 from warmloop.proxy.status import STATUS_PATH
 
@@ -38,6 +39,26 @@ port_option = click.option(
     "--port", type=click.IntRange(0, 65535), default=8788, show_default=True, help="Local port."
 )
 """`--port N`, the local port a proxy serves on (`record` and `proxy`)."""
+diagnose_option = click.option(
+    "--diagnose",
+    is_flag=True,
+    help="Ask the provider for its own cache verdict on every request (adds the documented "
+    "diagnostic fields; api.anthropic.com and api.openai.com only).",
+)
+"""`--diagnose` (`record` and `proxy`)."""
+
+
+def say_undiagnosable(server: Proxy, console: Console) -> None:
+    """Say so where `--diagnose` cannot apply to the upstream (any other host)."""
+    if server.diagnoser is None:
+        console.print(
+            Text(
+                f"--diagnose applies to https://api.anthropic.com and https://api.openai.com "
+                f"only: requests to {server.upstream} go upstream as sent",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 @click.command()
@@ -76,6 +97,30 @@ port_option = click.option(
     show_default=True,
     help="Report a request that moves its conversation's cached prefix, with its cause.",
 )
+@diagnose_option
+@click.option(
+    "--keepalive/--no-keepalive",
+    default=True,
+    show_default=True,
+    help="Keep a conversation's cache warm while its client is away, where a keep-alive "
+    "costs less than the miss it saves (sent with the client's own key, held in memory).",
+)
+@click.option(
+    "--keepalive-cap",
+    type=click.FloatRange(0),
+    default=CONVERSATION_CAP_USD,
+    show_default=True,
+    metavar="USD",
+    help="The most one conversation's keep-alives may spend, in dollars.",
+)
+@click.option(
+    "--keepalive-daily-cap",
+    type=click.FloatRange(0),
+    default=DAILY_CAP_USD,
+    show_default=True,
+    metavar="USD",
+    help="The most all keep-alives may spend in a UTC day, in dollars.",
+)
 @click.option(
     "--status",
     "show_status",
@@ -90,6 +135,10 @@ def proxy(
     cache_key: bool,
     session_header: str | None,
     guard: bool,
+    diagnose: bool,
+    keepalive: bool,
+    keepalive_cap: float,
+    keepalive_daily_cap: float,
     show_status: bool,
 ) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API, adding cache breakpoints and
@@ -102,10 +151,22 @@ def proxy(
         fail("pass --upstream URL, the API to forward to, such as https://api.anthropic.com")
     try:
         fixes = Fixes(breakpoints, cache_key, session_header)
-        server = Proxy(upstream, out, port=port, fixes=fixes, guard=guard, name="warmloop proxy")
+        caps = Caps(keepalive_cap, keepalive_daily_cap) if keepalive else None
+        server = Proxy(
+            upstream,
+            out,
+            port=port,
+            fixes=fixes,
+            guard=guard,
+            diagnose=diagnose,
+            keepalive=caps,
+            name="warmloop proxy",
+        )
     except WarmloopError as exc:
         fail(str(exc))
     console = safe_console()
+    if diagnose:
+        say_undiagnosable(server, console)
     logged = f"; logging to {out}" if out is not None else ""
     serve(server, console, f"proxying to {server.upstream}{logged}")
 
@@ -146,6 +207,12 @@ def print_status(port: int) -> None:
             f"{page['conversations']} conversations, {page['requests']} requests, "
             f"{page['busts']} busts, reuse {_share(reuse)}, "
             f"saved ${page['saved_usd']:.4f} by the breakpoints placed"
+            + (
+                f"; {page['keepalives']} keep-alives (${page['keepalive_usd']:.4f}) saved "
+                f"${page['keepalive_saved_usd']:.4f} net"
+                if "keepalives" in page
+                else ""
+            )
         ),
         soft_wrap=True,
     )
@@ -156,6 +223,7 @@ def print_status(port: int) -> None:
                 f"  {row['id']} {row['format']}: {row['requests']} requests, {row['busts']} "
                 f"busts, reuse {_share(row['reuse'])}"
                 + (f", saved ${saved:.4f}" if saved is not None else "")
+                + (f", {row['keepalives']} keep-alives" if row.get("keepalives") else "")
             ),
             soft_wrap=True,
         )

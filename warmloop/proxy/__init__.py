@@ -5,4 +5,7 @@ goes upstream), `fixes` adds cache markers, routing keys and session headers whe
 client sent none, and `conversations` files each model request in its conversation, with
 bounded memory. `warmloop record` is the same proxy with every fix off, logging each
 request for `warmloop audit`.
+
+A documented internal for benchmarks: `benchmarks/proxy_pause.py` drives the proxy's
+keep-alive on a faked clock (`Proxy`, `Caps`, `KeepAlives.tick`).
 """

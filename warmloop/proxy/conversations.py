@@ -81,8 +81,11 @@ class Conversations:
         *,
         idle_seconds: float = IDLE_SECONDS,
         limit: int = LIMIT,
+        on_forget: Callable[[str], None] | None = None,
     ) -> None:
         self.clock = clock
+        self.on_forget = on_forget
+        """Told each forgotten conversation's id (the keep-alive drops what it held)."""
         self.idle_seconds = idle_seconds
         self.limit = limit
         self._lock = threading.Lock()
@@ -195,6 +198,8 @@ class Conversations:
             self._keyed.pop((conversation.wire.name, conversation.key), None)
         for number in conversation.held:
             self._entries.pop(number, None)
+        if self.on_forget is not None:
+            self.on_forget(conversation.id)
 
     def _reindex(self) -> None:
         index = AnchorIndex()

@@ -10,7 +10,8 @@ goes, and a request that moves its conversation's prefix is reported at once (a 
 stderr and a `warmloop.proxy` log record) with its cause (`wire.guard`).
 With a log file, model requests (`POST` to a Chat Completions, Responses, Messages
 or Gemini `generateContent` / `streamGenerateContent` path) get one JSONL line appended
-after the response ends: arrival time, path (without the query, which may hold an API
+after the response ends: arrival time, when the answer's last byte went to the client
+(`answered_at`, the proxy's clock), path (without the query, which may hold an API
 key), status, the request body as forwarded, and the usage, response id and cache
 diagnostics read from the response. Headers are never logged. With `diagnose` the
 provider's own cache diagnostics are asked for on the way (`audit.diagnose`: only for
@@ -24,29 +25,25 @@ segments) is refused, as is a body whose framing lies (see `Proxy` for what is r
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
 from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.audit.formats import format_from_path
 from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import KEEP_BYTES, decoded, response_facts
+from warmloop.audit.responses import decoded, response_facts
 from warmloop.errors import ConfigurationError
-from warmloop.providers.records import WireFormat
 from warmloop.proxy.body import BodyReader, Refusal
-from warmloop.proxy.conversations import Conversations
-from warmloop.proxy.fixes import BREAKPOINTS, OFF, Fixes, apply, home_provider
+from warmloop.proxy.fixes import OFF, Fixes
 from warmloop.proxy.forwarding import (
-    HOP_BY_HOP,
     check_upstream,
     connection_options,
     forwarded_headers,
@@ -54,12 +51,14 @@ from warmloop.proxy.forwarding import (
     shown,
     target_problem,
 )
-from warmloop.proxy.status import STATUS_PATH, Sent, saved_usd, status_page
+from warmloop.proxy.keepalive import Caps
+from warmloop.proxy.live import Live
+from warmloop.proxy.relay import relay
+from warmloop.proxy.status import STATUS_PATH, Sent, status_page
+from warmloop.proxy.tracing import global_tracer
 
-logger = logging.getLogger("warmloop.proxy")
-# The stderr line is the terminal's; the record is for an application's own handlers (with
-# none, Python's last-resort handler would print each bust a second time).
-logger.addHandler(logging.NullHandler())
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
@@ -90,13 +89,14 @@ class Proxy:
         diagnose: bool = False,
         fixes: Fixes = OFF,
         guard: bool = False,
+        keepalive: Caps | None = None,
+        tick_thread: bool = True,
+        tracer: Tracer | None = None,
         name: str = "warmloop record",
     ) -> None:
         self.upstream = check_upstream(upstream)
         self.fixes = fixes
         self.name = name
-        self.conversations = Conversations(clock) if fixes.any or guard else None
-        """Each model request's conversation (None: `record`, which files none)."""
         wire = diagnosable(self.upstream) if diagnose else None
         self.diagnoser = Diagnoser(wire) if wire is not None else None
         """Asks the provider for its cache verdict (None: every request goes as sent)."""
@@ -112,6 +112,27 @@ class Proxy:
             cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
         )
         self.client.headers.clear()  # no Accept-Encoding or User-Agent of its own
+        on = fixes.any or guard or keepalive is not None
+        self.live = (
+            Live(
+                self.upstream,
+                fixes,
+                keepalive,
+                self.client,
+                clock,
+                self.warn,
+                tracer or global_tracer(),
+            )
+            if on
+            else None
+        )
+        """Each model request's conversation, the fixes and the keep-alives (`proxy.live`;
+        None: `record`, which files none)."""
+        self.conversations = self.live.conversations if self.live is not None else None
+        self.keepalives = self.live.keepalives if self.live is not None else None
+        """Keeps conversations warm through pauses (None: `--no-keepalive`, `record`); its
+        thread sends them when due (`tick_thread` False: a test calls `tick()` itself)."""
+        self._tick_thread = tick_thread
         handler = type("Handler", (_Handler,), {"recorder": self})
         try:
             self.server = _Server(("127.0.0.1", port), handler)
@@ -123,6 +144,10 @@ class Proxy:
             ) from exc
         self.server.warn = self.warn
         self._thread: threading.Thread | None = None
+        self._handled = threading.Condition()
+        self.handled = 0
+        """Requests handled to the end (their answer relayed, its usage filed, the log
+        line written): the client has its answer a moment before."""
 
     @property
     def url(self) -> str:
@@ -133,14 +158,20 @@ class Proxy:
         """Serve in a background thread."""
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
+        if self.keepalives is not None and self._tick_thread:
+            self.keepalives.start()
         return self
 
     def serve_forever(self) -> None:
         """Serve until interrupted."""
+        if self.keepalives is not None and self._tick_thread:
+            self.keepalives.start()
         self.server.serve_forever()
 
     def close(self) -> None:
-        """Stop serving and close the log."""
+        """Stop serving, drop what the keep-alives held, and close the log."""
+        if self.keepalives is not None:
+            self.keepalives.close()
         if self._thread is not None:
             self.server.shutdown()
             self._thread.join()
@@ -155,6 +186,18 @@ class Proxy:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def done(self) -> None:
+        """One more request handled to the end."""
+        with self._handled:
+            self.handled += 1
+            self._handled.notify_all()
+
+    def wait_handled(self, count: int, timeout: float) -> bool:
+        """Wait until `count` requests have been handled to the end (a test reads their
+        figures); False after `timeout` seconds."""
+        with self._handled:
+            return self._handled.wait_for(lambda: self.handled >= count, timeout)
+
     def record(self, entry: dict[str, Any]) -> None:
         """Append one request's line to the log (when there is one)."""
         if self.writer is not None:
@@ -165,46 +208,9 @@ class Proxy:
         sys.stderr.write(f"{self.name}: {one_line(message)}\n")
         sys.stderr.flush()
 
-    def place(
-        self, wire: WireFormat, request: dict[str, Any], headers: list[tuple[str, str]]
-    ) -> Sent:
-        """File a model request in its conversation, report a bust, and apply the fixes.
-        A body its format cannot read is filed nowhere and goes as sent."""
-        assert self.conversations is not None
-        placed = self.conversations.place(wire, request)
-        if placed is None:
-            return Sent(None, request, headers)
-        bust = placed.check.bust if placed.check is not None else None
-        if bust is not None:
-            line = f"cache bust in {placed.conversation.id} ({bust.kind}): {bust}"
-            self.warn(line)
-            logger.warning(
-                "cache bust in %s (%s): %s",
-                placed.conversation.id,
-                bust.kind,
-                one_line(str(bust)),
-                extra={"conversation": placed.conversation.id, "cause": bust.kind},
-            )
-        if not self.fixes.any:
-            return Sent(placed, request, headers)
-        provider = home_provider(self.upstream, wire)
-        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
-        return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
-
-    def answered(self, wire: WireFormat, sent: Sent, path: str, raw_usage: dict[str, Any]) -> None:
-        """Add an answered request's usage to its conversation's figures (with what the
-        breakpoints the proxy placed saved, where it placed them)."""
-        usage = wire.read_usage(raw_usage) if wire.read_usage is not None else None
-        if usage is None or sent.placed is None or self.conversations is None:
-            return
-        saved = None
-        if BREAKPOINTS in sent.added:
-            saved = saved_usd(wire, sent.request, path, usage)
-        self.conversations.answered(sent.placed.conversation, usage, saved)
-
     def status(self) -> dict[str, Any]:
         """The status page's figures (`proxy.status`)."""
-        return status_page(self.conversations.snapshot() if self.conversations else [])
+        return self.live.status() if self.live is not None else status_page([])
 
     def upstream_url(self, target: str) -> httpx2.URL:
         """The upstream's URL with `target` as its path (under the upstream's own path)."""
@@ -236,7 +242,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # the log file is the record; the console stays quiet
 
     def do_POST(self) -> None:
-        self._proxy()
+        try:
+            self._proxy()
+        finally:
+            self.recorder.done()
 
     do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_POST
 
@@ -293,12 +302,13 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         wire = format_from_path(path) if self.command == "POST" else None
         sent: Sent | None = None
-        if recorder.conversations is not None and wire is not None:
+        if recorder.live is not None and wire is not None:
             request = _object(body)
             if request is not None:
-                sent = recorder.place(wire, request, headers)
+                sent = recorder.live.place(wire, request, headers, path)
                 headers = sent.headers
                 body = sent.body if sent.body is not None else body
+        plain = body  # as forwarded, before `--diagnose` asks for the provider's verdict
         diagnoser = recorder.diagnoser
         asked: Asked | None = None
         if diagnoser is not None:
@@ -309,7 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
             with recorder.client.stream(
                 self.command, url, headers=headers, content=body
             ) as response:
-                kept = self._relay(response)
+                kept = relay(self, response, recorder.warn)
+                answered = recorder.clock()  # the last byte is out
                 status = response.status_code
                 content_type = response.headers.get("content-type", "")
                 encoding = response.headers.get("content-encoding", "")
@@ -322,8 +333,11 @@ class _Handler(BaseHTTPRequestHandler):
         if wire is None:
             return
         facts = response_facts(decoded(kept, encoding), content_type)
-        if sent is not None and sent.placed is not None and facts.usage is not None:
-            recorder.answered(wire, sent, path, facts.usage)
+        if recorder.live is not None and sent is not None:
+            if facts.usage is not None:
+                recorder.live.answered(wire, sent, (url, plain, status), path, facts.usage)
+            asked_for = facts.diagnostics if asked is not None else None
+            recorder.live.traced(wire, sent, path, asked_for)
         if diagnoser is not None and asked is not None and status < 400:
             diagnoser.answered(asked, facts.response_id)
         if recorder.writer is None:
@@ -349,49 +363,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": facts.usage,
                 "diagnostics": facts.diagnostics,
                 "response_id": facts.response_id,
+                "answered_at": answered,
             }
         )
-
-    def _relay(self, response: httpx2.Response) -> bytes | None:
-        """Send the upstream's status, headers and raw body as it arrives; returns the body
-        bytes kept for reading usage, or None when the upstream broke off."""
-        self.send_response_only(response.status_code, response.reason_phrase)
-        length = response.headers.get("content-length")
-        for key, value in response.headers.multi_items():
-            if key.lower() not in HOP_BY_HOP:
-                self.send_header(key, value)
-        chunked = length is None and self.command != "HEAD"
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.send_header("Content-Length", length or "0")
-        self.end_headers()
-        kept: list[bytes] = []
-        size = 0
-        try:
-            for chunk in _raw(response):
-                if size < KEEP_BYTES:
-                    kept.append(chunk)
-                    size += len(chunk)
-                if chunked:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                else:
-                    self.wfile.write(chunk)
-                self.wfile.flush()
-            if chunked:
-                self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left; still log what came back
-        except httpx2.HTTPError as exc:
-            # The status line is out: an error response now would land inside this body.
-            # Closing ends it short (no final chunk), which the client reads as a failure.
-            self.close_connection = True
-            self.recorder.warn(
-                f"the upstream broke off {self.command} {shown(self.path.split('?', 1)[0])} "
-                f"after its status line ({type(exc).__name__}: {exc}); closed the connection"
-            )
-            return None
-        return b"".join(kept)
 
 
 def _object(body: bytes) -> dict[str, Any] | None:
@@ -402,9 +376,3 @@ def _object(body: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None
-
-
-def _raw(response: httpx2.Response) -> Iterator[bytes]:
-    for chunk in response.iter_raw():
-        if chunk:
-            yield chunk

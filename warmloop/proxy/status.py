@@ -9,7 +9,7 @@ have hit its cache anyway) and is shown as reuse only."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,6 +35,8 @@ class Sent:
     headers: list[tuple[str, str]]
     body: bytes | None = None
     added: tuple[str, ...] = ()
+    ttl: str | None = None
+    """The longer TTL the proxy wrote it with (None: the model's own)."""
 
 
 def saved_usd(
@@ -58,8 +60,17 @@ def saved_usd(
     return cost(uncached, prices) - cost(usage, prices)
 
 
-def status_page(conversations: Sequence[Conversation]) -> dict[str, Any]:
-    """The page as JSON: totals, then each live conversation, most recent first."""
+KEEPALIVE_FIELDS = ("keepalives", "keepalive_usd", "keepalive_saved_usd")
+"""A row's keep-alive figures (`proxy.keepalive`): sent, their cost, and what they saved
+net of it."""
+
+
+def status_page(
+    conversations: Sequence[Conversation],
+    keepalives: Callable[[str], Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The page as JSON: totals, then each live conversation, most recent first;
+    `keepalives` gives a conversation's keep-alive figures (None: keep-alive off)."""
     rows = [
         {
             "id": c.id,
@@ -71,9 +82,11 @@ def status_page(conversations: Sequence[Conversation]) -> dict[str, Any]:
             "cached_tokens": c.cached_tokens,
             "reuse": round(c.cached_tokens / c.prompt_tokens, 4) if c.prompt_tokens else None,
             "saved_usd": round(c.saved_usd, 6) if c.priced else None,
+            **(keepalives(c.id) if keepalives is not None else {}),
         }
         for c in conversations
     ]
+    kept = {name: round(sum(row.get(name, 0) for row in rows), 6) for name in KEEPALIVE_FIELDS}
     prompt = sum(c.prompt_tokens for c in conversations)
     cached = sum(c.cached_tokens for c in conversations)
     return {
@@ -82,5 +95,6 @@ def status_page(conversations: Sequence[Conversation]) -> dict[str, Any]:
         "busts": sum(c.busts for c in conversations),
         "reuse": round(cached / prompt, 4) if prompt else None,
         "saved_usd": round(sum(c.saved_usd for c in conversations), 6),
+        **(kept if keepalives is not None else {}),
         "by_conversation": rows,
     }

@@ -1,0 +1,121 @@
+"""What the proxy keeps of each conversation while it serves: each model request filed in
+its conversation (`proxy.conversations`), a bust reported as it happens (`proxy.guard`),
+the fixes applied (`proxy.fixes`), each answer's usage added to the conversation's
+figures, and its pause kept warm (`proxy.keepalive`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+
+from warmloop.providers.records import WireFormat
+from warmloop.proxy.conversations import Conversations
+from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
+from warmloop.proxy.guard import report_bust
+from warmloop.proxy.keepalive import Caps, KeepAlives
+from warmloop.proxy.retention import longer_ttl
+from warmloop.proxy.status import Sent, saved_usd, status_page
+from warmloop.proxy.tracing import trace_bust
+from warmloop.wire.verdict import read_verdict
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
+
+class Live:
+    """The proxy's conversations, fixes and keep-alives (see the module docstring)."""
+
+    def __init__(
+        self,
+        upstream: str,
+        fixes: Fixes,
+        keepalive: Caps | None,
+        client: httpx2.Client,
+        clock: Callable[[], float],
+        warn: Callable[[str], None],
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.upstream = upstream
+        self.tracer = tracer
+        """Traces each bust as an OpenTelemetry span event (None: not traced)."""
+        self.fixes = fixes
+        self.warn = warn
+        self.keepalives = (
+            KeepAlives(client, clock, keepalive, warn) if keepalive is not None else None
+        )
+        forget = self.keepalives.forget if self.keepalives is not None else None
+        self.conversations = Conversations(clock, on_forget=forget)
+
+    def place(
+        self,
+        wire: WireFormat,
+        request: dict[str, Any],
+        headers: list[tuple[str, str]],
+        path: str = "",
+    ) -> Sent:
+        """File a model request in its conversation, report a bust, and apply the fixes.
+        A body its format cannot read is filed nowhere and goes as sent."""
+        placed = self.conversations.place(wire, request)
+        if placed is None:
+            return Sent(None, request, headers)
+        if self.keepalives is not None:
+            self.keepalives.resumed(placed.conversation.id)
+        bust = placed.check.bust if placed.check is not None else None
+        if bust is not None:
+            report_bust(placed.conversation.id, bust, self.warn)
+        if not self.fixes.any:
+            return Sent(placed, request, headers)
+        provider = home_provider(self.upstream, wire)
+        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        if self.keepalives is not None and BREAKPOINTS in fixed.added and fixed.body:
+            tally = self.keepalives.tally(placed.conversation.id)
+            longer = longer_ttl(wire, request, path, fixed.body, tally.last, tally.history)
+            if longer is not None:  # a longer TTL pays (`proxy.retention`)
+                body, ttl = longer
+                return Sent(placed, request, fixed.headers, body, fixed.added, ttl)
+        return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
+
+    def answered(
+        self,
+        wire: WireFormat,
+        sent: Sent,
+        exchange: tuple[httpx2.URL, bytes, int],
+        path: str,
+        raw_usage: dict[str, Any],
+    ) -> None:
+        """Add an answered request's usage to its conversation's figures (with what the
+        breakpoints the proxy placed saved, where it placed them), and start its pause.
+        `exchange`: the URL, the body as forwarded (before `--diagnose`'s fields) and the
+        status."""
+        usage = wire.read_usage(raw_usage) if wire.read_usage is not None else None
+        if usage is None or sent.placed is None:
+            return
+        saved = None
+        if BREAKPOINTS in sent.added:
+            saved = saved_usd(wire, sent.request, path, usage)
+        conversation = sent.placed.conversation
+        self.conversations.answered(conversation, usage, saved)
+        url, body, status = exchange
+        if self.keepalives is not None and status < 400:
+            self.keepalives.paused(
+                conversation.id, wire, url, sent.headers, body, path, usage, sent.ttl
+            )
+
+    def traced(
+        self, wire: WireFormat, sent: Sent, path: str, diagnostics: dict[str, Any] | None
+    ) -> None:
+        """Trace a request reported as a bust, once answered, with the provider's verdict
+        where `--diagnose` asked for one (`diagnostics`: None where it did not)."""
+        placed = sent.placed
+        bust = placed.check.bust if placed is not None and placed.check is not None else None
+        if self.tracer is None or placed is None or bust is None:
+            return
+        verdict = read_verdict(diagnostics)
+        trace_bust(self.tracer, placed.conversation.id, wire, sent.request, path, bust, verdict)
+
+    def status(self) -> dict[str, Any]:
+        """The status page's figures (`proxy.status`)."""
+        figures = self.keepalives.figures if self.keepalives is not None else None
+        return status_page(self.conversations.snapshot(), figures)
