@@ -14,15 +14,15 @@ from tests.bad_input import (
 )
 
 FLOORS = {
-    "model_output": 50,
-    "tools": 30,
-    "workspace": 30,
-    "transcripts": 45,
-    "providers": 60,
-    "api_misuse": 30,
-    "security": 75,
+    "model_output": 59,
+    "tools": 34,
+    "workspace": 36,
+    "transcripts": 47,
+    "providers": 72,
+    "api_misuse": 35,
+    "security": 95,
 }
-TOTAL_FLOOR = 225
+TOTAL_FLOOR = 378
 
 
 def table_sizes() -> dict[str, int]:
