@@ -27,6 +27,7 @@ result = st.tuples(
 )
 operation = st.one_of(
     st.tuples(st.just("step"), st.lists(result, max_size=3), st.text(max_size=30)),
+    st.tuples(st.just("steps"), st.integers(1, 12), st.integers(0, 300)),
     st.tuples(st.just("user"), st.text(max_size=40)),
     st.tuples(st.sampled_from(["prune", "fold", "copy"])),
 )
@@ -62,11 +63,14 @@ def test_the_kept_plan_equals_the_whole_plan_at_every_step(
     operations: list[tuple[tuple[object, ...], float]],
 ) -> None:
     transcript = Transcript([SystemText("sys"), UserText("task")])
-    index = PruneIndex()
+    indices = PruneIndex(), PruneIndex(block=1), PruneIndex(block=3)
     for k, (op, ratio) in enumerate(operations):
         tokens = Ratio(ratio)  # moves each step, as the calibration does
         if op[0] == "step":
             append_step(transcript, k, op[1])  # type: ignore[arg-type]
+        elif op[0] == "steps":  # a run of equal steps: whole blocks of one size
+            for j in range(int(op[1])):  # type: ignore[call-overload]
+                append_step(transcript, 100 * k + j, [(int(op[2]), False, "read")])  # type: ignore[call-overload]
         elif op[0] == "user":
             transcript.append(UserText(str(op[1])))
         elif op[0] == "prune":
@@ -78,11 +82,11 @@ def test_the_kept_plan_equals_the_whole_plan_at_every_step(
         else:
             transcript = scratch_copy(transcript)
         whole = plan_prune(transcript, POLICY, tokens.of_text)
-        kept = index.plan(transcript, POLICY, tokens)
-        assert kept == whole
+        for index in indices:
+            assert index.plan(transcript, POLICY, tokens) == whole
         if whole.first is not None:
             after = sum(tokens(len(text_of(m))) for _, m in transcript.visible(whole.first))
-            assert index.tokens_from(transcript, whole.first, tokens) == after
+            assert indices[0].tokens_from(transcript, whole.first, tokens) == after
 
 
 @settings(max_examples=60, deadline=None)
@@ -116,3 +120,19 @@ def test_a_longest_result_exactly_at_the_minimum_is_planned() -> None:
     kept = PruneIndex().plan(transcript, POLICY, lambda chars: chars)
     assert list(kept.edits) == [3]
     assert kept == plan_prune(transcript, POLICY, len)
+
+
+def test_the_tail_taken_a_block_at_a_time_stops_where_one_at_a_time_does() -> None:
+    transcript = Transcript([SystemText("sys"), UserText("task")])
+    for k in range(12):
+        transcript.append(UserText(f"equal {k:03d}"))  # one block of equal sizes after another
+    append_step(transcript, 99, [(9, False, "read"), (9, False, "read")])
+    for block in (2, 3, 5):
+        index = PruneIndex(block=block)
+        for budget in range(0, 200, 3):
+            for messages in range(
+                1, 16
+            ):  # 0 with budget 0: no tail, which prune.tail_start refuses
+                policy = PrunePolicy(tail_tokens=budget, tail_messages=messages)
+                kept = index.plan(transcript, policy, lambda chars: chars)
+                assert kept == plan_prune(transcript, policy, len), (block, budget, messages)

@@ -42,10 +42,19 @@ class Candidate:
     placeholder: str
 
 
-class PruneIndex:
-    """One transcript's message lengths and prune candidates, extended as it grows."""
+BLOCK = 64
+"""Messages per block of the tail's walk."""
 
-    def __init__(self) -> None:
+
+class PruneIndex:
+    """One transcript's message lengths and prune candidates, extended as it grows.
+
+    The lengths are also kept per `block` of messages (the shortest and longest of each),
+    so the tail's walk from the end takes a block at once where every message in it counts
+    the same tokens and the walk would not stop inside it."""
+
+    def __init__(self, block: int = BLOCK) -> None:
+        self.block = block
         self._reset(None)
 
     def _reset(self, key: tuple[str, int, int] | None) -> None:
@@ -60,6 +69,8 @@ class PruneIndex:
         self._longest: list[int] = []
         """The longest candidate content among the first k+1 candidates."""
         self._calls: dict[str, ToolCall] = {}
+        self._bounds: list[tuple[int, int]] = []
+        """Per block of `block` visible messages, the shortest and longest length."""
 
     def _update(self, transcript: Transcript) -> None:
         if transcript.key != self._key:  # another transcript, or rewritten: read it again
@@ -67,7 +78,13 @@ class PruneIndex:
         for index, message in transcript.visible(self._seen):
             position = len(self._indices)
             self._indices.append(index)
-            self._lengths.append(len(text_of(message)))
+            length = len(text_of(message))
+            self._lengths.append(length)
+            if position % self.block == 0:
+                self._bounds.append((length, length))
+            else:
+                low, high = self._bounds[-1]
+                self._bounds[-1] = (min(low, length), max(high, length))
             self._results.append(isinstance(message, ToolResult))
             if isinstance(message, AssistantTurn):
                 self._calls.update((c.id, c) for c in message.tool_calls)
@@ -85,9 +102,23 @@ class PruneIndex:
 
     def tail_start(self, policy: PrunePolicy, tokens: Callable[[int], int]) -> int:
         """`prune.tail_start` over the visible messages, from their lengths."""
-        start, size = len(self._lengths), 0
+        total = len(self._lengths)
+        start, size = total, 0
         budget = policy.tail_tokens if policy.tail_tokens is not None else DEFAULT_TAIL_TOKENS
-        while start > 0 and (size < budget or len(self._lengths) - start < policy.tail_messages):
+        block = self.block
+        while start > 0 and (size < budget or total - start < policy.tail_messages):
+            if start % block == 0:
+                low, high = self._bounds[start // block - 1]
+                each = tokens(low)
+                # Every message of the block counts `each` (tokens never fall as a text
+                # grows), and the walk still goes on before the block's last message.
+                if each == tokens(high) and (
+                    size + each * (block - 1) < budget
+                    or total - start + block - 1 < policy.tail_messages
+                ):
+                    start -= block
+                    size += each * block
+                    continue
             start -= 1
             size += tokens(self._lengths[start])
         while start > 0 and self._results[start]:
