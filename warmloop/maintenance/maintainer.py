@@ -26,7 +26,8 @@ from warmloop.maintenance.planner import (
     decide,
     held_price,
 )
-from warmloop.maintenance.prune import PrunePlan, plan_prune, text_of
+from warmloop.maintenance.prune import PrunePlan
+from warmloop.maintenance.prune_index import PruneIndex
 from warmloop.maintenance.size import PromptSizer, TokenCounter
 from warmloop.messages import AssistantTurn, Rewrite, ToolResult
 from warmloop.providers.base import Model, Rendered
@@ -109,6 +110,7 @@ class Maintainer:
         self.prune_policy = policy.prune.for_window(window)
         self.counter = TokenCounter(model.name)
         self.sizer = PromptSizer(self.counter)
+        self._index = PruneIndex()
         self.excess = 0.0
         self.futile_folds = 0
         self.added = (0, 0)
@@ -130,12 +132,13 @@ class Maintainer:
         return self.counter.estimate(len(text))
 
     def plan(self, transcript: Transcript) -> PrunePlan:
-        return plan_prune(transcript, self.prune_policy, self.tokens)
+        """`plan_prune` with `tokens`, kept step by step (`PruneIndex`)."""
+        return self._index.plan(transcript, self.prune_policy, self.counter.estimate)
 
     def observed(self, transcript: Transcript, rendered: Rendered, usage: Usage) -> PrunePlan:
         """A request was answered: calibrate, and count the read cost of what a prune
         would have removed from it. Returns that prune (what a cold resume would drop)."""
-        self.sizer.observed(rendered.stream, usage.prompt_tokens)
+        self.sizer.observed(rendered.wire, usage.prompt_tokens)
         if self._last_prompt is not None and usage.prompt_tokens > 0:
             total, count = self.added
             self.added = (total + max(usage.prompt_tokens - self._last_prompt, 0), count + 1)
@@ -157,7 +160,7 @@ class Maintainer:
         """Tokens from the first changed message to the end, once the prune is applied."""
         if plan.first is None:
             return 0
-        after = sum(self.tokens(text_of(m)) for i, m in transcript.visible(plan.first))
+        after = self._index.tokens_from(transcript, plan.first, self.counter.estimate)
         return max(after - plan.dropped_tokens, 0)
 
     async def maintain(
@@ -174,7 +177,7 @@ class Maintainer:
         the provider rejected the prompt as too long; new results longer than `cap` (the
         share of a window the rejection named) are cut first, and prune or fold follow
         unless that was enough."""
-        estimate = self.sizer.estimate(rendered.stream)
+        estimate = self.sizer.estimate(rendered.wire)
         changes: list[Change] = []
         if forced and cap is not None:
             cut = self.cut_new_results(transcript, cap, estimate)
@@ -266,7 +269,7 @@ class Maintainer:
             return None
         scratch = scratch_copy(transcript)
         rewrite = scratch.fold(*span, folded.text)
-        after = self.sizer.estimate(self.model.render(scratch, self.tools).stream)
+        after = self.sizer.estimate(self.model.render(scratch, self.tools).wire)
         futile = self.window is not None and after >= self.policy.trigger * self.window
         self.futile_folds = self.futile_folds + 1 if futile else 0
         covered = span[1] - span[0]

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 
 from warmloop.providers.registry import provider_of
+from warmloop.wire.stream import WireStream
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
 MARGIN = 1.1
@@ -79,18 +80,42 @@ class PromptSizer:
     def __init__(self, counter: TokenCounter, margin: float = MARGIN) -> None:
         self.counter = counter
         self.margin = margin
-        self._last: tuple[str, int] | None = None  # (stream text, its exact prompt tokens)
+        self._last: tuple[str | WireStream, int] | None = None
+        """(the last answered request's stream, its exact prompt tokens)"""
 
-    def observed(self, stream: str, prompt_tokens: int) -> None:
+    def observed(self, stream: str | WireStream, prompt_tokens: int) -> None:
         """A request was answered: remember its stream and its size from usage."""
         if prompt_tokens > 0:
-            self.counter.calibrate(len(stream), prompt_tokens)
+            self.counter.calibrate(_length(stream), prompt_tokens)
             self._last = (stream, prompt_tokens)
 
-    def estimate(self, stream: str) -> int:
+    def estimate(self, stream: str | WireStream) -> int:
         """Tokens the request with this canonical stream will have, with the margin."""
         last = self._last
-        if last is not None and stream.startswith(last[0]):
-            new = stream[len(last[0]) :]
+        new = _after(stream, last[0]) if last is not None else None
+        if last is not None and new is not None:
             return last[1] + math.ceil(self.counter.count(new) * self.margin)
-        return math.ceil(self.counter.count(stream) * self.margin)
+        return math.ceil(self.counter.count(_text(stream)) * self.margin)
+
+
+def _length(stream: str | WireStream) -> int:
+    return len(stream) if isinstance(stream, str) else stream.length
+
+
+def _text(stream: str | WireStream) -> str:
+    return stream if isinstance(stream, str) else stream.text
+
+
+def _after(stream: str | WireStream, last: str | WireStream) -> str | None:
+    """What `stream` adds to `last`, None when `last` is not its prefix. Two wire streams
+    whose derivations proved the older one's items kept (`extends_items_of`) and whose
+    heads are equal are compared without joining either into one string."""
+    if (
+        isinstance(stream, WireStream)
+        and isinstance(last, WireStream)
+        and stream.extends_items_of(last)
+        and stream.head == last.head
+    ):
+        return "".join(stream.items[len(last.items) :])
+    text, before = _text(stream), _text(last)
+    return text[len(before) :] if text.startswith(before) else None

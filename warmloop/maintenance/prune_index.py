@@ -1,0 +1,154 @@
+"""The prune plan of a growing transcript, kept step by step instead of re-read whole.
+
+`plan_prune` reads every message's text on every call: at 10,000 messages that was most of
+a step's maintenance time. A `PruneIndex` accumulates, as the transcript grows, what does
+not depend on the calibrated characters-per-token ratio: each visible message's text
+length, and each prunable tool result (its content length and placeholder). A step then
+reads only what was appended, finds the tail from the end, and prices candidates with the
+ratio of the moment (skipping them all at once when the longest is below the minimum).
+The plan equals `plan_prune`'s with a token count that depends only on a text's length
+and never falls as it grows (the maintainer's estimate); a rewrite or fold (a new
+transcript key) starts it over.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from warmloop.maintenance.prune import (
+    DEFAULT_TAIL_TOKENS,
+    PLACEHOLDER_MARK,
+    PrunePlan,
+    PrunePolicy,
+    placeholder,
+    text_of,
+)
+from warmloop.messages import AssistantTurn, ToolCall, ToolResult
+from warmloop.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tool result a prune may replace: where it is, its tool, its content length and
+    the placeholder that would stand in for it."""
+
+    position: int
+    """Its place among the visible messages."""
+    index: int
+    name: str
+    length: int
+    placeholder: str
+
+
+BLOCK = 64
+"""Messages per block of the tail's walk."""
+
+
+class PruneIndex:
+    """One transcript's message lengths and prune candidates, extended as it grows.
+
+    The lengths are also kept per `block` of messages (the shortest and longest of each),
+    so the tail's walk from the end takes a block at once where every message in it counts
+    the same tokens and the walk would not stop inside it."""
+
+    def __init__(self, block: int = BLOCK) -> None:
+        self.block = block
+        self._reset(None)
+
+    def _reset(self, key: tuple[str, int, int] | None) -> None:
+        self._key = key
+        self._seen = 0
+        """Messages of the transcript read so far (by index, folded ones included)."""
+        self._indices: list[int] = []
+        self._lengths: list[int] = []
+        self._results: list[bool] = []
+        self._candidates: list[Candidate] = []
+        self._positions: list[int] = []
+        self._longest: list[int] = []
+        """The longest candidate content among the first k+1 candidates."""
+        self._calls: dict[str, ToolCall] = {}
+        self._bounds: list[tuple[int, int]] = []
+        """Per block of `block` visible messages, the shortest and longest length."""
+
+    def _update(self, transcript: Transcript) -> None:
+        if transcript.key != self._key:  # another transcript, or rewritten: read it again
+            self._reset(transcript.key)
+        for index, message in transcript.visible(self._seen):
+            position = len(self._indices)
+            self._indices.append(index)
+            length = len(text_of(message))
+            self._lengths.append(length)
+            if position % self.block == 0:
+                self._bounds.append((length, length))
+            else:
+                low, high = self._bounds[-1]
+                self._bounds[-1] = (min(low, length), max(high, length))
+            self._results.append(isinstance(message, ToolResult))
+            if isinstance(message, AssistantTurn):
+                self._calls.update((c.id, c) for c in message.tool_calls)
+            elif (
+                isinstance(message, ToolResult)
+                and not message.is_error
+                and not message.content.startswith(PLACEHOLDER_MARK)
+            ):
+                text = placeholder(self._calls.get(message.call_id), message)
+                length = len(message.content)
+                self._candidates.append(Candidate(position, index, message.name, length, text))
+                self._positions.append(position)
+                self._longest.append(max(length, self._longest[-1] if self._longest else 0))
+        self._seen = len(transcript)
+
+    def tail_start(self, policy: PrunePolicy, tokens: Callable[[int], int]) -> int:
+        """`prune.tail_start` over the visible messages, from their lengths."""
+        total = len(self._lengths)
+        start, size = total, 0
+        budget = policy.tail_tokens if policy.tail_tokens is not None else DEFAULT_TAIL_TOKENS
+        block = self.block
+        while start > 0 and (size < budget or total - start < policy.tail_messages):
+            if start % block == 0:
+                low, high = self._bounds[start // block - 1]
+                each = tokens(low)
+                # Every message of the block counts `each` (tokens never fall as a text
+                # grows), and the walk still goes on before the block's last message.
+                if each == tokens(high) and (
+                    size + each * (block - 1) < budget
+                    or total - start + block - 1 < policy.tail_messages
+                ):
+                    start -= block
+                    size += each * block
+                    continue
+            start -= 1
+            size += tokens(self._lengths[start])
+        while start > 0 and self._results[start]:
+            start -= 1
+        return start
+
+    def plan(
+        self, transcript: Transcript, policy: PrunePolicy, tokens: Callable[[int], int]
+    ) -> PrunePlan:
+        """`plan_prune(transcript, policy, lambda text: tokens(len(text)))`, reading only
+        the messages appended since the last call."""
+        self._update(transcript)
+        cut = self.tail_start(policy, tokens)
+        before = bisect_left(self._positions, cut)
+        edits: dict[int, str] = {}
+        dropped = 0
+        if before and tokens(self._longest[before - 1]) >= policy.min_tokens:
+            for candidate in self._candidates[:before]:
+                if candidate.name in policy.exclude_tools:
+                    continue
+                size = tokens(candidate.length)
+                if size >= policy.min_tokens:
+                    edits[candidate.index] = candidate.placeholder
+                    dropped += size - tokens(len(candidate.placeholder))
+        first = min(edits) if edits else None
+        boundary = self._indices[cut] if cut < len(self._indices) else len(transcript)
+        return PrunePlan(edits, dropped, first, boundary)
+
+    def tokens_from(self, transcript: Transcript, index: int, tokens: Callable[[int], int]) -> int:
+        """Tokens of the visible messages from message `index` to the end."""
+        self._update(transcript)
+        start = bisect_left(self._indices, index)
+        return sum(tokens(length) for length in self._lengths[start:])
