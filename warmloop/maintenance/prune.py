@@ -77,7 +77,7 @@ def tail_start(
     while start > 0 and (size < budget or len(visible) - start < policy.tail_messages):
         start -= 1
         size += tokens(text_of(visible[start][1]))
-    while start > 0 and isinstance(visible[start][1], ToolResult):
+    while 0 < start < len(visible) and isinstance(visible[start][1], ToolResult):
         start -= 1
     return start
 

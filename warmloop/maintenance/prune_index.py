@@ -121,7 +121,7 @@ class PruneIndex:
                     continue
             start -= 1
             size += tokens(self._lengths[start])
-        while start > 0 and self._results[start]:
+        while 0 < start < total and self._results[start]:
             start -= 1
         return start
 
