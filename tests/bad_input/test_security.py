@@ -1230,7 +1230,7 @@ def _recorded(tmp_path: Path, reply: bytes, content_type: str) -> Path:
         body = json.dumps(CHAT_BODY).encode()
         framing = (b"Content-Length: %d" % len(body), b"Connection: close")
         assert parse(exchange(port_of(rec), post(CHAT, body, *framing))).status == 200
-        assert rec.done.wait(LIVENESS_SECONDS)  # logged, or given up with a warning
+        assert rec.noted.wait(LIVENESS_SECONDS)  # logged, or given up with a warning
     return out
 
 
@@ -1238,16 +1238,16 @@ class _Noted(Proxy):
     """A recorder that says when it has logged a request or warned about one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.done = threading.Event()
+        self.noted = threading.Event()
         super().__init__(*args, **kwargs)
 
     def record(self, entry: dict[str, Any]) -> None:
         super().record(entry)
-        self.done.set()
+        self.noted.set()
 
     def warn(self, message: str) -> None:
         super().warn(message)
-        self.done.set()
+        self.noted.set()
 
 
 NESTED = b"[" * 100_000 + b"]" * 100_000

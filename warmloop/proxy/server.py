@@ -186,7 +186,7 @@ class Proxy:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def done(self) -> None:
+    def note_handled(self) -> None:
         """One more request handled to the end."""
         with self._handled:
             self.handled += 1
@@ -245,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._proxy()
         finally:
-            self.recorder.done()
+            self.recorder.note_handled()
 
     do_GET = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_POST
 
