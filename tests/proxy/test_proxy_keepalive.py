@@ -100,7 +100,7 @@ FOLLOW_UP: Any = [
 ]
 
 
-HANG_GUARD = 60.0
+HANG_GUARD = 600.0  # only against a hang: a loaded machine never reaches it
 """Seconds to wait for the proxy to file an answer the client already has (a hang guard
 only: it comes at once)."""
 
