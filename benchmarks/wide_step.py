@@ -7,10 +7,13 @@ follow-up question over its transcript after a person's pause (90 s) and 8 more 
 Each is run by the Agent with every default on the `ScriptedModel` named after the
 provider's model, and priced by the simulator against the same session with maintenance
 off (the ideal of the issue: every request reuses all its predecessor made reusable).
-Arms: warmloop; the step budget taken as the horizon (warmloop before the horizon rule);
-warmloop after nine earlier runs of the same task (what an agent in use has learned); and
-the optimum, the cheapest schedule of the same prune over all request points, knowing the
-future. Each row names the requests at which it pruned.
+Arms: warmloop; the run's age counted in requests, not tool calls (warmloop before);
+the step budget taken as the horizon (warmloop before the horizon rule); warmloop after
+nine earlier runs of the same task (what an agent in use has learned); and the optimum,
+the cheapest schedule of the same prune over all request points, knowing the future. Each
+row names the requests at which it pruned. Then the bet a first run makes: A60 cut short
+after 8 to 15 reads, which observes what A60 does up to its end, warmloop against the age
+in requests.
 
     python -m benchmarks wide_step [--spec anthropic:claude-sonnet-4-6]
 """
