@@ -19,9 +19,9 @@ instead the number of further requests a run will send with probability `CONFIDE
   as likely anywhere in it, so the chance it goes `x` further after `done` is
   `done / (done + x)` (the Lindy rule); at `CONFIDENCE` that is `done * (1 - c) / c`;
 - a run's life is the work it asks for, its tool calls, counted in steps of the width its
-  steps typically have (the median calls per answered request): a run of one call per
-  step is as old as its requests, but one step of 60 parallel reads is 60 steps of work
-  done, not one. A first run 16 requests into the wide Anthropic step (6 steps, 60 reads
+  steps typically have (the median calls of its steps that called a tool): a run of one
+  call per step is as old as its requests, but one step of 60 parallel reads is 60 steps
+  of work done, not one. A first run 16 requests into the wide Anthropic step (6 steps, 60 reads
   at once, 8 reads since) is 74 steps old, expects 8 more, not 1, and prunes at request 16
   where it pays (`benchmarks.wide_step`: 0.736 of maintenance off, against 0.833 counting
   requests); a run whose steps are all alike is planned as before. Never younger than
