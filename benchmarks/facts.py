@@ -142,7 +142,7 @@ def sweep() -> None:
     original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
     rules: dict[str, Callable[..., int]] = {
         "warmloop's horizon": original,
-        "the step budget (before)": lambda done, budget_left, earlier=(): budget_left,
+        "the step budget (before)": lambda done, budget_left, earlier=(), **_: budget_left,
     }
     print("| horizon | worst on / off (where) | on / off at 40 results | at 60 results |")
     print("|---|---|---|---|")

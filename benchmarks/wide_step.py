@@ -7,10 +7,13 @@ follow-up question over its transcript after a person's pause (90 s) and 8 more 
 Each is run by the Agent with every default on the `ScriptedModel` named after the
 provider's model, and priced by the simulator against the same session with maintenance
 off (the ideal of the issue: every request reuses all its predecessor made reusable).
-Arms: warmloop; the step budget taken as the horizon (warmloop before the horizon rule);
-warmloop after nine earlier runs of the same task (what an agent in use has learned); and
-the optimum, the cheapest schedule of the same prune over all request points, knowing the
-future. Each row names the requests at which it pruned.
+Arms: warmloop; the run's age counted in requests, not tool calls (warmloop before);
+the step budget taken as the horizon (warmloop before the horizon rule); warmloop after
+nine earlier runs of the same task (what an agent in use has learned); and the optimum,
+the cheapest schedule of the same prune over all request points, knowing the future. Each
+row names the requests at which it pruned. Then the bet a first run makes: A60 cut short
+after 8 to 15 reads, which observes what A60 does up to its end, warmloop against the age
+in requests.
 
     python -m benchmarks wide_step [--spec anthropic:claude-sonnet-4-6]
 """
@@ -50,11 +53,11 @@ def _reply(*calls: tuple[str, dict[str, Any]]) -> Reply:
     return Reply(calls=tuple((name, json.dumps(args)) for name, args in calls))
 
 
-def wide_replies() -> list[Reply]:
-    """6 steps, one step of `WIDE` reads of distinct modules, `LATER` file reads, submit."""
+def wide_replies(later: int = LATER) -> list[Reply]:
+    """6 steps, one step of `WIDE` reads of distinct modules, `later` file reads, submit."""
     replies = [_reply(_explore(k)) for k in range(6)]
     replies.append(_reply(*(("read_file", {"path": f"pkg/module_{k}.py"}) for k in range(WIDE))))
-    replies += [_reply(("read_large", {"path": f"src/module_{k}.py"})) for k in range(LATER)]
+    replies += [_reply(("read_large", {"path": f"src/module_{k}.py"})) for k in range(later)]
     replies.append(_reply(("submit", {"answer": "The rounding is in src/module_7.py."})))
     return replies
 
@@ -90,9 +93,12 @@ class Session:
         return [k + 1 for k in range(1, len(sent)) if sent[k].revision != sent[k - 1].revision]
 
 
-def session(spec: str, maintained: bool, follow_up: bool, earlier: int = 0) -> Session:
+def session(
+    spec: str, maintained: bool, follow_up: bool, earlier: int = 0, later: int = LATER
+) -> Session:
     """The Agent's requests for A60 (A60w with `follow_up`), after `earlier` runs of the
-    same task by the same agent (their lengths are what it has learned)."""
+    same task by the same agent (their lengths are what it has learned); `later`: the file
+    reads after the wide step (fewer: the same run cut short)."""
     scripted = ScriptedModel(name=spec)
     model = Recorder(scripted)
     agent = Agent(model, tools(), maintenance=DEFAULT_MAINTENANCE if maintained else None)
@@ -101,7 +107,7 @@ def session(spec: str, maintained: bool, follow_up: bool, earlier: int = 0) -> S
         agent.run_sync(TASK)
     start = len(scripted.requests)
     model.sent.clear()
-    scripted.enqueue(*wide_replies())
+    scripted.enqueue(*wide_replies(later))
     run = agent.run_sync(TASK)
     boundary = len(scripted.requests) - start
     if follow_up:
@@ -157,27 +163,53 @@ def optimum(off: Session, spec: str) -> tuple[float, list[int]]:
     return min(best.values(), key=lambda option: option[0])
 
 
+def arms() -> list[tuple[str, Callable[..., int], int]]:
+    """(arm, the horizon rule the runner asks, earlier runs) of the table's first three rows
+    and the rule before the run's age counted its tool calls."""
+    original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
+    return [
+        ("warmloop", original, 0),
+        ("age in requests (warmloop before)", lambda d, left, e=(), **_: original(d, left, e), 0),
+        ("step budget as horizon", lambda done, left, earlier=(), **_: left, 0),
+        (f"warmloop after {EARLIER_RUNS} earlier runs", original, EARLIER_RUNS),
+    ]
+
+
+def ratio(spec: str, ahead: Callable[..., int], **kwargs: Any) -> tuple[float, list[int]]:
+    """(cost vs maintenance off, prune points) of one session under the horizon `ahead`."""
+    off = session(spec, False, **kwargs)
+    original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
+    try:
+        runner.requests_ahead = ahead  # type: ignore[attr-defined]
+        on = session(spec, True, **kwargs)
+    finally:
+        runner.requests_ahead = original  # type: ignore[attr-defined]
+    return dollars(on.requests, spec) / dollars(off.requests, spec), on.prune_points()
+
+
 def rows(spec: str) -> list[tuple[str, str, float, list[int]]]:
     """(session, arm, cost vs ideal, prune points) for A60 and A60w."""
-    original: Callable[..., int] = runner.requests_ahead  # type: ignore[attr-defined]
     out = []
     for name, follow_up in (("A60", False), ("A60w", True)):
+        for arm, ahead, earlier in arms():
+            out.append((name, arm, *ratio(spec, ahead, follow_up=follow_up, earlier=earlier)))
         off = session(spec, False, follow_up)
-        ideal = dollars(off.requests, spec)
-        arms: list[tuple[str, Callable[..., int], int]] = [
-            ("warmloop", original, 0),
-            ("step budget as horizon (before)", lambda done, left, earlier=(): left, 0),
-            (f"warmloop after {EARLIER_RUNS} earlier runs", original, EARLIER_RUNS),
-        ]
-        try:
-            for arm, ahead, earlier in arms:
-                runner.requests_ahead = ahead  # type: ignore[attr-defined]
-                on = session(spec, True, follow_up, earlier)
-                out.append((name, arm, dollars(on.requests, spec) / ideal, on.prune_points()))
-        finally:
-            runner.requests_ahead = original  # type: ignore[attr-defined]
         best, points = optimum(off, spec)
-        out.append((name, "optimum", best / ideal, points))
+        out.append((name, "optimum", best / dollars(off.requests, spec), points))
+    return out
+
+
+CUT = (8, 9, 10, 12, 15)
+"""File reads after the wide step in the runs cut short (A60 has 30)."""
+
+
+def cut_short(spec: str) -> list[tuple[int, int, list[float]]]:
+    """The bet the wide step's first-run horizon makes: A60 cut to `CUT` reads after the
+    wide step, (reads, requests, cost vs maintenance off per arm of `arms()[:2]`)."""
+    out = []
+    for later in CUT:
+        cells = [ratio(spec, ahead, follow_up=False, later=later)[0] for _, ahead, _ in arms()[:2]]
+        out.append((later, 8 + later, cells))
     return out
 
 
@@ -187,5 +219,9 @@ def main() -> None:
     args = parser.parse_args()
     print("| session | arm | cost vs ideal (maintenance off) | prunes before request |")
     print("|---|---|---|---|")
-    for name, arm, ratio, points in rows(args.spec):
-        print(f"| {name} | {arm} | {ratio:.3f} | {points or 'none'} |", flush=True)
+    for name, arm, cost, points in rows(args.spec):
+        print(f"| {name} | {arm} | {cost:.3f} | {points or 'none'} |", flush=True)
+    print("\n| A60 cut short: reads after the wide step | requests | warmloop | age in requests |")
+    print("|---|---|---|---|")
+    for later, requests, cells in cut_short(args.spec):
+        print(f"| {later} | {requests} | {cells[0]:.3f} | {cells[1]:.3f} |", flush=True)

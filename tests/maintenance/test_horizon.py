@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from warmloop import Agent, ScriptedModel, call, tool
 from warmloop.facts.profiles import CacheProfile
 from warmloop.maintenance import maintainer
-from warmloop.maintenance.horizon import requests_ahead
+from warmloop.maintenance.horizon import requests_ahead, run_age
 from warmloop.maintenance.planner import Decision, MaintenancePolicy, Situation, decide
 from warmloop.maintenance.prune import PrunePolicy
 
@@ -191,3 +191,39 @@ def test_the_horizon_is_a_distribution_free_lower_bound_at_the_confidence(
         assert ahead <= further[0]
     else:
         assert ahead == max(1, math.floor(done / 9 + 1e-9))
+
+
+# Issue 36, the wide step's first run: a run's age is the tool calls it made.
+
+
+def test_a_wide_step_ages_a_run_by_its_calls_in_steps_of_its_usual_width() -> None:
+    # A60 before request 16: 6 steps of one call, one of 60 parallel reads, 8 of one read.
+    # 74 steps of work at one call a step: a ninth of that, 8 more, not 15 / 9 -> 1.
+    widths = [1] * 6 + [60] + [1] * 8
+    assert run_age(15, widths) == 74
+    assert requests_ahead(15, 26, widths=widths) == 8
+    assert requests_ahead(15, 5, widths=widths) == 5  # still bounded by the budget left
+    assert requests_ahead(15, 26, [20] * 9, widths=widths) == 5  # earlier runs still rule
+
+
+@given(
+    done=st.integers(0, 300),
+    width=st.integers(1, 30),
+    budget_left=st.integers(0, 300),
+    earlier=st.lists(st.integers(1, 300), max_size=12),
+)
+def test_a_run_whose_steps_are_alike_is_as_old_as_its_requests(
+    done: int, width: int, budget_left: int, earlier: list[int]
+) -> None:
+    # One call a step or five: the same horizon as counting requests (the short sessions'
+    # figures, `benchmarks.facts`, cannot move); a final answer's 0 calls changes nothing.
+    widths = [width] * done + [0]
+    assert requests_ahead(done, budget_left, earlier, widths=widths) == requests_ahead(
+        done, budget_left, earlier
+    )
+
+
+def test_a_run_is_never_younger_than_its_requests() -> None:
+    # Requests answered without a call (a format error, a text turn) still count.
+    assert run_age(12, [1, 0, 0, 0, 1]) == 12
+    assert requests_ahead(27, 40, widths=[1, 0, 0]) == 3

@@ -69,7 +69,9 @@ class RequestCycle(RunState):
             return rendered
         # This step, the rest, the extract step; the extract step's own request is the last.
         budget_left = 1 if self.extracting else self.settings.max_steps - self.step + 2
-        remaining = requests_ahead(len(self.sent), budget_left, self.learned.run_lengths)
+        remaining = requests_ahead(
+            len(self.sent), budget_left, self.learned.run_lengths, widths=self.widths
+        )
         changes = await self.maintainer.maintain(
             self.transcript,
             rendered,
@@ -177,6 +179,7 @@ class RequestCycle(RunState):
         parse is counted, and leaves with its correction (`FormatError`) or, the syntax
         budget used up, ends the run."""
         self.append(response.turn)
+        self.widths.append(len(response.turn.tool_calls))
         problem = response.format_error
         if problem is None:
             await self.persisted()

@@ -48,6 +48,8 @@ class RunState:
     transcript: Transcript = field(init=False)
     sent: list[SentRequest] = field(default_factory=list)
     """The run's record of each request it sent; the keep-alive reads the same list."""
+    widths: list[int] = field(default_factory=list)
+    """The tool calls of each turn this run's requests were answered with."""
     start: int = 0
     step: int = 0
     syntax_errors: int = 0
