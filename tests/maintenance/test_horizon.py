@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -199,7 +201,7 @@ def test_the_horizon_is_a_distribution_free_lower_bound_at_the_confidence(
 def test_a_wide_step_ages_a_run_by_its_calls_in_steps_of_its_usual_width() -> None:
     # A60 before request 16: 6 steps of one call, one of 60 parallel reads, 8 of one read.
     # 74 steps of work at one call a step: a ninth of that, 8 more, not 15 / 9 -> 1.
-    widths = [1] * 6 + [60] + [1] * 8
+    widths = Counter([1] * 6 + [60] + [1] * 8)
     assert run_age(15, widths) == 74
     assert requests_ahead(15, 26, widths=widths) == 8
     assert requests_ahead(15, 5, widths=widths) == 5  # still bounded by the budget left
@@ -217,7 +219,7 @@ def test_a_run_whose_steps_are_alike_is_as_old_as_its_requests(
 ) -> None:
     # One call a step or five: the same horizon as counting requests (the short sessions'
     # figures, `benchmarks.facts`, cannot move); a final answer's 0 calls changes nothing.
-    widths = [width] * done + [0]
+    widths = Counter([width] * done + [0])
     assert requests_ahead(done, budget_left, earlier, widths=widths) == requests_ahead(
         done, budget_left, earlier
     )
@@ -225,5 +227,15 @@ def test_a_run_whose_steps_are_alike_is_as_old_as_its_requests(
 
 def test_a_run_is_never_younger_than_its_requests() -> None:
     # Requests answered without a call (a format error, a text turn) still count.
-    assert run_age(12, [1, 0, 0, 0, 1]) == 12
-    assert requests_ahead(27, 40, widths=[1, 0, 0]) == 3
+    assert run_age(12, Counter([1, 0, 0, 0, 1])) == 12
+    assert requests_ahead(27, 40, widths=Counter([1, 0, 0])) == 3
+
+
+@given(st.integers(0, 400), st.lists(st.integers(0, 80), max_size=60))
+def test_the_age_from_counted_widths_is_the_median_of_the_widths_themselves(
+    done: int, widths: list[int]
+) -> None:
+    # The agent counts its steps by width; the age is what the sorted list's median gives.
+    calling = [width for width in widths if width > 0]
+    expected = max(done, sum(calling) / statistics.median_low(calling)) if calling else done
+    assert run_age(done, Counter(widths)) == expected

@@ -179,7 +179,7 @@ class RequestCycle(RunState):
         parse is counted, and leaves with its correction (`FormatError`) or, the syntax
         budget used up, ends the run."""
         self.append(response.turn)
-        self.widths.append(len(response.turn.tool_calls))
+        self.widths[len(response.turn.tool_calls)] += 1
         problem = response.format_error
         if problem is None:
             await self.persisted()

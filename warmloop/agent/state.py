@@ -8,6 +8,7 @@ calls (`agent/acting.py`) and the loop (`agent/steps.py`)."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -48,8 +49,8 @@ class RunState:
     transcript: Transcript = field(init=False)
     sent: list[SentRequest] = field(default_factory=list)
     """The run's record of each request it sent; the keep-alive reads the same list."""
-    widths: list[int] = field(default_factory=list)
-    """The tool calls of each turn this run's requests were answered with."""
+    widths: Counter[int] = field(default_factory=Counter)
+    """How many of this run's answered requests made each number of tool calls."""
     start: int = 0
     step: int = 0
     syntax_errors: int = 0

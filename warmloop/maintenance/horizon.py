@@ -39,8 +39,7 @@ request cost 11% more than none, 0.95 gave up most savings below 60 requests.
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 CONFIDENCE = 0.9
 """The chance a run still sends at least the horizon's requests."""
@@ -52,16 +51,16 @@ def requests_ahead(
     earlier: Sequence[int] = (),
     confidence: float = CONFIDENCE,
     *,
-    widths: Sequence[int] = (),
+    widths: Mapping[int, int] | None = None,
 ) -> int:
     """Further requests, this one included, that the run sends with probability
     `confidence`. `done`: requests this run has sent; `budget_left`: the most it can still
-    send; `earlier`: how many requests each earlier run of this agent sent; `widths`: the
-    tool calls each of this run's answered requests made (`run_age`)."""
+    send; `earlier`: how many requests each earlier run of this agent sent; `widths`: how many
+    of this run's answered requests made each number of tool calls (`run_age`)."""
     if budget_left <= 1:
         return 1
     further = sorted(length - done for length in earlier if length > done)
-    lindy = math.floor(run_age(done, widths) * (1 - confidence) / confidence + 1e-9)
+    lindy = math.floor(run_age(done, widths or {}) * (1 - confidence) / confidence + 1e-9)
     # The k-th shortest of n is exceeded by a new run with probability (n + 1 - k) / (n + 1).
     k = math.floor((len(further) + 1) * (1 - confidence) + 1e-9)
     if k >= 1:
@@ -73,10 +72,19 @@ def requests_ahead(
     return max(1, min(guess, budget_left))
 
 
-def run_age(done: int, widths: Sequence[int]) -> float:
-    """The run's age in steps: its tool calls over its typical step's width (the median of
-    its steps that called a tool), never less than `done`, the requests it sent."""
-    calling = [width for width in widths if width > 0]
-    if not calling:
+def run_age(done: int, widths: Mapping[int, int]) -> float:
+    """The run's age in steps: its tool calls over its typical step's width (the lower
+    median of its steps that called a tool), never less than `done`, the requests it sent.
+    `widths` counts the answered requests by their tool calls ({1: 14, 60: 1}), so the age
+    costs the few distinct widths a run has, not a sort of its whole history each request."""
+    calling = sorted((width, count) for width, count in widths.items() if width > 0 and count > 0)
+    steps = sum(count for _, count in calling)
+    if not steps:
         return float(done)
-    return max(float(done), sum(calling) / statistics.median_low(calling))
+    calls = sum(width * count for width, count in calling)
+    middle = (steps - 1) // 2  # statistics.median_low's index into the sorted widths
+    for width, count in calling:
+        if middle < count:
+            return max(float(done), calls / width)
+        middle -= count
+    raise AssertionError("unreachable: the median index is below the step count")
