@@ -158,9 +158,23 @@ class SqlStore(ABC):
         ]
 
     def _update_session(
-        self, cur: Cursor, lease: Lease, transcript: Transcript, expires: float, cache_ttl: str
-    ) -> None:
+        self,
+        cur: Cursor,
+        lease: Lease,
+        transcript: Transcript,
+        expires: float,
+        cache_ttl: str,
+        *,
+        held: bool = False,
+    ) -> bool:
+        """Write the session row. `held`: only if the row is still what `_hold` checks
+        (the lease's token, length and revision, this transcript or none), in the same
+        statement; returns whether the row was written."""
         meta = transcript.meta
+        check = (
+            " AND lease_token = ? AND length = ? AND revision = ?"
+            " AND (transcript_id IS NULL OR transcript_id = '' OR transcript_id = ?)"
+        )
         cur.execute(
             "UPDATE sessions SET transcript_id = ?, conversation = ?, revision = ?, length = ?,"
             " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
@@ -168,7 +182,7 @@ class SqlStore(ABC):
             " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
             " context_window = COALESCE(?, context_window), told_window = ?,"
             " cache_minimum = ?, cache_survived = ?, cache_evicted = ?"
-            " WHERE id = ?",
+            " WHERE id = ?" + (check if held else ""),
             (
                 transcript.id,
                 transcript.conversation,
@@ -190,8 +204,10 @@ class SqlStore(ABC):
                 meta.cache_survived,
                 meta.cache_evicted,
                 lease.session_id,
+                *((lease.token, lease.length, lease.revision, transcript.id) if held else ()),
             ),
         )
+        return bool(cur.rowcount == 1)
 
     def append(
         self,
@@ -208,7 +224,11 @@ class SqlStore(ABC):
             )
         expires = self.clock() + self.lease_seconds
         with self.transaction(write=True) as cur:
-            self._hold(cur, lease, transcript)
+            # The lease's check and the row's update are one statement; only when it
+            # writes nothing is the row read, to say why (`_hold` raises).
+            if not self._update_session(cur, lease, transcript, expires, cache_ttl, held=True):
+                self._hold(cur, lease, transcript)
+                raise SessionError(f"session {lease.session_id!r}: its row could not be updated")
             cur.executemany(
                 "INSERT INTO messages (session, position, body) VALUES (?, ?, ?)",
                 self._rows(lease, transcript, lease.length),
@@ -219,7 +239,6 @@ class SqlStore(ABC):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [_request_row(lease, lease.requests + n, r) for n, r in enumerate(requests)],
             )
-            self._update_session(cur, lease, transcript, expires, cache_ttl)
         lease.length, lease.requests = len(transcript), lease.requests + len(requests)
         lease.expires_at = expires
 
