@@ -44,7 +44,7 @@ class Prefix(Sequence[T], Generic[T]):
         if isinstance(index, slice):
             start, stop, step = index.indices(self._length)
             if step == 1:
-                return tuple(islice(self._backing, start, max(start, stop)))
+                return tuple(self._backing[start:stop])
             return tuple(self._backing[i] for i in range(start, stop, step))
         position = index + self._length if index < 0 else index
         if not 0 <= position < self._length:
