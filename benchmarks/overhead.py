@@ -7,8 +7,10 @@ the transcript holds about 100, 1,000 and 10,000 messages, split four ways:
 - render: appending the step's messages and rendering the request (`model.render`);
 - guard: deriving the canonical stream and the prefix guard's check;
 - maintenance: the maintainer's per-step check before a request (`Maintainer.maintain`,
-  with a window no session here reaches, so it never rewrites) and its calibration after
-  the answer (`Maintainer.observed`);
+  with a window no session here reaches, as the last request of its run, so it plans and
+  prices a prune every step and never rewrites) and its calibration after the answer
+  (`Maintainer.observed`), fed the usage a provider with a perfect prefix cache reports:
+  about four characters a token of the whole prompt, growing with the history;
 - persistence: the transcript file's hook (one JSON line per message) and a SQLite session
   store's `append` (the new messages and the request's record in one transaction, as an
   agent with a store writes each step).
@@ -56,6 +58,7 @@ from warmloop.wire.guard import PrefixGuard
 SIZES = (100, 1_000, 10_000)
 WINDOW = 9  # steps sampled around each size
 PARTS = ("render", "guard", "maintenance", "persistence")
+CHARS_PER_TOKEN = 4
 TARGET_SECONDS = 0.0002
 """Issue 36's target: under 0.2 ms per step at 10,000 messages, persistence included."""
 
@@ -73,6 +76,16 @@ def step_messages(k: int) -> list[Message]:
         AssistantTurn(text=f"Reading module {k}.", tool_calls=(call,)),
         ToolResult(call.id, "read_file", body),
     ]
+
+
+def provider_usage(characters: int, cached: int) -> Usage:
+    """What a provider with a perfect prefix cache reports for a prompt of `characters`
+    (about four to a token) whose first `cached` tokens it read: usage that grows with
+    the history, so the maintainer's calibrated ratio stays near four characters a token
+    (a fixed usage made it climb with the history, and the protected tail with it)."""
+    total = -(-characters // CHARS_PER_TOKEN)
+    read = min(cached, total)
+    return Usage(input_tokens=total - read, cache_read_tokens=read, output_tokens=30)
 
 
 Samples = dict[int, dict[str, list[float]]]
@@ -104,7 +117,7 @@ async def _measure(store: SQLiteStore, sizes: tuple[int, ...]) -> tuple[Samples,
     samples: Samples = {size: {part: [] for part in PARTS} for size in sizes}
     lease = store.acquire("overhead")
     store.append(lease, transcript)
-    usage = Usage(input_tokens=2_000, cache_read_tokens=40, output_tokens=30)
+    cached = 0
     new_kib = sum(len(dumps_message(m).encode()) for m in step_messages(0)) / 1024
     k = 0
     while len(transcript) < sizes[-1] + WINDOW * 2:
@@ -116,7 +129,10 @@ async def _measure(store: SQLiteStore, sizes: tuple[int, ...]) -> tuple[Samples,
         clock.append(time.perf_counter())
         check = guard.check(rendered.wire)
         clock.append(time.perf_counter())
-        changes = await maintainer.maintain(transcript, rendered, remaining=10)
+        usage = provider_usage(check.total, cached)  # the provider's answer: not timed
+        cached = usage.prompt_tokens
+        clock.append(time.perf_counter())
+        changes = await maintainer.maintain(transcript, rendered, remaining=1)
         maintainer.observed(transcript, rendered, usage)
         clock.append(time.perf_counter())
         for message in new:
@@ -128,8 +144,9 @@ async def _measure(store: SQLiteStore, sizes: tuple[int, ...]) -> tuple[Samples,
         assert not changes, changes
         for size in sizes:
             if abs(len(transcript) - size) <= WINDOW:
-                for part, start, end in zip(PARTS, clock[:-1], clock[1:], strict=True):
-                    samples[size][part].append(end - start)
+                spans = (clock[1] - clock[0], clock[2] - clock[1], clock[4] - clock[3])
+                for part, span in zip(PARTS, (*spans, clock[5] - clock[4]), strict=True):
+                    samples[size][part].append(span)
         k += 1
     return samples, new_kib
 

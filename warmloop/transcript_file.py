@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from warmloop.errors import ConfigurationError, TranscriptError
 from warmloop.messages import (
@@ -83,7 +84,16 @@ def messages_from_json(bodies: Sequence[str]) -> list[Message]:
 
 
 def dumps_message(message: Message) -> str:
-    """One message as compact, UTF-8-encodable JSON text."""
+    """One message as compact, UTF-8-encodable JSON text: `json.dumps` of
+    `message_to_json(message)`, written by pydantic in one call (a step's store and
+    transcript file each write it) where no float can occur. Both write text, escapes,
+    integers, true, false and null alike; they differ only on floats (`1e-05` and
+    `0.00005`), which only an assistant turn's `provider_details` can hold."""
+    if not (isinstance(message, AssistantTurn) and message.provider_details):
+        try:
+            return _MESSAGE.dump_json(message).decode()
+        except (PydanticSerializationError, UnicodeError):  # a lone surrogate, say
+            pass
     return _json(message_to_json(message))
 
 

@@ -90,9 +90,24 @@ class Acting(RunState):
 
     def context(self) -> RunContext[object]:
         """What a tool taking a `RunContext` is given in this step."""
-        usage = sum((r.usage for r in self.requests), Usage())
+        usage = self.usage_so_far()
         messages = tuple(self.transcript.messages)
         return RunContext(self.deps, messages, usage, self.facts, self.step)
+
+    _usage_sum: tuple[int, Usage] = (0, Usage())
+    """(how many of `sent` are added up, their usage): each step adds only its own."""
+
+    def usage_so_far(self) -> Usage:
+        """The usage of the run's requests so far (`requests`), added up as they are sent
+        instead of again each step (`sent` only grows; each entry's record is set once)."""
+        counted, total = self._usage_sum
+        if counted > len(self.sent):  # never: `sent` only grows; start over if it did not
+            counted, total = 0, Usage()
+        for sent in self.sent[counted:]:
+            if sent.record is not None:
+                total = total + sent.record.usage
+        self._usage_sum = (len(self.sent), total)
+        return total
 
     def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
         """Why the output check refuses valid `outputs`, counted; None to accept. Every

@@ -89,7 +89,7 @@ def pieces(entry: Entry) -> Pieces:
         if entry.blocks is not None:
             return Pieces(*entry.blocks)
         return anthropic_pieces(entry.record.body, stream.head[0][1])
-    texts = tuple(f"{label}|{text}" for label, text in stream.head) + stream.items
+    texts = (*(f"{label}|{text}" for label, text in stream.head), *stream.items)
     return Pieces(texts, (None,) * len(texts))
 
 

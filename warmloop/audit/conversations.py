@@ -54,7 +54,7 @@ class Entry:
     @property
     def conversation_items(self) -> tuple[str, ...]:
         """The canonical items after the system prompt: what tells conversations apart."""
-        return self.stream.items[self.stream.system_items :]
+        return tuple(self.stream.items[self.stream.system_items :])
 
 
 @dataclass

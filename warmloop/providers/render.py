@@ -25,6 +25,7 @@ from warmloop.providers.base import Rendered
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.stream import Canonicalizer, ConversationList, ItemsProof, WireLayout
+from warmloop.wire.views import Prefix
 
 WireTools = list[dict[str, JsonValue]]
 
@@ -33,10 +34,11 @@ WireTools = list[dict[str, JsonValue]]
 class Wire:
     """A transcript's visible messages in one wire format, as far as rendered: the system
     part (the value at the layout's system path, None when there is none) and the
-    conversation items, in order."""
+    conversation items, in order (a view: `Growing` extends the list under it in place
+    while no later `Wire` has, so a step copies none of the history)."""
 
     system: Any = None
-    items: tuple[Any, ...] = ()
+    items: Sequence[Any] = ()
 
 
 W = TypeVar("W", bound=Wire)
@@ -44,11 +46,12 @@ T = TypeVar("T")
 
 
 class Growing(Generic[T]):
-    """A `Wire`'s items as `wire_messages` grows them: the kept ones stay in their tuple (no
-    copy per message), new ones go to a list, and the last item may be replaced (a turn
-    joined); `items` is the result, one copy of the kept ones."""
+    """A `Wire`'s items as `wire_messages` grows them: the kept ones stay where they are,
+    new ones go to a list, and the last item may be replaced (a turn joined); `items` is
+    the result, a view of the kept ones' list extended in place (no copy) unless a kept
+    item was replaced or another view already grew that list."""
 
-    def __init__(self, items: tuple[T, ...]) -> None:
+    def __init__(self, items: Sequence[T]) -> None:
         self._kept = items
         self._cut = len(items)
         self._new: list[T] = []
@@ -74,11 +77,12 @@ class Growing(Generic[T]):
     def extend(self, items: Iterable[T]) -> None:
         self._new.extend(items)
 
-    def items(self) -> tuple[T, ...]:
+    def items(self) -> Sequence[T]:
         if not self._new and self._cut == len(self._kept):
             return self._kept
-        kept = self._kept if self._cut == len(self._kept) else self._kept[: self._cut]
-        return kept + tuple(self._new)
+        if self._cut == len(self._kept) and isinstance(self._kept, Prefix):
+            return self._kept.extended(self._new)
+        return Prefix([*self._kept[: self._cut], *self._new])
 
 
 class AppendMemo:
@@ -178,7 +182,10 @@ class Renderer(Generic[W]):
             _put(payload, layout.tools, self._tools.get(tools))
         if wire.system is not None and layout.system:
             _put(payload, layout.system, wire.system)
-        self._conversation = ConversationList(wire.items)
+        items = wire.items  # the one copy a step makes: the SDK keeps the list it is given
+        self._conversation = ConversationList(
+            items.to_list() if isinstance(items, Prefix) else items
+        )
         _put(payload, layout.conversation, self._conversation)
         return payload
 

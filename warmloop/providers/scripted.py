@@ -39,6 +39,7 @@ from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import common_prefix_length
+from warmloop.wire.stream import WireStream
 
 CHARS_PER_TOKEN = 4
 MAX_UNSENT = 64
@@ -91,7 +92,7 @@ class ScriptedModel(KnownFacts):
         self.sessions: list[str] = []
         self.branches: list[tuple[str, str, int]] = []
         self._rendered_from: dict[int, tuple[Rendered, tuple[str, str, int]]] = {}
-        self._last: dict[str, str] = {}
+        self._last: dict[str, WireStream] = {}
 
     @property
     def context_window(self) -> int:
@@ -157,13 +158,19 @@ class ScriptedModel(KnownFacts):
         return response
 
     def _usage(self, rendered: Rendered, session_id: str) -> Usage:
-        """Token counts as a perfect prefix cache keyed by session would report them."""
-        stream = rendered.stream
-        previous = self._last.get(session_id, "")
+        """Token counts as a perfect prefix cache keyed by session would report them (a
+        request whose derivation proved it extends the last one is not joined into text)."""
+        stream = rendered.wire
+        previous = self._last.get(session_id)
         self._last[session_id] = stream
-        extends = stream.startswith(previous)
-        reused = len(previous) if extends else common_prefix_length(previous, stream)
-        total = -(-len(stream) // CHARS_PER_TOKEN)
+        if previous is None:
+            reused = 0
+        elif stream.head == previous.head and stream.extends_items_of(previous):
+            reused = previous.length
+        else:
+            old, new = previous.text, stream.text
+            reused = len(old) if new.startswith(old) else common_prefix_length(old, new)
+        total = -(-stream.length // CHARS_PER_TOKEN)
         cached = min(reused // CHARS_PER_TOKEN, total)
         return Usage(input_tokens=total - cached, cache_read_tokens=cached, output_tokens=1)
 

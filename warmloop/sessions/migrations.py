@@ -24,6 +24,9 @@ class Cursor(Protocol):
 
     def fetchall(self) -> list[Any]: ...
 
+    @property
+    def rowcount(self) -> int: ...
+
 
 V1 = (
     """CREATE TABLE sessions (

@@ -52,6 +52,10 @@ class _Cursor:
     def fetchall(self) -> list[Any]:
         return self._cursor.fetchall()
 
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
 
 class PostgresStore(SqlStore):
     """Sessions in a PostgreSQL database (`postgresql://user@host/db`); the schema is created

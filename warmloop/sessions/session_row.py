@@ -1,18 +1,21 @@
-"""The session row as a store reads it back: the SELECT (the session's columns with its
-request totals) and its decoding into a `SessionInfo`, each column checked against the type
-the schema declares, so a store damaged or edited by hand is a clear error, not a crash
-later. Shared by both SQL stores."""
+"""The session row as a store writes it after each step (`write_session_row`) and reads it
+back: the SELECT (the session's columns with its request totals) and its decoding into a
+`SessionInfo`, each column checked against the type the schema declares, so a store damaged
+or edited by hand is a clear error, not a crash later. Shared by both SQL stores."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
 from warmloop.errors import SessionError
 from warmloop.facts.usage import Usage
 from warmloop.messages import Meta
-from warmloop.sessions.session import SessionInfo
+from warmloop.sessions.lease import Lease
+from warmloop.sessions.migrations import Cursor
+from warmloop.sessions.session import SessionInfo, provider_of
+from warmloop.transcript import Transcript
 
 SESSION_ROW = (
     "s.id, s.transcript_id, s.conversation, s.revision, s.length, s.created_at, s.updated_at,"
@@ -93,3 +96,58 @@ def session_info(row: Sequence[Any], now: float) -> SessionInfo:
         row[13] if live else "",
         row[14] if live else None,
     )
+
+
+def write_session_row(
+    cur: Cursor,
+    lease: Lease,
+    transcript: Transcript,
+    clock: Callable[[], float],
+    expires: float,
+    cache_ttl: str,
+    *,
+    held: bool = False,
+) -> bool:
+    """Write the session row after a step or rewrite (`clock`: the time, when the
+    transcript has no `updated_at`). `held`: only if the row is still what the lease expects
+    (the lease's token, length and revision, this transcript or none), in the same
+    statement (`SqlStore._hold` reads it to say why when not); returns whether the row was
+    written."""
+    meta = transcript.meta
+    check = (
+        " AND lease_token = ? AND length = ? AND revision = ?"
+        " AND (transcript_id IS NULL OR transcript_id = '' OR transcript_id = ?)"
+    )
+    cur.execute(
+        "UPDATE sessions SET transcript_id = ?, conversation = ?, revision = ?, length = ?,"
+        " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
+        " model = ?, tools_fingerprint = ?, parent = ?, provider = ?,"
+        " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
+        " context_window = COALESCE(?, context_window), told_window = ?,"
+        " cache_minimum = ?, cache_survived = ?, cache_evicted = ?"
+        " WHERE id = ?" + (check if held else ""),
+        (
+            transcript.id,
+            transcript.conversation,
+            transcript.revision,
+            len(transcript),
+            meta.created_at,
+            meta.updated_at or clock(),
+            meta.last_request_at,
+            meta.model,
+            meta.tools_fingerprint,
+            meta.parent,
+            provider_of(meta.model),
+            cache_ttl,
+            cache_ttl,
+            expires,
+            meta.context_window,
+            meta.told_window,
+            meta.cache_minimum,
+            meta.cache_survived,
+            meta.cache_evicted,
+            lease.session_id,
+            *((lease.token, lease.length, lease.revision, transcript.id) if held else ()),
+        ),
+    )
+    return bool(cur.rowcount == 1)

@@ -23,8 +23,8 @@ from warmloop.sessions.record_rows import (
     request_record,
     rewrite_record,
 )
-from warmloop.sessions.session import SessionInfo, StoredSession, provider_of, validate_session_id
-from warmloop.sessions.session_row import SESSION_ROW, session_info
+from warmloop.sessions.session import SessionInfo, StoredSession, validate_session_id
+from warmloop.sessions.session_row import SESSION_ROW, session_info, write_session_row
 from warmloop.transcript import Transcript, check_pairing
 from warmloop.transcript_file import dumps_message, messages_from_json
 
@@ -157,42 +157,6 @@ class SqlStore(ABC):
             for position in range(start, len(transcript))
         ]
 
-    def _update_session(
-        self, cur: Cursor, lease: Lease, transcript: Transcript, expires: float, cache_ttl: str
-    ) -> None:
-        meta = transcript.meta
-        cur.execute(
-            "UPDATE sessions SET transcript_id = ?, conversation = ?, revision = ?, length = ?,"
-            " created_at = COALESCE(?, created_at), updated_at = ?, last_request_at = ?,"
-            " model = ?, tools_fingerprint = ?, parent = ?, provider = ?,"
-            " cache_ttl = CASE WHEN ? = '' THEN cache_ttl ELSE ? END, lease_expires = ?,"
-            " context_window = COALESCE(?, context_window), told_window = ?,"
-            " cache_minimum = ?, cache_survived = ?, cache_evicted = ?"
-            " WHERE id = ?",
-            (
-                transcript.id,
-                transcript.conversation,
-                transcript.revision,
-                len(transcript),
-                meta.created_at,
-                meta.updated_at or self.clock(),
-                meta.last_request_at,
-                meta.model,
-                meta.tools_fingerprint,
-                meta.parent,
-                provider_of(meta.model),
-                cache_ttl,
-                cache_ttl,
-                expires,
-                meta.context_window,
-                meta.told_window,
-                meta.cache_minimum,
-                meta.cache_survived,
-                meta.cache_evicted,
-                lease.session_id,
-            ),
-        )
-
     def append(
         self,
         lease: Lease,
@@ -208,7 +172,13 @@ class SqlStore(ABC):
             )
         expires = self.clock() + self.lease_seconds
         with self.transaction(write=True) as cur:
-            self._hold(cur, lease, transcript)
+            # The lease's check and the row's update are one statement; only when it
+            # writes nothing is the row read, to say why (`_hold` raises).
+            if not write_session_row(
+                cur, lease, transcript, self.clock, expires, cache_ttl, held=True
+            ):
+                self._hold(cur, lease, transcript)
+                raise SessionError(f"session {lease.session_id!r}: its row could not be updated")
             cur.executemany(
                 "INSERT INTO messages (session, position, body) VALUES (?, ?, ?)",
                 self._rows(lease, transcript, lease.length),
@@ -219,7 +189,6 @@ class SqlStore(ABC):
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [_request_row(lease, lease.requests + n, r) for n, r in enumerate(requests)],
             )
-            self._update_session(cur, lease, transcript, expires, cache_ttl)
         lease.length, lease.requests = len(transcript), lease.requests + len(requests)
         lease.expires_at = expires
 
@@ -274,7 +243,7 @@ class SqlStore(ABC):
                 (session, rewrite.revision, kind, start, end, len(positions), now, len(after)),
             )
             expires = now + self.lease_seconds
-            self._update_session(cur, lease, after, expires, "")
+            write_session_row(cur, lease, after, self.clock, expires, "")
         lease.length, lease.revision, lease.expires_at = len(after), after.revision, expires
 
     def _shift(self, cur: Cursor, session: str, end: int) -> None:

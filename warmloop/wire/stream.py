@@ -10,7 +10,8 @@ that structure.
 
 A `Canonicalizer` remembers the items it serialised last time by identity (renderers hand
 out the same wire objects for unchanged messages and never mutate them), so a step costs
-work only for what is new.
+work only for what is new; a stream's pieces are views (`views.Prefix`) of the lists it
+keeps, never copied.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+from warmloop.wire.views import Prefix
 
 CACHE_MARKERS = frozenset({"cache_control"})
 ROUTING_KEYS = frozenset({"prompt_cache_key", "user", "safety_identifier", "metadata"})
@@ -122,8 +125,9 @@ class WireStream:
     system), then one piece per conversation item (`items`, each ending with a comma)."""
 
     head: tuple[tuple[str, str], ...]
-    items: tuple[str, ...]
-    item_ends: tuple[int, ...] = field(repr=False)
+    items: Sequence[str]
+    """A tuple, or a view of the deriving canonicalizer's list (`Prefix`)."""
+    item_ends: Sequence[int] = field(repr=False)
     """Cumulative end offsets of `items` within the items part."""
     system_items: int = 0
     """How many leading items are the system prompt (labelled `system`)."""
@@ -230,8 +234,8 @@ class ItemsProof:
     it); any other list, or a changed one, is compared item by item."""
 
     items: ConversationList
-    source: tuple[Any, ...]
-    previous: tuple[Any, ...]
+    source: Sequence[Any]
+    previous: Sequence[Any]
     kept: int
 
 
@@ -245,7 +249,7 @@ class Canonicalizer:
         self._ends: list[int] = []
         self._small: dict[int, tuple[object, str]] = {}
         self._derived = 0
-        self._source: tuple[Any, ...] | None = None
+        self._source: Sequence[Any] | None = None
         """The renderer's items `_items` holds, object for object (None: unknown)."""
 
     def stream(self, payload: Mapping[str, Any], proof: ItemsProof | None = None) -> WireStream:
@@ -278,8 +282,8 @@ class Canonicalizer:
                 system_items += 1
         return WireStream(
             tuple(head),
-            tuple(self._texts),
-            tuple(self._ends),
+            Prefix(self._texts),
+            Prefix(self._ends),
             system_items,
             (self, self._derived, kept),
         )
@@ -318,7 +322,9 @@ class Canonicalizer:
         elif keep and not all(map(operator.is_, items, known)):
             keep = next(i for i in range(keep) if items[i] is not known[i])
         self._source = proof.source if proof is not None and intact else None
-        del self._items[keep:], self._texts[keep:], self._ends[keep:]
+        if keep < len(known):  # new lists: the streams handed out view the old ones
+            self._items, self._texts = self._items[:keep], self._texts[:keep]
+            self._ends = self._ends[:keep]
         end = self._ends[-1] if self._ends else 0
         markers = self.layout.markers
         for item in items[keep:]:
