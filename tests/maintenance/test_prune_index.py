@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warmloop.maintenance.fold import fold_span
+from warmloop.maintenance.length_sums import LengthSums
 from warmloop.maintenance.prune import PLACEHOLDER_MARK, PrunePolicy, plan_prune, text_of
 from warmloop.maintenance.prune_index import PruneIndex
 from warmloop.maintenance.size import PromptSizer, TokenCounter
@@ -85,7 +86,7 @@ def test_the_kept_plan_equals_the_whole_plan_at_every_step(
         for index in indices:
             assert index.plan(transcript, POLICY, tokens) == whole
         if whole.first is not None:
-            after = sum(tokens(len(text_of(m))) for _, m in transcript.visible(whole.first))
+            after = tokens(sum(len(text_of(m)) for _, m in transcript.visible(whole.first)))
             assert indices[0].tokens_from(transcript, whole.first, tokens) == after
 
 
@@ -134,3 +135,35 @@ def test_the_tail_taken_a_block_at_a_time_stops_where_one_at_a_time_does() -> No
                 policy = PrunePolicy(tail_tokens=budget, tail_messages=messages)
                 kept = index.plan(transcript, policy, lambda chars: chars)
                 assert kept == plan_prune(transcript, policy, len), (block, budget, messages)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 400), st.booleans())))
+def test_sums_by_length_equal_the_sums_of_a_list(
+    operations: list[tuple[int, int, bool]],
+) -> None:
+    sums, kept = LengthSums(), list[tuple[int, int]]()
+    for length, other, remove in operations:
+        if remove and kept:
+            gone = kept.pop(length % len(kept))
+            sums.add(gone[0], gone[0], gone[1], -1)
+        else:
+            kept.append((length, other))
+            sums.add(length, length, other)
+        for least in (0, 1, length, length + 1, 2 * length, 10_000):
+            longer = [entry for entry in kept if entry[0] >= least]
+            expected = sum(e[0] for e in longer), sum(e[1] for e in longer)
+            assert sums.at_least(least) == expected
+
+
+def test_a_policy_excluding_other_tools_plans_as_the_whole_plan_does() -> None:
+    transcript = Transcript([SystemText("sys"), UserText("task")])
+    for k in range(6):
+        append_step(transcript, k, [(90, False, "read"), (80, False, "keep")])
+    transcript.append(UserText("y" * 200))  # the tail
+    index = PruneIndex()
+    for excluded in ({"keep"}, set(), {"read"}, {"keep"}):
+        policy = PrunePolicy(tail_tokens=120, min_tokens=20, exclude_tools=frozenset(excluded))
+        whole = plan_prune(transcript, policy, len)
+        assert whole
+        assert index.plan(transcript, policy, lambda chars: chars) == whole

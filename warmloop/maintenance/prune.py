@@ -12,7 +12,7 @@ returns edits that `Transcript.replace_content` applies (and archives, through a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from warmloop.messages import AssistantTurn, Message, Notice, ToolCall, ToolResult
 from warmloop.transcript import Transcript
@@ -42,17 +42,58 @@ class PrunePolicy:
         return replace(self, tail_tokens=min(DEFAULT_TAIL_TOKENS, window // 4))
 
 
-@dataclass(frozen=True)
 class PrunePlan:
-    """The edits a prune would make, what they drop, and where the prompt first changes."""
+    """The edits a prune would make, what they drop, and where the prompt first changes.
 
-    edits: dict[int, str] = field(default_factory=dict)
-    dropped_tokens: int = 0
-    first: int | None = None
-    tail_start: int = 0
+    `dropped_tokens` is the estimate of the dropped contents taken as one text, less that
+    of their placeholders taken as one text (summing a rounded estimate per message would
+    add up to a token a message of rounding, and could not be had from sums of lengths).
+    The edits may be built only when asked for (`build`): deciding needs only what is
+    dropped and where the prompt first changes. Equal plans have equal edits."""
+
+    __slots__ = ("_build", "_edits", "dropped_tokens", "first", "tail_start")
+
+    def __init__(
+        self,
+        edits: dict[int, str] | None = None,
+        dropped_tokens: int = 0,
+        first: int | None = None,
+        tail_start: int = 0,
+        *,
+        build: Callable[[], dict[int, str]] | None = None,
+    ) -> None:
+        self._edits = edits if edits is not None or build is not None else {}
+        self._build = build
+        self.dropped_tokens = dropped_tokens
+        self.first = first
+        self.tail_start = tail_start
+
+    @property
+    def edits(self) -> dict[int, str]:
+        """Message index -> the placeholder that replaces its content."""
+        if self._edits is None:
+            assert self._build is not None
+            self._edits = self._build()
+        return self._edits
 
     def __bool__(self) -> bool:
-        return bool(self.edits)
+        return self.first is not None
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.dropped_tokens, self.first, self.tail_start, self.edits)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PrunePlan):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"PrunePlan(edits={self.edits!r}, dropped_tokens={self.dropped_tokens}, "
+            f"first={self.first}, tail_start={self.tail_start})"
+        )
 
 
 def text_of(message: Message) -> str:
@@ -102,7 +143,7 @@ def plan_prune(
     cut = tail_start(visible, policy, tokens)
     calls: dict[str, ToolCall] = {}
     edits: dict[int, str] = {}
-    dropped = 0
+    contents: list[str] = []
     for index, message in visible[:cut]:
         if isinstance(message, AssistantTurn):
             calls.update((c.id, c) for c in message.tool_calls)
@@ -111,12 +152,11 @@ def plan_prune(
             and not message.is_error
             and message.name not in policy.exclude_tools
             and not message.content.startswith(PLACEHOLDER_MARK)
+            and tokens(message.content) >= policy.min_tokens
         ):
-            size = tokens(message.content)
-            if size >= policy.min_tokens:
-                text = placeholder(calls.get(message.call_id), message)
-                edits[index] = text
-                dropped += size - tokens(text)
+            edits[index] = placeholder(calls.get(message.call_id), message)
+            contents.append(message.content)
+    dropped = tokens("".join(contents)) - tokens("".join(edits.values())) if edits else 0
     first = min(edits) if edits else None
     boundary = visible[cut][0] if cut < len(visible) else len(transcript)
     return PrunePlan(edits, dropped, first, boundary)

@@ -3,9 +3,12 @@
 `plan_prune` reads every message's text on every call: at 10,000 messages that was most of
 a step's maintenance time. A `PruneIndex` accumulates, as the transcript grows, what does
 not depend on the calibrated characters-per-token ratio: each visible message's text
-length, and each prunable tool result (its content length and placeholder). A step then
-reads only what was appended, finds the tail from the end, and prices candidates with the
-ratio of the moment (skipping them all at once when the longest is below the minimum).
+length (and their running sum), and each prunable tool result (its content length and
+placeholder). A step then reads only what was appended, finds the tail from the end, and
+prices the candidates before it from sums kept by length (`LengthSums`): the shortest
+length the minimum admits at the ratio of the moment comes from a bisect, and the dropped
+tokens from the sums of the contents and placeholders at or above it, the estimate of each
+taken as one text (`PrunePlan`). The edits themselves are built only when a prune is made.
 The plan equals `plan_prune`'s with a token count that depends only on a text's length
 and never falls as it grows (the maintainer's estimate); a rewrite or fold (a new
 transcript key) starts it over.
@@ -16,7 +19,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 
+from warmloop.maintenance.length_sums import LengthSums
 from warmloop.maintenance.prune import (
     DEFAULT_TAIL_TOKENS,
     PLACEHOLDER_MARK,
@@ -55,6 +60,8 @@ class PruneIndex:
 
     def __init__(self, block: int = BLOCK) -> None:
         self.block = block
+        self._exclude: frozenset[str] = frozenset()
+        """The tools whose results are never candidates (the policy's, as last planned)."""
         self._reset(None)
 
     def _reset(self, key: tuple[str, int, int] | None) -> None:
@@ -63,11 +70,16 @@ class PruneIndex:
         """Messages of the transcript read so far (by index, folded ones included)."""
         self._indices: list[int] = []
         self._lengths: list[int] = []
+        self._prefix: list[int] = [0]
+        """The sum of the first k visible messages' lengths."""
         self._results: list[bool] = []
         self._candidates: list[Candidate] = []
         self._positions: list[int] = []
         self._longest: list[int] = []
         """The longest candidate content among the first k+1 candidates."""
+        self._sums = LengthSums()
+        """The first `_priced` candidates' content and placeholder lengths, by length."""
+        self._priced = 0
         self._calls: dict[str, ToolCall] = {}
         self._bounds: list[tuple[int, int]] = []
         """Per block of `block` visible messages, the shortest and longest length."""
@@ -80,6 +92,7 @@ class PruneIndex:
             self._indices.append(index)
             length = len(text_of(message))
             self._lengths.append(length)
+            self._prefix.append(self._prefix[-1] + length)
             if position % self.block == 0:
                 self._bounds.append((length, length))
             else:
@@ -92,6 +105,7 @@ class PruneIndex:
                 isinstance(message, ToolResult)
                 and not message.is_error
                 and not message.content.startswith(PLACEHOLDER_MARK)
+                and message.name not in self._exclude
             ):
                 text = placeholder(self._calls.get(message.call_id), message)
                 length = len(message.content)
@@ -130,25 +144,44 @@ class PruneIndex:
     ) -> PrunePlan:
         """`plan_prune(transcript, policy, lambda text: tokens(len(text)))`, reading only
         the messages appended since the last call."""
+        if policy.exclude_tools != self._exclude:  # other candidates: read it again
+            self._exclude = policy.exclude_tools
+            self._reset(None)
         self._update(transcript)
         cut = self.tail_start(policy, tokens)
         before = bisect_left(self._positions, cut)
-        edits: dict[int, str] = {}
-        dropped = 0
-        if before and tokens(self._longest[before - 1]) >= policy.min_tokens:
-            for candidate in self._candidates[:before]:
-                if candidate.name in policy.exclude_tools:
-                    continue
-                size = tokens(candidate.length)
-                if size >= policy.min_tokens:
-                    edits[candidate.index] = candidate.placeholder
-                    dropped += size - tokens(len(candidate.placeholder))
-        first = min(edits) if edits else None
+        self._price(before)
         boundary = self._indices[cut] if cut < len(self._indices) else len(transcript)
-        return PrunePlan(edits, dropped, first, boundary)
+        longest = self._longest[before - 1] if before else 0
+        if not before or tokens(longest) < policy.min_tokens:
+            return PrunePlan({}, 0, None, boundary)
+        # The shortest content the minimum admits, and the first candidate that long.
+        shortest = bisect_left(range(longest + 1), policy.min_tokens, key=tokens)
+        first = bisect_left(self._longest, shortest, hi=before)
+        contents, placeholders = self._sums.at_least(shortest)
+        dropped = tokens(contents) - tokens(placeholders)
+        candidates = self._candidates
+
+        def build() -> dict[int, str]:
+            chosen = islice(candidates, first, before)
+            return {c.index: c.placeholder for c in chosen if c.length >= shortest}
+
+        return PrunePlan(None, dropped, candidates[first].index, boundary, build=build)
+
+    def _price(self, before: int) -> None:
+        """Keep the first `before` candidates, and only those, in the sums by length."""
+        while self._priced < before:
+            candidate = self._candidates[self._priced]
+            self._sums.add(candidate.length, candidate.length, len(candidate.placeholder))
+            self._priced += 1
+        while self._priced > before:  # the tail grew back over candidates
+            self._priced -= 1
+            candidate = self._candidates[self._priced]
+            self._sums.add(candidate.length, candidate.length, len(candidate.placeholder), -1)
 
     def tokens_from(self, transcript: Transcript, index: int, tokens: Callable[[int], int]) -> int:
-        """Tokens of the visible messages from message `index` to the end."""
+        """Tokens of the visible messages from message `index` to the end, taken as one
+        text (as `PrunePlan.dropped_tokens` is)."""
         self._update(transcript)
         start = bisect_left(self._indices, index)
-        return sum(tokens(length) for length in self._lengths[start:])
+        return tokens(self._prefix[-1] - self._prefix[start])
