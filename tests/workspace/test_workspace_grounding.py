@@ -202,7 +202,9 @@ def test_a_file_or_a_line_is_not_the_function_a_task_asks_for() -> None:
     for wrong in ("decoder.py", "decoder.py:19", "JSONDecodeError"):
         problem = asked(task, wrong, RAISES)
         assert problem is not None, wrong
-        assert "not one this run has seen defined" in problem or "not written" in problem
+        assert any(
+            why in problem for why in ("not one this run has seen defined", "where a line is")
+        )
     assert asked(task, "py_scanstring", RAISES) is None
     assert asked(task, "py_scanstring", "decoder.py:17: def py_scanstring(s, end):") is None
     assert asked("Which file raises 'Unterminated string'?", "decoder.py", RAISES) is None
@@ -238,3 +240,36 @@ def test_the_suggested_read_covers_the_line_the_answer_is_on() -> None:
     problem = unread_answer(Answer(answer="month_range"), messages)
     assert problem is not None
     assert '"path": "cal.py", "start_line": 36, "end_line": 48' in problem
+
+
+# Issue 37: a place copied from a hit (`path:line`, or the whole hit line) is not an answer.
+
+
+def test_a_copied_hit_line_is_refused_with_the_name_to_submit() -> None:
+    task = "Which function raises 'Unterminated string'?"
+    problem = asked(task, RAISES, RAISES)  # the whole hit line: longer than three words
+    assert problem is not None
+    assert "a search hit copied whole" in problem
+    assert problem.endswith(
+        'submit its name alone: {"tool": "submit", "arguments": {"answer": "py_scanstring"}}.'
+    )
+    problem = asked(task, "decoder.py:19", RAISES)  # the place alone: the hit names the rest
+    assert problem is not None
+    assert '{"answer": "py_scanstring"}' in problem
+
+
+def test_a_place_is_refused_with_the_file_or_the_read_the_task_needs() -> None:
+    hit = "inventory/stock.py:39 in Stock.remove: raise ValueError(f'only {left} left')"
+    problem = asked("Which file raises 'only so many left'?", "inventory/stock.py:39", hit)
+    assert problem is not None
+    assert problem.endswith('{"tool": "submit", "arguments": {"answer": "inventory/stock.py"}}.')
+    problem = asked(
+        "What is the reorder level?", "config.toml:7: reorder = 5", "config.toml:7: reorder = 5"
+    )
+    assert problem is not None
+    assert '"path": "config.toml", "start_line": 5, "end_line": 17' in problem
+    assert asked("What is the reorder level?", "5", "config.toml:7: reorder = 5") is None
+    # A value shaped like a place whose "path" no tool showed is judged as a value.
+    assert (
+        asked("What is the address?", "localhost:8080", "a.py:2: HOST = 'localhost:8080'") is None
+    )

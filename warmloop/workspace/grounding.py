@@ -12,10 +12,13 @@ whole-word at the answer's ends. An answer that is exactly a pattern the run sea
 is refused too: it says nothing the files told; so is a name only offered beside a search
 that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
 the task asks for a function, method or class, the answer must be a definition the run
-has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. A
-refusal names the read that would show the lines around the best hit (the line the
-answer is on, where it is on one). Every submit is checked alike: the agent's step budget
-ends a run, not a count of refusals. Pure and deterministic.
+has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
+answer that is a place a hit or a read showed (`decoder.py:85`, or a hit line copied
+whole, however long) is refused with what to submit instead: the definition the line is
+in, the file, or the read that shows the value. A refusal names the read that would show
+the lines around the best hit (the line the answer is on, where it is on one). Every submit
+is checked alike: the agent's step budget ends a run, not a count of refusals. Pure and
+deterministic.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ ASKS_FOR_DEFINITION = re.compile(
     r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
 )
 """A task that asks for a function, method or class: its answer is a definition's name."""
+ASKS_FOR_FILE = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:file|module)\b", re.I)
+"""A task that asks for a file: its answer is a path."""
+PLACE = re.compile(
+    r"^(?P<path>[^\s:]+):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?(?::(?P<text>.*))?$", re.S
+)
+"""An answer that says where a line is (`decoder.py:85`), maybe copied whole from a hit
+(`decoder.py:85 in py_scanstring: raise ...`): a place, not the value a task asks for."""
 
 
 @dataclass(frozen=True)
@@ -70,18 +80,22 @@ class Hit:
     path: str
     line: int
     text: str
+    within: str | None = None
+    """The definition the line is in, as the hit names it."""
 
 
 @dataclass(frozen=True)
 class Seen:
     """What the run's tool results showed of the files: `text` normalised (case-folded),
-    `exact` with its case kept, the search hits of each result, and the names of the
-    definitions seen (a `def`/`class` line read or hit, or the definition a line is in)."""
+    `exact` with its case kept, the search hits of each result, the names of the
+    definitions seen (a `def`/`class` line read or hit, or the definition a line is in) and
+    the paths of the files hit or read."""
 
     text: str
     exact: str
     hits: list[list[Hit]]
     defined: frozenset[str]
+    paths: frozenset[str] = frozenset()
 
 
 def normal(text: str) -> str:
@@ -106,6 +120,7 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
     lines: list[str] = []
     hits: list[list[Hit]] = []
     defined: set[str] = set()
+    paths: set[str] = set()
     for tool, observation in observations:
         hits.append([])
         for line in observation.split("\n"):
@@ -115,12 +130,15 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
             if shown is not None:
                 lines += shown
                 defined.update(_defines(tool, line, shown))
+                if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
+                    paths.add(head["path"])
             elif (hit := HIT.match(line)) is not None:
-                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
+                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
+                paths.add(hit["path"])
                 lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
                 defined.update(_defines(tool, line, [hit["text"]], hit["within"]))
     exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
-    return Seen(exact.casefold(), exact, hits, frozenset(defined))
+    return Seen(exact.casefold(), exact, hits, frozenset(defined), frozenset(paths))
 
 
 def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
@@ -220,10 +238,35 @@ def exactly(value: str) -> bool:
     return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
 
 
-def asks_for_definition(messages: Sequence[Message]) -> bool:
-    """Whether the run's task (its first user text) asks for a function, method or class."""
-    task = next((m.text for m in messages if isinstance(m, UserText)), "")
-    return ASKS_FOR_DEFINITION.search(task) is not None
+def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
+    """Why `value` is refused when it is a place a hit or a read showed (`path:line`, maybe
+    copied with the hit's `in NAME` and text), with what to submit instead: the definition
+    the line is in where `task` asks for a function or class, the path where it asks for a
+    file, else the value on the line, after reading it. None when it is not such a place."""
+    place = PLACE.match(bare(value))
+    if place is None or place["path"] not in seen.paths:
+        return None
+    path, line = place["path"], int(place["line"])
+    found = [
+        hit for observed in seen.hits for hit in observed if (hit.path, hit.line) == (path, line)
+    ]
+    within = place["within"] or next((hit.within for hit in found if hit.within), None)
+    copied = "a search hit copied whole" if place["text"] is not None else "a file and a line"
+    problem = (
+        f"Not accepted yet: {name} {json.dumps(bare(value), ensure_ascii=False)} is {copied}: "
+        "where a line is, not the answer."
+    )
+    if ASKS_FOR_DEFINITION.search(task) and within:
+        submit = {"tool": SUBMIT, "arguments": {name: within}}
+        return f"{problem} The line is in {within}; submit its name alone: {json.dumps(submit)}."
+    if ASKS_FOR_FILE.search(task):
+        submit = {"tool": SUBMIT, "arguments": {name: path}}
+        return f"{problem} Submit the file alone: {json.dumps(submit)}."
+    read = {"tool": "read_file", "arguments": read_around(path, line)}
+    return (
+        f"{problem} Read the line first: {json.dumps(read, ensure_ascii=False)}, then submit "
+        "only the value the task asks for, as written there."
+    )
 
 
 def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
@@ -235,10 +278,13 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     results = [m for m in messages if isinstance(m, ToolResult)]
     seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
     patterns = searched(messages)
-    definition = asks_for_definition(messages)
+    task = next((m.text for m in messages if isinstance(m, UserText)), "")
+    definition = ASKS_FOR_DEFINITION.search(task) is not None
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
+        if (place := copied_place(name, value, seen, task)) is not None:
+            return place
         answer = normal(bare(value))
         if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
             continue
