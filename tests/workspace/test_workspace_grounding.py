@@ -273,3 +273,50 @@ def test_a_place_is_refused_with_the_file_or_the_read_the_task_needs() -> None:
     assert (
         asked("What is the address?", "localhost:8080", "a.py:2: HOST = 'localhost:8080'") is None
     )
+
+
+# Issue 37: what the task itself names is where to start, not the answer (two-step questions).
+
+ENCODER_TASK = (
+    "json/__init__.py makes _default_encoder from a class; which file defines that class?"
+)
+
+
+def test_a_name_the_task_writes_is_refused_with_the_name_its_line_leads_to() -> None:
+    first = "json/__init__.py:110: _default_encoder = JSONEncoder("
+    problem = asked(ENCODER_TASK, "json/__init__.py", first)
+    assert problem is not None
+    assert "is named in the task itself" in problem
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "JSONEncoder"}}.')
+    # A name is not the file the task asks for: its search shows the file.
+    problem = asked(ENCODER_TASK, "JSONEncoder", first)
+    assert problem is not None
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "JSONEncoder"}}.')
+    second = "json/encoder.py:105: class JSONEncoder(object):"
+    assert asked(ENCODER_TASK, "json/encoder.py", first, second) is None
+
+
+def test_a_quoted_message_in_the_task_may_be_repeated_by_its_answer() -> None:
+    task = "Which method raises 'fromutc() requires a datetime argument'?"
+    hit = 'a.py:9 in ZoneInfo.fromutc: raise TypeError("fromutc() requires a datetime argument")'
+    assert asked(task, "fromutc", hit) is None
+    assert asked(task, "raises", hit) is not None  # the task's own word outside the quotes
+
+
+def test_a_function_the_task_names_is_read_not_searched_past() -> None:
+    task = "tomllib's load function returns the result of another function; what is its name?"
+    problem = asked(task, "load", "tomllib/_parser.py:57: def load(fp, /, *, parse_float=float):")
+    assert problem is not None
+    assert "is named in the task itself" in problem
+    assert '"path": "tomllib/_parser.py", "start_line": 55, "end_line": 67' in problem
+
+
+def test_a_copied_hit_in_the_file_the_task_names_leads_on_to_the_name_on_its_line() -> None:
+    task = (
+        "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?"
+    )
+    hit = "wsgiref/handlers.py:114 in BaseHandler: headers_class = Headers"
+    problem = asked(task, hit, hit)
+    assert problem is not None
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "Headers"}}.')
+    assert '"tool": "submit"' not in problem

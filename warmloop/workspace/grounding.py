@@ -33,6 +33,13 @@ from pydantic import BaseModel
 from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
 from warmloop.workspace.nearby import DEFINITION
+from warmloop.workspace.task_words import (
+    ASKS_FOR_DEFINITION,
+    ASKS_FOR_FILE,
+    exactly,
+    led_to,
+    named_in,
+)
 
 MAX_CHECKED_WORDS = 3
 """Longer answers are sentences: their wording is the model's own, so they are not checked."""
@@ -58,14 +65,6 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
 
 
-CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-"""A name as code writes it, maybe qualified (`JSONDecoder.raw_decode`)."""
-ASKS_FOR_DEFINITION = re.compile(
-    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
-)
-"""A task that asks for a function, method or class: its answer is a definition's name."""
-ASKS_FOR_FILE = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:file|module)\b", re.I)
-"""A task that asks for a file: its answer is a path."""
 PLACE = re.compile(
     r"^(?P<path>[^\s:]+):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?(?::(?P<text>.*))?$", re.S
 )
@@ -231,13 +230,6 @@ def searched(messages: Sequence[Message]) -> set[str]:
     return patterns
 
 
-def exactly(value: str) -> bool:
-    """Whether `value` is a name of code whose case is part of it (`parse_value`,
-    `JSONDecoder`, `VAT_RATE`), so its case must match the files; a plain word
-    (`hinges`, `North`) is matched in any case."""
-    return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
-
-
 def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
     """Why `value` is refused when it is a place a hit or a read showed (`path:line`, maybe
     copied with the hit's `in NAME` and text), with what to submit instead: the definition
@@ -259,14 +251,33 @@ def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
     if ASKS_FOR_DEFINITION.search(task) and within:
         submit = {"tool": SUBMIT, "arguments": {name: within}}
         return f"{problem} The line is in {within}; submit its name alone: {json.dumps(submit)}."
-    if ASKS_FOR_FILE.search(task):
+    given = named_in(task)
+    if ASKS_FOR_FILE.search(task) and path not in given:
         submit = {"tool": SUBMIT, "arguments": {name: path}}
         return f"{problem} Submit the file alone: {json.dumps(submit)}."
+    text = place["text"] or next((hit.text for hit in found), "")
+    if ASKS_FOR_FILE.search(task) and (next_name := led_to(text, task)) is not None:
+        search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+        return (
+            f"{problem} The task names {path} itself; the line names {next_name}: search for "
+            f"it next: {search}."
+        )
     read = {"tool": "read_file", "arguments": read_around(path, line)}
     return (
         f"{problem} Read the line first: {json.dumps(read, ensure_ascii=False)}, then submit "
         "only the value the task asks for, as written there."
     )
+
+
+def subject_hit(task: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
+    """The latest hit whose line defines a name `task` writes (`class ServerHandler(...)`,
+    `_default_encoder = ...`): where what the task asks about is."""
+    given = named_in(task)
+    for hit in (hit for observed in reversed(hits) for hit in observed):
+        defined = DEFINITION.match(hit.text)
+        if defined is not None and (defined[1] or defined[2]) in given:
+            return hit
+    return None
 
 
 def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
@@ -290,7 +301,20 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
             continue
         shown = json.dumps(bare(value), ensure_ascii=False)
         spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
-        if answer in patterns:
+        hit = best_hit(bare(value), seen.hits)
+        if spelled.removesuffix("()") in named_in(task):
+            problem = (
+                f"Not accepted yet: {name} {shown} is named in the task itself: it is where "
+                "to start, not the answer."
+            )
+            hit = subject_hit(task, seen.hits) or hit
+            if hit is not None and (next_name := led_to(hit.text, task)) is not None:
+                search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+                return (
+                    f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
+                    f"task asks for it, else search for it next: {search}."
+                )
+        elif answer in patterns:
             problem = (
                 f"Not accepted yet: {name} {shown} is what this run searched for, not a "
                 "value the files gave."
@@ -313,9 +337,14 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
                 "is, not its name). A search hit inside a definition names it: "
                 "`path:line in NAME: text`."
             )
+        elif ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
+            search = json.dumps({"tool": "search", "arguments": {"pattern": spelled}})
+            return (
+                f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
+                f"not a file. Search for it to see the file that defines it: {search}."
+            )
         else:
             continue
-        hit = best_hit(bare(value), seen.hits)
         if hit is None:
             return f"{problem} Search the files for one word of the task first."
         read = read_around(hit.path, hit.line)
