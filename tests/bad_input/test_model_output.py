@@ -222,3 +222,53 @@ def test_the_local_grammar_refuses_a_string_that_never_closes(name: str, gemma_v
     if "path" in arguments:
         short["path"] = str(arguments["path"])[:100]
     assert grammar_accepts(gemma_vocab, grammar, step_text("x", tool_name, short))
+
+
+# Issue 37: the embedded model's answer check (places copied from a hit, the task's own words)
+
+RAISE_HIT = 'decoder.py:85 in py_scanstring: raise JSONDecodeError("Unterminated string")'
+ENCODER_HIT = "json/__init__.py:110: _default_encoder = JSONEncoder("
+ENCODER_TASK = "json/__init__.py makes _default_encoder from a class; which file defines it?"
+CHECKED_ANSWERS: dict[str, tuple[str, str, str, str]] = {
+    # name: (task, the hit the run saw, the answer submitted, what the refusal offers)
+    "place": (
+        "Which function raises 'Unterminated string'?",
+        RAISE_HIT,
+        "decoder.py:85",
+        "py_scanstring",
+    ),
+    "whole-hit": (
+        "Which function raises 'Unterminated string'?",
+        RAISE_HIT,
+        RAISE_HIT,
+        "py_scanstring",
+    ),
+    "hit-with-spaces": (
+        "Which function raises 'Unterminated string'?",
+        RAISE_HIT,
+        f"  `{RAISE_HIT}`. ",
+        "py_scanstring",
+    ),
+    "task-file": (ENCODER_TASK, ENCODER_HIT, "json/__init__.py", "JSONEncoder"),
+    "task-name": (ENCODER_TASK, ENCODER_HIT, "_default_encoder", "JSONEncoder"),
+    "name-for-file": (ENCODER_TASK, ENCODER_HIT, "JSONEncoder", "JSONEncoder"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKED_ANSWERS))
+def test_the_answer_check_refuses_a_place_or_the_tasks_own_words(name: str) -> None:
+    from pydantic import BaseModel
+
+    from warmloop.messages import ToolResult, UserText
+    from warmloop.workspace.grounding import unread_answer
+
+    class Answer(BaseModel):
+        answer: str
+
+    task, hit, answer, offered = CHECKED_ANSWERS[name]
+    problem = unread_answer(
+        Answer(answer=answer), [UserText(task), ToolResult("c1", "search", hit)]
+    )
+    assert problem is not None
+    assert problem.startswith("Not accepted yet")
+    assert json.dumps(offered) in problem  # the name to submit or to search for next

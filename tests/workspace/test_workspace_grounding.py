@@ -202,7 +202,9 @@ def test_a_file_or_a_line_is_not_the_function_a_task_asks_for() -> None:
     for wrong in ("decoder.py", "decoder.py:19", "JSONDecodeError"):
         problem = asked(task, wrong, RAISES)
         assert problem is not None, wrong
-        assert "not one this run has seen defined" in problem or "not written" in problem
+        assert any(
+            why in problem for why in ("not one this run has seen defined", "where a line is")
+        )
     assert asked(task, "py_scanstring", RAISES) is None
     assert asked(task, "py_scanstring", "decoder.py:17: def py_scanstring(s, end):") is None
     assert asked("Which file raises 'Unterminated string'?", "decoder.py", RAISES) is None
@@ -238,3 +240,83 @@ def test_the_suggested_read_covers_the_line_the_answer_is_on() -> None:
     problem = unread_answer(Answer(answer="month_range"), messages)
     assert problem is not None
     assert '"path": "cal.py", "start_line": 36, "end_line": 48' in problem
+
+
+# Issue 37: a place copied from a hit (`path:line`, or the whole hit line) is not an answer.
+
+
+def test_a_copied_hit_line_is_refused_with_the_name_to_submit() -> None:
+    task = "Which function raises 'Unterminated string'?"
+    problem = asked(task, RAISES, RAISES)  # the whole hit line: longer than three words
+    assert problem is not None
+    assert "a search hit copied whole" in problem
+    assert problem.endswith(
+        'submit its name alone: {"tool": "submit", "arguments": {"answer": "py_scanstring"}}.'
+    )
+    problem = asked(task, "decoder.py:19", RAISES)  # the place alone: the hit names the rest
+    assert problem is not None
+    assert '{"answer": "py_scanstring"}' in problem
+
+
+def test_a_place_is_refused_with_the_file_or_the_read_the_task_needs() -> None:
+    hit = "inventory/stock.py:39 in Stock.remove: raise ValueError(f'only {left} left')"
+    problem = asked("Which file raises 'only so many left'?", "inventory/stock.py:39", hit)
+    assert problem is not None
+    assert problem.endswith('{"tool": "submit", "arguments": {"answer": "inventory/stock.py"}}.')
+    problem = asked(
+        "What is the reorder level?", "config.toml:7: reorder = 5", "config.toml:7: reorder = 5"
+    )
+    assert problem is not None
+    assert '"path": "config.toml", "start_line": 5, "end_line": 17' in problem
+    assert asked("What is the reorder level?", "5", "config.toml:7: reorder = 5") is None
+    # A value shaped like a place whose "path" no tool showed is judged as a value.
+    assert (
+        asked("What is the address?", "localhost:8080", "a.py:2: HOST = 'localhost:8080'") is None
+    )
+
+
+# Issue 37: what the task itself names is where to start, not the answer (two-step questions).
+
+ENCODER_TASK = (
+    "json/__init__.py makes _default_encoder from a class; which file defines that class?"
+)
+
+
+def test_a_name_the_task_writes_is_refused_with_the_name_its_line_leads_to() -> None:
+    first = "json/__init__.py:110: _default_encoder = JSONEncoder("
+    problem = asked(ENCODER_TASK, "json/__init__.py", first)
+    assert problem is not None
+    assert "is named in the task itself" in problem
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "JSONEncoder"}}.')
+    # A name is not the file the task asks for: its search shows the file.
+    problem = asked(ENCODER_TASK, "JSONEncoder", first)
+    assert problem is not None
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "JSONEncoder"}}.')
+    second = "json/encoder.py:105: class JSONEncoder(object):"
+    assert asked(ENCODER_TASK, "json/encoder.py", first, second) is None
+
+
+def test_a_quoted_message_in_the_task_may_be_repeated_by_its_answer() -> None:
+    task = "Which method raises 'fromutc() requires a datetime argument'?"
+    hit = 'a.py:9 in ZoneInfo.fromutc: raise TypeError("fromutc() requires a datetime argument")'
+    assert asked(task, "fromutc", hit) is None
+    assert asked(task, "raises", hit) is not None  # the task's own word outside the quotes
+
+
+def test_a_function_the_task_names_is_read_not_searched_past() -> None:
+    task = "tomllib's load function returns the result of another function; what is its name?"
+    problem = asked(task, "load", "tomllib/_parser.py:57: def load(fp, /, *, parse_float=float):")
+    assert problem is not None
+    assert "is named in the task itself" in problem
+    assert '"path": "tomllib/_parser.py", "start_line": 55, "end_line": 67' in problem
+
+
+def test_a_copied_hit_in_the_file_the_task_names_leads_on_to_the_name_on_its_line() -> None:
+    task = (
+        "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?"
+    )
+    hit = "wsgiref/handlers.py:114 in BaseHandler: headers_class = Headers"
+    problem = asked(task, hit, hit)
+    assert problem is not None
+    assert problem.endswith('{"tool": "search", "arguments": {"pattern": "Headers"}}.')
+    assert '"tool": "submit"' not in problem

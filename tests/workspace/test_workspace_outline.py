@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.workspace.test_workspace_grounding import Answer, seen
-from warmloop.workspace import Workspace
+from warmloop.workspace import Workspace, workspace_tools
 from warmloop.workspace.grounding import unread_answer
 
 DECODER = '''"""A JSON decoder."""
@@ -129,3 +129,16 @@ def test_any_text_outlines_without_error_as_names_only(text: str) -> None:
         for line in range(len(text.splitlines()) + 2):
             name = outline.at(line)
             assert name is None or all(part.isidentifier() for part in name.split("."))
+
+
+def test_the_tool_descriptions_are_the_ones_the_eval_measured(tmp_path: Path) -> None:
+    # The enclosing name is shown by the hits themselves; describing it in the tools' words
+    # moved the embedded model's first searches (issue 37). Changing these words needs a
+    # run of `python -m benchmarks local_eval` (docs/benchmarks.md).
+    described = {tool.name: tool.spec.description for tool in workspace_tools(tmp_path)}
+    assert described["search"] == (
+        "Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."
+    )
+    assert described["read_file"] == (
+        "Read a text file with numbered lines, optionally lines start_line..end_line only."
+    )

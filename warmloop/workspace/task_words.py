@@ -1,0 +1,67 @@
+"""What a task's own words ask for and name, read by the answer check (`grounding.py`).
+
+A task asks for a function, method or class (its answer is a definition's name) or for a
+file (a path). The names and paths it writes outside its quoted text are what it asks
+about, so never its answer: "MemoryHandler subclasses a class; what is that class's own
+base class?" is not answered by `MemoryHandler`. Quoted text is a message or code to find,
+which an answer may repeat (`fromutc` in "Which method raises 'fromutc() requires ...'?").
+A line that defines what the task names leads on to a name the task does not write
+(`class ServerHandler(SimpleHandler):` to `SimpleHandler`): the next search of a question
+that takes two steps. Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from warmloop.workspace.nearby import DEFINITION
+
+CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""A name as code writes it, maybe qualified (`JSONDecoder.raw_decode`)."""
+ASKS_FOR_DEFINITION = re.compile(
+    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
+)
+"""A task that asks for a function, method or class: its answer is a definition's name."""
+ASKS_FOR_FILE = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:file|module)\b", re.I)
+"""A task that asks for a file: its answer is a path."""
+QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|`[^`]*`")
+"""Quoted text in a task: a message or code to find, which its answer may repeat."""
+TASK_NAME = re.compile(r"[\w./]*[A-Za-z_][\w./]*")
+"""A name or path a task writes (`ServerHandler`, `json/__init__.py`, `load`)."""
+
+
+def exactly(value: str) -> bool:
+    """Whether `value` is a name of code whose case is part of it (`parse_value`,
+    `JSONDecoder`, `VAT_RATE`), so its case must match the files; a plain word
+    (`hinges`, `North`) is matched in any case."""
+    return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
+
+
+def named_in(task: str) -> frozenset[str]:
+    """The names and paths `task` itself writes outside its quoted text: what it asks
+    about, so never its answer (`MemoryHandler` in "MemoryHandler subclasses a class; what
+    is that class's own base class?")."""
+    unquoted = QUOTED.sub(" ", task)
+    return frozenset(word.strip(".") for word in TASK_NAME.findall(unquoted))
+
+
+def led_to(line: str, task: str) -> str | None:
+    """The name a line of a file leads to beyond what `task` names: the first name of code
+    on it that the task does not write (`JSONEncoder` in `_default_encoder = JSONEncoder(`,
+    `SimpleHandler` in `class ServerHandler(SimpleHandler):`), the last part of a dotted
+    one, spelled as code is (a capitalised word only on a definition or an import line,
+    not in prose); None on a function's `def` line, whose
+    body is what it leads to, or where the line names nothing else."""
+    if re.match(r"\s*(?:async\s+)?def\s", line):
+        return None
+    given = named_in(task)
+    code = DEFINITION.match(line) is not None or re.match(r"\s*(?:from|import)\s", line)
+    for found in CODE_NAME.finditer(line):
+        name = found[0]
+        last = name.rsplit(".", 1)[-1]
+        # `JSONEncoder`, `_tzpath`, or `Headers` on a line of code: not a word of prose
+        coded = exactly(last) or last.startswith("_") or (bool(code) and last[:1].isupper())
+        if coded and name not in given and last not in given and not keyword.iskeyword(last):
+            return last
+    return None
