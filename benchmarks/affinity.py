@@ -46,8 +46,8 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from warmloop import SystemText, Transcript, UserText
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.routing import SESSION_HEADER
+from warmloop.providers.openai.chat import OpenAICompatibleModel
+from warmloop.providers.openai.record import SESSION_HEADER
 
 PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt")
 PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
@@ -298,7 +298,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="keep the logs in this directory")
     args = parser.parse_args()
-    from warmloop.providers.gemma import gemma_path
+    from warmloop.providers.local.gemma import gemma_path
 
     model_file = gemma_path()
     with tempfile.TemporaryDirectory(prefix="affinity-") as scratch:

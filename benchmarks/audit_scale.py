@@ -56,9 +56,9 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 try:  # a checkout that streams its log; an older one (a baseline) reads it whole
-    from warmloop.audit.log import iter_log as read
+    from warmloop.exchange.log import iter_log as read
 except ImportError:
-    from warmloop.audit.log import read_log as read
+    from warmloop.exchange.log import read_log as read
 from warmloop.audit.report import audit
 start, cpu = time.perf_counter(), time.process_time()
 report = audit(read(Path(sys.argv[1])))

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.scenarios import Request, Scenario
-from warmloop.wire.stream import CHAT, canonical_stream
+from warmloop.providers.openai.record import CHAT
+from warmloop.wire.stream import canonical_stream
 
 WINDOW = 12
 TRIGGER = 12_000

@@ -76,7 +76,7 @@ def requests_of(task: int, profile: CacheProfile, start: float) -> list[SimReque
         marks = ideal_marks(len(texts), common, profile.ttl)
         points = {i: m for i, m in enumerate(marks) if m is not None}
         # warmloop's Anthropic placement also marks the end of the tools and of the system
-        # prompt (providers/anthropic_cache.py), so another task finds the opening's write.
+        # prompt (providers/anthropic/cache.py), so another task finds the opening's write.
         points |= {n: profile.ttl for n in range(len(OPENING))}
         blocks = blocks_from_texts(texts, breakpoints=points, tokens_per_char=TOKENS_PER_CHAR)
         out.append(SimRequest(start + STEP_SECONDS * n, blocks, 40))

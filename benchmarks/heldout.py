@@ -22,7 +22,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from warmloop.providers.gemma import cache_dir
+from warmloop.providers.local.gemma import cache_dir
 
 PACKAGES = ("tomllib", "json", "wsgiref", "zoneinfo", "logging")
 

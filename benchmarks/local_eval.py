@@ -27,8 +27,8 @@ from benchmarks.heldout import QUESTIONS as HELD_OUT
 from benchmarks.heldout import Question, prepare
 from warmloop import Agent, AssistantTurn, RunError, workspace_tools
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
-from warmloop.providers.local import LocalModel
-from warmloop.providers.local_models import MODELS
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.models import MODELS
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS
 from warmloop.workspace.grounding import unread_answer
 

@@ -50,8 +50,8 @@ def child(model_name: str, threads: int, questions: list[str]) -> None:
     started = time.perf_counter()
     from benchmarks.heldout import Question
     from benchmarks.local_eval import WORKSPACE, ask
-    from warmloop.providers import local
-    from warmloop.providers.openings import OpeningCache
+    from warmloop.providers.local import model as local
+    from warmloop.providers.local.openings import OpeningCache
 
     spent: dict[str, float] = defaultdict(float)
     spent["imports"] = time.perf_counter() - started

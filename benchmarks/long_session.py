@@ -45,9 +45,9 @@ from warmloop import (
 )
 from warmloop.maintenance.prune import plan_prune
 from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
+from warmloop.providers.openai.record import CHAT
 from warmloop.simulate import Block, SimRequest, simulate
 from warmloop.transcript import scratch_copy
-from warmloop.wire.stream import CHAT
 
 RESULT_TOKENS = 6_000
 STEP_SECONDS = 30.0

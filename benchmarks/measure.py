@@ -20,8 +20,9 @@ from warmloop.audit.costs import DEFAULT_PROVIDERS
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
+from warmloop.providers.openai.record import CHAT
 from warmloop.simulate import Block, SimRequest, blocks_from_texts, simulate
-from warmloop.wire.stream import CHAT, canonical_stream
+from warmloop.wire.stream import canonical_stream
 
 PROVIDERS = DEFAULT_PROVIDERS
 ENGINE = "local"

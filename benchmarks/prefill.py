@@ -26,8 +26,8 @@ from warmloop import SystemText, Toolbox, ToolResult, ToolSpec, Transcript, User
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
 from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
-from warmloop.providers.chat_template import TemplatePrompt, TemplateTurn, prompt_tokens
-from warmloop.providers.local import LocalModel
+from warmloop.providers.local.chat_template import TemplatePrompt, TemplateTurn, prompt_tokens
+from warmloop.providers.local.model import LocalModel
 from warmloop.tools.gateway import SUBMIT
 
 STEPS = 12

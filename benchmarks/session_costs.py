@@ -21,14 +21,16 @@ from openai import AsyncOpenAI
 from warmloop import ScriptedModel, ToolSpec, Transcript
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.profiles import CacheProfile, profile_for
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
 from warmloop.providers.base import ModelResponse, Rendered
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.chat_format import ChatRenderer
+from warmloop.providers.openai.record import CHAT, RESPONSES
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Script
 from warmloop.simulate import Block, SimOutcome, SimRequest, simulate
 from warmloop.transcript import scratch_copy
-from warmloop.wire.stream import ANTHROPIC, CHAT, RESPONSES, WireLayout, canonical_stream
+from warmloop.wire.stream import WireLayout, canonical_stream
 
 CHARS_PER_TOKEN = 4
 

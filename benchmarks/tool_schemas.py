@@ -33,7 +33,7 @@ import tiktoken
 from pydantic import BaseModel, Field, create_model
 
 from warmloop import Tool, ToolSpec
-from warmloop.providers.chat_format import wire_tools
+from warmloop.providers.openai.chat_format import wire_tools
 from warmloop.tools.schema import parse_docstring
 from warmloop.wire.stream import dumps
 

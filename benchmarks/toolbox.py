@@ -64,6 +64,7 @@ from warmloop import (
     Transcript,
 )
 from warmloop.protocols.react_text import call_id
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
 from warmloop.providers.base import Rendered
 from warmloop.providers.scripted import Script
 from warmloop.simulate import SimRequest, simulate
@@ -71,7 +72,6 @@ from warmloop.tools.announce import announcement
 from warmloop.tools.invoke import Execution
 from warmloop.tools.search import Index
 from warmloop.tools.toolbox import OWN_CAP, Cap, Disclosure
-from warmloop.wire.stream import ANTHROPIC
 
 RULES = (ANTHROPIC_RULES, OPENAI_RULES)
 ARMS: tuple[tuple[Arm, str], ...] = (

@@ -114,7 +114,7 @@ async def network_failure_is_a_provider_error() -> None:
     from google import genai
     from google.genai import types
 
-    from warmloop.providers.gemini import GeminiModel
+    from warmloop.providers.gemini.model import GeminiModel
 
     client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=CLOSED))
     model = GeminiModel("gemini-2.5-flash", client=client, max_retries=0, timeout=5)

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("output_types",),
     ("protocols", "outputs"),
     ("providers", "workspace"),
+    ("exchange",),
     ("maintenance", "telemetry"),
     ("sessions", "audit"),
     ("keepalive",),
@@ -171,6 +172,9 @@ def test_errors_import_nothing_and_messages_only_errors() -> None:
         ("providers", "maintenance"),
         ("providers", "cli"),
         ("audit", "agent"),
+        ("proxy", "audit"),
+        ("exchange", "audit"),
+        ("exchange", "proxy"),
         ("transcript", "facts"),
         ("transcript", "wire"),
         ("transcript", "simulate"),
@@ -207,10 +211,70 @@ def test_the_checks_see_every_kind_of_import(tmp_path: Path) -> None:
     assert "warmloop.facts.b imports warmloop.agent.c" in upward(edges)
 
 
-PROVIDER_RECORDS = frozenset(
-    {"warmloop.providers.builtin", "warmloop.providers.records", "warmloop.providers.registry"}
-)
-"""The modules that may name a provider or a wire format: its record and the registry."""
+PROVIDER_RECORDS = frozenset({"warmloop.providers.records", "warmloop.providers.registry"})
+"""The floor's modules that may name a provider or a wire format: the records and the
+registry (and every module inside a provider's own folder, `provider_folder`)."""
+
+
+def provider_folder(module: str) -> str | None:
+    """The provider folder a module is in (`warmloop.providers.anthropic`), or None."""
+    parts = module.split(".")
+    if len(parts) > 3 and parts[:2] == ["warmloop", "providers"]:
+        return ".".join(parts[:3])
+    return None
+
+
+def folder_packages(root: Path = PACKAGE) -> set[str]:
+    """Every provider folder: a package directly under `providers/`."""
+    return {
+        f"warmloop.providers.{path.parent.name}"
+        for path in (root / "providers").glob("*/__init__.py")
+    }
+
+
+def reaching_into_folders(edges: Mapping[str, set[str]], folders: set[str]) -> list[str]:
+    """Every import of a module inside a provider folder from outside that folder: the
+    folder is reached only through its record and the registry."""
+    wrong = []
+    for source, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            folder = provider_folder(target) if provider_folder(target) in folders else None
+            if target in folders:
+                folder = target
+            if folder is not None and provider_folder(source) != folder and source != folder:
+                wrong.append(f"{source} imports {target}")
+    return wrong
+
+
+def test_nothing_outside_a_provider_folder_imports_from_it() -> None:
+    """A provider is a folder (docs/adding-a-provider.md): the rest of warmloop asks its
+    record, through the registry, and never imports its modules."""
+    folders = folder_packages()
+    assert folders >= {
+        "warmloop.providers.anthropic",
+        "warmloop.providers.openai",
+        "warmloop.providers.gemini",
+        "warmloop.providers.local",
+    }
+    assert reaching_into_folders(graph(), folders) == []
+
+
+def test_the_folder_rule_names_a_planted_import(tmp_path: Path) -> None:
+    """One deliberate import of a provider's module from the proxy is named; the folder's
+    own modules importing each other are not."""
+    root = tmp_path / "warmloop"
+    for folder in (root, root / "proxy", root / "providers", root / "providers" / "acme"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (root / "providers" / "acme" / "cache.py").write_text("X = 1\n")
+    (root / "providers" / "acme" / "record.py").write_text(
+        "from warmloop.providers.acme.cache import X\n"
+    )
+    (root / "proxy" / "fixes.py").write_text("from warmloop.providers.acme.cache import X\n")
+    edges = graph(root)
+    assert reaching_into_folders(edges, folder_packages(root)) == [
+        "warmloop.proxy.fixes imports warmloop.providers.acme.cache"
+    ]
 
 
 def _strings(node: ast.expr) -> Iterator[str]:
@@ -227,7 +291,7 @@ def name_comparisons(root: Path, names: frozenset[str]) -> list[str]:
     provider prefix or a wire format's name), outside the provider records."""
     found = []
     for module, path in modules(root).items():
-        if module in PROVIDER_RECORDS:
+        if module in PROVIDER_RECORDS or provider_folder(module) is not None:
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if not isinstance(node, ast.Compare):
@@ -264,7 +328,7 @@ def test_the_name_check_finds_a_planted_comparison(tmp_path: Path) -> None:
         'def f(wire, p):\n    return wire.name == "anthropic" or p in ("gemini", "x")\n'
     )
     (root / "audit" / "fine.py").write_text('DETAILS = "anthropic"\nOK = "x" == "y"\n')
-    (root / "providers" / "builtin.py").write_text('A = "anthropic" == "anthropic"\n')
+    (root / "providers" / "registry.py").write_text('A = "anthropic" == "anthropic"\n')
     assert name_comparisons(root, _registered_names()) == [
         "warmloop.audit.blocks:2 compares with 'anthropic'",
         "warmloop.audit.blocks:2 compares with 'gemini'",
@@ -287,6 +351,7 @@ DOCUMENTED_INTERNALS: tuple[str, ...] = (
     "tools",  # schema helpers and the Toolbox's disclosure knobs (the toolbox arms)
     "sessions",  # the stores below the public ones, leases and resume (sessions, fleet)
     "audit",  # the audit entry, its ideal breakpoints and the providers it prices
+    "exchange",  # the log a benchmark writes and the audit reads (audit_scale)
     "agent",  # the defaults a user leaves alone, and the horizon the facts sweep swaps
     "maintenance",  # the prune plan the offline optimum uses, and the horizon
     "fleet",  # the fleet client and tasks the fleet benchmark drives

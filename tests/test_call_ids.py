@@ -26,10 +26,10 @@ from tests.providers.test_gemini import make_model as gemini_model
 from tests.providers.test_openai_responses import response_body, usage_json
 from tests.support.wire import WireLog, wire_stream
 from warmloop import Agent, AssistantTurn, Run, Transcript, check_pairing, tool
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.chat import OpenAICompatibleModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 Body = dict[str, Any]
 Call = tuple[str, str, dict[str, Any]]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from warmloop import Agent, RunError, ScriptedModel, check_pairing, tool
 from warmloop.messages import Message
-from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.openai.chat_format import ChatRenderer
 from warmloop.providers.scripted import Reply
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import PrefixGuard

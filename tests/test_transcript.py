@@ -19,7 +19,7 @@ from warmloop.messages import (
     ToolResult,
     UserText,
 )
-from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.openai.chat_format import ChatRenderer
 from warmloop.transcript import Transcript, check_pairing, unique_call_ids
 
 

@@ -21,11 +21,11 @@ from warmloop.errors import ContextWindowExceeded
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
 from warmloop.messages import SystemText, UserText
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.openai_compatible import OpenAIChatModel, OpenAICompatibleModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.openai.chat import OpenAIChatModel, OpenAICompatibleModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 ANTHROPIC = {
     "type": "error",

@@ -25,11 +25,11 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.protocols import react_text
-from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_template import render_gemma
-from warmloop.providers.gemini_format import GeminiRenderer
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.gemini.format import GeminiRenderer
+from warmloop.providers.local.chat_template import render_gemma
+from warmloop.providers.openai.chat_format import ChatRenderer
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript, check_pairing
 

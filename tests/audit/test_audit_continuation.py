@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warmloop.audit.continuation import continuation, longest_suffix_within
+from warmloop.exchange.continuation import continuation, longest_suffix_within
 
 items = st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=8)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from warmloop.audit.log import read_log
 from warmloop.audit.report import audit, to_json
+from warmloop.exchange.log import read_log
 
 CORPUS = Path(__file__).parent / "corpus"
 LOGS = sorted(CORPUS.glob("*.jsonl.gz"))

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.audit.test_audit_grouping import SYSTEM, TOOLS, observation
-from warmloop.audit.log import parse_line
 from warmloop.audit.report import AuditReport, audit
+from warmloop.exchange.log import parse_line
 
 STEP = st.tuples(
     st.sampled_from(["append", "append", "rewrite", "new-task"]),

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import warmloop.audit.conversations as conversations_module
-from warmloop.audit.anchors import CANDIDATES
-from warmloop.audit.conversations import Conversation, Entry, best_parent, group
-from warmloop.audit.log import LogContents, LoggedRequest, read_log
+import warmloop.exchange.grouping as conversations_module
 from warmloop.audit.report import AuditReport, _entries, audit, to_json
 from warmloop.cli.main import main
+from warmloop.exchange.anchors import CANDIDATES
+from warmloop.exchange.grouping import Conversation, Entry, best_parent, group
+from warmloop.exchange.log import LogContents, LoggedRequest, read_log
 
 SYSTEM = "You are a careful coding agent. Read before you edit; cite the lines you change. " * 20
 TOOLS = [

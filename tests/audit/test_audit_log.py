@@ -15,10 +15,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from warmloop.audit.blocks import sized
-from warmloop.audit.formats import detect_format, model_name, routing_key
-from warmloop.audit.log import LogWriter, parse_time, read_log
-from warmloop.audit.responses import decoded, describe_diagnostics, normalise_usage, response_facts
+from warmloop.exchange.formats import detect_format, model_name, routing_key
+from warmloop.exchange.log import LogWriter, parse_time, read_log
+from warmloop.exchange.responses import (
+    decoded,
+    describe_diagnostics,
+    normalise_usage,
+    response_facts,
+)
 from warmloop.facts.usage import Usage
+from warmloop.providers.registry import wire_format
 from warmloop.proxy.server import Proxy
 
 
@@ -119,7 +125,7 @@ def test_anthropic_streamed_usage_merges_message_start_and_delta() -> None:
     delta = {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 40}}
     facts = response_facts(sse(start, delta, {"type": "message_stop"}), "text/event-stream")
     assert normalise_usage(facts.usage or {}) == Usage(5, 900, 0, 40)
-    assert describe_diagnostics(facts.diagnostics) == (
+    assert describe_diagnostics(facts.diagnostics, wire_format("anthropic")) == (
         "Anthropic: comparison still pending (check the next request)"
     )
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from warmloop.audit.log import iter_log, read_log
 from warmloop.audit.report import audit, to_json
 from warmloop.cli.audit import CHUNK
 from warmloop.cli.main import main
+from warmloop.exchange.log import iter_log, read_log
 
 CONVERSATIONS = 10
 STEPS = 20

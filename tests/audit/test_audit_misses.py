@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from warmloop.audit.analysis import Finding
-from warmloop.audit.log import read_log
 from warmloop.audit.page import render_page
 from warmloop.audit.report import audit
+from warmloop.exchange.log import read_log
 
 TASK = "Find every rounding error in the billing module and say where it is. " * 120
 SHORT = "Find the rounding error in the billing module. " * 40  # ~500 tokens: below 1,024

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.support.browser import chromium, chromium_binary
-from warmloop.audit.log import read_log
 from warmloop.audit.page import BAR_PIXELS, render_page
 from warmloop.audit.report import audit
+from warmloop.exchange.log import read_log
 
 pytestmark = pytest.mark.skipif(
     chromium_binary() is None,

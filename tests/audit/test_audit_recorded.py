@@ -20,8 +20,8 @@ from tests.support.audit_clients import (
     responses_loop,
 )
 from tests.support.fake_api import Clock, FakeServer
-from warmloop.audit.log import read_log
 from warmloop.audit.report import AuditReport, ConversationReport, audit
+from warmloop.exchange.log import read_log
 from warmloop.proxy.server import Proxy
 
 

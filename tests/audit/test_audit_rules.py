@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.workspace_cases import hang_guard
-from warmloop.audit.log import read_log
 from warmloop.audit.report import AuditReport, _finite, audit
 from warmloop.cli.main import main
+from warmloop.exchange.log import read_log
 
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
 

@@ -16,10 +16,10 @@ from typing import Any
 from click.testing import CliRunner
 from rich.console import Console
 
-from warmloop.audit.log import read_log
 from warmloop.audit.report import AuditReport, ConversationReport, audit, to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.main import main
+from warmloop.exchange.log import read_log
 from warmloop.wire.misses import PROVIDER_LOST
 
 SYSTEM = "You fix bugs in a Python repository. " * 200

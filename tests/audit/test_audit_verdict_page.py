@@ -14,9 +14,9 @@ import pytest
 
 from tests.audit.test_audit_verdict import write_log
 from tests.support.browser import chromium, chromium_binary
-from warmloop.audit.log import read_log
 from warmloop.audit.page import render_page
 from warmloop.audit.report import audit
+from warmloop.exchange.log import read_log
 
 pytestmark = pytest.mark.skipif(
     chromium_binary() is None,

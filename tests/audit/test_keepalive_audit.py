@@ -1,7 +1,7 @@
 """A keep-alive in a logged conversation (the previous request again with a one-token
 answer, `keepalive/request.py`) is audited as a read, never as a bust, and the request
 after it reads the prefix it kept alive: the answer's size is no part of the prompt
-(`audit/formats.py`, NOT_IN_PROMPT), and the simulator prices a keep-alive as a read."""
+(`exchange/formats.py`, NOT_IN_PROMPT), and the simulator prices a keep-alive as a read."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from warmloop.audit.log import read_log
 from warmloop.audit.report import audit, to_json
+from warmloop.exchange.log import read_log
 
 SYSTEM = "You are a careful agent. " * 1500
 MARK = {"type": "ephemeral"}

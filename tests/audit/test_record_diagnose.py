@@ -23,12 +23,12 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
-from warmloop.audit.log import read_log
 from warmloop.audit.report import audit
-from warmloop.audit.responses import response_facts
 from warmloop.cli.main import main
+from warmloop.exchange.log import read_log
+from warmloop.exchange.responses import response_facts
+from warmloop.providers.anthropic.readers import BETA as ANTHROPIC_BETA
 from warmloop.proxy.server import Proxy
-from warmloop.wire.verdict import ANTHROPIC_BETA
 
 SYSTEM = "You fix bugs. " * 50
 

@@ -29,9 +29,9 @@ from warmloop import (
 )
 from warmloop.cli.model_options import model_options
 from warmloop.fleet.tasks import Task, read_batch
-from warmloop.providers.local import LocalModel
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.openings import OpeningCache
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.openings import OpeningCache
+from warmloop.providers.openai.chat import OpenAICompatibleModel
 
 
 @tool
@@ -354,7 +354,7 @@ async def test_round_three_misuse_is_a_configuration_error_before_any_request(na
 def test_max_tokens_filling_the_stated_window_are_refused(window: int) -> None:
     import anthropic
 
-    from warmloop.providers.anthropic import AnthropicModel
+    from warmloop.providers.anthropic.model import AnthropicModel
 
     offline = anthropic.AsyncAnthropic(api_key="offline")
     with pytest.raises(ConfigurationError, match=r"max_tokens \(8192\) leaves no room"):

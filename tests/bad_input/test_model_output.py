@@ -192,8 +192,8 @@ DEGENERATE_STEPS: dict[str, tuple[str, dict[str, object]]] = {
 @pytest.fixture(scope="module")
 def gemma_vocab() -> Iterator[Any]:
     llama_cpp = pytest.importorskip("llama_cpp")
-    from warmloop.providers.gemma import gemma_path
-    from warmloop.providers.local import quiet_llama_logs
+    from warmloop.providers.local.gemma import gemma_path
+    from warmloop.providers.local.model import quiet_llama_logs
 
     quiet_llama_logs()
     llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)

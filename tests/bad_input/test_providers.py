@@ -36,11 +36,11 @@ from tests.bad_input.harness import (
 from tests.support.fake_servers import ToolUse
 from tests.support.wire_servers import WireServer, connect, scripted
 from warmloop import Agent, Run, RunError, WarmloopError
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.openai.chat import OpenAICompatibleModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 Reply = httpx2.Response | Exception
 SUBMIT_ARGS = {"answer": "done"}

@@ -55,15 +55,15 @@ from tests.support.workspace_cases import Case, both, check, hang_guard, link, w
 from warmloop import Agent, ConfigurationError, ScriptedModel, ToolSpec, call
 from warmloop.errors import WorkspaceError
 from warmloop.messages import Notice
-from warmloop.providers import local
-from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.chat_template import render_chatml
-from warmloop.providers.gemini_format import GeminiRenderer
-from warmloop.providers.local import LocalModel
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.providers.openings import MAGIC, OpeningCache
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.gemini.format import GeminiRenderer
+from warmloop.providers.local import model as local
+from warmloop.providers.local.chat_template import render_chatml
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.openings import MAGIC, OpeningCache
+from warmloop.providers.openai.chat import OpenAICompatibleModel
+from warmloop.providers.openai.chat_format import ChatRenderer
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.proxy.body import MAX_LINE, MAX_TRAILERS
 from warmloop.proxy.server import Proxy
 from warmloop.tools import remote_schema
@@ -1209,7 +1209,7 @@ def _bomb(inflated: int) -> bytes:
 
 
 def test_record_inflates_a_gzip_reply_no_further_than_it_keeps() -> None:
-    from warmloop.audit.responses import KEEP_BYTES, decoded
+    from warmloop.exchange.responses import KEEP_BYTES, decoded
 
     assert len(decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
 
@@ -1265,7 +1265,7 @@ NESTED = b"[" * 100_000 + b"]" * 100_000
 def test_record_logs_a_request_whose_reply_nests_deeply(
     reply: bytes, content_type: str, tmp_path: Path
 ) -> None:
-    from warmloop.audit.log import read_log
+    from warmloop.exchange.log import read_log
 
     contents = read_log(_recorded(tmp_path, reply, content_type))
     assert contents.skipped == ()

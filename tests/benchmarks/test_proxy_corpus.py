@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from benchmarks.framework_corpus.truth import PROVIDERS, bound, price
 from benchmarks.proxy_corpus import TARGET, priced
 from tests.benchmarks.test_framework_corpus import CORPUS, _requests, growth
-from warmloop.audit.formats import format_from_path
+from warmloop.exchange.formats import format_from_path
 from warmloop.proxy.fixes import Fixes, apply
 
 SONNET = "anthropic:claude-sonnet-4-6"

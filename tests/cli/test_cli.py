@@ -18,14 +18,15 @@ from warmloop.cli.view import message_lines, report
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText
 from warmloop.outputs import Outputs
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
 from warmloop.providers.base import ModelResponse, Rendered
-from warmloop.providers.local import LocalModel
+from warmloop.providers.local.model import LocalModel
 from warmloop.providers.scripted import Script, ScriptedModel, call
 from warmloop.tools.invoke import cap_text
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import PrefixGuard
 from warmloop.wire.request_record import RequestRecord
-from warmloop.wire.stream import ANTHROPIC, canonical_stream
+from warmloop.wire.stream import canonical_stream
 from warmloop.workspace.grounding import unread_answer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"

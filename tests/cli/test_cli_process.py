@@ -24,8 +24,8 @@ from tests.support.fake_servers import Failure, Script, ToolUse, serve
 from warmloop.cli.main import main
 from warmloop.messages import SystemText, ToolResult, UserText
 from warmloop.protocols import react_text
-from warmloop.providers.chat_template import DETAILS_KEY
-from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
+from warmloop.providers.local.chat_template import DETAILS_KEY
+from warmloop.providers.local.models import DEFAULT_MODEL, MODELS
 from warmloop.transcript import Transcript
 
 ROOT = Path(__file__).resolve().parents[2]

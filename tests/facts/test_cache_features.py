@@ -27,10 +27,10 @@ from warmloop import Agent, tool
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.usage import Usage
-from warmloop.providers import openai_responses
-from warmloop.providers.openai_compatible import OpenAIChatModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.providers.responses_format import parse_usage
+from warmloop.providers.openai import responses as openai_responses
+from warmloop.providers.openai.chat import OpenAIChatModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses_format import parse_usage
 
 BREAKPOINT = {"mode": "explicit"}
 

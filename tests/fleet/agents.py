@@ -14,8 +14,8 @@ from openai import AsyncOpenAI
 from warmloop import Agent, ScriptedModel, tool
 from warmloop.fleet.registry import AgentRegistry
 from warmloop.providers.base import Rendered
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.chat import OpenAICompatibleModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Reply, call
 
 registry = AgentRegistry()

@@ -24,7 +24,7 @@ from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.window import WINDOW, Limit
 from warmloop.fleet.worker import _Worker
-from warmloop.providers.openai_compatible import OpenAIChatModel
+from warmloop.providers.openai.chat import OpenAIChatModel
 from warmloop.providers.scripted import ScriptedModel
 
 START = 1_000_000.0

@@ -22,7 +22,7 @@ from warmloop import Agent, Toolbox, tool
 from warmloop.facts.profiles import profile_for
 from warmloop.keepalive.evictions import survival
 from warmloop.keepalive.rule import choose_retention, pause_costs, ping_limit
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 MODEL = "gpt-5.6-sol"
 

@@ -16,7 +16,7 @@ from tests.support.fake_time import FakeTime
 from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox, tool
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 SHORT = "You answer questions about cities. " * 40  # the whole prompt under 1,024 tokens
 READ = 300

@@ -16,7 +16,7 @@ from tests.keepalive.test_prewarm import CITIES
 from tests.support.fake_time import FakeTime
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, CacheMiss, Event, tool
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 MODEL = "gpt-5.6-sol"
 STEPS = 12

@@ -24,7 +24,7 @@ from warmloop.facts.profiles import profile_for
 from warmloop.keepalive.request import answer_tokens, check_payload, keepalive_request
 from warmloop.keepalive.rule import pause_costs
 from warmloop.messages import AssistantTurn, UserText
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
 from warmloop.simulate import Block, CacheSimulator, SimRequest, keepalive
 from warmloop.transcript import Transcript

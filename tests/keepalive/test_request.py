@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent
-from warmloop.audit.formats import logged_layout
+from warmloop.exchange.formats import logged_layout
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.keepalive.request import (
     check_payload,
@@ -24,10 +24,10 @@ from warmloop.keepalive.request import (
     with_cache_ttl,
 )
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.registry import wire_format
 from warmloop.providers.select import resolve_model
 from warmloop.sessions.sqlite import SQLiteStore

@@ -19,7 +19,7 @@ from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
 from warmloop.protocols.fresh import Spent, main_argument, spent
 from warmloop.protocols.grammar import action_grammar
-from warmloop.providers.gemma import gemma_path
+from warmloop.providers.local.gemma import gemma_path
 from warmloop.tools.schema import ToolSpec
 from warmloop.workspace import MAX_GRAMMAR_PATHS, workspace_tools
 
@@ -115,7 +115,7 @@ def test_spent_is_deterministic_and_its_key_orders_values(patterns: list[str]) -
 @pytest.fixture(scope="module")
 def vocab() -> Iterator[Any]:
     llama_cpp = pytest.importorskip("llama_cpp")
-    from warmloop.providers.local import quiet_llama_logs
+    from warmloop.providers.local.model import quiet_llama_logs
 
     quiet_llama_logs()
     llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)

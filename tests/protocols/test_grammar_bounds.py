@@ -22,7 +22,7 @@ from warmloop.protocols.grammar import (
     MAX_STRING_CHARS,
     action_grammar,
 )
-from warmloop.providers.gemma import gemma_path
+from warmloop.providers.local.gemma import gemma_path
 from warmloop.tools.schema import ToolSpec
 from warmloop.workspace import workspace_tools
 from warmloop.workspace.pattern import MAX_PATTERN_CHARS as WORKSPACE_PATTERN_CHARS
@@ -53,7 +53,7 @@ UNBOUNDED = re.compile(r"[)\w][*+]|\{\d+,\}")  # `char*`, `( ... )*`, `x{3,}`
 @pytest.fixture(scope="module")
 def vocab() -> Iterator[Any]:
     llama_cpp = pytest.importorskip("llama_cpp")
-    from warmloop.providers.local import quiet_llama_logs
+    from warmloop.providers.local.model import quiet_llama_logs
 
     quiet_llama_logs()
     llama = llama_cpp.Llama(str(gemma_path()), vocab_only=True, verbose=False)

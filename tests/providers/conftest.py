@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from warmloop.providers.gemma import gemma_path
+from warmloop.providers.local.gemma import gemma_path
 
 
 @pytest.fixture(scope="module")

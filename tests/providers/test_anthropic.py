@@ -38,9 +38,9 @@ from warmloop import (
     check_pairing,
 )
 from warmloop.outputs import Outputs
-from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.anthropic_cache import MAX_BREAKPOINTS, breakpoint_positions, reads_write
-from warmloop.providers.anthropic_format import EMPTY_TURN
+from warmloop.providers.anthropic.cache import MAX_BREAKPOINTS, breakpoint_positions, reads_write
+from warmloop.providers.anthropic.format import EMPTY_TURN
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.select import resolve_model
 
 MODEL = "claude-sonnet-4-6"

@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, RequestFailed, Transcript, check_pairing, tool
-from warmloop.audit.responses import normalise_usage
 from warmloop.errors import ProviderError
+from warmloop.exchange.responses import normalise_usage
 from warmloop.facts.usage import prompt_split
 from warmloop.messages import AssistantTurn, ToolResult
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.openai.chat import OpenAICompatibleModel
 
 URL = "https://gateway.test/v1"
 Reply = dict[str, Any]

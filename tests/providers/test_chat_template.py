@@ -15,7 +15,7 @@ from tests.providers.test_local import SPECS, SYSTEM, TASK, results_strategy, se
 from warmloop.errors import ConfigurationError
 from warmloop.messages import AssistantTurn, UserText
 from warmloop.protocols import react_text
-from warmloop.providers.chat_template import (
+from warmloop.providers.local.chat_template import (
     CHATML,
     DETAILS_KEY,
     GEMMA,
@@ -24,8 +24,8 @@ from warmloop.providers.chat_template import (
     render_chatml,
     render_gemma,
 )
-from warmloop.providers.local import LocalModel
-from warmloop.providers.local_models import DEFAULT_MODEL, MODELS, embedded_model
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.models import DEFAULT_MODEL, MODELS, embedded_model
 from warmloop.providers.select import resolve_model
 from warmloop.transcript import Transcript
 
@@ -105,7 +105,7 @@ def test_the_context_can_be_resized_only_to_a_valid_size() -> None:
 @pytest.fixture(scope="module")
 def smol() -> Iterator[Any]:
     llama_cpp = pytest.importorskip("llama_cpp")
-    from warmloop.providers.local import quiet_llama_logs
+    from warmloop.providers.local.model import quiet_llama_logs
 
     try:
         path = MODELS["smollm2-135m"].locate()

@@ -30,10 +30,10 @@ from tests.support.scenario import TOOLS, steps
 from tests.support.wire import CACHE_MARKERS, WireLog, wire_stream
 from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent, ConfigurationError
-from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.anthropic.readers import BETA as ANTHROPIC_BETA
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
-from warmloop.wire.verdict import ANTHROPIC_BETA
 
 Diagnostics = Callable[[int], dict[str, Any] | None]
 

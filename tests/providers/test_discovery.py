@@ -23,7 +23,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from warmloop.providers.discovery import DiscoveredWindow, discover_window
+from warmloop.providers.openai.discovery import DiscoveredWindow, discover_window
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 
@@ -522,7 +522,7 @@ async def test_the_timeout_given_is_the_one_used_not_a_given_client_s() -> None:
 async def test_the_query_and_the_headers_reach_every_endpoint_and_no_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="warmloop.providers.discovery")
+    caplog.set_level(logging.DEBUG, logger="warmloop.providers.openai.discovery")
     routes = {("GET", "/v1/models"): HTML, ("POST", "/api/show"): ollama_show()}
     headers = {"Authorization": "Bearer sk-secret-key"}
     with serve(routes) as server:
@@ -558,7 +558,7 @@ async def test_no_log_record_of_any_library_holds_the_query(
 
 
 async def test_a_refused_connection_logs_no_query(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="warmloop.providers.discovery")
+    caplog.set_level(logging.DEBUG, logger="warmloop.providers.openai.discovery")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

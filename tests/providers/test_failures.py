@@ -28,12 +28,12 @@ from openai import AsyncOpenAI
 from tests.support.wire_servers import WireServer, anthropic_client, gemini_client, openai_client
 from warmloop import ProviderError, Transcript, UserText
 from warmloop.errors import ProviderUnavailable, RateLimited
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
 from warmloop.providers.failures import RETRIED, SENTENCES, Kind, hinted_wait
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.openai_compatible import OpenAIChatModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.openai.chat import OpenAIChatModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 Fault = int | str
 """An HTTP status, or `connect` / `timeout` for a request that got no reply."""

@@ -46,8 +46,8 @@ from warmloop import (
     check_pairing,
 )
 from warmloop.facts.usage import Usage
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.gemini_format import DETAILS_KEY, GeminiRenderer
+from warmloop.providers.gemini.format import DETAILS_KEY, GeminiRenderer
+from warmloop.providers.gemini.model import GeminiModel
 from warmloop.providers.select import resolve_model
 from warmloop.wire.stream import dumps
 

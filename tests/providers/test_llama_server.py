@@ -30,8 +30,8 @@ from tests.support.wire import WireLog, wire_stream
 from warmloop import Agent, AssistantTurn, Run, check_pairing
 from warmloop.outputs import Outputs
 from warmloop.protocols.grammar import action_grammar
-from warmloop.providers.gemma import gemma_path
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.local.gemma import gemma_path
+from warmloop.providers.openai.chat import OpenAICompatibleModel
 
 pytestmark = pytest.mark.engine
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server]")

@@ -25,22 +25,23 @@ from warmloop.messages import AssistantTurn, Notice, SystemText, ToolResult, Use
 from warmloop.outputs import Outputs
 from warmloop.protocols import react_text
 from warmloop.protocols.grammar import action_grammar
-from warmloop.providers import local_models
 from warmloop.providers.base import Rendered
-from warmloop.providers.chat_template import (
+from warmloop.providers.local import models as local_models
+from warmloop.providers.local.chat_template import (
     DETAILS_KEY,
     TemplatePrompt,
     prompt_tokens,
     render_gemma,
 )
-from warmloop.providers.gemma import CACHE_ENV, assemble, cache_dir
-from warmloop.providers.local import LocalModel, reusable_prefix
+from warmloop.providers.local.gemma import CACHE_ENV, assemble, cache_dir
+from warmloop.providers.local.model import LocalModel, reusable_prefix
+from warmloop.providers.openai.record import CHAT
 from warmloop.providers.select import resolve_model
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import PrefixGuard
-from warmloop.wire.stream import CHAT, canonical_stream
+from warmloop.wire.stream import canonical_stream
 
 SPECS: tuple[ToolSpec, ...] = (*(t.spec for t in TOOLS), Outputs().spec)
 SYSTEM = "You are a careful agent."

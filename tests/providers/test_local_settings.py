@@ -16,9 +16,9 @@ from warmloop.errors import ConfigurationError, ContextWindowExceeded
 from warmloop.messages import SystemText, UserText
 from warmloop.outputs import Outputs
 from warmloop.providers.applied_settings import with_settings
-from warmloop.providers.chat_template import TemplatePrompt, prompt_tokens
-from warmloop.providers.local import LocalModel
-from warmloop.providers.local_sampling import Sampling, sampling_of, step_tokens
+from warmloop.providers.local.chat_template import TemplatePrompt, prompt_tokens
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.sampling import Sampling, sampling_of, step_tokens
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 

@@ -44,7 +44,7 @@ from warmloop import (
     check_pairing,
 )
 from warmloop.providers.base import ModelResponse
-from warmloop.providers.openai_compatible import (
+from warmloop.providers.openai.chat import (
     PLACEHOLDER_KEY,
     ChatCompletionsModel,
     DeepSeekModel,

@@ -49,8 +49,8 @@ from warmloop import (
 )
 from warmloop.messages import Message
 from warmloop.outputs import Outputs
-from warmloop.providers.openai_responses import OpenAIResponsesModel
-from warmloop.providers.responses_format import DETAILS_KEY, parse_usage
+from warmloop.providers.openai.responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses_format import DETAILS_KEY, parse_usage
 from warmloop.providers.select import resolve_model
 
 MODEL = "gpt-5"

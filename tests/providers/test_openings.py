@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from warmloop.errors import ConfigurationError
 from warmloop.messages import SystemText, UserText
 from warmloop.outputs import Outputs
-from warmloop.providers.chat_template import TemplatePrompt, prompt_parts, render_gemma
-from warmloop.providers.gemma import gemma_path
-from warmloop.providers.local import LocalModel
-from warmloop.providers.openings import (
+from warmloop.providers.local.chat_template import TemplatePrompt, prompt_parts, render_gemma
+from warmloop.providers.local.gemma import gemma_path
+from warmloop.providers.local.model import LocalModel
+from warmloop.providers.local.openings import (
     KEY_FILE,
     MAGIC,
     OpeningCache,

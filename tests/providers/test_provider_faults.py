@@ -30,11 +30,11 @@ from tests.support.wire_servers import WireServer, anthropic_client, gemini_clie
 from warmloop import ProviderError, SystemText, Transcript, UserText
 from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.gemini_retry import GaveUp, with_retries
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.gemini.retry import GaveUp, with_retries
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
 Handler = Callable[[httpx2.Request], httpx2.Response]

@@ -11,7 +11,7 @@ import pytest
 
 from warmloop import ConfigurationError, resolve_model
 from warmloop.cli.model_options import model_options
-from warmloop.providers.options import AnthropicOptions
+from warmloop.providers.anthropic.options import AnthropicOptions
 from warmloop.providers.records import load
 from warmloop.providers.registry import providers
 from warmloop.providers.select import options_of

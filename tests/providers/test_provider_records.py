@@ -1,27 +1,31 @@
-"""A provider added from outside the package, through the hooks the built-ins use (the
-`acme:` provider of tests/support/acme_provider.py), selects, renders, prices, audits and
-sends a keep-alive with no edit to warmloop's files; the registry refuses a duplicate."""
+"""A provider family added from outside the package as one folder with one registration,
+through the hooks the built-ins use (the `acme:` provider of tests/support/acme/), selects,
+renders, prices, audits and sends a keep-alive with no edit to warmloop's files; the
+registry refuses a duplicate; and every built-in provider follows the same recipe."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from tests.support import acme_provider
-from warmloop.audit.log import read_log
+from tests.support.acme import tables as acme_tables
 from warmloop.audit.report import audit
 from warmloop.errors import ConfigurationError, ProviderError, RateLimited
+from warmloop.exchange.log import read_log
 from warmloop.facts import price_table, profiles
 from warmloop.facts.price_table import PRICES_ENV, is_unpriced_engine, prices_for
 from warmloop.keepalive.request import keepalive_request
 from warmloop.maintenance.size import TokenCounter
 from warmloop.messages import SystemText, UserText
 from warmloop.providers import registry
-from warmloop.providers.records import ProviderRecord
+from warmloop.providers.records import ProviderRecord, WireFormat
 from warmloop.providers.registry import (
     provider_of,
     register_provider,
@@ -42,14 +46,29 @@ def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(profiles, "_registered", [])
     monkeypatch.setattr(price_table, "_unpriced", set(price_table._unpriced))
     prices = tmp_path / "acme-prices.json"
-    prices.write_text(json.dumps(acme_provider.PRICES), "utf-8")
+    prices.write_text(json.dumps(acme_tables.PRICES), "utf-8")
     monkeypatch.setenv(PRICES_ENV, str(prices))
     monkeypatch.setenv("ACME_API_KEY", ACME_KEY)
-    register_wire_format(acme_provider.WIRE_FORMAT)
-    register_provider(acme_provider.RECORD)
-    profiles.register_profiles(json.dumps(acme_provider.PROFILES))
+    # The folder's one registration, as an application's `import` of it makes it (afresh
+    # for each test: the registry is restored after it).
+    for name in ("tests.support.acme.record", "tests.support.acme.model"):
+        if name in sys.modules:
+            importlib.reload(sys.modules[name])
+        else:
+            importlib.import_module(name)
+    profiles.register_profiles(json.dumps(acme_tables.PROFILES))
     yield
     profiles.profile_table.cache_clear()
+
+
+def _acme_record() -> ModuleType:
+    """Acme's record module as last registered."""
+    return sys.modules["tests.support.acme.record"]
+
+
+def _acme_model() -> ModuleType:
+    """Acme's model module, reading the record last registered."""
+    return sys.modules["tests.support.acme.model"]
 
 
 def _transcript() -> Transcript:
@@ -62,7 +81,7 @@ def _transcript() -> Transcript:
 @pytest.mark.usefixtures("acme")
 def test_an_outside_provider_selects_renders_prices_and_keeps_alive() -> None:
     model = resolve_model("acme:acme-1")
-    assert isinstance(model, acme_provider.AcmeModel)
+    assert isinstance(model, _acme_model().AcmeModel)
     assert model.facts.profile.provider == "acme"
     assert model.facts.context_window == 64000
     prices = prices_for("acme:acme-1")
@@ -75,7 +94,7 @@ def test_an_outside_provider_selects_renders_prices_and_keeps_alive() -> None:
     asyncio.run(model.send(keep, session_id="s"))
     assert model.sent == [keep]
     assert keep.keepalive
-    assert provider_of("acme:acme-1") is acme_provider.RECORD
+    assert provider_of("acme:acme-1") is _acme_record().RECORD
 
 
 @pytest.mark.usefixtures("acme")
@@ -107,7 +126,7 @@ def test_an_outside_provider_reads_its_key_from_its_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = resolve_model("acme:acme-1")
-    assert isinstance(model, acme_provider.AcmeModel)
+    assert isinstance(model, _acme_model().AcmeModel)
     assert model.api_key == ACME_KEY
     monkeypatch.delenv("ACME_API_KEY")
     with pytest.raises(ConfigurationError, match="ACME_API_KEY"):
@@ -117,15 +136,15 @@ def test_an_outside_provider_reads_its_key_from_its_record(
 @pytest.mark.usefixtures("acme")
 def test_an_outside_provider_maps_its_own_errors_and_routes_by_its_record() -> None:
     model = resolve_model("acme:acme-1")
-    assert isinstance(model, acme_provider.AcmeModel)
-    model.fail = acme_provider.AcmeError(401, f"key {ACME_KEY} is revoked")
+    assert isinstance(model, _acme_model().AcmeModel)
+    model.fail = _acme_model().AcmeError(401, f"key {ACME_KEY} is revoked")
     with pytest.raises(ProviderError) as refused:
         asyncio.run(model.send(model.render(_transcript(), []), session_id="s"))
     text = str(refused.value)
     assert text.startswith("acme:acme-1: authentication failed (401)"), text
     assert "check the API key in ACME_API_KEY" in text
     assert ACME_KEY not in text
-    model.fail = acme_provider.AcmeError(429, "slow down")
+    model.fail = _acme_model().AcmeError(429, "slow down")
     with pytest.raises(RateLimited):
         asyncio.run(model.send(model.render(_transcript(), []), session_id="s"))
     model.fail = None
@@ -142,9 +161,9 @@ def test_an_outside_provider_counts_tokens_with_its_own_tokenizer() -> None:
 @pytest.mark.usefixtures("acme")
 def test_a_duplicate_prefix_or_wire_format_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="already registered"):
-        register_provider(acme_provider.RECORD)
+        register_provider(_acme_record().RECORD)
     with pytest.raises(ConfigurationError, match="already registered"):
-        register_wire_format(acme_provider.WIRE_FORMAT)
+        register_wire_format(_acme_record().WIRE_FORMAT)
 
 
 def test_the_selection_string_is_split_in_one_place() -> None:
@@ -158,5 +177,62 @@ def test_a_record_that_bills_nothing_is_never_priced() -> None:
     assert is_unpriced_engine("openai-compatible:x")
     assert is_unpriced_engine("scripted")
     assert not is_unpriced_engine("acme-box:m")
-    register_provider(ProviderRecord("acme-box", acme_provider.RECORD.model, priced=False))
+    register_provider(ProviderRecord("acme-box", _acme_record().RECORD.model, priced=False))
     assert is_unpriced_engine("acme-box:m")
+
+
+def _folder_records() -> dict[str, list[ProviderRecord | WireFormat]]:
+    """Each built-in provider folder's record module: the records it registers."""
+    found: dict[str, list[ProviderRecord | WireFormat]] = {}
+    for name in registry.BUILT_IN:
+        if not name.endswith(".record"):
+            continue
+        module = importlib.import_module(name)
+        held: list[ProviderRecord | WireFormat] = []
+        for value in vars(module).values():
+            values = value if isinstance(value, tuple) else (value,)
+            held += [v for v in values if isinstance(v, ProviderRecord | WireFormat)]
+        found[name.removesuffix(".record")] = held
+    return found
+
+
+def _behaviour(fmt: WireFormat) -> list[object]:
+    return [
+        getattr(fmt, field)
+        for field in (
+            "read_usage",
+            "detect",
+            "claims_usage",
+            "read_verdict",
+            "pieces",
+            "written_ttl",
+            "place_breakpoints",
+            "write_ttl",
+            "prewarm",
+        )
+        if getattr(fmt, field) is not None
+    ]
+
+
+def test_every_built_in_provider_is_one_folder_with_one_registration() -> None:
+    """The recipe a third party follows is the built-ins' own: every registered provider and
+    wire format comes from one folder's `record` module, and everything its record names
+    (model, errors, options, renderer, each behaviour) lives in that folder."""
+    folders = _folder_records()
+    assert set(folders) == {
+        "warmloop.providers.anthropic",
+        "warmloop.providers.openai",
+        "warmloop.providers.gemini",
+        "warmloop.providers.local",
+    }
+    owner = {id(r): folder for folder, held in folders.items() for r in held}
+    for record in registry.providers():
+        folder = owner[id(record)]
+        for reference in (record.model, record.errors, record.options):
+            assert reference is None or reference.startswith(folder + "."), (record, reference)
+    for fmt in registry.wire_formats():
+        folder = owner[id(fmt)]
+        assert fmt.renderer is None or fmt.renderer.startswith(folder + ".")
+        for behaviour in _behaviour(fmt):
+            module = getattr(behaviour, "__module__", "")
+            assert module.startswith(folder + "."), (fmt.name, behaviour, module)

@@ -21,7 +21,7 @@ from tests.support.fake_servers import ToolUse
 from tests.support.wire_servers import WireServer, connect, openai_client, scripted
 from warmloop import Agent, tool
 from warmloop.errors import WarmloopError
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 REFUSAL = {
     "error": {

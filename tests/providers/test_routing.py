@@ -28,13 +28,13 @@ from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, ConfigurationError, Run, Transcript, UserText, tool
 from warmloop.cli.model_options import model_options
 from warmloop.providers.base import Model
-from warmloop.providers.openai_compatible import (
+from warmloop.providers.openai.chat import (
     DeepSeekModel,
     OpenAIChatModel,
     OpenAICompatibleModel,
     XAIModel,
 )
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.select import resolve_model
 
 API_KEY = "sk-test-routing-0123456789"

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from warmloop import Agent, RequestFailed
 from warmloop.cli.main import main
 from warmloop.errors import ConfigurationError
-from warmloop.providers.openai_compatible import OpenAICompatibleModel
+from warmloop.providers.openai.chat import OpenAICompatibleModel
 from warmloop.providers.redact import redact_spec, redact_url, scrub, url_secrets
 from warmloop.providers.select import resolve_model
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import anthropic
 import httpx2
 
-from warmloop.audit.log import read_log
+from warmloop.exchange.log import read_log
 from warmloop.proxy.server import Proxy
 
 START = 1_800_000_000.0

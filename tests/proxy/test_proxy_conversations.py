@@ -11,11 +11,11 @@ import pytest
 
 from tests.support.proxy_wire import Captured
 from tests.support.wire_servers import WireServer
+from warmloop.providers.openai.record import CHAT
 from warmloop.providers.registry import wire_format
 from warmloop.proxy.conversations import KEEP, Conversations, Placed
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.server import Proxy
-from warmloop.wire.stream import CHAT
 
 WIRE = wire_format(CHAT.name)
 

@@ -22,9 +22,9 @@ from warmloop import Agent, ScriptedModel, call, check_pairing, tool
 from warmloop.agent.run import RequestFailed
 from warmloop.errors import ConfigurationError, SessionBusy
 from warmloop.messages import AssistantTurn, ToolCall, ToolResult, UserText
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model
-from warmloop.providers.openai_compatible import OpenAIChatModel
+from warmloop.providers.openai.chat import OpenAIChatModel
 from warmloop.sessions.resume import INTERRUPTED_BY_STOP
 from warmloop.sessions.sql import SqlStore
 from warmloop.sessions.sqlite import SQLiteStore

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field, create_model
 
 from warmloop import ConfigurationError, Tool, tool
-from warmloop.providers.chat_format import wire_tools
+from warmloop.providers.openai.chat_format import wire_tools
 from warmloop.wire.stream import dumps
 
 

@@ -26,9 +26,9 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.protocols.grammar import action_grammar, gateway_alternatives
-from warmloop.providers.anthropic import AnthropicModel
-from warmloop.providers.chat_template import render_gemma
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.local.chat_template import render_gemma
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.tools.gateway import GATEWAY
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript

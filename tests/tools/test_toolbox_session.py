@@ -25,11 +25,11 @@ from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, Notice, ToolCall, ToolResult
 from warmloop.protocols.react_text import call_id
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model, ModelResponse, Rendered
-from warmloop.providers.gemini import GeminiModel
-from warmloop.providers.openai_compatible import OpenAIChatModel
-from warmloop.providers.openai_responses import OpenAIResponsesModel
+from warmloop.providers.gemini.model import GeminiModel
+from warmloop.providers.openai.chat import OpenAIChatModel
+from warmloop.providers.openai.responses import OpenAIResponsesModel
 from warmloop.providers.scripted import Reply
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Toolbox

@@ -12,10 +12,12 @@ import pytest
 from warmloop import Agent, ScriptedModel, SystemText, Transcript, UserText, call, tool
 from warmloop.messages import AssistantTurn, ToolCall, ToolResult
 from warmloop.outputs import Outputs
-from warmloop.providers.anthropic import AnthropicModel
+from warmloop.providers.anthropic.model import AnthropicModel
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
+from warmloop.providers.openai.record import CHAT
 from warmloop.tools.schema import ToolSpec
 from warmloop.wire.guard import PrefixGuard, compare, opening_bust
-from warmloop.wire.stream import ANTHROPIC, CHAT, canonical_stream
+from warmloop.wire.stream import canonical_stream
 
 OFFLINE = anthropic.AsyncAnthropic(api_key="offline")
 

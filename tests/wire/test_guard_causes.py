@@ -10,17 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
+from warmloop.providers.gemini.record import HTTP_LAYOUT as GEMINI_HTTP
+from warmloop.providers.gemini.record import SDK_LAYOUT as GEMINI_SDK
+from warmloop.providers.openai.record import CHAT, RESPONSES
 from warmloop.wire.causes import classify, volatile_value
 from warmloop.wire.guard import Bust, compare
-from warmloop.wire.stream import (
-    ANTHROPIC,
-    CHAT,
-    GEMINI_HTTP,
-    GEMINI_SDK,
-    RESPONSES,
-    WireLayout,
-    canonical_stream,
-)
+from warmloop.wire.stream import WireLayout, canonical_stream
 
 TOOLS = [
     {"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}},

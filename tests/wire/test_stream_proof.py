@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warmloop.messages import AssistantTurn, Message, Notice, ToolCall, ToolResult, UserText
-from warmloop.providers.anthropic_format import AnthropicRenderer
+from warmloop.providers.anthropic.format import AnthropicRenderer
 from warmloop.providers.base import Rendered
-from warmloop.providers.chat_format import ChatRenderer
-from warmloop.providers.gemini_format import GeminiRenderer
+from warmloop.providers.gemini.format import GeminiRenderer
+from warmloop.providers.openai.chat_format import ChatRenderer
+from warmloop.providers.openai.responses_format import ResponsesRenderer
 from warmloop.providers.render import Renderer
-from warmloop.providers.responses_format import ResponsesRenderer
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.stream import WireStream, canonical_stream

@@ -22,18 +22,18 @@ from openai.types.responses.response import PromptCacheDiagnostics
 from pydantic import TypeAdapter
 
 from warmloop.facts.usage import Usage
+from warmloop.providers.anthropic.readers import read_verdict as anthropic_verdict
+from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
+from warmloop.providers.openai.readers import read_verdict as openai_verdict
 from warmloop.wire.comparison import Baselines, extends
 from warmloop.wire.guard import Bust, PrefixCheck
 from warmloop.wire.request_record import RequestRecord
-from warmloop.wire.stream import ANTHROPIC, canonical_stream
+from warmloop.wire.stream import canonical_stream
 from warmloop.wire.verdict import (
     LOST,
     NO_OPINION,
     ProviderVerdict,
     agreement,
-    anthropic_verdict,
-    openai_verdict,
-    read_verdict,
     reading,
 )
 
@@ -85,8 +85,8 @@ def test_previous_message_not_found_is_the_providers_loss() -> None:
 def test_anthropic_pending_unavailable_and_no_divergence() -> None:
     pending = {"cache_miss_reason": None}
     Diagnostics.model_validate(pending)
-    assert read_verdict(pending) == ProviderVerdict("anthropic", "pending", "pending")
-    unavailable = read_verdict(anthropic_shape("unavailable"))
+    assert anthropic_verdict(pending) == ProviderVerdict("anthropic", "pending", "pending")
+    unavailable = anthropic_verdict(anthropic_shape("unavailable"))
     assert unavailable is not None
     assert unavailable.kind == "unavailable"
     # `diagnostics: null` on a request that named a previous message: nothing diverged
@@ -115,7 +115,7 @@ def test_openai_cache_misses_are_read_with_their_reason(reason: str, kind: str) 
     shape = openai_shape(
         "cache_miss", reason=reason, cache_missed_tokens=2048, comparison_reusable_tokens=4096
     )
-    verdict = read_verdict(shape, compared_with="resp_01")
+    verdict = openai_verdict(shape, compared_with="resp_01")
     assert verdict == ProviderVerdict("openai", reason, kind, 2048, "resp_01")
 
 
@@ -132,16 +132,20 @@ def test_openai_comparison_response_not_found_is_the_providers_loss() -> None:
 
 
 def test_the_guards_reading_agrees_with_the_matching_verdict() -> None:
-    assert agreement(read_verdict(anthropic_shape("tools_changed", 1)), reading("tools", "x"))
-    assert agreement(read_verdict(anthropic_shape("system_changed", 1)), reading("system", "x"))
-    model = read_verdict(anthropic_shape("model_changed", 1))
+    assert agreement(anthropic_verdict(anthropic_shape("tools_changed", 1)), reading("tools", "x"))
+    assert agreement(
+        anthropic_verdict(anthropic_shape("system_changed", 1)), reading("system", "x")
+    )
+    model = anthropic_verdict(anthropic_shape("model_changed", 1))
     assert agreement(model, reading("request", "model")) is True
-    messages = read_verdict(anthropic_shape("messages_changed", 1))
+    messages = anthropic_verdict(anthropic_shape("messages_changed", 1))
     assert agreement(messages, reading("message 7", "content-replaced")) is True
     assert agreement(messages, reading(None, None, maintenance=True)) is True
     assert agreement(messages, reading("tools", "tools-changed")) is False
     # OpenAI's input_changed covers the instructions and the input alike
-    prompt = read_verdict(openai_shape("cache_miss", reason="input_changed", cache_missed_tokens=1))
+    prompt = openai_verdict(
+        openai_shape("cache_miss", reason="input_changed", cache_missed_tokens=1)
+    )
     assert agreement(prompt, "system") is True
     assert agreement(prompt, "messages") is True
     assert agreement(prompt, "tools") is False
@@ -162,14 +166,14 @@ def test_no_opinion_is_never_a_disagreement(kind: str, ours: str) -> None:
 def test_a_request_record_compares_the_verdict_with_its_prefix_check() -> None:
     bust = Bust(10, "system", "a timestamp", "a", "b", "volatile-value")
     moved = PrefixCheck(10, 100, bust)
-    said = read_verdict(anthropic_shape("system_changed", 50))
+    said = anthropic_verdict(anthropic_shape("system_changed", 50))
     assert RequestRecord(Usage(), 0.1, moved, said).agrees is True
-    other = read_verdict(anthropic_shape("tools_changed", 50))
+    other = anthropic_verdict(anthropic_shape("tools_changed", 50))
     assert RequestRecord(Usage(), 0.1, moved, other).agrees is False
     assert RequestRecord(Usage(), 0.1, PrefixCheck(100, 120)).agrees is None
     # after a rewrite (a maintenance point) the provider sees the messages change, as planned
     rewritten = PrefixCheck(40, 90, maintenance=True)
-    changed = read_verdict(anthropic_shape("messages_changed", 50))
+    changed = anthropic_verdict(anthropic_shape("messages_changed", 50))
     assert RequestRecord(Usage(), 0.1, rewritten, changed).agrees is True
 
 

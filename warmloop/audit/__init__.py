@@ -1,7 +1,7 @@
 """See the cache: record any agent's requests through a loopback proxy, then audit them.
 
-`recorder` forwards requests to the real API and appends each body, its time and the
-response's usage to a JSONL log (`log`); `report.audit` groups a log into conversations
+`warmloop record` (the proxy) appends each body, its time and the response's usage to a
+JSONL log (`exchange.log`); `report.audit` groups a log into conversations
 and explains, per request, what was reused, where the prefix moved and why, and what each
 cause cost under each provider's cache rules; `terminal` and `html` show the result.
 

@@ -17,23 +17,22 @@ from dataclasses import dataclass
 
 from warmloop.audit.attribution import attribute
 from warmloop.audit.blocks import (
-    Pieces,
     conversation_pieces,
     estimate_tokens,
     ideal_marks,
     pieces,
     sized,
 )
-from warmloop.audit.conversations import Conversation, Entry
-from warmloop.audit.formats import model_name
-from warmloop.audit.misses import request_ttl
-from warmloop.audit.responses import describe_diagnostics, normalise_usage
 from warmloop.errors import ConfigurationError
+from warmloop.exchange.formats import model_name, written_ttl
+from warmloop.exchange.grouping import Conversation, Entry
+from warmloop.exchange.responses import describe_diagnostics, normalise_usage
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
 from warmloop.wire.guard import compare
 from warmloop.wire.misses import Sent, miss_cause
+from warmloop.wire.pieces import Pieces
 from warmloop.wire.verdict import ProviderVerdict
 
 CONTEXT = 80
@@ -175,7 +174,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         current = pieces(entry)
         record = entry.record
         at = times[k] if record.at is not None else None
-        ttl = request_ttl(record.body, current)
+        ttl = written_ttl(entry.wire, record.body, current)
         sent.append(Sent(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
         divergence, cause, reusable, limit, idle = None, None, 0, 0, None
         parent = conversation.parents[k]
@@ -217,7 +216,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 divergence=divergence,
                 cause_kind=cause[0] if cause else None,
                 cause=cause[1] if cause else None,
-                diagnostics=describe_diagnostics(entry.record.diagnostics),
+                diagnostics=describe_diagnostics(entry.record.diagnostics, entry.wire),
                 parent=parent + 1 if parent is not None else None,
                 verdict=verdict,
                 agrees=agrees,

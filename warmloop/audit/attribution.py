@@ -13,8 +13,8 @@ provider could not compare.
 
 from __future__ import annotations
 
-from warmloop.audit.conversations import Entry
-from warmloop.audit.responses import logged_verdict
+from warmloop.exchange.grouping import Entry
+from warmloop.exchange.responses import logged_verdict
 from warmloop.wire.misses import provider_charged
 from warmloop.wire.verdict import ProviderVerdict, agreement, reading
 

@@ -1,8 +1,8 @@
 """A logged request as simulator blocks: canonical pieces, their tokens and cache markers.
 
-For the Anthropic format a block is what Anthropic counts for its 20-block lookback: each
-tool, each system block and each content block of each message, with the `cache_control`
-markers the client really sent (a top-level `cache_control` marks the last block). For the
+For a format whose cache reads at markers, a block is what its lookback counts, with the
+markers the client really sent (its record's `WireFormat.pieces`: for Anthropic's 20-block
+lookback, each tool, each system block and each content block of each message). For the
 other formats a block is one head section (request parameters, tools, system) or one
 conversation item. Token counts are spread over the blocks in proportion to their text and
 add up to the request's prompt tokens (logged, or estimated).
@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from warmloop.audit.conversations import Conversation, Entry
+from warmloop.exchange.grouping import Conversation, Entry
 from warmloop.simulate import Block
 from warmloop.wire.guard import common_prefix_length
-from warmloop.wire.misses import common_pieces
-from warmloop.wire.stream import CACHE_MARKERS, dumps, strip_keys
+from warmloop.wire.pieces import Pieces
 
 CHARS_PER_TOKEN = 4
 
@@ -30,65 +27,13 @@ def estimate_tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
-@dataclass(frozen=True)
-class Pieces:
-    """A request's blocks before sizing: canonical text and the explicit marker's TTL."""
-
-    texts: tuple[str, ...]
-    marks: tuple[str | None, ...]
-
-    def common(self, other: Pieces) -> int:
-        """How many leading blocks the two requests share."""
-        return common_pieces(self.texts, other.texts)
-
-
-def _mark(value: object) -> str | None:
-    if not isinstance(value, Mapping):
-        return None
-    control = value.get("cache_control")
-    if not isinstance(control, Mapping):
-        return None
-    ttl = control.get("ttl")
-    return ttl if isinstance(ttl, str) else "5m"
-
-
-def _text(value: object) -> str:
-    return dumps(strip_keys(value, CACHE_MARKERS))
-
-
-def anthropic_pieces(body: Mapping[str, Any], head: str) -> Pieces:
-    """The blocks Anthropic counts for its lookback, each with the marker the client sent."""
-    texts: list[str] = [head]
-    marks: list[str | None] = [None]
-    tools = body.get("tools")
-    for tool in tools if isinstance(tools, list) else ():
-        texts.append("tool|" + _text(tool))
-        marks.append(_mark(tool))
-    system = body.get("system")
-    for block in system if isinstance(system, list) else ([system] if system else []):
-        texts.append("system|" + _text(block))
-        marks.append(_mark(block))
-    messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else ():
-        role = message.get("role") if isinstance(message, Mapping) else None
-        content = message.get("content") if isinstance(message, Mapping) else message
-        blocks = content if isinstance(content, list) else [content]
-        for number, block in enumerate(blocks):
-            # The message boundary is part of the key: [A][B] is not [A, B] on the wire.
-            texts.append(f"{role}|{number}|" + _text(block))
-            marks.append(_mark(block))
-    if _mark(body) is not None and len(texts) > 1:
-        marks[-1] = _mark(body)
-    return Pieces(tuple(texts), tuple(marks))
-
-
 def pieces(entry: Entry) -> Pieces:
     """The blocks of one logged request."""
     stream = entry.stream
-    if entry.wire.explicit_breakpoints:
+    if entry.wire.pieces is not None:
         if entry.blocks is not None:
             return Pieces(*entry.blocks)
-        return anthropic_pieces(entry.record.body, stream.head[0][1])
+        return entry.wire.pieces(entry.record.body, stream.head[0][1])
     texts = (*(f"{label}|{text}" for label, text in stream.head), *stream.items)
     return Pieces(texts, (None,) * len(texts))
 

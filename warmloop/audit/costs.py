@@ -23,15 +23,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.analysis import Finding, request_times
-from warmloop.audit.blocks import Pieces, conversation_pieces, ideal_marks, sized
-from warmloop.audit.conversations import Conversation
+from warmloop.audit.blocks import conversation_pieces, ideal_marks, sized
 from warmloop.errors import ConfigurationError
+from warmloop.exchange.grouping import Conversation
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
 from warmloop.wire.misses import LOGGED_MISSES
+from warmloop.wire.pieces import Pieces
 
 DEFAULT_PROVIDERS = (
     "anthropic:claude-sonnet-4-6",

@@ -14,7 +14,6 @@ from html import escape
 from warmloop.audit.analysis import Finding
 from warmloop.audit.report import AuditReport, ConversationReport, cause_label
 from warmloop.audit.standing import state, verdict_note, worth_showing
-from warmloop.wire.verdict import speaker
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fff}
@@ -98,7 +97,7 @@ def _verdicts(finding: Finding) -> str:
         if verdict.missed_tokens is not None
         else ""
     )
-    name = speaker(verdict.provider)
+    name = verdict.speaker or verdict.provider
     return (
         f'<div class="verdicts {state(finding)}">'
         f'<div class="verdict audit"><h4>warmloop\'s audit</h4>{audit_side}</div>'

@@ -13,10 +13,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
-from warmloop.audit.blocks import anthropic_pieces
-from warmloop.audit.conversations import Conversation, Entry, group
 from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
-from warmloop.audit.formats import (
+from warmloop.exchange.formats import (
     detect_format,
     format_from_path,
     logged_layout,
@@ -25,7 +23,8 @@ from warmloop.audit.formats import (
     own_profile,
     routing_key,
 )
-from warmloop.audit.log import LogContents, LoggedRequest, slim
+from warmloop.exchange.grouping import Conversation, Entry, group
+from warmloop.exchange.log import LogContents, LoggedRequest, slim
 from warmloop.wire.misses import PROVIDER_LOST
 from warmloop.wire.stream import canonical_stream
 
@@ -212,8 +211,8 @@ def _entries(
         stream = canonical_stream(record.body, logged_layout(wire))
         head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
         blocks = None
-        if wire.explicit_breakpoints:
-            marked = anthropic_pieces(record.body, head[0][1])
+        if wire.pieces is not None:
+            marked = wire.pieces(record.body, head[0][1])
             blocks = (tuple(seen.setdefault(t, t) for t in marked.texts), marked.marks)
         entries.append(
             Entry(

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from warmloop.audit.log import iter_log
 from warmloop.audit.page import render_page
 from warmloop.audit.report import audit as audit_log
 from warmloop.audit.report import to_json
@@ -25,6 +24,7 @@ from warmloop.cli.proxy import (
     upstream_option,
 )
 from warmloop.errors import WarmloopError
+from warmloop.exchange.log import iter_log
 from warmloop.facts.price_table import PRICES_ENV, prices_for
 from warmloop.proxy.server import Proxy
 from warmloop.regular import open_regular

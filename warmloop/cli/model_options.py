@@ -11,19 +11,17 @@ import click
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import MIN_WINDOW
-from warmloop.providers.local import DEFAULT_N_CTX
-from warmloop.providers.local_models import DEFAULT_MODEL, MODELS
 from warmloop.providers.model_settings import SETTINGS
 from warmloop.providers.records import load
 from warmloop.providers.redact import redact_spec
-from warmloop.providers.registry import provider_of
+from warmloop.providers.registry import provider_of, providers
 
-LOCAL_HELP = (
-    f"`local` is the embedded {MODELS[DEFAULT_MODEL].title}; other embedded models: "
-    + ", ".join(f"local:{name}" for name in MODELS if name != DEFAULT_MODEL)
-    + "."
-)
-"""What `--model` help says about the embedded models (docs/guides/models.md names the same)."""
+
+def model_help() -> str:
+    """What `--model` help says of the providers beyond their examples (the embedded
+    models: docs/guides/models.md names the same), from their records."""
+    return " ".join(record.about for record in providers() if record.about)
+
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -45,7 +43,7 @@ _FLAGS = (
     click.option(
         "--n-ctx",
         type=click.IntRange(min=512),
-        help=f"Context window of a local model, in tokens [default: {DEFAULT_N_CTX}].",
+        help="Context window of a local model, in tokens [default: the one --model's help names].",
     ),
     click.option(
         "--context-window",

@@ -25,7 +25,7 @@ from warmloop.cli.interrupt import (
     Terminated,
     terminate_as_interrupt,
 )
-from warmloop.cli.model_options import LOCAL_HELP, model_option_flags, model_options
+from warmloop.cli.model_options import model_help, model_option_flags, model_options
 from warmloop.cli.options import (
     CliContext,
     command_store,
@@ -45,8 +45,8 @@ from warmloop.errors import MissingApiKey, SessionError, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
 from warmloop.providers.clients import key_names
-from warmloop.providers.local import LocalModel
 from warmloop.providers.redact import MASK, redact_spec
+from warmloop.providers.registry import provider_of
 from warmloop.providers.select import examples
 from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
@@ -78,7 +78,7 @@ DEFAULT_MODEL = "local"
     "--model",
     "model_spec",
     metavar="SPEC",
-    help=f"Which model to use, e.g. {examples()}. {LOCAL_HELP} [default: {DEFAULT_MODEL}]",
+    help=f"Which model to use, e.g. {examples()}. {model_help()} [default: {DEFAULT_MODEL}]",
 )
 @agent_option
 @workspace_option
@@ -340,4 +340,5 @@ def answer_check(model: Model) -> OutputCheck | None:
     docs/benchmarks.md), while on a paid API a refused answer that was right (a count, a
     computed value) costs a whole request. A library user opts in for any model with
     `Agent(check_outputs=...)`."""
-    return unread_answer if isinstance(model, LocalModel) else None
+    record = provider_of(model.name)
+    return unread_answer if record is not None and record.checks_answers else None

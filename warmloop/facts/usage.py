@@ -9,6 +9,7 @@ up to more than the prompt (`prompt_split`), so no report or cost can fail on od
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 
@@ -33,6 +34,22 @@ def prompt_split(prompt: object, read: object, written: object) -> tuple[int, in
     hit = min(count(read), total)
     wrote = min(count(written), total - hit)
     return total - hit - wrote, hit, wrote
+
+
+MAX_COUNT = 10**12
+"""More tokens than any request has held: a larger count in a log is damage, read as none
+(10^400 would overflow every price computed from it)."""
+
+
+def count_at(raw: Mapping[str, object], *path: str) -> int:
+    """The count at a key path of a provider's usage object (0 when absent, junk or
+    absurd): what each wire format's usage reader reads its fields with."""
+    value: object = raw
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= MAX_COUNT else 0
 
 
 @dataclass(frozen=True)

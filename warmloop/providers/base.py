@@ -126,6 +126,12 @@ def text_protocol_reply(
     return ModelResponse(replace(turn, provider_details=details or {}), usage)
 
 
+class TranscriptRenderer(Protocol):
+    """What renders a transcript to one wire format's payload (`WireFormat.renderer`)."""
+
+    def render(self, transcript: Transcript, tools: Sequence[ToolSpec]) -> Rendered: ...
+
+
 @runtime_checkable
 class Model(Protocol):
     """A model: renders transcripts for its wire format and sends them, and carries the

@@ -1,8 +1,10 @@
-"""Each provider's own options, typed: one `TypedDict` per provider, the keyword options its
-model class takes (`resolve_model(name, **options)`).
+"""Checking a provider's own options: each provider's folder has one `TypedDict` per
+provider, the keyword options its model class takes (`resolve_model(name, **options)`), most
+built on `CommonOptions`.
 
 Write them as a typed dict and an editor completes them and `mypy --strict` checks them:
-`options: AnthropicOptions = {"cache_ttl": "1h"}; resolve_model("anthropic:...", **options)`.
+`options: AnthropicOptions = {"cache_ttl": "1h"}; resolve_model("anthropic:...", **options)`
+(`from warmloop.providers.anthropic.options import AnthropicOptions`).
 `resolve_model` checks every value against its provider's dict (`check_options`), so a
 value of the wrong type, from Python or from the CLI's `--option KEY=VALUE`, is a
 ConfigurationError naming the option before the model is made. A record names its dict
@@ -12,17 +14,17 @@ ConfigurationError naming the option before the model is made. A record names it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 from typing_extensions import TypedDict
 
 from warmloop.errors import ConfigurationError
-from warmloop.messages import JsonValue
 
 
-class _Common(TypedDict, total=False):
+class CommonOptions(TypedDict, total=False):
+    """The options every SDK provider's model takes."""
+
     api_key: str | None
     """The API key (else the provider's key variable)."""
     client: Any
@@ -33,69 +35,6 @@ class _Common(TypedDict, total=False):
     """Seconds one request may take."""
     context_window: int | None
     """The model's window in tokens, when the tables do not know it."""
-
-
-class AnthropicOptions(_Common, total=False):
-    """`anthropic:` (`AnthropicModel`)."""
-
-    max_tokens: int
-    cache_ttl: Literal["5m", "1h"]
-    thinking: Mapping[str, JsonValue] | None
-    max_retries: int | None
-    diagnose: bool
-
-
-class OpenAIOptions(_Common, total=False):
-    """`openai:`, the Responses API (`OpenAIResponsesModel`)."""
-
-    prompt_cache_retention: str | None
-    reasoning: dict[str, JsonValue] | None
-    max_retries: int | None
-    diagnose: bool
-    cache_key: bool | None
-
-
-class ChatOptions(_Common, total=False):
-    """`deepseek:` and `xai:` (Chat Completions hosts)."""
-
-    max_retries: int
-    text_protocol: bool
-    params: Mapping[str, JsonValue] | None
-
-
-class OpenAIChatOptions(ChatOptions, total=False):
-    """`openai-chat:` (`OpenAIChatModel`)."""
-
-    prompt_cache_retention: str | None
-
-
-class OpenAICompatibleOptions(ChatOptions, total=False):
-    """`openai-compatible:` (vLLM, SGLang, llama.cpp server, Ollama, gateways)."""
-
-    cache_key: bool
-    session_header: str | None
-    cache_rules: str | None
-
-
-class GeminiOptions(_Common, total=False):
-    """`gemini:` (`GeminiModel`)."""
-
-    max_retries: int
-    retry_delay: float
-    thinking_budget: int | None
-    include_thoughts: bool
-
-
-class LocalOptions(TypedDict, total=False):
-    """`local` (`LocalModel`, in process)."""
-
-    model_path: str | Path | None
-    n_ctx: int
-    max_tokens: int
-    seed: int
-    n_threads: int
-    context_window: int | None
-    openings: Any
 
 
 _ADAPTERS: dict[type, pydantic.TypeAdapter[Any]] = {}

@@ -19,16 +19,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.providers.clients import key_names
 from warmloop.providers.model_settings import Place
+from warmloop.wire.pieces import Pieces
 from warmloop.wire.stream import WireLayout
+from warmloop.wire.verdict import ProviderVerdict
 
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
 PayloadWriter = Callable[[Mapping[str, Any]], dict[str, Any]]
 """A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
 UsageReader = Callable[[Mapping[str, Any]], Usage]
 """warmloop's `Usage` from one wire format's usage object, as its responses carry it."""
+Claim = Callable[[Mapping[str, Any]], int]
+"""How specifically a body (or a usage object) has this format's shape: below 0, not at
+all; of the formats that claim one, the highest claim wins (`exchange.formats`)."""
+VerdictReader = Callable[[Mapping[str, Any] | None, str | None], ProviderVerdict | None]
+"""The provider's cache diagnostics object (and the earlier response the request named) as
+a verdict; `{}` is the documented silence of a request that named one."""
+PieceReader = Callable[[Mapping[str, Any], str], Pieces]
+"""A body's blocks as the provider's lookback counts them, each with the client's marker
+(`head`: the request parameters' canonical text, the first piece)."""
+BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None], dict[str, Any] | None]
+"""A client's body with the format's cache breakpoints placed where it placed none, for the
+model's profile; None when it carries its own, or is not shaped for them."""
+TtlReader = Callable[[Mapping[str, Any], Pieces], str | None]
+"""The TTL a logged body writes for (its markers' or its retention field's); None: the
+model's default."""
 
 
 def load(reference: str) -> Any:
@@ -72,6 +90,16 @@ class WireFormat:
     prompt. `silence_is_unchanged`: a request that named an earlier one and got no
     diagnostics back was told "no divergence". `read_usage`: this format's usage object
     as warmloop's `Usage` (what the audit reads once it knows the format).
+
+    What the exchange readers (`exchange/`) ask of a format instead of naming it:
+    `detect` and `claims_usage` (how specifically a body or a usage object has its shape,
+    for a log line with no endpoint path), `read_verdict` (its cache diagnostics),
+    `pieces` (the blocks its lookback counts, where the cache reads at markers),
+    `written_ttl` (the TTL a body writes for), `place_breakpoints` (the proxy's markers
+    where the client placed none; placed on any host where the cache reads only at
+    markers, else only on the provider's own host), `beta_header` (the header
+    `diagnostics_beta` is added to) and `renderer` (`"module:Class"` of the renderer that
+    writes its payloads, for a model that speaks it without being it: the scripted model).
     """
 
     name: str
@@ -93,6 +121,14 @@ class WireFormat:
     logged_unprompted: tuple[tuple[str, ...], ...] = ()
     silence_is_unchanged: bool = False
     read_usage: UsageReader | None = None
+    detect: Claim | None = None
+    claims_usage: Claim | None = None
+    read_verdict: VerdictReader | None = None
+    pieces: PieceReader | None = None
+    written_ttl: TtlReader | None = None
+    place_breakpoints: BreakpointPlacer | None = None
+    beta_header: str | None = None
+    renderer: str | None = None
 
     @property
     def per_request_ttl(self) -> bool:
@@ -131,7 +167,10 @@ class ProviderRecord:
     `ModelSettings` field it documents (providers/model_settings.py); a setting it does
     not place is refused naming the provider, before any request. `options`:
     `"module:Name"` of the `TypedDict` of its model's keyword options
-    (providers/options.py), which `resolve_model` checks their values against.
+    (providers/options.py), which `resolve_model` checks their values against. `about`: what
+    the CLI's `--model` help says of it beyond its example. `checks_answers`: `warmloop run`
+    checks a short answer against what the run has read (`workspace.grounding`), measured
+    to help this model; on a paid API a refused right answer would cost a whole request.
     """
 
     prefix: str
@@ -156,6 +195,8 @@ class ProviderRecord:
     listed: bool = True
     settings: tuple[Place, ...] = ()
     options: str | None = None
+    about: str = ""
+    checks_answers: bool = False
 
     def place(self, setting: str) -> Place | None:
         """Where its requests keep `setting`, or None when it does not take it."""

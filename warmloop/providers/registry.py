@@ -1,23 +1,44 @@
 """The providers and wire formats warmloop knows, registered one way for all.
 
-The built-ins (`providers.builtin`) are registered here through `register_provider` and
-`register_wire_format`, the same calls a third party makes (docs/adding-a-provider.md).
-`split_model_name` is the one place a selection string is split into prefix and name.
+Each built-in provider folder's `record` module registers its wire formats and providers
+through `register_wire_format` and `register_provider`, the same calls a third party makes
+(docs/adding-a-provider.md); the registry imports those modules by name the first time it
+is asked anything (`BUILT_IN`), so nothing is loaded before a provider is needed and
+nothing outside a provider's folder imports from it. `split_model_name` is the one place a
+selection string is split into prefix and name.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.price_table import never_price
-from warmloop.providers.builtin import PROVIDERS, WIRE_FORMATS
 from warmloop.providers.records import ProviderRecord, WireFormat
-from warmloop.wire.verdict import name_speaker
+
+BUILT_IN = (
+    "warmloop.providers.local.record",
+    "warmloop.providers.anthropic.record",
+    "warmloop.providers.openai.record",
+    "warmloop.providers.gemini.record",
+    "warmloop.providers.scripted",
+)
+"""The built-in providers' registering modules, in the order their providers are listed."""
 
 _providers: dict[str, ProviderRecord] = {}
 _by_alias: dict[str, ProviderRecord] = {}
 _formats: dict[str, WireFormat] = {}
+_loaded = False
+
+
+def _built_in() -> None:
+    """Register the built-in providers, once (each module registers itself on import)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILT_IN:
+            importlib.import_module(module)
 
 
 def split_model_name(spec: str) -> tuple[str, str]:
@@ -29,6 +50,7 @@ def split_model_name(spec: str) -> tuple[str, str]:
 
 def register_wire_format(fmt: WireFormat) -> WireFormat:
     """Add a wire format; a name already registered is a ConfigurationError."""
+    _built_in()
     if fmt.name in _formats:
         raise ConfigurationError(
             f"wire format {fmt.name!r} is already registered; give the new one its own name"
@@ -40,6 +62,7 @@ def register_wire_format(fmt: WireFormat) -> WireFormat:
 def register_provider(record: ProviderRecord) -> ProviderRecord:
     """Add a provider; a prefix or alias already taken, or a wire format not registered
     yet, is a ConfigurationError."""
+    _built_in()
     for name in (record.prefix, *record.aliases):
         if name in _by_alias:
             raise ConfigurationError(
@@ -53,8 +76,6 @@ def register_provider(record: ProviderRecord) -> ProviderRecord:
             "not registered; call register_wire_format first"
         )
     _providers[record.prefix] = record
-    if record.display_name:
-        name_speaker(record.prefix, record.display_name)
     if not record.priced:
         never_price(record.prefix)
     for name in (record.prefix, *record.aliases):
@@ -64,11 +85,13 @@ def register_provider(record: ProviderRecord) -> ProviderRecord:
 
 def find_provider(prefix: str) -> ProviderRecord | None:
     """The provider a prefix (or alias) selects, or None."""
+    _built_in()
     return _by_alias.get(prefix)
 
 
 def provider_record(prefix: str) -> ProviderRecord:
     """The provider a prefix (or alias) selects; an unknown one is a ConfigurationError."""
+    _built_in()
     found = _by_alias.get(prefix)
     if found is None:
         raise ConfigurationError(f"unknown provider {prefix!r}; register_provider it first")
@@ -82,16 +105,19 @@ def provider_of(spec: str) -> ProviderRecord | None:
 
 def providers() -> Iterator[ProviderRecord]:
     """Every registered provider a selection string builds, in registration order."""
+    _built_in()
     return iter(tuple(record for record in _providers.values() if record.listed))
 
 
 def find_wire_format(name: str) -> WireFormat | None:
     """The wire format of this name, or None (a local engine's prompt has none)."""
+    _built_in()
     return _formats.get(name)
 
 
 def wire_format(name: str) -> WireFormat:
     """The wire format of this name; an unknown one is a ConfigurationError."""
+    _built_in()
     found = _formats.get(name)
     if found is None:
         raise ConfigurationError(f"unknown wire format {name!r}; registered: {', '.join(_formats)}")
@@ -100,10 +126,5 @@ def wire_format(name: str) -> WireFormat:
 
 def wire_formats() -> Iterator[WireFormat]:
     """Every registered wire format, in registration order."""
+    _built_in()
     return iter(tuple(_formats.values()))
-
-
-for _fmt in WIRE_FORMATS:
-    register_wire_format(_fmt)
-for _record in PROVIDERS:
-    register_provider(_record)

@@ -33,12 +33,8 @@ from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
 from warmloop.providers.clients import MIN_KEY_CHARS
 
-CACHE_KEY_FIELD = "prompt_cache_key"
-"""OpenAI's routing key in the request body (Chat Completions and Responses)."""
-SESSION_HEADER = "X-Session-ID"
-"""The default header of `openai-compatible:` models: what vLLM's router hashes first."""
-XAI_HEADER = "x-grok-conv-id"
-"""xAI's routing header on Chat Completions."""
+EXAMPLE_HEADER = "X-Session-ID"
+"""A header name to suggest when one is refused (what vLLM's router hashes first)."""
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
 """An HTTP field name (RFC 9110 `token`)."""
@@ -79,14 +75,14 @@ def header_name(name: str | None) -> str | None:
         return None
     if not isinstance(name, str) or not _TOKEN.fullmatch(name):
         raise ConfigurationError(
-            f"session_header must be an HTTP header name such as {SESSION_HEADER!r} "
+            f"session_header must be an HTTP header name such as {EXAMPLE_HEADER!r} "
             f"(letters, digits and - _ .), or None to send none; got {name!r}"
         )
     if name.lower() in _RESERVED:
         raise ConfigurationError(
             f"session_header {name!r} is a header the client or HTTP itself sets "
             "(credentials, length, type, a hop-by-hop header a proxy drops); name another, "
-            f"such as {SESSION_HEADER!r}"
+            f"such as {EXAMPLE_HEADER!r}"
         )
     return name
 

@@ -33,9 +33,17 @@ from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.protocols import react_text
-from warmloop.providers.base import KnownFacts, ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.chat_format import ChatRenderer
+from warmloop.providers.base import (
+    KnownFacts,
+    ModelResponse,
+    Rendered,
+    TranscriptRenderer,
+    text_protocol_reply,
+)
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
+from warmloop.providers.model_settings import Place
+from warmloop.providers.records import ProviderRecord, load
+from warmloop.providers.registry import register_provider, wire_format
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import common_prefix_length
@@ -85,7 +93,8 @@ class ScriptedModel(KnownFacts):
         self.facts = scripted_facts(name, context_window, cache_ttl)
         self.text_protocol = text_protocol
         self._queue: list[Script] = list(replies)
-        self._renderer = ChatRenderer(name, text_protocol=text_protocol)
+        renders = load(_renderer_of(RECORD))
+        self._renderer: TranscriptRenderer = renders(name, text_protocol=text_protocol)
         self.requests: list[Rendered] = []
         self.keepalives: list[Rendered] = []
         """Keep-alive requests, answered without using up a scripted reply."""
@@ -188,3 +197,35 @@ def scripted_facts(name: str, context_window: int | None, cache_ttl: str | None)
             return facts
     window = DEFAULT_WINDOW if context_window is None else context_window
     return table_facts("scripted", context_window=window)
+
+
+# A scripted model takes every setting into its Chat Completions payload, for tests.
+SETTINGS = (
+    Place("temperature", ("temperature",)),
+    Place("top_p", ("top_p",)),
+    Place("max_tokens", ("max_completion_tokens",)),
+    Place("stop", ("stop",)),
+    Place("seed", ("seed",)),
+    Place("reasoning_effort", ("reasoning_effort",)),
+    Place("parallel_tool_calls", ("parallel_tool_calls",)),
+    Place("thinking_budget", ("thinking_budget",)),
+)
+RECORD = register_provider(
+    ProviderRecord(
+        "scripted",
+        "warmloop.providers.scripted:ScriptedModel",
+        "openai-chat",
+        needs_name=None,
+        priced=False,
+        listed=False,
+        settings=SETTINGS,
+    )
+)
+"""Speaks Chat Completions (the registered format's renderer writes its payloads)."""
+
+
+def _renderer_of(record: ProviderRecord) -> str:
+    found = wire_format(record.wire_format or "").renderer
+    if found is None:
+        raise ConfigurationError(f"wire format {record.wire_format!r} names no renderer")
+    return found

@@ -1,6 +1,6 @@
 """The live proxy's conversations: which conversation each request belongs to, as it comes.
 
-Grouped as the audit groups a log (`audit.conversations`): a request with a routing key
+Grouped as the audit groups a log (`exchange.grouping`): a request with a routing key
 (`prompt_cache_key`, `metadata.user_id`, `user`) belongs to the conversation of that key
 and format; one without continues the earlier request it carries on (the anchor index
 offers the candidates, `best_parent` measures them), else it opens a conversation. Each
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from warmloop.audit.anchors import AnchorIndex, anchors
-from warmloop.audit.conversations import Entry, best_parent
-from warmloop.audit.formats import logged_layout, routing_key
-from warmloop.audit.log import LoggedRequest
+from warmloop.exchange.anchors import AnchorIndex, anchors
+from warmloop.exchange.formats import logged_layout, routing_key
+from warmloop.exchange.grouping import Entry, best_parent
+from warmloop.exchange.log import LoggedRequest
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
 from warmloop.wire.guard import PrefixCheck, compare

@@ -34,8 +34,8 @@ from typing import Any
 
 import httpx2
 
-from warmloop.audit.formats import logged_layout, model_name, model_spec, own_profile
-from warmloop.audit.responses import decoded, response_facts
+from warmloop.exchange.formats import logged_layout, model_name, model_spec, own_profile
+from warmloop.exchange.responses import decoded, response_facts
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage

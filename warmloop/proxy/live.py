@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from warmloop.exchange.responses import read_verdict
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.conversations import Conversations
 from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
@@ -18,7 +19,6 @@ from warmloop.proxy.keepalive import Caps, KeepAlives
 from warmloop.proxy.retention import longer_ttl
 from warmloop.proxy.status import Sent, saved_usd, status_page
 from warmloop.proxy.tracing import trace_bust
-from warmloop.wire.verdict import read_verdict
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -112,7 +112,7 @@ class Live:
         bust = placed.check.bust if placed is not None and placed.check is not None else None
         if self.tracer is None or placed is None or bust is None:
             return
-        verdict = read_verdict(diagnostics)
+        verdict = read_verdict(diagnostics, wire)
         trace_bust(self.tracer, placed.conversation.id, wire, sent.request, path, bust, verdict)
 
     def status(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warmloop.audit.formats import logged_layout, model_name, own_profile
+from warmloop.exchange.formats import logged_layout, model_name, own_profile
 from warmloop.keepalive.pauses import longer_retention
 from warmloop.keepalive.request import with_cache_ttl
 from warmloop.providers.base import Rendered

@@ -14,7 +14,7 @@ after the response ends: arrival time, when the answer's last byte went to the c
 (`answered_at`, the proxy's clock), path (without the query, which may hold an API
 key), status, the request body as forwarded, and the usage, response id and cache
 diagnostics read from the response. Headers are never logged. With `diagnose` the
-provider's own cache diagnostics are asked for on the way (`audit.diagnose`: only for
+provider's own cache diagnostics are asked for on the way (`proxy.diagnose`: only for
 api.anthropic.com and api.openai.com; any other upstream gets every request as sent).
 
 The request target can only be a path on the upstream: the URL is the upstream's with the
@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from warmloop.audit.diagnose import Asked, Diagnoser, diagnosable
-from warmloop.audit.formats import format_from_path
-from warmloop.audit.log import LogWriter
-from warmloop.audit.responses import decoded, response_facts
 from warmloop.errors import ConfigurationError
+from warmloop.exchange.formats import format_from_path
+from warmloop.exchange.log import LogWriter
+from warmloop.exchange.responses import decoded, response_facts
 from warmloop.proxy.body import BodyReader, Refusal
+from warmloop.proxy.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.proxy.fixes import OFF, Fixes
 from warmloop.proxy.forwarding import (
     check_upstream,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from warmloop.audit.formats import model_name, model_spec
+from warmloop.exchange.formats import model_name, model_spec
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from warmloop.audit.formats import model_name, model_spec
+from warmloop.exchange.formats import model_name, model_spec
 from warmloop.providers.records import WireFormat
 from warmloop.telemetry import TRACER_NAME, provider_name
 from warmloop.wire.guard import Bust

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from warmloop.facts.profiles import CacheProfile
+from warmloop.wire.pieces import common_pieces
 from warmloop.wire.verdict import ProviderVerdict
 
 TOLERANCE = 0.05
@@ -168,16 +169,6 @@ def provider_charged(
         "the provider lost its cache entry: the prefix matched, and the provider says it "
         f"holds no record of the earlier request ({verdict.reason}); not the client's doing",
     )
-
-
-def common_pieces(a: Sequence[str], b: Sequence[str]) -> int:
-    """How many leading pieces two requests share."""
-    count = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        count += 1
-    return count
 
 
 @dataclass(frozen=True)

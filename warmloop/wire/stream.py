@@ -5,8 +5,8 @@ it: the request parameters (sorted, routing keys removed), then the tools, the s
 prompt and each conversation item exactly as serialised on the wire, with cache markers
 removed at every depth. An append-only session makes each stream a prefix of the next.
 Which keys hold the conversation, the tools and the system prompt is a `WireLayout`, one
-per wire format. Section labels (`request`, `tools`, `system`, `message <i>`) come from
-that structure.
+per wire format (each defined in its provider's folder). Section labels (`request`,
+`tools`, `system`, `message <i>`) come from that structure.
 
 A `Canonicalizer` remembers the items it serialised last time by identity (renderers hand
 out the same wire objects for unchanged messages and never mutate them), so a step costs
@@ -48,37 +48,6 @@ class WireLayout:
     unprompted: tuple[tuple[str, ...], ...] = ()
     """Nested request keys that are no part of the prompt (left out, and a container they
     leave empty with them): OpenAI's `prompt_cache_options.comparison_response_id`."""
-
-
-ANTHROPIC = WireLayout(
-    "anthropic", ("messages",), ("tools",), ("system",), routing=ROUTING_KEYS | {"container"}
-)
-"""`container` names the code-execution container a request runs in, not what it reads from
-the cache: recorded traffic reads 97% of the prompt from cache across a changed container,
-so a change there is not a bust (issue 19). `tool_choice` and thinking settings are."""
-CHAT = WireLayout(
-    "openai-chat", ("messages",), ("tools",), system_roles=frozenset({"system", "developer"})
-)
-RESPONSES = WireLayout(
-    "openai-responses",
-    ("input",),
-    ("tools",),
-    ("instructions",),
-    unprompted=(("prompt_cache_options", "ttl"), ("prompt_cache_options", "prewarm")),
-)
-"""`prompt_cache_options.ttl` is "the minimum lifetime applied to every implicit and
-explicit cache breakpoint written by the request" (the official SDK's API reference,
-`ResponseCreateParams.PromptCacheOptions.ttl`): how long what a request writes lives, not
-what it reads, so a request written for `12h` after one written for `30m` is the same
-prompt (as Anthropic's `cache_control` TTLs are). `prompt_cache_options.prewarm` "prepares
-the prompt cache without generating output": whether an answer is generated, not the
-prompt."""
-GEMINI_SDK = WireLayout(
-    "gemini", ("contents",), ("config", "tools"), ("config", "system_instruction")
-)
-"""The keyword arguments warmloop hands to google-genai's `generate_content`."""
-GEMINI_HTTP = WireLayout("gemini-http", ("contents",), ("tools",), ("systemInstruction",))
-"""The REST body of `models.generateContent`."""
 
 
 def dumps(value: object, *, sort_keys: bool = False) -> str:

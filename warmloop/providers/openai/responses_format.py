@@ -31,11 +31,11 @@ from warmloop.messages import (
 )
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse
-from warmloop.providers.chat_format import ERROR_PREFIX
-from warmloop.providers.openai_cache import marked_text
+from warmloop.providers.openai.cache import marked_text
+from warmloop.providers.openai.chat_format import ERROR_PREFIX
+from warmloop.providers.openai.record import RESPONSES
 from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
-from warmloop.wire.stream import RESPONSES
 
 DETAILS_KEY = "openai_responses"
 """`AssistantTurn.provider_details[DETAILS_KEY]` holds the raw output items, echoed verbatim."""

@@ -33,12 +33,12 @@ from warmloop.messages import (
     UserText,
 )
 from warmloop.protocols.inline import inline_text
-from warmloop.providers.anthropic_cache import place_breakpoints
+from warmloop.providers.anthropic.cache import place_breakpoints
+from warmloop.providers.anthropic.record import LAYOUT
 from warmloop.providers.base import ModelResponse
 from warmloop.providers.failures import not_json
 from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
-from warmloop.wire.stream import ANTHROPIC
 
 DETAILS_KEY = "anthropic"
 """`AssistantTurn.provider_details[DETAILS_KEY]["content"]` holds the raw response blocks."""
@@ -242,7 +242,7 @@ class AnthropicRenderer(Renderer[Wire]):
     message, with the cache breakpoints placed (the stream leaves them out)."""
 
     def __init__(self, head: Mapping[str, JsonValue], control: Mapping[str, JsonValue]) -> None:
-        super().__init__(head, ANTHROPIC, Wire(), wire_tools, wire_messages)
+        super().__init__(head, LAYOUT, Wire(), wire_tools, wire_messages)
         self.control = dict(control)
 
     def payload(self, wire: Wire, tools: Sequence[ToolSpec]) -> dict[str, Any]:

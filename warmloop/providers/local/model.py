@@ -26,14 +26,18 @@ from warmloop.facts.usage import Usage
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.grammar import action_grammar, tools_key
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.chat_template import DETAILS_KEY, TemplatePrompt, prompt_parts, render_chat
-from warmloop.providers.local_models import EmbeddedModel, embedded_model
-from warmloop.providers.local_sampling import Sampling, sampling_of, step_tokens
-from warmloop.providers.openings import OpeningCache
+from warmloop.providers.local.chat_template import (
+    DETAILS_KEY,
+    TemplatePrompt,
+    prompt_parts,
+    render_chat,
+)
+from warmloop.providers.local.models import DEFAULT_N_CTX, EmbeddedModel, embedded_model
+from warmloop.providers.local.openings import OpeningCache
+from warmloop.providers.local.sampling import Sampling, sampling_of, step_tokens
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
-DEFAULT_N_CTX = 8192
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_SEED = 1234
 GRAMMARS_KEPT = 16

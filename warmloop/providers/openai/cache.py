@@ -25,7 +25,7 @@ Which models take them comes from `facts/profiles.json` (a profile with `max_bre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from warmloop.facts.profiles import CacheProfile, profile_table
@@ -85,3 +85,56 @@ def retention_params(profile: CacheProfile, retention: str | None) -> dict[str, 
 def marked_text(text: str, kind: str) -> list[JsonValue]:
     """`text` as one content block of type `kind` carrying the explicit breakpoint."""
     return [{"type": kind, "text": text, "prompt_cache_breakpoint": dict(BREAKPOINT)}]
+
+
+BREAKPOINT_FIELD = "prompt_cache_breakpoint"
+OPENING_ROLES = frozenset({"system", "developer"})
+
+
+def opening_breakpoint(items: str, part: str) -> Callable[..., dict[str, Any] | None]:
+    """The proxy's placement for one wire format whose conversation is the key `items`
+    (`messages` for Chat Completions, `input` for Responses) and whose text part is `part`
+    (`text`, `input_text`): `opening_marked`, for models that take breakpoints."""
+
+    def placed(body: Mapping[str, Any], profile: CacheProfile | None) -> dict[str, Any] | None:
+        if profile is None or not takes_breakpoints(profile):
+            return None
+        return opening_marked(body, items, part)
+
+    return placed
+
+
+def opening_marked(body: Mapping[str, Any], items: str, part: str) -> dict[str, Any] | None:
+    """An OpenAI body with the explicit breakpoint on its opening system (or developer)
+    message, where every session of an agent can read it, or None: the body carries a
+    breakpoint of its own, opens with no such message, or is shaped otherwise. A string
+    content becomes the one text part (`part`) it stands for. A Responses request whose
+    opening is its `instructions` (a string, which no breakpoint can mark) goes as sent:
+    moving the instructions into a message would change what the model reads."""
+    messages = body.get(items)
+    if not isinstance(messages, list) or not messages or _has_breakpoint(messages):
+        return None
+    first = messages[0]
+    if not isinstance(first, Mapping) or first.get("role") not in OPENING_ROLES:
+        return None
+    content = first.get("content")
+    if isinstance(content, str) and content:
+        marked: Any = marked_text(content, part)
+    elif _block_list(content) and content:
+        marked = [*content[:-1], {**content[-1], BREAKPOINT_FIELD: dict(BREAKPOINT)}]
+    else:
+        return None
+    return {**body, items: [{**first, "content": marked}, *messages[1:]]}
+
+
+def _has_breakpoint(messages: list[Any]) -> bool:
+    return any(
+        isinstance(block, Mapping) and BREAKPOINT_FIELD in block
+        for message in messages
+        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+
+
+def _block_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(block, Mapping) for block in value)

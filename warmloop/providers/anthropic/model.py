@@ -28,8 +28,9 @@ import anthropic
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
-from warmloop.providers.anthropic_cache import CacheTTL, cache_control
-from warmloop.providers.anthropic_format import AnthropicRenderer, parse_reply
+from warmloop.providers.anthropic.cache import CacheTTL, cache_control
+from warmloop.providers.anthropic.format import AnthropicRenderer, parse_reply
+from warmloop.providers.anthropic.readers import BETA, read_verdict
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
@@ -40,7 +41,6 @@ from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
-from warmloop.wire.verdict import ANTHROPIC_BETA, anthropic_verdict
 
 PREFIX = "anthropic"
 RECORD = provider_record(PREFIX)
@@ -168,7 +168,7 @@ class AnthropicModel(KnownFacts):
         earlier = self._baselines.find(rendered.wire, session_id)
         asked = {
             "diagnostics": {"previous_message_id": earlier},
-            "extra_headers": {"anthropic-beta": ANTHROPIC_BETA},
+            "extra_headers": {"anthropic-beta": BETA},
         }
         return asked, earlier
 
@@ -187,7 +187,7 @@ class AnthropicModel(KnownFacts):
         found = getattr(message, "diagnostics", None)
         # `diagnostics: null` after naming a previous message: no divergence was found.
         raw = found.to_dict(mode="json") if found is not None else ({} if earlier else None)
-        return replace(response, verdict=anthropic_verdict(raw, compared_with=earlier))
+        return replace(response, verdict=read_verdict(raw, compared_with=earlier))
 
 
 async def assembled(stream: AsyncIterator[Any], name: str) -> AsyncIterator[Any]:

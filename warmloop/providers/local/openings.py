@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from warmloop.errors import ConfigurationError
-from warmloop.providers.gemma import cache_dir
+from warmloop.providers.local.gemma import cache_dir
 from warmloop.regular import NOT_REGULAR, open_regular
 
 MAGIC = b"warmloop-kv-opening 2\n"

@@ -1,8 +1,10 @@
-"""Which wire format a logged request is in, its model, its routing key, its cache profile.
+"""Which wire format a logged or live request is in, its model, its routing key, its cache
+profile, the TTL it writes for.
 
-The format comes from the endpoint path when the log has it (each registered wire format's
+The format comes from the endpoint path when there is one (each registered wire format's
 `endpoint`: `/v1/messages`, `/chat/completions`, `/responses`, `:generateContent`), else
-from the body's shape. Each format's logged layout (`logged_layout`) is read with the keys
+from the body's shape, as each format's record claims it (`WireFormat.detect`: the most
+specific claim wins). Each format's logged layout (`logged_layout`) is read with the keys
 that never reach the prompt (streaming switches, output budgets, sampling, Anthropic's
 `diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`) added to the keys
 the canonical stream leaves out, so switching them is not reported as a bust.
@@ -10,16 +12,17 @@ the canonical stream leaves out, so switching them is not reported as a bust.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile, profile_for
-from warmloop.providers.records import WireFormat
-from warmloop.providers.registry import providers, wire_format, wire_formats
-from warmloop.wire.stream import ANTHROPIC, CHAT, GEMINI_SDK, RESPONSES, WireLayout
+from warmloop.providers.records import Claim, WireFormat
+from warmloop.providers.registry import providers, wire_formats
+from warmloop.wire.pieces import Pieces
+from warmloop.wire.stream import WireLayout
 
 NOT_IN_PROMPT = frozenset(
     {
@@ -47,8 +50,6 @@ NOT_IN_PROMPT = frozenset(
 )
 """Request keys that choose how a reply is sampled or delivered, not what the prompt is."""
 
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
-
 
 @cache
 def logged_layout(wire: WireFormat) -> WireLayout:
@@ -68,37 +69,29 @@ def format_from_path(path: str) -> WireFormat | None:
     return next((fmt for fmt in wire_formats() if fmt.endpoint_match(path)), None)
 
 
-def _looks_anthropic(body: Mapping[str, Any]) -> bool:
-    """Anthropic's shape: a top-level system, Anthropic-only content blocks, else a Claude
-    model; any Chat-only trait (a system, developer or tool role, tool_calls) rules it out."""
-    anthropic_blocks = "system" in body
-    for message in body.get("messages") or ():
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") in {"system", "developer", "tool"} or "tool_calls" in message:
-            return False
-        content = message.get("content")
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS for block in content
-        ):
-            anthropic_blocks = True
-    model = body.get("model")
-    return anthropic_blocks or (isinstance(model, str) and "claude" in model.lower())
+def claimed_by(value: Mapping[str, Any], claim: Callable[[WireFormat], Claim | None]) -> WireFormat:
+    """The registered format whose claim on `value` is highest (the first registered of
+    equal claims); a ConfigurationError when none claims it."""
+    best: tuple[int, WireFormat] | None = None
+    for fmt in wire_formats():
+        reader = claim(fmt)
+        score = reader(value) if reader is not None else -1
+        if score >= 0 and (best is None or score > best[0]):
+            best = (score, fmt)
+    if best is None:
+        raise ConfigurationError("no registered wire format claims this request's shape")
+    return best[1]
 
 
 def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:
     """The wire format of a request body (the path decides when it names an endpoint).
-    Without such a path the format is truly unknown and is guessed from the body's shape:
-    the guess is this function's alone, and only such a request's usage is read by its
-    keys (`responses.normalise_usage`)."""
+    Without such a path the format is truly unknown and is guessed from the body's shape,
+    as the formats' records claim it: the guess is this function's alone, and only such a
+    request's usage is read by its keys (`responses.normalise_usage`)."""
     found = format_from_path(path) if path else None
     if found is not None:
         return found
-    if "contents" in body:
-        return wire_format(GEMINI_SDK.name)
-    if "input" in body and "messages" not in body:
-        return wire_format(RESPONSES.name)
-    return wire_format(ANTHROPIC.name if _looks_anthropic(body) else CHAT.name)
+    return claimed_by(body, lambda fmt: fmt.detect)
 
 
 def model_name(body: Mapping[str, Any], path: str = "") -> str:
@@ -144,3 +137,9 @@ def routing_key(body: Mapping[str, Any]) -> str | None:
     if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
         return f"metadata.user_id={metadata['user_id']}"
     return None
+
+
+def written_ttl(wire: WireFormat, body: Mapping[str, Any], found: Pieces) -> str | None:
+    """The TTL a logged request writes for, as its format reads it (its markers', or its
+    retention field's); None: the model's default."""
+    return wire.written_ttl(body, found) if wire.written_ttl is not None else None

@@ -39,11 +39,11 @@ from warmloop.messages import (
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse, Rendered, text_protocol_reply
-from warmloop.providers.openai_cache import marked_text
+from warmloop.providers.openai.cache import marked_text
+from warmloop.providers.openai.record import CHAT
 from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
-from warmloop.wire.stream import CHAT
 
 ERROR_PREFIX = "ERROR: "
 DETAILS_KEY = "chat"

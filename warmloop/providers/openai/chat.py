@@ -26,19 +26,20 @@ from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
-from warmloop.providers.chat_format import ChatRenderer, parse_reply
-from warmloop.providers.chat_stream import streamed_body
 from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.deltas import Delta
-from warmloop.providers.discovery import discover_window
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
-from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.chat_format import ChatRenderer, parse_reply
+from warmloop.providers.openai.chat_stream import streamed_body
+from warmloop.providers.openai.discovery import discover_window
+from warmloop.providers.openai.record import CACHE_KEY_FIELD
+from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
-from warmloop.providers.retention_refusals import RetentionRefusals
-from warmloop.providers.routing import CACHE_KEY_FIELD, header_name, routing_key
+from warmloop.providers.routing import header_name, routing_key
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript

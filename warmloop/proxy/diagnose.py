@@ -1,6 +1,7 @@
 """`warmloop record --diagnose`: ask the provider for its own cache verdict on every request.
 
-Opt-in, and only for the two APIs that document the fields (see `wire.verdict`):
+Opt-in, and only for the APIs whose wire format's record documents the fields
+(`WireFormat.diagnostics_host`, `diagnostics_field`, `diagnostics_beta` and `beta_header`):
 - `https://api.anthropic.com`, Messages requests: the `anthropic-beta` header gains
   `cache-diagnosis-2026-04-07` and the body `diagnostics.previous_message_id`: the id of
   the response to the request this one continues (null for a conversation's first request,
@@ -21,14 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from warmloop.audit.formats import format_from_path, logged_layout
-from warmloop.audit.formats import routing_key as find_routing_key
+from warmloop.exchange.formats import format_from_path, logged_layout
+from warmloop.exchange.formats import routing_key as find_routing_key
 from warmloop.providers.records import WireFormat
 from warmloop.providers.registry import wire_formats
 from warmloop.wire.comparison import Baselines
 from warmloop.wire.stream import WireStream, canonical_stream
-
-BETA_HEADER = "anthropic-beta"
 
 
 def diagnosable(upstream: str) -> WireFormat | None:
@@ -69,7 +68,7 @@ class Diagnoser:
             request = json.loads(body)
         except ValueError:
             return None
-        if not isinstance(request, dict) or _asks_already(request):
+        if not isinstance(request, dict) or _asks_already(request, self.wire):
             return None
         stream = canonical_stream(request, logged_layout(self.wire))
         key = find_routing_key(request)
@@ -82,8 +81,8 @@ class Diagnoser:
         options = request.get(outer)
         options = dict(options) if isinstance(options, dict) else {}
         request[outer] = {**options, inner: earlier}
-        if self.wire.diagnostics_beta is not None:
-            headers = _with_beta(headers, self.wire.diagnostics_beta)
+        if self.wire.diagnostics_beta is not None and self.wire.beta_header is not None:
+            headers = _with_beta(headers, self.wire.beta_header, self.wire.diagnostics_beta)
         sent = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
         return Asked(stream, key, headers, sent)
 
@@ -93,18 +92,22 @@ class Diagnoser:
             self.baselines.remember(asked.stream, asked.key, response_id)
 
 
-def _asks_already(request: dict[str, Any]) -> bool:
-    options = request.get("prompt_cache_options")
-    return "diagnostics" in request or (
-        isinstance(options, dict) and "comparison_response_id" in options
-    )
+def _asks_already(request: dict[str, Any], wire: WireFormat) -> bool:
+    """Whether the client already asks for diagnostics (or wrote the field's object in a
+    shape warmloop would have to change): `wire`'s field is set, or its object is not one."""
+    if wire.diagnostics_field is None:
+        return False
+    outer, inner = wire.diagnostics_field
+    options = request.get(outer)
+    return inner in options if isinstance(options, dict) else outer in request
 
 
-def _with_beta(headers: list[tuple[str, str]], beta: str) -> list[tuple[str, str]]:
-    """The headers with the diagnostics beta added to `anthropic-beta` (once)."""
-    values = [v for k, v in headers if k.lower() == BETA_HEADER]
+def _with_beta(headers: list[tuple[str, str]], name: str, beta: str) -> list[tuple[str, str]]:
+    """The headers with the diagnostics beta added to the header `name` (once)."""
+    lowered = name.lower()
+    values = [v for k, v in headers if k.lower() == lowered]
     betas = [b.strip() for v in values for b in v.split(",") if b.strip()]
     if beta in betas:
         return headers
-    others = [(k, v) for k, v in headers if k.lower() != BETA_HEADER]
-    return [*others, (BETA_HEADER, ",".join([*betas, beta]))]
+    others = [(k, v) for k, v in headers if k.lower() != lowered]
+    return [*others, (lowered, ",".join([*betas, beta]))]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warmloop.errors import ConfigurationError
-from warmloop.providers.chat_template import CHATML, GEMMA, ChatTemplate
-from warmloop.providers.gemma import assemble, cache_dir, gemma_path
+from warmloop.providers.local.chat_template import CHATML, GEMMA, ChatTemplate
+from warmloop.providers.local.gemma import assemble, cache_dir, gemma_path
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,8 @@ MODELS: dict[str, EmbeddedModel] = {
     )
 }
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
+DEFAULT_N_CTX = 8192
+"""The engine's context window in tokens unless `n_ctx` names another."""
 
 
 def embedded_model(name: str | None) -> EmbeddedModel:

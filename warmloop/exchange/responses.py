@@ -9,12 +9,13 @@ usage (provider docs, "streaming" sections):
 - OpenAI Chat Completions: `usage`; streamed, the last chunk when
   `stream_options.include_usage` is set.
 - OpenAI Responses: `usage`; streamed, `response.completed` (or `.incomplete`) events;
-  `prompt_cache_diagnostics` beside it (GPT-5.6 and later, see `wire.verdict`).
+  `prompt_cache_diagnostics` beside it (GPT-5.6 and later).
 - Gemini: `usageMetadata`; streamed, every chunk, the last one final.
 
 `normalise_usage` turns any of those objects into warmloop's `Usage` (by its format's own
-reader when the format is known); `logged_verdict` reads
-a logged request's diagnostics as the provider's verdict (`wire.verdict`).
+reader when the format is known, else by the format whose record claims its keys);
+`logged_verdict` reads a logged request's diagnostics as its format's provider words them
+(`WireFormat.read_verdict`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from warmloop.audit.log import LoggedRequest, deeper_than
+from warmloop.exchange.formats import claimed_by
+from warmloop.exchange.log import LoggedRequest, deeper_than
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
 from warmloop.providers.registry import wire_formats
-from warmloop.wire.usage import guessed_usage
-from warmloop.wire.verdict import ProviderVerdict, anthropic_verdict, read_verdict
+from warmloop.wire.verdict import ProviderVerdict
 
 DIAGNOSTICS_KEYS = ("diagnostics", "prompt_cache_diagnostics")
 """Where Anthropic and OpenAI put their cache diagnostics in a response."""
@@ -149,14 +150,25 @@ def normalise_usage(raw: Mapping[str, Any], wire: WireFormat | None = None) -> U
     """warmloop's `Usage` from a usage object: read by `wire`'s own reader when the format
     is known (`WireFormat.read_usage`); recognised by its keys only when it is not (a
     logged request with no endpoint path, or a format without a reader)."""
-    if wire is not None and wire.read_usage is not None:
-        return wire.read_usage(raw)
-    return guessed_usage(raw)
+    if wire is None or wire.read_usage is None:
+        wire = claimed_by(raw, lambda fmt: fmt.claims_usage if fmt.read_usage else None)
+    assert wire.read_usage is not None  # claimed only by formats with a reader
+    return wire.read_usage(raw)
 
 
-def describe_diagnostics(diagnostics: Mapping[str, Any] | None) -> str | None:
-    """Either provider's cache diagnostics in one line, or None when there are none."""
-    verdict = read_verdict(diagnostics) if diagnostics else None
+def read_verdict(
+    diagnostics: Mapping[str, Any] | None, wire: WireFormat, compared_with: str | None = None
+) -> ProviderVerdict | None:
+    """A request's cache diagnostics as its format's provider words them (None when the
+    format reads none, or there are none)."""
+    if diagnostics is None or wire.read_verdict is None:
+        return None
+    return wire.read_verdict(diagnostics, compared_with)
+
+
+def describe_diagnostics(diagnostics: Mapping[str, Any] | None, wire: WireFormat) -> str | None:
+    """A request's cache diagnostics in one line, or None when there are none."""
+    verdict = read_verdict(diagnostics, wire) if diagnostics else None
     return verdict.describe() if verdict is not None else None
 
 
@@ -181,8 +193,8 @@ def logged_verdict(record: LoggedRequest, wire: WireFormat) -> ProviderVerdict |
     documented `diagnostics: null`, no divergence."""
     asked, earlier = compared_with(record.body)
     if record.diagnostics:
-        return read_verdict(record.diagnostics, compared_with=earlier)
+        return read_verdict(record.diagnostics, wire, earlier)
     answered = record.usage is not None and (record.status is None or record.status < 400)
     if wire.silence_is_unchanged and asked and earlier is not None and answered:
-        return anthropic_verdict({}, compared_with=earlier)
+        return read_verdict({}, wire, earlier)
     return None

@@ -28,16 +28,16 @@ from warmloop.providers.clients import api_key as find_key
 from warmloop.providers.clients import client_secrets, sdk_client
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, read_body, retries
-from warmloop.providers.openai_cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.readers import read_verdict
+from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_reply
+from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.registry import provider_record
-from warmloop.providers.responses_format import ResponsesRenderer, parse_reply
-from warmloop.providers.retention_refusals import RetentionRefusals
 from warmloop.providers.routing import routing_key
 from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
-from warmloop.wire.verdict import openai_verdict
 
 RECORD = provider_record("openai")
 """Its key variable, client, error mapping and routing key (`providers.builtin`)."""
@@ -192,7 +192,7 @@ class OpenAIResponsesModel(KnownFacts):
         if isinstance(body.get("id"), str):
             self._baselines.remember(rendered.wire, session_id, body["id"])
         found = body.get("prompt_cache_diagnostics")
-        verdict = openai_verdict(found, compared_with=earlier) if isinstance(found, dict) else None
+        verdict = read_verdict(found, compared_with=earlier) if isinstance(found, dict) else None
         return replace(response, verdict=verdict)
 
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from warmloop.audit.anchors import AnchorIndex, anchors
-from warmloop.audit.continuation import Continuation, continuation
-from warmloop.audit.log import LoggedRequest
+from warmloop.exchange.anchors import AnchorIndex, anchors
+from warmloop.exchange.continuation import Continuation, continuation
+from warmloop.exchange.log import LoggedRequest
 from warmloop.providers.records import WireFormat
 from warmloop.wire.guard import compare
 from warmloop.wire.stream import WireStream

@@ -131,3 +131,57 @@ def _remark(value: Any, control: Mapping[str, Any]) -> Any:
     if isinstance(value, list):
         return [_remark(v, control) for v in value]
     return value
+
+
+def placed_where_none(body: Mapping[str, Any], profile: object = None) -> dict[str, Any] | None:
+    """A client's Messages body with warmloop's breakpoints placed (`place_breakpoints`,
+    5-minute markers), or None: it carries markers of its own (the client placed them), or
+    it is not shaped as the API takes it (the upstream answers that with its own error). A
+    string `system` or a string message content that gets a marker becomes the one text
+    block it stands for (the API's documented equivalent); what was only rewritten as
+    blocks and got no marker goes as the client sent it. Every Claude model takes them, so
+    the model's profile is not asked."""
+    del profile
+    if not _messages_shaped(body) or "cache_control" in body or breakpoint_positions(body):
+        return None
+    out = dict(body)
+    system = body.get("system")
+    if isinstance(system, str):
+        if system:
+            out["system"] = [{"type": "text", "text": system}]
+        else:
+            del out["system"]
+    messages = list(body["messages"])
+    for index in message_breakpoints(messages):
+        content = messages[index]["content"]
+        if isinstance(content, str):
+            blocks = [{"type": "text", "text": content}] if content else []
+            messages[index] = {**messages[index], "content": blocks}
+    out["messages"] = messages
+    placed = place_breakpoints(out, cache_control("5m"))
+    if isinstance(system, str) and not system:
+        placed["system"] = system
+    for index in message_breakpoints(messages):
+        if placed["messages"][index]["content"] == []:
+            placed["messages"][index] = body["messages"][index]
+    return placed
+
+
+def _messages_shaped(body: Mapping[str, Any]) -> bool:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return False
+    for message in messages:
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            return False
+        content = message.get("content")
+        if not isinstance(content, str) and not _block_list(content):
+            return False
+    tools, system = body.get("tools"), body.get("system")
+    return (tools is None or _block_list(tools)) and (
+        system is None or isinstance(system, str) or _block_list(system)
+    )
+
+
+def _block_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(block, Mapping) for block in value)

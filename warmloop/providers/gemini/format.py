@@ -32,10 +32,11 @@ from warmloop.messages import (
 from warmloop.protocols import react_text
 from warmloop.protocols.inline import inline_text
 from warmloop.providers.base import ModelResponse
+from warmloop.providers.gemini.record import SDK_LAYOUT
 from warmloop.providers.render import Growing, Renderer, Wire
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.tool import parse_arguments
-from warmloop.wire.stream import GEMINI_SDK, dumps
+from warmloop.wire.stream import dumps
 
 DETAILS_KEY = "gemini"
 """`AssistantTurn.provider_details[DETAILS_KEY]["parts"]` holds the model turn's raw parts."""
@@ -220,4 +221,4 @@ class GeminiRenderer(Renderer[GeminiWire]):
         self.model = model
         self.params = dict(params or {})
         head: dict[str, Any] = {"model": model, "config": self.params}
-        super().__init__(head, GEMINI_SDK, GeminiWire(), wire_tools, wire_messages)
+        super().__init__(head, SDK_LAYOUT, GeminiWire(), wire_tools, wire_messages)
