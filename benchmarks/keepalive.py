@@ -74,10 +74,10 @@ from benchmarks.keepalive_sessions import (
 from warmloop import Transcript, UserText, resolve_model
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.profiles import CacheProfile
-from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import longer_retention
-from warmloop.keepalive.request import answer_tokens
+from warmloop.keepalive.ping import answer_tokens
 from warmloop.keepalive.rule import pause_costs, ping_limit
+from warmloop.memory import Learned
 
 
 def _each_step(policy: Callable[[CacheProfile, int, Step, float], Plan]) -> Arm:

@@ -16,7 +16,6 @@ from itertools import accumulate, pairwise
 
 from benchmarks.scenarios import Request
 from warmloop.audit.blocks import ideal_marks
-from warmloop.audit.costs import DEFAULT_PROVIDERS
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
@@ -24,7 +23,13 @@ from warmloop.providers.openai.record import CHAT
 from warmloop.simulate import Block, SimRequest, blocks_from_texts, simulate
 from warmloop.wire.stream import canonical_stream
 
-PROVIDERS = DEFAULT_PROVIDERS
+PROVIDERS = (
+    "anthropic:claude-sonnet-4-6",
+    "openai:gpt-5",
+    "gemini:gemini-2.5-flash",
+    "deepseek:deepseek-flash",
+)
+"""The providers every figure is priced under (the audit's references, in this order)."""
 ENGINE = "local"
 
 

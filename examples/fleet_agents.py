@@ -2,7 +2,7 @@
 for `fleet_batch.py`. A worker builds each agent once and runs its tasks on it."""
 
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.fleet.registry import AgentRegistry
+from warmloop.fleet.agent_registry import AgentRegistry
 
 registry = AgentRegistry()
 

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("exchange",),
     ("maintenance", "telemetry"),
     ("sessions", "audit"),
+    ("memory",),
     ("keepalive",),
     ("agent", "proxy"),
     ("fleet",),
@@ -352,6 +353,7 @@ DOCUMENTED_INTERNALS: tuple[str, ...] = (
     "sessions",  # the stores below the public ones, leases and resume (sessions, fleet)
     "audit",  # the audit entry, its ideal breakpoints and the providers it prices
     "exchange",  # the log a benchmark writes and the audit reads (audit_scale)
+    "memory",  # what an agent learns across runs, which the keep-alive arms learn in
     "agent",  # the defaults a user leaves alone, and the horizon the facts sweep swaps
     "maintenance",  # the prune plan the offline optimum uses, and the horizon
     "fleet",  # the fleet client and tasks the fleet benchmark drives

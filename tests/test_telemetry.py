@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from warmloop import Agent, ScriptedModel, call, tool
-from warmloop.agent.run import RequestFailed
+from warmloop.agent.result import RequestFailed
 from warmloop.telemetry import NO_TRACING, instrument, provider_name, tracing
 
 ROOT = Path(__file__).resolve().parents[1]

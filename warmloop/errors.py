@@ -1,5 +1,5 @@
 """One exception hierarchy, at the bottom of the package: it imports nothing of warmloop.
-The errors that end a run carry its transcript, so they live with the run (`agent.run`)."""
+The errors that end a run carry its transcript, so they live with the run (`agent.result`)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,34 @@
-"""What an agent learns across its runs, in one object the agent owns: the opening of its
-first fresh session (every later fresh session must open with the same bytes, or the cache
-that session wrote is lost), every cache bust its runs saw, how long its recent runs
+"""An agent's memory: what it learns across its runs, in one object the agent owns: the opening
+of its first fresh session (every later fresh session must open with the same bytes, or the
+cache that session wrote is lost), every cache bust its runs saw, how long its recent runs
 went on (the horizon the warm prune is priced over), how long its pauses lasted, by kind
 (the keep-alive rule's history: its own runs', and those a stored session it runs on
-recorded before), and which of its runs were followed by another run on their
-conversation, how much later (what the longer-TTL choice weighs at a run's likely last
-request), and per model whether its cache lived through pauses inside the TTL (evictions
-seen on the wire: `keepalive.evictions`) and the least prompt it was seen to cache. A run
-reads and adds to it; nothing else writes it. A stored session keeps what its runs learned
-of its model's cache (`Meta.cache_*`), and a run on it restores that here."""
+recorded before), and which of its runs were followed by another run on their conversation,
+how much later (what the longer-TTL choice weighs at a run's likely last request), and per
+model whether its cache lived through pauses inside the TTL (evictions seen on the wire:
+`keepalive.evictions`) and the least prompt it was seen to cache. A run reads and adds to
+it; nothing else writes it. A stored session keeps what its runs learned of its model's
+cache (`Meta.cache_*`), and a run on it restores that here.
+
+A documented internal for benchmarks: `benchmarks/` may import it (the list is in
+`tests/test_architecture.py`); change it knowing a benchmark figure may move."""
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from warmloop.facts.profiles import CacheProfile
-from warmloop.keepalive.evictions import survival
 from warmloop.messages import Meta
 from warmloop.sessions.timeline import StoredPauses
 from warmloop.wire.guard import Bust, PrefixCheck, opening_bust
-from warmloop.wire.misses import Miss
+from warmloop.wire.miss_kinds import Miss
 from warmloop.wire.stream import WireStream
 
+PRIOR_SURVIVALS = 4
+"""Returns assumed to have found the cache, before any is seen: one eviction among few
+returns moves the estimate only a little."""
 PAUSES_REMEMBERED = 64
 """How many recent pauses of each kind an agent keeps (the keep-alive rule's history)."""
 SESSIONS_REMEMBERED = 1024
@@ -32,6 +38,13 @@ RETURNS_REMEMBERED = 128
 RUNS_REMEMBERED = 256
 """How many recent runs' lengths an agent keeps: enough for the horizon's quantile, and a
 long-lived agent serving many tasks does not grow without bound."""
+
+
+def survival(returns: Sequence[bool]) -> float:
+    """The chance an entry lives through a pause inside its TTL, from recent returns (True:
+    it did), with `PRIOR_SURVIVALS` assumed: 1.0 before any is seen."""
+    held = sum(1 for found in returns if found)
+    return (held + PRIOR_SURVIVALS) / (len(returns) + PRIOR_SURVIVALS)
 
 
 @dataclass
@@ -56,7 +69,7 @@ class Learned:
     """The first request of the agent's first fresh session."""
     busts: list[Bust] = field(default_factory=list)
     misses: list[Miss] = field(default_factory=list)
-    """Every miss the live guard named where the prefix held (`keepalive.misses`)."""
+    """Every miss the live guard named where the prefix held (`keepalive.live_misses`)."""
     run_lengths: deque[int] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
     """Requests each recent finished run sent."""
     pauses: defaultdict[str, deque[float]] = field(

@@ -129,7 +129,7 @@ class Meta:
     a resumed run that states none runs with it again. `cache_minimum`, `cache_survived`
     and `cache_evicted` are what the conversation's runs learned of that model's cache from
     the wire: the least prompt it was seen to cache, where below the table's minimum, and
-    how many returns inside the TTL found the cache or found it evicted (`keepalive/learned.py`).
+    how many returns inside the TTL found the cache or found it evicted (`memory.py`).
     """
 
     created_at: float | None = None

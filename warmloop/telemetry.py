@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import ModelFacts
+from warmloop.facts.model_names import split_model_name
 from warmloop.facts.pricing import cost, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.messages import ToolCall
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
-from warmloop.providers.registry import provider_of, split_model_name
+from warmloop.providers.registry import provider_of
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer

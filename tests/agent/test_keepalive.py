@@ -35,8 +35,8 @@ from warmloop import (
 )
 from warmloop.cli.view import notes
 from warmloop.errors import ProviderError
-from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import RunPauses
+from warmloop.memory import Learned
 from warmloop.messages import AssistantTurn, ToolCall
 from warmloop.providers.base import ModelResponse, Rendered, WrappedModel
 from warmloop.sessions.sqlite import SQLiteStore

@@ -1,12 +1,12 @@
-"""The loop's shape (issue 31): a request is a short sequence of named seams, every module
-of the loop and of keep-alive reads in one sitting, a run's settings come from one
-declaration, and the keep-alive reads the run's own records of what it sent."""
+"""The loop's shape (issue 31): a request is a short sequence of named seams, a run's
+settings come from one declaration, and the keep-alive reads the run's own records of what
+it sent. (A module's length is no rule: past ~400 lines is a prompt to look for a second
+concept, never to split one; issue 44.)"""
 
 from __future__ import annotations
 
 import inspect
 from dataclasses import fields
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -14,9 +14,7 @@ from warmloop import Agent, ScriptedModel, call
 from warmloop.agent.request import RequestCycle
 from warmloop.agent.settings import Settings
 
-PACKAGE = Path(inspect.getfile(Agent)).parent.parent
 MAX_QUERY_LINES = 20
-MAX_MODULE_LINES = 400
 
 
 def test_a_request_is_a_short_sequence_of_named_seams() -> None:
@@ -25,13 +23,6 @@ def test_a_request_is_a_short_sequence_of_named_seams() -> None:
     body = "\n".join(source)
     for seam in ("render", "maintain", "before_request", "send", "after_response", "append"):
         assert f"self.{seam}" in body, seam
-
-
-def test_no_module_of_the_loop_or_of_keep_alive_is_over_400_lines() -> None:
-    for package in ("agent", "keepalive"):
-        for path in sorted((PACKAGE / package).glob("*.py")):
-            lines = len(path.read_text("utf-8").splitlines())
-            assert lines <= MAX_MODULE_LINES, f"{path.name}: {lines} lines"
 
 
 class Answer(BaseModel):
@@ -52,8 +43,9 @@ async def test_the_keep_alive_reads_the_run_s_own_records() -> None:
     agent = Agent(ScriptedModel([call("submit", answer="done")]), outputs=Answer)
     runner = agent._runner("Say done.", None, None)
     run = await runner.run()
-    assert runner.pauses.requests is runner.sent  # the run's list, never a copy
-    assert [sent.record for sent in runner.sent] == run.requests
-    last = runner.pauses.last
+    state = runner.state
+    assert state.pauses.requests is state.sent  # the run's list, never a copy
+    assert [sent.record for sent in state.sent] == run.requests
+    last = state.pauses.last
     assert last is not None
     assert last.prompt_tokens == run.requests[-1].usage.prompt_tokens

@@ -20,7 +20,7 @@ from warmloop.audit.report import AuditReport, ConversationReport, audit, to_jso
 from warmloop.audit.terminal import report_view
 from warmloop.cli.main import main
 from warmloop.exchange.log import read_log
-from warmloop.wire.misses import PROVIDER_LOST
+from warmloop.wire.miss_kinds import PROVIDER_LOST
 
 SYSTEM = "You fix bugs in a Python repository. " * 200
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}

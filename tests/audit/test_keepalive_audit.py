@@ -1,5 +1,5 @@
 """A keep-alive in a logged conversation (the previous request again with a one-token
-answer, `keepalive/request.py`) is audited as a read, never as a bust, and the request
+answer, `keepalive/ping.py`) is audited as a read, never as a bust, and the request
 after it reads the prefix it kept alive: the answer's size is no part of the prompt
 (`exchange/formats.py`, NOT_IN_PROMPT), and the simulator prices a keep-alive as a read."""
 

@@ -24,7 +24,7 @@ from warmloop import (
     WarmloopError,
     check_pairing,
 )
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 
 SECRET = "sk-bad-input-SECRET-7c1f3e9a"
 """Every API key in the suite: no message, error or saved file may ever contain it."""

@@ -293,7 +293,7 @@ def test_a_fleet_url_that_is_not_postgresql_is_shown_without_its_password(tmp_pa
 def test_an_agent_factory_that_raises_is_a_configuration_error_naming_it() -> None:
     import os
 
-    from warmloop.fleet.registry import AgentRegistry
+    from warmloop.fleet.agent_registry import AgentRegistry
 
     def needs_a_variable() -> Agent:
         return Agent(ScriptedModel(), instructions=os.environ["WARMLOOP_NO_SUCH_VARIABLE"])
@@ -494,7 +494,7 @@ def test_cli_resume_refuses_a_session_made_with_other_tools(tmp_path: Path) -> N
     from click.testing import CliRunner
 
     from warmloop.cli.main import main
-    from warmloop.cli.options import CliContext
+    from warmloop.cli.shared import CliContext
     from warmloop.sessions.sqlite import SQLiteStore
 
     db = str(tmp_path / "sessions.db")

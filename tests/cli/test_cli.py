@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
 
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.cli import run as run_command
 from warmloop.cli.main import main
-from warmloop.cli.options import CliContext
+from warmloop.cli.shared import CliContext
 from warmloop.cli.view import message_lines, report
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText

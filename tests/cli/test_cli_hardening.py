@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from tests.support.workspace_cases import hang_guard
 from warmloop.cli.console import json_text, printable
 from warmloop.cli.main import main
-from warmloop.cli.options import CliContext
+from warmloop.cli.shared import CliContext
 from warmloop.cli.show import MAX_SHOW_BYTES
 from warmloop.facts.usage import Usage
 from warmloop.messages import ToolResult

@@ -182,7 +182,7 @@ def test_resume_takes_the_model_options_run_takes(db: str) -> None:
     from click.testing import CliRunner
 
     from warmloop.cli.main import main
-    from warmloop.cli.options import CliContext
+    from warmloop.cli.shared import CliContext
 
     scripted = model("first", "second")
     start(db, scripted)
@@ -245,7 +245,7 @@ def test_resume_runs_with_the_context_window_run_was_given(db: str) -> None:
     from click.testing import CliRunner
 
     from warmloop.cli.main import main
-    from warmloop.cli.options import CliContext
+    from warmloop.cli.shared import CliContext
 
     replies = [call("list_files"), call("submit", answer="first"), call("submit", answer="2")]
     made: list[ScriptedModel] = []

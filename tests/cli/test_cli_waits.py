@@ -14,9 +14,9 @@ from rich.console import Console
 
 from tests.cli.test_cli import EXAMPLE, TASK, exploring_model
 from warmloop.agent.agent import Agent
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.cli.main import main
-from warmloop.cli.options import CliContext
+from warmloop.cli.shared import CliContext
 from warmloop.cli.waiting import REQUEST_LABEL, Waits
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import Message

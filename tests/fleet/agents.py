@@ -12,7 +12,7 @@ import urllib.request
 from openai import AsyncOpenAI
 
 from warmloop import Agent, ScriptedModel, tool
-from warmloop.fleet.registry import AgentRegistry
+from warmloop.fleet.agent_registry import AgentRegistry
 from warmloop.providers.base import Rendered
 from warmloop.providers.openai.chat import OpenAICompatibleModel
 from warmloop.providers.openai.responses import OpenAIResponsesModel

@@ -19,9 +19,9 @@ from openai import AsyncOpenAI
 
 from warmloop import Agent, Transcript, UserText
 from warmloop.errors import ConfigurationError, RateLimited
+from warmloop.fleet.agent_registry import AgentRegistry
 from warmloop.fleet.limited import LimitedModel, estimated_tokens
 from warmloop.fleet.ratelimit import SharedLimiter
-from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.window import WINDOW, Limit
 from warmloop.fleet.worker import _Worker
 from warmloop.providers.openai.chat import OpenAIChatModel

@@ -9,7 +9,7 @@ import logging
 import psycopg
 import pytest
 
-from warmloop.agent.run import RunAborted
+from warmloop.agent.result import RunAborted
 from warmloop.errors import (
     ConfigurationError,
     ProviderError,

@@ -7,7 +7,7 @@ import pytest
 
 from warmloop import Agent, ScriptedModel
 from warmloop.errors import ConfigurationError
-from warmloop.fleet.registry import AgentRegistry, load_registry
+from warmloop.fleet.agent_registry import AgentRegistry, load_registry
 from warmloop.fleet.tasks import Task, TaskResult, read_batch
 
 

@@ -20,8 +20,8 @@ from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox, tool
 from warmloop.facts.profiles import profile_for
-from warmloop.keepalive.evictions import survival
 from warmloop.keepalive.rule import choose_retention, pause_costs, ping_limit
+from warmloop.memory import survival
 from warmloop.providers.openai.responses import OpenAIResponsesModel
 
 MODEL = "gpt-5.6-sol"

@@ -16,7 +16,7 @@ from tests.support.held_tool import HeldTool
 from tests.support.stores import OpenStore
 from tests.support.wire_servers import WireServer
 from warmloop import Agent, Toolbox
-from warmloop.keepalive.learned import spread
+from warmloop.memory import spread
 
 KEY = "openai:gpt-5.6-sol"
 """The agent's key for the model's learned facts: its provider and model."""

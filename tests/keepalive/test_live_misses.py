@@ -1,7 +1,7 @@
 """The live guard names every miss where the prefix held as the agent runs (issue 36): a
 seeded session on GPT-5.6 whose provider drops the cache on some returns inside the TTL.
 The guard names each as an eviction (`CacheMiss`, `agent.learned.misses`), never as idle
-or as a client's bust, by the audit's own classifier (`wire.misses`). Through the official
+or as a client's bust, by the audit's own classifier (`wire.miss_kinds`). Through the official
 SDK to the loopback server, answering as the Responses API reference documents ("The
 response object": `usage.input_tokens_details.cached_tokens`)."""
 

@@ -15,10 +15,10 @@ from tests.support.run_records import sent
 from warmloop import ScriptedModel, SystemText, Transcript, UserText
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.keepalive import pauses as pauses_module
-from warmloop.keepalive.learned import PAUSES_REMEMBERED, SESSIONS_REMEMBERED, Learned
 from warmloop.keepalive.pauses import RunPauses, longer_retention
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.keepalive.rule import choose_retention
+from warmloop.memory import PAUSES_REMEMBERED, SESSIONS_REMEMBERED, Learned
 from warmloop.sessions.timeline import StoredPauses
 
 SONNET = profile_for("anthropic:claude-sonnet-4-6")

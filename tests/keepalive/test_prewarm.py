@@ -21,7 +21,7 @@ from tests.support.held_tool import HeldTool
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, Toolbox
 from warmloop.facts.profiles import profile_for
-from warmloop.keepalive.request import answer_tokens, check_payload, keepalive_request
+from warmloop.keepalive.ping import answer_tokens, check_payload, keepalive_request
 from warmloop.keepalive.rule import pause_costs
 from warmloop.messages import AssistantTurn, UserText
 from warmloop.providers.openai.responses import OpenAIResponsesModel

@@ -1,5 +1,5 @@
 """The keep-alive request on each wire format: the last request's payload byte for byte,
-only the answer's size changed, so the wire guard sees no bust (keepalive/request.py)."""
+only the answer's size changed, so the wire guard sees no bust (keepalive/ping.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ import pytest
 from tests.support.wire_servers import WireServer, anthropic_client, openai_client
 from warmloop import Agent
 from warmloop.exchange.formats import logged_layout
-from warmloop.keepalive.pinger import KeepAlivePolicy
-from warmloop.keepalive.request import (
+from warmloop.keepalive.ping import (
     check_payload,
     keepalive_request,
     per_request,
     with_cache_ttl,
 )
+from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.providers.anthropic.model import AnthropicModel
 from warmloop.providers.base import Model

@@ -11,7 +11,7 @@ import pytest
 
 from tests.maintenance.test_maintenance import FILES, POLICY, re_reader, read
 from warmloop import Agent, RequestFailed, ScriptedModel
-from warmloop.agent.run import RunAborted
+from warmloop.agent.result import RunAborted
 from warmloop.maintenance.prune import PLACEHOLDER_MARK
 from warmloop.messages import Rewrite, ToolResult
 from warmloop.sessions.sql import SqlStore

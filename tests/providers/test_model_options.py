@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from warmloop import Agent, ConfigurationError, ScriptedModel, Transcript, call, tool
 from warmloop.cli.main import main
-from warmloop.cli.options import CliContext
+from warmloop.cli.shared import CliContext
 from warmloop.providers.select import resolve_model
 
 KEYS = {

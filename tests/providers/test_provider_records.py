@@ -20,18 +20,14 @@ from warmloop.audit.report import audit
 from warmloop.errors import ConfigurationError, ProviderError, RateLimited
 from warmloop.exchange.log import read_log
 from warmloop.facts import price_table, profiles
+from warmloop.facts.model_names import split_model_name
 from warmloop.facts.price_table import PRICES_ENV, is_unpriced_engine, prices_for
-from warmloop.keepalive.request import keepalive_request
+from warmloop.keepalive.ping import keepalive_request
 from warmloop.maintenance.size import TokenCounter
 from warmloop.messages import SystemText, UserText
 from warmloop.providers import registry
 from warmloop.providers.records import ProviderRecord, WireFormat
-from warmloop.providers.registry import (
-    provider_of,
-    register_provider,
-    register_wire_format,
-    split_model_name,
-)
+from warmloop.providers.registry import provider_of, register_provider, register_wire_format
 from warmloop.providers.select import resolve_model
 from warmloop.transcript import Transcript
 

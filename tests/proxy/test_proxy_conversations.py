@@ -13,7 +13,7 @@ from tests.support.proxy_wire import Captured
 from tests.support.wire_servers import WireServer
 from warmloop.providers.openai.record import CHAT
 from warmloop.providers.registry import wire_format
-from warmloop.proxy.conversations import KEEP, Conversations, Placed
+from warmloop.proxy.conversations import KEEP, LiveConversations, Placed
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.server import Proxy
 
@@ -29,14 +29,14 @@ def body(task: str, turns: int = 0, **extra: Any) -> dict[str, Any]:
     return {"model": "gpt-5", "messages": messages, **extra}
 
 
-def placed(conversations: Conversations, request: dict[str, Any]) -> Placed:
+def placed(conversations: LiveConversations, request: dict[str, Any]) -> Placed:
     found = conversations.place(WIRE, request)
     assert found is not None
     return found
 
 
 def test_a_body_its_format_cannot_read_is_filed_nowhere() -> None:
-    conversations = Conversations(Clock())
+    conversations = LiveConversations(Clock())
     assert conversations.place(WIRE, {"messages": {"role": "user"}}) is None
     assert len(conversations) == 0
 
@@ -50,7 +50,7 @@ class Clock:
 
 
 def test_a_continuation_lands_in_its_conversation_and_a_new_task_opens_one() -> None:
-    conversations = Conversations(Clock())
+    conversations = LiveConversations(Clock())
     first = placed(conversations, body("a")).conversation
     other = placed(conversations, body("b")).conversation
     again = placed(conversations, body("a", turns=3))
@@ -61,7 +61,7 @@ def test_a_continuation_lands_in_its_conversation_and_a_new_task_opens_one() -> 
 
 
 def test_a_routing_key_decides_the_conversation() -> None:
-    conversations = Conversations(Clock())
+    conversations = LiveConversations(Clock())
     first = placed(conversations, body("a", prompt_cache_key="k1")).conversation
     same_task = placed(conversations, body("a", turns=1, prompt_cache_key="k2"))
     assert same_task.conversation is not first
@@ -69,7 +69,7 @@ def test_a_routing_key_decides_the_conversation() -> None:
 
 def test_an_idle_conversation_is_forgotten() -> None:
     clock = Clock()
-    conversations = Conversations(clock, idle_seconds=60)
+    conversations = LiveConversations(clock, idle_seconds=60)
     first = placed(conversations, body("a")).conversation
     clock.now = 59
     assert placed(conversations, body("a", turns=1)).conversation is first
@@ -81,7 +81,7 @@ def test_an_idle_conversation_is_forgotten() -> None:
 
 
 def test_memory_stays_bounded_past_the_limit() -> None:
-    conversations = Conversations(Clock(), limit=50)
+    conversations = LiveConversations(Clock(), limit=50)
     for n in range(1_000):
         placed(conversations, body(str(n)))
         placed(conversations, body(str(n), turns=1))

@@ -19,7 +19,7 @@ from tests.providers.test_openai_compatible import completion, message_for, open
 from tests.support.scenario import TOOLS, Step
 from tests.support.sessions_data import grown
 from warmloop import Agent, ScriptedModel, call, check_pairing, tool
-from warmloop.agent.run import RequestFailed
+from warmloop.agent.result import RequestFailed
 from warmloop.errors import ConfigurationError, SessionBusy
 from warmloop.messages import AssistantTurn, ToolCall, ToolResult, UserText
 from warmloop.providers.anthropic.model import AnthropicModel

@@ -20,25 +20,33 @@ from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.toolbox import Disclosure
 
 
-class Acting(RunState):
-    """The acting seam of a run (see the module docstring)."""
+class Acting:
+    """The acting seam of a run (see the module docstring), over the run's state."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
 
     async def act(self, turn: AssistantTurn, *, extracting: bool) -> None:
         """Answer every call of the turn, in order, appending each result as it comes;
         raises `Submitted` on a valid submit. A pause for the tools (not for `submit`) is
         kept warm beside them."""
-        cap = self.settings.result_cap(self.facts)
-        tools = self.tools.step(self.transcript, max_result_chars=cap)
-        pause = self.pauses.for_turn(
-            turn, self.settings.toolbox, self.facts, self.transcript, extracting=extracting
+        state = self.state
+        cap = state.settings.result_cap(state.facts)
+        tools = state.tools.step(state.transcript, max_result_chars=cap)
+        pause = state.pauses.for_turn(
+            turn,
+            state.settings.toolbox,
+            state.facts,
+            state.transcript,
+            extracting=extracting,
         )
         async with pause:
             with running(self.context()):
                 submitted, failed = await self.run_calls(turn, tools, cap, extracting=extracting)
         for notice in tools.announcements():  # tools discovered in this step, taught once
-            self.append(notice)
-        await self.persisted()
-        self.failed_steps = self.failed_steps + 1 if failed else 0
+            state.append(notice)
+        await state.persisted()
+        state.failed_steps = state.failed_steps + 1 if failed else 0
         if submitted is not None:
             raise Submitted(submitted, extracted=extracting)
 
@@ -48,22 +56,23 @@ class Acting(RunState):
         """Answer every call of the turn, in order, storing each result as it comes (a
         returned tool never runs twice, a call whose result is stored is not run again);
         the outputs on a valid submit, and whether every call failed."""
+        state = self.state
         submitted: BaseModel | None = None
         failed = True
-        stored = stored_results(self.transcript.messages)  # the turn is the newest
+        stored = stored_results(state.transcript.messages)  # the turn is the newest
         for call in turn.tool_calls:
             if call.id in stored:  # returned before a crash: never run again
                 result = stored[call.id]
                 if call.name == SUBMIT and not result.is_error:
-                    checked = self.settings.outputs.validate(call)
+                    checked = state.settings.outputs.validate(call)
                     submitted = None if isinstance(checked, ToolResult) else checked
                 failed = failed and result.is_error
                 continue
             if submitted is not None or (extracting and call.name != SUBMIT):
                 reason = "the run was already submitted" if submitted else "only submit now"
-                result = self.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
+                result = state.settings.toolbox.error(call, f"Not executed: {reason}.", cap)
             elif call.name == SUBMIT:
-                checked = self.settings.outputs.validate(call)
+                checked = state.settings.outputs.validate(call)
                 refusal = None if extracting else self.refusal(checked)
                 if isinstance(checked, ToolResult):
                     result = checked
@@ -72,27 +81,28 @@ class Acting(RunState):
                 else:
                     submitted = checked
                     result = ToolResult(call.id, call.name, SUBMITTED)
-            elif call.id in self.cut and not self.repeatable(call.name):
-                result = self.settings.toolbox.error(call, INTERRUPTED, cap)
+            elif call.id in state.cut and not self.repeatable(call.name):
+                result = state.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
-                self.emit(ToolStarted(call))
-                with tracing(self.settings.model).tool(call) as span:
+                state.emit(ToolStarted(call))
+                with tracing(state.settings.model).tool(call) as span:
                     execution = await tools.run(call)
                     if execution.result.is_error:
                         span.failed("timeout" if execution.timed_out else "tool_error")
-                self.executions.append(execution)
+                state.executions.append(execution)
                 result = execution.result
-                self.emit(ToolFinished(call, result))
+                state.emit(ToolFinished(call, result))
             failed = failed and result.is_error
-            self.append(result)
-            await self.persisted()  # each result as it comes: a returned tool never runs twice
+            state.append(result)
+            await state.persisted()  # each result as it comes: a returned tool never runs twice
         return submitted, failed
 
     def context(self) -> RunContext[object]:
         """What a tool taking a `RunContext` is given in this step."""
+        state = self.state
         usage = self.usage_so_far()
-        messages = tuple(self.transcript.messages)
-        return RunContext(self.deps, messages, usage, self.facts, self.step)
+        messages = tuple(state.transcript.messages)
+        return RunContext(state.deps, messages, usage, state.facts, state.step)
 
     _usage_sum: tuple[int, Usage] = (0, Usage())
     """(how many of `sent` are added up, their usage): each step adds only its own."""
@@ -100,27 +110,29 @@ class Acting(RunState):
     def usage_so_far(self) -> Usage:
         """The usage of the run's requests so far (`requests`), added up as they are sent
         instead of again each step (`sent` only grows; each entry's record is set once)."""
+        state = self.state
         counted, total = self._usage_sum
-        if counted > len(self.sent):  # never: `sent` only grows; start over if it did not
+        if counted > len(state.sent):  # never: `sent` only grows; start over if it did not
             counted, total = 0, Usage()
-        for sent in self.sent[counted:]:
+        for sent in state.sent[counted:]:
             if sent.record is not None:
                 total = total + sent.record.usage
-        self._usage_sum = (len(self.sent), total)
+        self._usage_sum = (len(state.sent), total)
         return total
 
     def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
         """Why the output check refuses valid `outputs`, counted; None to accept. Every
         submit is checked alike: the step budget ends a run whose answers keep being refused,
         in the extract step, which is never refused."""
-        check = self.settings.check_outputs
+        state = self.state
+        check = state.settings.check_outputs
         if check is None or isinstance(outputs, ToolResult):
             return None
-        problem = check(outputs, self.transcript.messages[self.start :])
+        problem = check(outputs, state.transcript.messages[state.start :])
         if problem is not None:
-            self.refused_outputs += 1
+            state.refused_outputs += 1
         return problem
 
     def repeatable(self, name: str) -> bool:
-        tool = self.settings.toolbox.get(name)
+        tool = self.state.settings.toolbox.get(name)
         return tool is None or tool.repeatable

@@ -18,26 +18,27 @@ from typing import Any, Generic, Literal
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
+from warmloop.agent.state import RunState
 from warmloop.agent.steps import Runner
 from warmloop.agent.task import task_text
 from warmloop.agent.thread_loop import run_in_thread_loop
 from warmloop.agent.wakeup import signals_wake_the_loop
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import ModelFacts
-from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import Waiting, waiting
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.keywords import checked_keywords
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.planner import MaintenancePolicy
+from warmloop.memory import Learned
 from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputT
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
-from warmloop.providers.select import resolve_model
+from warmloop.providers.select import examples, resolve_model
 from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
@@ -126,7 +127,7 @@ class Agent(Generic[DepsT, OutputT]):
         if not isinstance(model, Model):
             raise ConfigurationError(
                 f"model must be a warmloop Model (name, facts, discover, render, send) or a "
-                f"selection string such as 'anthropic:claude-sonnet-4-5', got {model!r}"
+                f"selection string (e.g. {examples()}), got {model!r}"
             )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
@@ -246,16 +247,18 @@ class Agent(Generic[DepsT, OutputT]):
         chosen = merged(self.model_settings, model_settings)
         settings = replace(self.settings(), model=with_settings(self.model, chosen))
         return Runner(
-            settings,
-            self.learned,
-            task_text(task),
-            history,
-            conversation_id,
-            hook,
-            resume_at,
-            deps,
-            listener=listener,
-            streaming=listener is not None,
+            RunState(
+                settings,
+                self.learned,
+                task_text(task),
+                history,
+                conversation_id,
+                hook,
+                resume_at,
+                deps,
+                listener=listener,
+                streaming=listener is not None,
+            )
         )
 
     def _session(

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from warmloop.agent.events import Event
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.errors import ConfigurationError
 
 Listener = Callable[[Event], None]

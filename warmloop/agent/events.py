@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.messages import Message, ToolCall, ToolResult
 from warmloop.providers.deltas import TextDelta, ToolCallDelta
 from warmloop.wire.guard import Bust
-from warmloop.wire.misses import Miss
+from warmloop.wire.miss_kinds import Miss
 from warmloop.wire.request_record import RequestRecord
 
 
@@ -56,7 +56,7 @@ class CacheMiss:
     """The guard's verdict after request `request` was answered: its prefix held, yet it
     read less than the request before it left; `miss.kind` says why (idle past the TTL,
     evicted inside it, below the minimum, routed elsewhere, a write not yet landed, a TTL
-    tier switched, or the provider's own verdict: `wire.misses`)."""
+    tier switched, or the provider's own verdict: `wire.miss_kinds`)."""
 
     request: int
     miss: Miss

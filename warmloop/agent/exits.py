@@ -2,7 +2,7 @@
 `InterruptAgentFlow`): the loop catches each in one place and appends its messages.
 
 They never leave the run: a run ends with a `Run` (`Submitted`) or a `RunError`
-(`agent/run.py`); a `FormatError` goes on to the next step, an `Exhausted` to the extract
+(`agent/result.py`); a `FormatError` goes on to the next step, an `Exhausted` to the extract
 step."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from warmloop.agent.events import CacheBust, CacheMiss, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
-from warmloop.agent.run import RequestFailed, SyntaxBudgetExceeded
+from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded
 from warmloop.agent.state import RunState
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.facts.model_facts import MIN_WINDOW
@@ -40,75 +40,87 @@ class Outgoing:
     clock: float
 
 
-class RequestCycle(RunState):
-    """The request seams of a run (see the module docstring)."""
+class RequestCycle:
+    """The request seams of a run (see the module docstring), over the run's state."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
 
     async def query(self) -> AssistantTurn:
         """One request; appends the assistant turn and returns it."""
+        state = self.state
         rendered = await self.maintain(self.render())
         outgoing = self.before_request(rendered)
-        number = len(self.sent) + 1
+        number = len(state.sent) + 1
         if outgoing.check.bust is not None:
-            self.emit(CacheBust(number, outgoing.check.bust))
-        self.emit(RequestSent(number))
+            state.emit(CacheBust(number, outgoing.check.bust))
+        state.emit(RequestSent(number))
         outgoing, response = await self.send(outgoing)
-        misses = len(self.learned.misses)
+        misses = len(state.learned.misses)
         record = self.after_response(outgoing, response)
-        self.emit(RequestAnswered(number, record))
-        for miss in self.learned.misses[misses:]:  # the guard named why it read less
-            self.emit(CacheMiss(number, miss))
+        state.emit(RequestAnswered(number, record))
+        for miss in state.learned.misses[misses:]:  # the guard named why it read less
+            state.emit(CacheMiss(number, miss))
         return await self.appended_turn(response)
 
     def render(self) -> Rendered:
-        return self.settings.model.render(self.transcript, self.settings.tool_specs)
+        state = self.state
+        return state.settings.model.render(state.transcript, state.settings.tool_specs)
 
     async def maintain(self, rendered: Rendered, *, forced: bool = False) -> Rendered:
         """Let the planner rewrite the conversation before this request; the request to
         send (rendered again when the conversation changed)."""
-        if self.maintainer is None:
+        state = self.state
+        if state.maintainer is None:
             return rendered
         # This step, the rest, the extract step; the extract step's own request is the last.
-        budget_left = 1 if self.extracting else self.settings.max_steps - self.step + 2
+        budget_left = 1 if state.extracting else state.settings.max_steps - state.step + 2
         remaining = requests_ahead(
-            len(self.sent), budget_left, self.learned.run_lengths, widths=self.widths
+            len(state.sent),
+            budget_left,
+            state.learned.run_lengths,
+            widths=state.widths,
         )
-        changes = await self.maintainer.maintain(
-            self.transcript,
+        changes = await state.maintainer.maintain(
+            state.transcript,
             rendered,
             remaining=remaining,
             forced=forced,
-            cap=self.settings.result_cap(self.facts),
+            cap=state.settings.result_cap(state.facts),
         )
         if not changes:
             return rendered
         for change in changes:
-            if self.hook is not None:  # stored with its archive rows first; raises: not adopted
-                await self.hook.stored(change.transcript, change.rewrite)
-            self.transcript = change.transcript
-            self.maintained(change.event)
+            if state.hook is not None:  # stored with its archive rows first; raises: not adopted
+                await state.hook.stored(change.transcript, change.rewrite)
+            state.transcript = change.transcript
+            state.maintained(change.event)
         return self.render()
 
     def before_request(self, rendered: Rendered) -> Outgoing:
         """The guard's check, and the request to send: what it writes lives longer,
         perhaps (markers and a TTL only, the same prompt)."""
+        state = self.state
         check = self.check(rendered)
-        sending, ttl = self.pauses.with_retention(rendered, self.facts, len(self.sent))
-        clock = self.pauses.now()
+        sending, ttl = state.pauses.with_retention(rendered, state.facts, len(state.sent))
+        clock = state.pauses.now()
         return Outgoing(rendered, sending, check, ttl, time.time(), time.perf_counter(), clock)
 
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
         against the agent's opening instead (the cache its earlier sessions wrote)."""
-        transcript = self.transcript
+        state = self.state
+        transcript = state.transcript
         assert isinstance(transcript.guard, PrefixGuard)
         check = transcript.guard.check(rendered.wire, revision=transcript.revision)
-        fresh = self.history is None and self.start == 0 and not self.sent and self.step <= 1
-        return self.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
+        fresh = state.history is None and state.start == 0 and not state.sent and state.step <= 1
+        return state.learned.checked(check, rendered.wire, rendered.length, fresh=fresh)
 
     async def send(self, outgoing: Outgoing) -> tuple[Outgoing, ModelResponse]:
         """The response, and the request it answers: a rejection for the window is learned
         and, with maintenance, retried once after a forced maintenance point."""
-        model, session = self.settings.model, self.transcript.conversation
+        state = self.state
+        model, session = state.settings.model, state.transcript.conversation
         try:
             try:
                 response = await self.sent_by(model, outgoing.sending, session)
@@ -116,21 +128,22 @@ class RequestCycle(RunState):
                 outgoing = await self.overflowed(outgoing, exc)
                 response = await self.sent_by(model, outgoing.sending, session)
             # Hosts repeat call ids (per turn, or `call_0` every turn): renamed here, once.
-            return outgoing, replace(response, turn=self.transcript.unique_calls(response.turn))
+            return outgoing, replace(response, turn=state.transcript.unique_calls(response.turn))
         except ProviderError as exc:
-            raise RequestFailed(str(exc), self.transcript) from exc
+            raise RequestFailed(str(exc), state.transcript) from exc
 
     async def sent_by(self, model: Model, rendered: Rendered, session: str) -> ModelResponse:
         """The model's answer to `rendered`: streamed, its deltas reported as events, when
         the run streams and the model can."""
-        if self.streaming and isinstance(model, StreamingModel):
-            return await model.stream(rendered, session_id=session, deltas=self.emit)
+        state = self.state
+        if state.streaming and isinstance(model, StreamingModel):
+            return await model.stream(rendered, session_id=session, deltas=state.emit)
         return await model.send(rendered, session_id=session)
 
     async def overflowed(self, outgoing: Outgoing, exc: ContextWindowExceeded) -> Outgoing:
         """The retry of a request the window rejected (raises `exc` without maintenance)."""
         await self.window_learned(exc)
-        if self.maintainer is None:
+        if self.state.maintainer is None:
             raise exc
         rendered = await self.maintain(outgoing.rendered, forced=True)
         check = self.check(rendered)
@@ -139,38 +152,40 @@ class RequestCycle(RunState):
     async def window_learned(self, exc: ContextWindowExceeded) -> None:
         """A rejection named the window: a fact for the rest of this conversation (kept in
         its meta, so a stored session remembers it)."""
+        state = self.state
         if exc.window is None or exc.window < MIN_WINDOW:
             return
-        self.facts = self.facts.told_window(exc.window, "learned", "a rejection named it")
-        self.transcript.meta = replace(self.transcript.meta, context_window=exc.window)
-        await self.persisted(best_effort=True)  # stored now: the retry may fail as well
-        if self.maintainer is not None and self.facts.window is not None:
-            self.maintainer.learned_window(self.facts.window)
+        state.facts = state.facts.told_window(exc.window, "learned", "a rejection named it")
+        state.transcript.meta = replace(state.transcript.meta, context_window=exc.window)
+        await state.persisted(best_effort=True)  # stored now: the retry may fail as well
+        if state.maintainer is not None and state.facts.window is not None:
+            state.maintainer.learned_window(state.facts.window)
 
     def after_response(self, outgoing: Outgoing, response: ModelResponse) -> RequestRecord:
         """Record the request (a verdict that disagrees with the guard is reported, never
         raised), let the planner observe it and the keep-alive take it as the last."""
+        state = self.state
         seconds = time.perf_counter() - outgoing.started
         record = RequestRecord(response.usage, seconds, outgoing.check, response.verdict)
         if (disagreement := record.disagreement()) is not None:
-            self.warnings.append(f"request {len(self.sent) + 1}: {disagreement}")
+            state.warnings.append(f"request {len(state.sent) + 1}: {disagreement}")
         prompt, cold = response.usage.prompt_tokens, None
-        if self.maintainer is not None:
-            plan = self.maintainer.observed(self.transcript, outgoing.rendered, response.usage)
+        if state.maintainer is not None:
+            plan = state.maintainer.observed(state.transcript, outgoing.rendered, response.usage)
             # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.
             cold = max(prompt - plan.dropped_tokens, 0)
         chars = outgoing.rendered.length
         sending, clock, ttl = outgoing.sending, outgoing.clock, outgoing.ttl
-        self.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
+        state.sent.append(SentRequest(sending, clock, prompt, chars, cold, ttl, record))
         # The keep-alive reads the run's records (the gap is learned); a miss is named.
-        if (miss := self.pauses.sent()) is not None:
-            self.learned.misses.append(miss)
-        self.transcript.meta = replace(
-            self.pauses.learned_meta(self.transcript.meta),
+        if (miss := state.pauses.sent()) is not None:
+            state.learned.misses.append(miss)
+        state.transcript.meta = replace(
+            state.pauses.learned_meta(state.transcript.meta),
             updated_at=time.time(),
             last_request_at=outgoing.sent_at,
-            model=self.settings.model.name,
-            tools_fingerprint=self.settings.fingerprint,
+            model=state.settings.model.name,
+            tools_fingerprint=state.settings.fingerprint,
         )
         return record
 
@@ -178,20 +193,21 @@ class RequestCycle(RunState):
         """Append the response's turn, stored before any of its tools runs; one that did not
         parse is counted, and leaves with its correction (`FormatError`) or, the syntax
         budget used up, ends the run."""
-        self.append(response.turn)
-        self.widths[len(response.turn.tool_calls)] += 1
+        state = self.state
+        state.append(response.turn)
+        state.widths[len(response.turn.tool_calls)] += 1
         problem = response.format_error
         if problem is None:
-            await self.persisted()
-            self.syntax_errors = 0
+            await state.persisted()
+            state.syntax_errors = 0
             return response.turn
-        self.syntax_errors += 1
-        if self.syntax_errors >= self.settings.max_syntax_errors:
-            await self.persisted()
+        state.syntax_errors += 1
+        if state.syntax_errors >= state.settings.max_syntax_errors:
+            await state.persisted()
             raise SyntaxBudgetExceeded(
-                f"{self.syntax_errors} consecutive model turns could not be parsed "
+                f"{state.syntax_errors} consecutive model turns could not be parsed "
                 f"(last: {problem.detail})",
-                self.transcript,
+                state.transcript,
             )
         # Stored with its correction: a resumed run tells an unparseable turn by it.
         raise FormatError(UserText(problem.correction))

@@ -2,8 +2,8 @@
 once the session has stored it), its request records, events and counters, and the few
 things every step does with them (append, store, warn, and `emit`: the one way a run
 tells anyone what happens, `on_message` and `on_maintenance` included). The run's steps
-are the methods of its subclasses: the request (`agent/request.py`), acting on tool
-calls (`agent/acting.py`) and the loop (`agent/steps.py`)."""
+are its collaborators', each holding this state: the request cycle (`agent/request.py`),
+acting on tool calls (`agent/acting.py`) and the loop (`agent/steps.py`)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended,
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.learned import Learned
 from warmloop.keepalive.pauses import RunPauses
 from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import Maintainer, MaintenanceEvent
+from warmloop.memory import Learned
 from warmloop.messages import Message, Meta
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.tools.invoke import Execution

@@ -1,10 +1,11 @@
 """One run of an agent: seed once, then per step query, then act (the two-line step of
 mini-swe-agent), until a way out. Nothing is rebuilt.
 
-The run owns its state (`agent/state.py`); its request is `agent/request.py`, acting on
-tool calls `agent/acting.py`. Every way out of a step is an exception carrying what the run
-appends (`agent/exits.py`), caught here: `Submitted` ends the run with its outputs, a
-`FormatError` appends its correction and goes on, `Exhausted` goes to the extract step.
+The run owns its state (`agent/state.py`) and two collaborators over it: the request cycle
+(`agent/request.py`) and acting on tool calls (`agent/acting.py`). Every way out of a step
+is an exception carrying what the run appends (`agent/exits.py`), caught here: `Submitted`
+ends the run with its outputs, a `FormatError` appends its correction and goes on,
+`Exhausted` goes to the extract step.
 
 Every exit keeps the transcript: an error ends as a `RunError` carrying it (the original as
 `__cause__`); Ctrl-C or a cancelled task closes the step in progress (pending calls get an
@@ -22,9 +23,9 @@ from warmloop.agent.acting import Acting
 from warmloop.agent.events import FinalOutput
 from warmloop.agent.exits import Exhausted, FormatError, Submitted
 from warmloop.agent.request import RequestCycle
+from warmloop.agent.result import ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.resumption import Position, position
-from warmloop.agent.run import ExtractFailed, Run, RunAborted, RunError
-from warmloop.agent.state import INTERRUPTED
+from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.errors import WarmloopError
 from warmloop.messages import AssistantTurn, Message, Notice, SystemText, ToolResult, UserText
 from warmloop.telemetry import tracing
@@ -33,30 +34,40 @@ from warmloop.tools.gateway import SUBMIT
 __all__ = ["INTERRUPTED", "Runner"]
 
 
-class Runner(RequestCycle, Acting):
-    """One run: its state, its request and acting seams, and the loop over them."""
+class Runner:
+    """One run: its state, and the loop over its two collaborators, the request cycle
+    (query) and acting (act), which work on the same state."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.request = RequestCycle(state)
+        self.acting = Acting(state)
 
     async def run(self) -> Run:
         """The run, inside an `invoke_agent` span when its model is instrumented."""
-        with tracing(self.settings.model).run(self.transcript.conversation) as span:
+        state = self.state
+        with tracing(state.settings.model).run(state.transcript.conversation) as span:
             try:
                 return await self.run_steps()
             finally:
-                span.ended(self.usages(), self.facts)
+                span.ended(state.usages(), state.facts)
 
     async def run_steps(self) -> Run:
+        state = self.state
         try:
-            await self.settle_facts()
+            await state.settle_facts()
             run = await self.steps()
-            await self.pauses.settle()  # a keep-alive still on the wire is in the cost
-            self.emit(FinalOutput(run.outputs, run))
+            await state.pauses.settle()  # a keep-alive still on the wire is in the cost
+            state.emit(FinalOutput(run.outputs, run))
             return run
         except RunError as exc:
-            exc.requests = list(self.requests)
+            exc.requests = list(state.requests)
             raise
         except Exception as exc:
-            self.transcript.answer_pending(f"Not executed: the run stopped ({type(exc).__name__}).")
-            await self.persisted(best_effort=True)
+            state.transcript.answer_pending(
+                f"Not executed: the run stopped ({type(exc).__name__})."
+            )
+            await state.persisted(best_effort=True)
             # A warmloop error already says what was wrong and what to do; anything else is
             # a bug or a library's surprise, named by its type.
             if isinstance(exc, WarmloopError):
@@ -65,22 +76,23 @@ class Runner(RequestCycle, Acting):
                 message = f"the run stopped on an unexpected {type(exc).__name__}: {exc}"
             raise RunAborted(
                 message,
-                self.transcript,
-                self.requests,
+                state.transcript,
+                state.requests,
             ) from exc
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
             self.interrupted(exc)
-            await self.persisted(best_effort=True)
+            await state.persisted(best_effort=True)
             raise
 
     async def steps(self) -> Run:
         """Seed the run (or take up a stored one) and step until a way out: submitted
         outputs end it; a step loop exhausted without them goes to the extract step."""
+        state = self.state
         try:
             try:
                 await self.opened()
-                while self.step < self.settings.max_steps:
-                    self.step += 1
+                while state.step < state.settings.max_steps:
+                    state.step += 1
                     await self.one_step()
                 raise self.exhausted("The step budget is used up.")
             except Exhausted as end:
@@ -91,48 +103,52 @@ class Runner(RequestCycle, Acting):
     async def one_step(self) -> None:
         """Query, then act; a turn that did not parse gets its correction instead."""
         try:
-            await self.acted(await self.query())
+            await self.acted(await self.request.query())
         except FormatError as problem:
             await self.corrected(problem)
 
     async def corrected(self, problem: FormatError) -> None:
         """Append a format error's correction, stored with the turn it answers (a resumed
         run tells an unparseable turn by it)."""
-        self.append(*problem.messages)
-        await self.persisted()
+        state = self.state
+        state.append(*problem.messages)
+        await state.persisted()
 
     async def opened(self) -> None:
         """Seed a new run (the instructions once, then the task), or take up a stored run
         a crash cut short."""
-        if self.start < len(self.transcript):
-            await self.resumed(position(self.transcript.messages[self.start :], SUBMIT))
+        state = self.state
+        if state.start < len(state.transcript):
+            await self.resumed(position(state.transcript.messages[state.start :], SUBMIT))
             return
-        if not len(self.transcript):
-            self.append(SystemText(self.settings.instructions))
+        if not len(state.transcript):
+            state.append(SystemText(state.settings.instructions))
         else:
-            self.pauses.started(self.transcript)  # a follow-up: the gap is learned
-        self.append(UserText(self.task))
+            state.pauses.started(state.transcript)  # a follow-up: the gap is learned
+        state.append(UserText(state.task))
 
     async def acted(self, turn: AssistantTurn) -> None:
         """Act on a step's turn; `Exhausted` when the step loop ends without outputs."""
-        settings = self.settings
+        state = self.state
+        settings = state.settings
         if not turn.tool_calls:
             raise self.exhausted("You answered without calling a tool.")
-        await self.act(turn, extracting=False)
-        if self.failed_steps > settings.max_tool_retries:
-            raise self.exhausted(f"{self.failed_steps} steps in a row failed.")
-        if self.step == settings.max_steps - 1:
-            self.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
+        await self.acting.act(turn, extracting=False)
+        if state.failed_steps > settings.max_tool_retries:
+            raise self.exhausted(f"{state.failed_steps} steps in a row failed.")
+        if state.step == settings.max_steps - 1:
+            state.append(Notice(f"One step left: call {SUBMIT} next.", only_tool=SUBMIT))
 
     async def resumed(self, at: Position) -> None:
         """Take up the counters where the stored run stands and finish its last step (calls
         whose result is stored never run again)."""
-        self.step, self.syntax_errors, self.failed_steps = (
+        state = self.state
+        state.step, state.syntax_errors, state.failed_steps = (
             at.steps,
             at.syntax_errors,
             at.failed_steps,
         )
-        self.cut = frozenset(call.id for call in self.transcript.pending_calls())
+        state.cut = frozenset(call.id for call in state.transcript.pending_calls())
         if at.extract_prompt:  # its prompt is stored, and perhaps its answer
             raise Exhausted("", turn=at.extract_turn)
         if at.turn is not None:
@@ -140,23 +156,24 @@ class Runner(RequestCycle, Acting):
 
     def exhausted(self, reason: str) -> Exhausted:
         """The step loop's end without outputs, with the extract prompt to append."""
-        prompt = self.settings.outputs.extract_prompt(reason)
+        prompt = self.state.settings.outputs.extract_prompt(reason)
         return Exhausted(reason, UserText(prompt, only_tool=SUBMIT))
 
     async def extract(self, end: Exhausted) -> NoReturn:
         """Ask once more, over the same history, for `submit`: `Submitted`, or
         `ExtractFailed` with the transcript."""
-        self.extracting = True
-        self.append(*end.messages)
+        state = self.state
+        state.extracting = True
+        state.append(*end.messages)
         turn = end.turn
         if turn is None:
             try:
-                turn = await self.query()
+                turn = await self.request.query()
             except FormatError as problem:
                 await self.corrected(problem)
         if turn is not None and turn.tool_calls:
-            await self.act(turn, extracting=True)
-        last_error = last_rejection(self.transcript.messages[self.start :])
+            await self.acting.act(turn, extracting=True)
+        last_error = last_rejection(state.transcript.messages[state.start :])
         shown = (  # on one line: the CLI prints an error as one line
             f"; the last {' '.join(last_error.split())}"
             if last_error is not None
@@ -165,32 +182,34 @@ class Runner(RequestCycle, Acting):
         raise ExtractFailed(
             f"the run ended without valid outputs ({end.reason} The extract step did not "
             f"submit valid outputs either); the transcript holds everything{shown}",
-            self.transcript,
+            state.transcript,
             last_error=last_error,
         )
 
     def interrupted(self, exc: BaseException) -> None:
         """Close the step in progress and attach the transcript to `exc`."""
-        self.transcript.answer_pending(INTERRUPTED)
-        exc.transcript = self.transcript  # type: ignore[attr-defined]
+        state = self.state
+        state.transcript.answer_pending(INTERRUPTED)
+        exc.transcript = state.transcript  # type: ignore[attr-defined]
 
     def finish(self, end: Submitted) -> Run:
-        steps = len(self.sent)
-        self.pauses.finished(steps, self.transcript.conversation)
+        state = self.state
+        steps = len(state.sent)
+        state.pauses.finished(steps, state.transcript.conversation)
         return Run(
             end.outputs,
-            self.transcript,
-            self.requests,
+            state.transcript,
+            state.requests,
             steps,
             end.extracted,
-            self.settings.model.name,
-            self.start,
-            self.maintenance,
-            self.executions,
-            list(self.tools.stuck),
-            warnings=list(self.warnings),
-            facts=self.facts,
-            convert=self.settings.outputs.output,
+            state.settings.model.name,
+            state.start,
+            state.maintenance,
+            state.executions,
+            list(state.tools.stuck),
+            warnings=list(state.warnings),
+            facts=state.facts,
+            convert=state.settings.outputs.output,
         )
 
 

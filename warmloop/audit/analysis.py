@@ -4,7 +4,7 @@ Each request is measured against the one it continues (its parent in the convers
 previous one, or an earlier one where the conversation branched). A request that does not
 extend it gets the guard's divergence and its classified cause (`wire.causes`). A request
 that does extend it but read less from the cache than it could (by more than the provider's
-rounding) gets the kind of miss instead (`wire.misses`): below the minimum, idle past the
+rounding) gets the kind of miss instead (`wire.miss_kinds`): below the minimum, idle past the
 TTL, a marker, a write not yet landed, a TTL switched, routed elsewhere, evicted. Cache
 reads, writes and misses are the logged usage when the log has it, else the simulator's
 under the model's own profile.
@@ -31,7 +31,7 @@ from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
 from warmloop.wire.guard import compare
-from warmloop.wire.misses import Sent, miss_cause
+from warmloop.wire.miss_kinds import ReuseFacts, miss_cause
 from warmloop.wire.pieces import Pieces
 from warmloop.wire.verdict import ProviderVerdict
 
@@ -167,7 +167,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
     explicit = conversation.wire.explicit_breakpoints
     findings: list[Finding] = []
     seen: list[Pieces] = []
-    sent: list[Sent] = []
+    sent: list[ReuseFacts] = []
     for k, entry in enumerate(entries):
         tokens, usage = sized_usage[k]
         usage = usage or simulated[k]
@@ -175,7 +175,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         record = entry.record
         at = times[k] if record.at is not None else None
         ttl = written_ttl(entry.wire, record.body, current)
-        sent.append(Sent(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
+        sent.append(ReuseFacts(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
         divergence, cause, reusable, limit, idle = None, None, 0, 0, None
         parent = conversation.parents[k]
         if parent is not None:

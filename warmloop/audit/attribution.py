@@ -4,7 +4,7 @@ The audit reads each request from the client's side (the wire diff and the cache
 a log that holds the provider's own cache diagnostics (`wire.verdict`) adds the provider's
 reading. Both are kept and shown side by side, with whether they agree. One verdict moves
 the charge: where the prefix held and the miss was none of the client's doing (evicted,
-routed, unexplained: `wire.misses`), a provider that says it lost its record of the
+routed, unexplained: `wire.miss_kinds`), a provider that says it lost its record of the
 earlier request (Anthropic's `previous_message_not_found`, OpenAI's
 `comparison_response_not_found`) gets the miss as `provider-lost`, counted apart from the
 client's busts. A change the audit proved on the wire stays the client's, whatever the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from warmloop.exchange.grouping import Entry
 from warmloop.exchange.responses import logged_verdict
-from warmloop.wire.misses import provider_charged
+from warmloop.wire.miss_kinds import provider_charged
 from warmloop.wire.verdict import ProviderVerdict, agreement, reading
 
 UNEXPLAINED = "unexplained"

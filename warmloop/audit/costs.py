@@ -13,7 +13,7 @@ less the dollars lost. A request whose miss the provider's own diagnostics say i
 caused (`provider-lost`) is replayed on a cache that lost everything, and its cost is
 charged to the provider, apart from the client's causes; so is a miss the cache rules
 cannot replay but the log shows (evicted, routed, a write not yet landed, a TTL switched:
-`wire.misses.LOGGED_MISSES`), charged to its kind.
+`wire.miss_kinds.LOGGED_MISSES`), charged to its kind.
 """
 
 from __future__ import annotations
@@ -30,17 +30,16 @@ from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.facts.usage import Usage
+from warmloop.providers.registry import providers
 from warmloop.simulate import Block, CacheSimulator, SimRequest
-from warmloop.wire.misses import LOGGED_MISSES
+from warmloop.wire.miss_kinds import LOGGED_MISSES
 from warmloop.wire.pieces import Pieces
 
-DEFAULT_PROVIDERS = (
-    "anthropic:claude-sonnet-4-6",
-    "openai:gpt-5",
-    "gemini:gemini-2.5-flash",
-    "deepseek:deepseek-flash",
-)
-"""The providers every audit prices a log under, besides the model the log used."""
+
+def default_providers() -> tuple[str, ...]:
+    """The models every audit prices a log under, besides the model the log used: each
+    provider record's `audit_reference`, in the order the providers are registered."""
+    return tuple(p.audit_reference for p in providers() if p.audit_reference)
 
 
 @dataclass(frozen=True)
@@ -213,7 +212,9 @@ def charged(
     return {cause: dollars * scale for cause, dollars in raw.items() if dollars * scale >= 1e-9}
 
 
-def providers_for(own: str, extra: Iterable[str] = DEFAULT_PROVIDERS) -> list[str]:
-    """The providers to price under: the log's own model (when priced), then `extra`."""
+def providers_for(own: str, extra: Iterable[str] | None = None) -> list[str]:
+    """The providers to price under: the log's own model (when priced), then `extra` (the
+    default providers when None)."""
     found = [own] if prices_for(own) is not None else []
-    return found + [spec for spec in extra if spec not in found]
+    others = default_providers() if extra is None else extra
+    return found + [spec for spec in others if spec not in found]

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
-from warmloop.audit.costs import DEFAULT_PROVIDERS, ProviderCost, provider_cost, providers_for
+from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
 from warmloop.exchange.formats import (
     detect_format,
     format_from_path,
@@ -25,7 +25,7 @@ from warmloop.exchange.formats import (
 )
 from warmloop.exchange.grouping import Conversation, Entry, group
 from warmloop.exchange.log import LogContents, LoggedRequest, slim
-from warmloop.wire.misses import PROVIDER_LOST
+from warmloop.wire.miss_kinds import PROVIDER_LOST
 from warmloop.wire.stream import canonical_stream
 
 CAUSE_LABELS = {
@@ -238,7 +238,7 @@ def _report(conversation: Conversation, providers: Sequence[str] | None) -> Conv
     model = model_name(first.body, first.path)
     profile = own_profile(conversation.wire, model)
     findings = analyse(conversation, profile)
-    specs = providers_for(model_spec(conversation.wire, model), providers or DEFAULT_PROVIDERS)
+    specs = providers_for(model_spec(conversation.wire, model), providers or None)
     costs = tuple(
         cost for spec in specs if (cost := provider_cost(conversation, findings, spec)) is not None
     )

@@ -4,7 +4,7 @@ the terminal and the HTML page alike."""
 from __future__ import annotations
 
 from warmloop.audit.analysis import Finding
-from warmloop.wire.misses import PROVIDER_LOST
+from warmloop.wire.miss_kinds import PROVIDER_LOST
 from warmloop.wire.verdict import UNCHANGED
 
 

@@ -15,7 +15,6 @@ from warmloop.audit.report import to_json
 from warmloop.audit.terminal import report_view
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
-from warmloop.cli.options import fail
 from warmloop.cli.proxy import (
     diagnose_option,
     port_option,
@@ -23,6 +22,7 @@ from warmloop.cli.proxy import (
     serve,
     upstream_option,
 )
+from warmloop.cli.shared import fail
 from warmloop.errors import WarmloopError
 from warmloop.exchange.log import iter_log
 from warmloop.facts.price_table import PRICES_ENV, prices_for

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from warmloop.cli.console import console
-from warmloop.cli.options import fail
+from warmloop.cli.shared import fail
 from warmloop.cli.view import one_line
 from warmloop.errors import WarmloopError
 from warmloop.fleet.fanout import ROUTING_KEYS
@@ -150,9 +150,9 @@ def worker(
     worker that stops beating is taken up by a live one within max(3 heartbeats, the
     lease) plus a heartbeat."""
     try:
+        from warmloop.fleet.agent_registry import load_registry
         from warmloop.fleet.liveness import Periods
         from warmloop.fleet.queues import QueueSpec
-        from warmloop.fleet.registry import load_registry
         from warmloop.fleet.window import Limit
         from warmloop.fleet.worker import serve
     except ImportError as exc:
@@ -234,8 +234,8 @@ def submit(
     Exits with code 3 when an agent's first task failed before any request (or, with
     --wait, when any task failed), 4 when --deadline passed first."""
     try:
+        from warmloop.fleet.agent_registry import load_registry
         from warmloop.fleet.client import new_batch_id
-        from warmloop.fleet.registry import load_registry
         from warmloop.fleet.tasks import load_batch
     except ImportError as exc:
         fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from warmloop.cli.console import console
 from warmloop.cli.fleet import db_option, open_fleet
-from warmloop.cli.options import fail
+from warmloop.cli.shared import fail
 from warmloop.errors import WarmloopError
 
 

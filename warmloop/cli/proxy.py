@@ -13,7 +13,7 @@ from rich.text import Text
 
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.interrupt import terminate_as_interrupt
-from warmloop.cli.options import fail
+from warmloop.cli.shared import fail
 from warmloop.errors import WarmloopError
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.keepalive import CONVERSATION_CAP_USD, DAILY_CAP_USD, Caps

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
-from warmloop.agent.run import Run, RunError
+from warmloop.agent.result import Run, RunError
 from warmloop.cli.console import console as safe_console
 from warmloop.cli.interrupt import (
     INTERRUPTED_EXIT,
@@ -26,7 +26,10 @@ from warmloop.cli.interrupt import (
     terminate_as_interrupt,
 )
 from warmloop.cli.model_options import model_help, model_option_flags, model_options
-from warmloop.cli.options import (
+from warmloop.cli.run_json import print_json, run_object
+from warmloop.cli.save import check_writable, save_transcript, write_transcript
+from warmloop.cli.session_view import calls_made, resume_line, session_calls
+from warmloop.cli.shared import (
     CliContext,
     command_store,
     fail,
@@ -35,9 +38,6 @@ from warmloop.cli.options import (
     store_option,
     workspace_option,
 )
-from warmloop.cli.run_json import print_json, run_object
-from warmloop.cli.save import check_writable, save_transcript, write_transcript
-from warmloop.cli.session_view import calls_made, resume_line, session_calls
 from warmloop.cli.user_agent import built_in_flags, check_session_tools, load_agent, shown_agent
 from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
 from warmloop.cli.waiting import Waits

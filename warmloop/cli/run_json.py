@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.cli.console import json_text
 from warmloop.errors import WarmloopError
 from warmloop.facts.pricing import cost_report

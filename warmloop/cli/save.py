@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from warmloop.cli.options import fail
+from warmloop.cli.shared import fail
 from warmloop.transcript import Transcript
 
 

@@ -9,8 +9,8 @@ import click
 from rich.text import Text
 
 from warmloop.cli.console import console
-from warmloop.cli.options import command_store, fail, store_option
 from warmloop.cli.session_view import session_cost, sessions_table
+from warmloop.cli.shared import command_store, fail, store_option
 from warmloop.errors import WarmloopError
 
 

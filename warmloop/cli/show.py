@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from warmloop.cli.console import console, json_text
-from warmloop.cli.options import command_store, fail, load_session, store_option
 from warmloop.cli.session_view import session_export, session_view
+from warmloop.cli.shared import command_store, fail, load_session, store_option
 from warmloop.cli.view import transcript_view
 from warmloop.errors import TranscriptError, WarmloopError
 from warmloop.messages import ID_PATTERN

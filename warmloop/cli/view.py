@@ -15,7 +15,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from warmloop.agent.run import Run
+from warmloop.agent.result import Run
 from warmloop.errors import WarmloopError
 from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage

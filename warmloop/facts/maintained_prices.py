@@ -20,6 +20,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_names import split_model_name
 
 if TYPE_CHECKING:
     # Imported where used: reading the package's data takes a few hundred milliseconds,
@@ -118,7 +119,7 @@ def maintained_entries(section: Mapping[str, Any], day: date) -> dict[str, dict[
     source = f"{SOURCE} ({PACKAGE} {version(PACKAGE)}"
     entries: dict[str, dict[str, Any]] = {}
     for key, model_id in section.get("models", {}).items():
-        provider = key.partition(":")[0]
+        provider = split_model_name(key)[0]
         model = _model(provider_ids.get(provider, provider), model_id, key)
         entry = _entry(_prices_on(model, day), retentions.get(provider, {}), key)
         entry |= {"source": f"{source}, {model_id})", "as_of": as_of}

@@ -18,9 +18,17 @@ T = TypeVar("T")
 DATED_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
+def split_model_name(spec: str) -> tuple[str, str]:
+    """A selection string's provider prefix and model name (`anthropic:claude-x` ->
+    `("anthropic", "claude-x")`; `local` -> `("local", "")`), surrounding space removed:
+    the one place a selection string is split."""
+    prefix, _, name = spec.strip().partition(":")
+    return prefix, name
+
+
 def split_spec(spec: str, provider_aliases: Mapping[str, str]) -> tuple[str, str]:
     """(provider, model) of a selection string: trimmed, lower-cased, provider alias applied."""
-    provider, _, model = spec.strip().lower().partition(":")
+    provider, model = split_model_name(spec.lower())
     return provider_aliases.get(provider, provider), model
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from warmloop.errors import ConfigurationError, WarmloopError
 from warmloop.facts.maintained_prices import with_maintained
-from warmloop.facts.model_names import find_entry, split_spec, table_keys
+from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
 from warmloop.facts.table_file import read_table, shipped_text
 from warmloop.facts.usage import Usage
 
@@ -126,7 +126,7 @@ class Prices:
 
 def is_unpriced_engine(model_name: str) -> bool:
     """True for engines warmloop never prices: local, self-hosted servers, scripted."""
-    provider = model_name.strip().lower().partition(":")[0]
+    provider = split_model_name(model_name.lower())[0]
     return provider in _unpriced
 
 
@@ -271,8 +271,8 @@ def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> N
 
 def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
     where = f"{table}, entry {key!r}"
-    provider, sep, model = key.partition(":")
-    if not sep or not model or key != key.strip().lower():
+    provider, model = split_model_name(key)
+    if ":" not in key or not model or key != key.strip().lower():
         raise ConfigurationError(f"{where}: keys are lower-case 'provider:model' strings")
     if provider in _unpriced:
         raise ConfigurationError(f"{where}: {provider!r} engines are never priced; remove it")

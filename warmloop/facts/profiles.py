@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any, Literal, cast
 
 from warmloop.errors import ConfigurationError
-from warmloop.facts.model_names import find_entry, split_spec, table_keys
+from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
 from warmloop.facts.table_file import read_table, shipped_text
 from warmloop.facts.usage import Usage
 
@@ -242,9 +242,9 @@ def parse_table(text: str) -> ProfileTable:
     models: dict[str, CacheProfile] = {}
     families: list[tuple[str, CacheProfile]] = []
     for key, value in data["models"].items():
-        provider, sep, model = key.partition(":")
+        provider, model = split_model_name(key)
         where = f"profile entry {key!r}"
-        if not sep or not model or key != key.strip().lower():
+        if ":" not in key or not model or key != key.strip().lower():
             raise ConfigurationError(f"{where}: keys are lower-case 'provider:model' strings")
         if provider not in raw_providers:
             raise ConfigurationError(f"{where}: provider {provider!r} has no defaults")

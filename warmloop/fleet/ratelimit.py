@@ -32,7 +32,7 @@ from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.fleet.outage import unreachable
-from warmloop.fleet.window import WINDOW, Limit, Sent, bounded_pause, wait_seconds
+from warmloop.fleet.window import WINDOW, KeyUse, Limit, bounded_pause, wait_seconds
 from warmloop.sessions.off_loop import off_loop
 
 try:
@@ -105,7 +105,7 @@ class SharedLimiter:
                 (key, now - WINDOW),
             )
             sent = [
-                Sent(float(at), int(count))
+                KeyUse(float(at), int(count))
                 for at, count in db.execute(
                     "SELECT at, tokens FROM warmloop_limits.sent WHERE key = %s", (key,)
                 )

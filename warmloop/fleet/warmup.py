@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from warmloop.agent.agent import Agent
 from warmloop.agent.task import task_text
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.request import keepalive_request, prewarms
+from warmloop.keepalive.ping import keepalive_request, prewarms
 from warmloop.messages import Message, SystemText, UserText
 from warmloop.transcript import Transcript
 

@@ -50,7 +50,7 @@ class Limit:
 
 
 @dataclass(frozen=True)
-class Sent:
+class KeyUse:
     """One request counted against a key: when it was sent, and its tokens."""
 
     at: float
@@ -58,7 +58,7 @@ class Sent:
 
 
 def wait_seconds(
-    sent: Sequence[Sent], now: float, limit: Limit, tokens: int, paused_until: float = 0.0
+    sent: Sequence[KeyUse], now: float, limit: Limit, tokens: int, paused_until: float = 0.0
 ) -> float:
     """Seconds from `now` until a request of `tokens` fits: the requests of `sent` still in
     the window leave room for one more and for its tokens, and the key's pause (a provider's

@@ -31,10 +31,11 @@ from typing import Any
 from dbos import DBOS, DBOSClient
 
 from warmloop.agent.agent import Agent
-from warmloop.agent.run import RunError
+from warmloop.agent.result import RunError
 from warmloop.errors import ConfigurationError
 from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage
+from warmloop.fleet.agent_registry import AgentRegistry
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.limited import LimitedModel
 from warmloop.fleet.liveness import DEFAULT_PERIODS, Periods
@@ -42,7 +43,6 @@ from warmloop.fleet.outage import DATABASE_ERRORS, is_blip, unreachable
 from warmloop.fleet.queues import APP_NAME, APP_VERSION, WARM_UP, WORKFLOW, QueueSpec
 from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.recovery import Recovery, refuse_live
-from warmloop.fleet.registry import AgentRegistry
 from warmloop.fleet.retries import provider_wait, riding_out
 from warmloop.fleet.stored import SERIALIZER
 from warmloop.fleet.tasks import Task, TaskResult

@@ -4,22 +4,17 @@ A request that extends the one before it (the guard saw no bust) and returns ins
 request's TTL should read all the earlier request left in the cache. Its usage says whether
 it did: a read short of it (by more than the provider's rounding) is an eviction, the entry
 dropped before its TTL; a full read is a survival. Each such return is learned per model
-(`Learned.returned`), and the keep-alive rule weighs a pause's miss by the survival
-(`survival`): a keep-alive only saves the miss when the entry would have lived.
+(`Learned.returned`, `warmloop.memory`), and the keep-alive rule weighs a pause's miss by
+the survival (`memory.survival`): a keep-alive only saves the miss when the entry would have lived.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.sent import SentRequest
 
 TOLERANCE = 0.05
 """A read this much short of what was left (or one rounding increment) is no eviction."""
-PRIOR_SURVIVALS = 4
-"""Returns assumed to have found the cache, before any is seen: one eviction among few
-returns moves the estimate only a little."""
 
 
 def evicted(previous: SentRequest, current: SentRequest, profile: CacheProfile) -> bool | None:
@@ -37,10 +32,3 @@ def evicted(previous: SentRequest, current: SentRequest, profile: CacheProfile) 
         return None
     short = left - record.usage.cache_read_tokens
     return short > max(profile.increment_tokens, TOLERANCE * left)
-
-
-def survival(returns: Sequence[bool]) -> float:
-    """The chance an entry lives through a pause inside its TTL, from recent returns (True:
-    it did), with `PRIOR_SURVIVALS` assumed: 1.0 before any is seen."""
-    held = sum(1 for found in returns if found)
-    return (held + PRIOR_SURVIVALS) / (len(returns) + PRIOR_SURVIVALS)

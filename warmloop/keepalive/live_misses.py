@@ -1,6 +1,6 @@
 """The live guard's misses: a request whose prefix held (the guard saw no bust), yet whose
 usage shows it read less than the request before it left, named as it is answered by the
-kind the audit gives such a miss (`wire.misses.miss_cause`: below the minimum, idle past
+kind the audit gives such a miss (`wire.miss_kinds.miss_cause`: below the minimum, idle past
 the TTL, a TTL tier switched, routed elsewhere, evicted inside the TTL, or the provider's
 own verdict), from what the run knows: its requests' times, TTLs, reads and wire pieces,
 and the keep-alives it sent since the request before. A run waits for each answer before
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.keepalive.sent import SentRequest
-from warmloop.wire.misses import TOLERANCE, Miss, Sent, miss_cause, provider_charged
+from warmloop.wire.miss_kinds import TOLERANCE, Miss, ReuseFacts, miss_cause, provider_charged
 
 
 def live_miss(
@@ -50,11 +50,11 @@ def live_miss(
     return Miss(len(requests), cause[0], cause[1], reusable, cached)
 
 
-def _sent(request: SentRequest, timed: bool) -> Sent:
+def _sent(request: SentRequest, timed: bool) -> ReuseFacts:
     """What the miss rules know of one request the run sent."""
     record, wire = request.record, request.rendered.wire
     cached = record.usage.cache_read_tokens if record is not None else 0
     pieces = (*(text for _, text in wire.head), *wire.items)
     # A run sends its next request once this one is answered: no write of its is unlanded
     # (a fan-out's concurrent requests are the audit's to name, from the log's times).
-    return Sent(request.at if timed else None, None, request.ttl, cached, pieces)
+    return ReuseFacts(request.at if timed else None, None, request.ttl, cached, pieces)

@@ -22,21 +22,21 @@ from dataclasses import dataclass, field, replace
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.profiles import CacheProfile, Retention
 from warmloop.keepalive.evictions import evicted
-from warmloop.keepalive.learned import Learned
-from warmloop.keepalive.misses import live_miss
+from warmloop.keepalive.live_misses import live_miss
+from warmloop.keepalive.ping import answer_tokens, per_request, with_cache_ttl
 from warmloop.keepalive.pinger import KeepAlivePolicy, Ping, Pinger
-from warmloop.keepalive.request import answer_tokens, per_request, with_cache_ttl
 from warmloop.keepalive.rule import choose_retention, pause_costs
 from warmloop.keepalive.sent import SentRequest
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.maintenance.size import TokenCounter
+from warmloop.memory import Learned
 from warmloop.messages import AssistantTurn, Meta
 from warmloop.providers.base import Model, Rendered
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.schema import ToolSpec
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
-from warmloop.wire.misses import Miss
+from warmloop.wire.miss_kinds import Miss
 
 
 @dataclass
@@ -69,7 +69,7 @@ class RunPauses:
         """The run appended a request to its records: what it read lowers its model's
         minimum where below it; the gap since the one before is learned, and whether it
         found the cache that one left (an eviction, or not). Returns the miss the live
-        guard names where its prefix held yet it read less (`keepalive.misses`)."""
+        guard names where its prefix held yet it read less (`keepalive.live_misses`)."""
         if not self.requests:
             return None
         table = self.model.facts.profile

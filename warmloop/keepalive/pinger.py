@@ -3,7 +3,7 @@
 The pinger sleeps until the cache would expire (an `interval` after the last request or
 keep-alive), asks the rule (`keepalive.keep_alive`) whether one more keep-alive pays, and
 sends it: the last request's exact payload with a minimal answer, or none where the model
-prewarms (`keepalive.request`).
+prewarms (`keepalive.ping`).
 It runs as its own asyncio task, so it never delays the tool or the next request.
 
 A keep-alive is never worth waiting for: its answer is a token, and a server that never
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.request import keepalive_request
+from warmloop.keepalive.ping import keepalive_request
 from warmloop.keepalive.rule import PauseCosts, keep_alive
 from warmloop.providers.base import Model, Rendered
 

@@ -1,6 +1,11 @@
 """What a run sent, as its own record: one entry per request, the run's list, which the
 keep-alive reads (the last request is what a keep-alive repeats, its prompt what a miss
-would cost, its time where the cache's clock starts) instead of keeping a copy beside it."""
+would cost, its time where the cache's clock starts) instead of keeping a copy beside it.
+
+A request has two records, each with a reason: a `SentRequest` is what went out (the
+payload itself, in memory for as long as the run lasts: a keep-alive repeats it byte for
+byte), and holds the `RequestRecord` of what came back (usage, seconds, the guard's check,
+the provider's verdict: small, stored with a session and shown by the CLI)."""
 
 from __future__ import annotations
 

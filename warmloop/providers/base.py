@@ -28,7 +28,7 @@ class Rendered:
     wire_format: str = ""
     """The wire format's name (`WireLayout.name`: `anthropic`, `openai-chat`, ...)."""
     keepalive: bool = False
-    """A keep-alive (`keepalive.request`): the previous request, a minimal answer."""
+    """A keep-alive (`keepalive.ping`): the previous request, a minimal answer."""
 
     @cached_property
     def wire(self) -> WireStream:

@@ -167,10 +167,12 @@ class ProviderRecord:
     `ModelSettings` field it documents (providers/model_settings.py); a setting it does
     not place is refused naming the provider, before any request. `options`:
     `"module:Name"` of the `TypedDict` of its model's keyword options
-    (providers/options.py), which `resolve_model` checks their values against. `about`: what
+    (providers/option_check.py), which `resolve_model` checks their values against. `about`: what
     the CLI's `--model` help says of it beyond its example. `checks_answers`: `warmloop run`
     checks a short answer against what the run has read (`workspace.grounding`), measured
     to help this model; on a paid API a refused right answer would cost a whole request.
+    `audit_reference`: the model whose rules every audit prices a log under, beside the
+    model the log used (none: the audit leaves this provider out unless asked).
     """
 
     prefix: str
@@ -197,6 +199,7 @@ class ProviderRecord:
     options: str | None = None
     about: str = ""
     checks_answers: bool = False
+    audit_reference: str = ""
 
     def place(self, setting: str) -> Place | None:
         """Where its requests keep `setting`, or None when it does not take it."""

@@ -4,8 +4,8 @@ Each built-in provider folder's `record` module registers its wire formats and p
 through `register_wire_format` and `register_provider`, the same calls a third party makes
 (docs/adding-a-provider.md); the registry imports those modules by name the first time it
 is asked anything (`BUILT_IN`), so nothing is loaded before a provider is needed and
-nothing outside a provider's folder imports from it. `split_model_name` is the one place a
-selection string is split into prefix and name.
+nothing outside a provider's folder imports from it. A selection string is split into
+prefix and name by `facts.model_names.split_model_name`, the one splitter.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_names import split_model_name
 from warmloop.facts.price_table import never_price
 from warmloop.providers.records import ProviderRecord, WireFormat
 
@@ -39,13 +40,6 @@ def _built_in() -> None:
         _loaded = True
         for module in BUILT_IN:
             importlib.import_module(module)
-
-
-def split_model_name(spec: str) -> tuple[str, str]:
-    """A selection string's provider prefix and model name (`anthropic:claude-x` ->
-    `("anthropic", "claude-x")`; `local` -> `("local", "")`), surrounding space removed."""
-    prefix, _, name = spec.strip().partition(":")
-    return prefix, name
 
 
 def register_wire_format(fmt: WireFormat) -> WireFormat:

@@ -8,7 +8,7 @@ Shipped in the library so users can test their own agents deterministically:
 
 `requests[k]` is what request k was rendered as, `sessions[k]` its routing key and
 `branches[k]` the (transcript id, parent id, revision) it was rendered from; keep-alives
-(`keepalive.request`) are answered with an empty turn and listed in `keepalives`. It
+(`keepalive.ping`) are answered with an empty turn and listed in `keepalives`. It
 streams too (`stream`, as `agent.iter` asks): a reply's text as one delta, each call as one. A small
 `context_window` makes the agent's maintenance (pruning, folding) easy to exercise.
 

@@ -11,14 +11,15 @@ import inspect
 from typing import Any
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.model_names import split_model_name
 from warmloop.keywords import described
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import SETTINGS, ModelSettings
-from warmloop.providers.options import check_options
+from warmloop.providers.option_check import check_options
 from warmloop.providers.records import load
 from warmloop.providers.redact import redact_spec
-from warmloop.providers.registry import find_provider, providers, split_model_name
+from warmloop.providers.registry import find_provider, providers
 
 
 def examples() -> str:

@@ -41,7 +41,7 @@ KEEP = 2
 
 
 @dataclass
-class Conversation:
+class LiveConversation:
     """One live conversation: its id, what it was keyed by, its newest requests, and its
     running figures for the status page."""
 
@@ -68,11 +68,11 @@ class Placed:
     """Where a request went: its conversation, and how it extends the request before it
     (None for a conversation's first)."""
 
-    conversation: Conversation
+    conversation: LiveConversation
     check: PrefixCheck | None
 
 
-class Conversations:
+class LiveConversations:
     """The proxy's conversations; safe across the server's threads."""
 
     def __init__(
@@ -89,9 +89,9 @@ class Conversations:
         self.idle_seconds = idle_seconds
         self.limit = limit
         self._lock = threading.Lock()
-        self._live: OrderedDict[str, Conversation] = OrderedDict()  # least recent first
+        self._live: OrderedDict[str, LiveConversation] = OrderedDict()  # least recent first
         self._keyed: dict[tuple[str, str], str] = {}
-        self._entries: dict[int, tuple[Entry, Conversation]] = {}
+        self._entries: dict[int, tuple[Entry, LiveConversation]] = {}
         self._index = AnchorIndex()
         self._filed = 0  # entries filed in the index, forgotten ones included
         self._next = 0
@@ -99,7 +99,7 @@ class Conversations:
     def __len__(self) -> int:
         return len(self._live)
 
-    def snapshot(self) -> list[Conversation]:
+    def snapshot(self) -> list[LiveConversation]:
         """The live conversations, most recent first (copies of their figures)."""
         with self._lock:
             return [replace(c, held=[]) for c in reversed(self._live.values())]
@@ -121,7 +121,7 @@ class Conversations:
             rungs = anchors((wire.name, key), "".join(entry.conversation_items))
             offered = [n for n in self._index.candidates(rungs) if n in self._entries]
             parent = self._parent(entry, offered)
-            home: Conversation | None = None
+            home: LiveConversation | None = None
             if key is not None:
                 found = self._keyed.get((wire.name, key))
                 home = self._live.get(found) if found is not None else None
@@ -144,7 +144,7 @@ class Conversations:
             self._hold(home, entry, number, rungs)
             return Placed(home, check)
 
-    def _parent(self, entry: Entry, offered: list[int]) -> tuple[Entry, Conversation] | None:
+    def _parent(self, entry: Entry, offered: list[int]) -> tuple[Entry, LiveConversation] | None:
         """The held request `entry` continues: the first offered one it extends whole (the
         deepest shared anchor first, so the longest; an agent's common case, found without
         measuring the rest), else the one `best_parent` measures best."""
@@ -156,7 +156,7 @@ class Conversations:
         chosen = best_parent(entry, [self._entries[n][0] for n in offered])
         return self._entries[offered[chosen]] if chosen is not None else None
 
-    def answered(self, conversation: Conversation, usage: Usage, saved: float | None) -> None:
+    def answered(self, conversation: LiveConversation, usage: Usage, saved: float | None) -> None:
         """Add one answered request's prompt tokens, the part read from cache, and what the
         proxy's breakpoints saved on it (None: not priced)."""
         with self._lock:
@@ -168,14 +168,14 @@ class Conversations:
                 conversation.saved_usd += saved
                 conversation.priced = True
 
-    def _open(self, wire: WireFormat, key: str | None, now: float) -> Conversation:
-        opened = Conversation(f"wl-{secrets.token_hex(8)}", wire, key, now)
+    def _open(self, wire: WireFormat, key: str | None, now: float) -> LiveConversation:
+        opened = LiveConversation(f"wl-{secrets.token_hex(8)}", wire, key, now)
         self._live[opened.id] = opened
         while len(self._live) > self.limit:
             self._forget(next(iter(self._live.values())))
         return opened
 
-    def _hold(self, home: Conversation, entry: Entry, number: int, rungs: list[int]) -> None:
+    def _hold(self, home: LiveConversation, entry: Entry, number: int, rungs: list[int]) -> None:
         self._entries[number] = (entry, home)
         home.held.append(number)
         while len(home.held) > KEEP:
@@ -192,7 +192,7 @@ class Conversations:
                 return
             self._forget(oldest)
 
-    def _forget(self, conversation: Conversation) -> None:
+    def _forget(self, conversation: LiveConversation) -> None:
         del self._live[conversation.id]
         if conversation.key is not None:
             self._keyed.pop((conversation.wire.name, conversation.key), None)

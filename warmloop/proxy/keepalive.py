@@ -7,7 +7,7 @@ resume's write; None, so never pinged, on caches with no TTL or one of hours), a
 moment the cache would expire asks `keep_alive` whether one more keep-alive pays, with the
 conversation's earlier pauses as the rule's history. A keep-alive is the last request as it
 went upstream, with the smallest answer or, where the model prewarms, OpenAI's
-`prompt_cache_options.prewarm` (`keepalive.request`).
+`prompt_cache_options.prewarm` (`keepalive.ping`).
 
 It goes with the client's own headers (its API key): held in memory only, for that
 conversation's pause only, and dropped when the pause ends (a request comes, the rule
@@ -39,7 +39,7 @@ from warmloop.exchange.responses import decoded, response_facts
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.request import answer_tokens, keepalive_request
+from warmloop.keepalive.ping import answer_tokens, keepalive_request
 from warmloop.keepalive.rule import PauseCosts, keep_alive, pause_costs
 from warmloop.providers.base import Rendered
 from warmloop.providers.records import WireFormat

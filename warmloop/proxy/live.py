@@ -1,5 +1,5 @@
 """What the proxy keeps of each conversation while it serves: each model request filed in
-its conversation (`proxy.conversations`), a bust reported as it happens (`proxy.guard`),
+its conversation (`proxy.conversations`), a bust reported as it happens (`proxy.bust_report`),
 the fixes applied (`proxy.fixes`), each answer's usage added to the conversation's
 figures, and its pause kept warm (`proxy.keepalive`)."""
 
@@ -12,12 +12,12 @@ import httpx2
 
 from warmloop.exchange.responses import read_verdict
 from warmloop.providers.records import WireFormat
-from warmloop.proxy.conversations import Conversations
+from warmloop.proxy.bust_report import report_bust
+from warmloop.proxy.conversations import LiveConversations
 from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
-from warmloop.proxy.guard import report_bust
 from warmloop.proxy.keepalive import Caps, KeepAlives
 from warmloop.proxy.retention import longer_ttl
-from warmloop.proxy.status import Sent, saved_usd, status_page
+from warmloop.proxy.status import Forwarded, saved_usd, status_page
 from warmloop.proxy.tracing import trace_bust
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Live:
             KeepAlives(client, clock, keepalive, warn) if keepalive is not None else None
         )
         forget = self.keepalives.forget if self.keepalives is not None else None
-        self.conversations = Conversations(clock, on_forget=forget)
+        self.conversations = LiveConversations(clock, on_forget=forget)
 
     def place(
         self,
@@ -54,19 +54,19 @@ class Live:
         request: dict[str, Any],
         headers: list[tuple[str, str]],
         path: str = "",
-    ) -> Sent:
+    ) -> Forwarded:
         """File a model request in its conversation, report a bust, and apply the fixes.
         A body its format cannot read is filed nowhere and goes as sent."""
         placed = self.conversations.place(wire, request)
         if placed is None:
-            return Sent(None, request, headers)
+            return Forwarded(None, request, headers)
         if self.keepalives is not None:
             self.keepalives.resumed(placed.conversation.id)
         bust = placed.check.bust if placed.check is not None else None
         if bust is not None:
             report_bust(placed.conversation.id, bust, self.warn)
         if not self.fixes.any:
-            return Sent(placed, request, headers)
+            return Forwarded(placed, request, headers)
         provider = home_provider(self.upstream, wire)
         fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
         if self.keepalives is not None and BREAKPOINTS in fixed.added and fixed.body:
@@ -74,13 +74,13 @@ class Live:
             longer = longer_ttl(wire, request, path, fixed.body, tally.last, tally.history)
             if longer is not None:  # a longer TTL pays (`proxy.retention`)
                 body, ttl = longer
-                return Sent(placed, request, fixed.headers, body, fixed.added, ttl)
-        return Sent(placed, request, fixed.headers, fixed.body, fixed.added)
+                return Forwarded(placed, request, fixed.headers, body, fixed.added, ttl)
+        return Forwarded(placed, request, fixed.headers, fixed.body, fixed.added)
 
     def answered(
         self,
         wire: WireFormat,
-        sent: Sent,
+        sent: Forwarded,
         exchange: tuple[httpx2.URL, bytes, int],
         path: str,
         raw_usage: dict[str, Any],
@@ -104,7 +104,7 @@ class Live:
             )
 
     def traced(
-        self, wire: WireFormat, sent: Sent, path: str, diagnostics: dict[str, Any] | None
+        self, wire: WireFormat, sent: Forwarded, path: str, diagnostics: dict[str, Any] | None
     ) -> None:
         """Trace a request reported as a bust, once answered, with the provider's verdict
         where `--diagnose` asked for one (`diagnostics`: None where it did not)."""

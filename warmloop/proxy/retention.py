@@ -1,7 +1,7 @@
 """A longer TTL where it pays, on a request the proxy placed the breakpoints of: the agent's
 choice (`keepalive.pauses.longer_retention`, over `keepalive.rule.choose_retention`) from the
 conversation's earlier pauses, among the TTLs a request can carry on its own (Anthropic's
-`1h` markers at 2x instead of 1.25x); written with `keepalive.request.with_cache_ttl`. A
+`1h` markers at 2x instead of 1.25x); written with `keepalive.ping.with_cache_ttl`. A
 client's own markers are the client's: this is only asked where the proxy placed them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from warmloop.exchange.formats import logged_layout, model_name, own_profile
 from warmloop.keepalive.pauses import longer_retention
-from warmloop.keepalive.request import with_cache_ttl
+from warmloop.keepalive.ping import with_cache_ttl
 from warmloop.providers.base import Rendered
 from warmloop.providers.records import WireFormat
 from warmloop.wire.stream import canonical_stream

@@ -54,7 +54,7 @@ from warmloop.proxy.forwarding import (
 from warmloop.proxy.keepalive import Caps
 from warmloop.proxy.live import Live
 from warmloop.proxy.relay import relay
-from warmloop.proxy.status import STATUS_PATH, Sent, status_page
+from warmloop.proxy.status import STATUS_PATH, Forwarded, status_page
 from warmloop.proxy.tracing import global_tracer
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # http.server sees `close` only as the whole value
         path = self.path.split("?", 1)[0]
         wire = format_from_path(path) if self.command == "POST" else None
-        sent: Sent | None = None
+        sent: Forwarded | None = None
         if recorder.live is not None and wire is not None:
             request = _object(body)
             if request is not None:

@@ -18,14 +18,14 @@ from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
-from warmloop.proxy.conversations import Conversation, Placed
+from warmloop.proxy.conversations import LiveConversation, Placed
 
 STATUS_PATH = "/warmloop/status"
 """The proxy answers this path itself; no provider's API has it."""
 
 
 @dataclass(frozen=True)
-class Sent:
+class Forwarded:
     """A model request on its way: where it was filed (None: filed nowhere), the client's
     parsed body, the headers and body that go upstream (None: the client's bytes), and
     what the fixes added."""
@@ -66,7 +66,7 @@ net of it."""
 
 
 def status_page(
-    conversations: Sequence[Conversation],
+    conversations: Sequence[LiveConversation],
     keepalives: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The page as JSON: totals, then each live conversation, most recent first;

@@ -11,18 +11,12 @@ from dataclasses import dataclass
 
 from warmloop.facts.usage import Usage
 from warmloop.messages import Meta, validate_id
-from warmloop.providers.registry import split_model_name
 from warmloop.transcript import Transcript
 
 
 def validate_session_id(value: object) -> str:
     """`value` if it is a safe session id (1 to 64 letters, digits, `_` or `-`)."""
     return validate_id(value, "session id")
-
-
-def provider_of(model: str) -> str:
-    """The provider part of a model selection string (`anthropic:claude-x` -> `anthropic`)."""
-    return split_model_name(model)[0]
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ from decimal import Decimal
 from typing import Any
 
 from warmloop.errors import SessionError
+from warmloop.facts.model_names import split_model_name
 from warmloop.facts.usage import Usage
 from warmloop.messages import Meta
 from warmloop.sessions.lease import Lease
 from warmloop.sessions.migrations import Cursor
-from warmloop.sessions.session import SessionInfo, provider_of
+from warmloop.sessions.session import SessionInfo
 from warmloop.transcript import Transcript
 
 SESSION_ROW = (
@@ -137,7 +138,7 @@ def write_session_row(
             meta.model,
             meta.tools_fingerprint,
             meta.parent,
-            provider_of(meta.model),
+            split_model_name(meta.model)[0],
             cache_ttl,
             cache_ttl,
             expires,

@@ -1,5 +1,5 @@
 """Why a request whose prefix held still missed: every kind of miss no diff explains, for
-the audit (`audit.analysis`, from a log) and the live agent (`keepalive.misses`, from its
+the audit (`audit.analysis`, from a log) and the live agent (`keepalive.live_misses`, from its
 own requests) alike.
 
 The request extends the one it continues (its parent), yet read less from the cache than
@@ -46,7 +46,7 @@ replay each on a cache that lost everything, so its dollars are charged to its k
 
 
 @dataclass(frozen=True)
-class Sent:
+class ReuseFacts:
     """What the miss rules know of one request of a conversation."""
 
     at: float | None
@@ -59,7 +59,7 @@ class Sent:
 
 
 def _read_just_before(
-    requests: Sequence[Sent], k: int, parent: int, reusable_pieces: int, reusable: int
+    requests: Sequence[ReuseFacts], k: int, parent: int, reusable_pieces: int, reusable: int
 ) -> bool:
     """Whether a request of the conversation other than the parent read the prefix request
     `k` shares with its parent (`reusable_pieces` pieces, `reusable` tokens) within
@@ -81,7 +81,7 @@ def _read_just_before(
 
 def miss_cause(
     profile: CacheProfile,
-    requests: Sequence[Sent],
+    requests: Sequence[ReuseFacts],
     k: int,
     parent: int,
     reusable: int,

@@ -1,7 +1,8 @@
 """What one model request left behind: its usage, its wall-clock seconds, whether it
 extended the request before it (the prefix guard's check), and the provider's own verdict
 when the model asked for one (`diagnose=True`). A run keeps one per request, a session
-stores them, the CLI shows them."""
+stores them, the CLI shows them. What went out (the payload) is the run's `SentRequest`
+(`keepalive.sent`), which holds this record once the answer came."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from warmloop.messages import JsonValue
-from warmloop.providers.options import CommonOptions
+from warmloop.providers.option_check import CommonOptions
 
 
 class AnthropicOptions(CommonOptions, total=False):

@@ -87,6 +87,7 @@ RECORD = ProviderRecord(
     options="warmloop.providers.anthropic.options:AnthropicOptions",
     settings=SETTINGS,
     hosts=("api.anthropic.com",),
+    audit_reference="anthropic:claude-sonnet-4-6",
 )
 
 register_wire_format(FORMAT)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warmloop.providers.options import CommonOptions
+from warmloop.providers.option_check import CommonOptions
 
 
 class GeminiOptions(CommonOptions, total=False):

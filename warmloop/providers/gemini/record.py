@@ -57,6 +57,7 @@ RECORD = ProviderRecord(
     options="warmloop.providers.gemini.options:GeminiOptions",
     settings=SETTINGS,
     hosts=("generativelanguage.googleapis.com",),
+    audit_reference="gemini:gemini-2.5-flash",
 )
 
 register_wire_format(FORMAT)

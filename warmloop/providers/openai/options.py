@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from warmloop.messages import JsonValue
-from warmloop.providers.options import CommonOptions
+from warmloop.providers.option_check import CommonOptions
 
 
 class OpenAIOptions(CommonOptions, total=False):

@@ -138,6 +138,7 @@ RECORDS = (
         options=f"{_OPTIONS}:OpenAIOptions",
         settings=RESPONSES_SETTINGS,
         hosts=("api.openai.com",),
+        audit_reference="openai:gpt-5",
     ),
     ProviderRecord(
         "openai-chat",
@@ -168,6 +169,7 @@ RECORDS = (
         options=f"{_OPTIONS}:ChatOptions",
         settings=DEEPSEEK_SETTINGS,
         hosts=("api.deepseek.com",),
+        audit_reference="deepseek:deepseek-flash",
     ),
     ProviderRecord(
         "xai",
