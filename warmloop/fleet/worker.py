@@ -257,14 +257,37 @@ def serve(
         refuse_live(url, recover)  # before this worker runs anything
     except DATABASE_ERRORS as exc:
         raise unreachable(url, exc) from None
-    store = PostgresStore(url, lease_seconds=periods.lease)
+    _worker = worker = _open(url, registry, name, limit, periods)
+    _configure_dbos(url, name)
     recovery: Recovery | None = None
+    try:
+        recovery = _launch(url, name, worker.store, periods)
+        for queue in queues:
+            queue.register()
+        recovery.start()
+        for dead in recover:
+            recovery.take_up_now(dead)
+        (stop or threading.Event()).wait()
+    finally:
+        _shut_down(worker, recovery)
+        _worker = None
+
+
+def _open(url: str, registry: AgentRegistry, name: str, limit: Limit, periods: Periods) -> _Worker:
+    """This process's worker: its session store and, with a `limit`, the limiter it shares
+    with the fleet (the store closed again when the limiter cannot be opened)."""
+    store = PostgresStore(url, lease_seconds=periods.lease)
     try:
         limiter = SharedLimiter(url) if limit.limited else None
     except BaseException:
         store.close()
         raise
-    _worker = _Worker(registry, store, name, limiter, limit, periods.lease)
+    return _Worker(registry, store, name, limiter, limit, periods.lease)
+
+
+def _configure_dbos(url: str, name: str) -> None:
+    """DBOS for this process: its state in `url`, this worker's name as its executor id
+    (its pending tasks recovered when it starts again), every value stored as JSON."""
     DBOS(
         config={
             "name": APP_NAME,
@@ -275,27 +298,28 @@ def serve(
             "serializer": SERIALIZER,
         }
     )
+
+
+def _launch(url: str, name: str, store: SessionStore, periods: Periods) -> Recovery:
+    """Start DBOS, refuse a database that could hold a pickled row before any queue is
+    served, and return the worker's recovery (not started yet); a database that cannot be
+    reached is said so."""
     try:
-        try:
-            DBOS.launch()
-            require_json(url)  # before any queue is served: no pickle row can be written
-            client = DBOSClient(
-                system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER
-            )
-            recovery = Recovery(url, name, store, periods, client)
-        except DATABASE_ERRORS as exc:
-            raise unreachable(url, exc) from None
-        for queue in queues:
-            queue.register()
-        recovery.start()
-        for dead in recover:
-            recovery.take_up_now(dead)
-        (stop or threading.Event()).wait()
-    finally:
-        if recovery is not None:
-            recovery.stop()
-        DBOS.destroy()
-        store.close()
-        if limiter is not None:
-            limiter.close()
-        _worker = None
+        DBOS.launch()
+        require_json(url)  # before any queue is served: no pickle row can be written
+        client = DBOSClient(
+            system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER
+        )
+        return Recovery(url, name, store, periods, client)
+    except DATABASE_ERRORS as exc:
+        raise unreachable(url, exc) from None
+
+
+def _shut_down(worker: _Worker, recovery: Recovery | None) -> None:
+    """Stop what `serve` started, last started first: recovery, DBOS, the store, the limiter."""
+    if recovery is not None:
+        recovery.stop()
+    DBOS.destroy()
+    worker.store.close()
+    if worker.limiter is not None:
+        worker.limiter.close()
