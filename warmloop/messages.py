@@ -18,6 +18,12 @@ from warmloop.errors import ConfigurationError
 
 JsonValue: TypeAlias = Any
 """A JSON-serialisable value (kept loose: providers echo arbitrary shapes back)."""
+JsonData: TypeAlias = str | int | float | bool | list["JsonData"] | dict[str, "JsonData"] | None
+"""A decoded JSON value whose shape the type checker follows: code narrows it (isinstance)
+before reading into it. For values warmloop decodes or builds itself; `JsonValue` stays
+loose for what providers echo back."""
+JsonObject: TypeAlias = dict[str, "JsonData"]
+"""A decoded JSON object (a tool call's arguments, a task's inputs)."""
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Conversation and session ids: a short safe alphabet, never a path."""

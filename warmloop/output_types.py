@@ -11,14 +11,14 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Callable
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from pydantic import BaseModel, Field
 
 from warmloop.errors import ConfigurationError
-from warmloop.tools.schema import typed_model
+from warmloop.tools.schema import FieldSpec, typed_model
 
-Convert = Callable[[BaseModel], Any]
+Convert = Callable[[BaseModel], object]
 """Validated submit arguments -> the declared output."""
 WRAPPED = "output"
 """The one argument of submit that carries a scalar or container output."""
@@ -35,7 +35,7 @@ def output_model(kind: object) -> tuple[type[BaseModel], Convert]:
         return kind, same
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return _dataclass_model(kind)
-    if is_typeddict(kind):
+    if isinstance(kind, type) and is_typeddict(kind):  # a TypedDict is a class
         return _typeddict_model(kind)
     if not carried(kind):
         raise ConfigurationError(
@@ -63,7 +63,7 @@ def carried(kind: object) -> bool:
     return False
 
 
-def _hints(kind: type, what: str) -> dict[str, Any]:
+def _hints(kind: type, what: str) -> dict[str, object]:
     try:
         return get_type_hints(kind)
     except NameError as exc:
@@ -74,12 +74,12 @@ def _hints(kind: type, what: str) -> dict[str, Any]:
 
 def _dataclass_model(kind: type) -> tuple[type[BaseModel], Convert]:
     hints = _hints(kind, f"outputs={kind.__name__}")
-    fields: dict[str, tuple[Any, Any]] = {}
+    fields: dict[str, FieldSpec] = {}
     for item in dataclasses.fields(kind):
         if not item.init:
             continue
         if item.default is not dataclasses.MISSING:
-            default: Any = item.default
+            default: object = item.default
         elif item.default_factory is not dataclasses.MISSING:
             default = Field(default_factory=item.default_factory)
         else:
@@ -87,29 +87,29 @@ def _dataclass_model(kind: type) -> tuple[type[BaseModel], Convert]:
         fields[item.name] = (hints[item.name], default)
     model = typed_model(kind.__name__, fields, f"outputs={kind.__name__}")
 
-    def convert(outputs: BaseModel) -> Any:
+    def convert(outputs: BaseModel) -> object:
         return kind(**{name: getattr(outputs, name) for name in fields})
 
     return model, convert
 
 
-def _typeddict_model(kind: Any) -> tuple[type[BaseModel], Convert]:
+def _typeddict_model(kind: type) -> tuple[type[BaseModel], Convert]:
     hints = _hints(kind, f"outputs={kind.__name__}")
-    required: frozenset[str] = kind.__required_keys__
+    required: frozenset[str] = getattr(kind, "__required_keys__")  # noqa: B009 (a TypedDict's)
     fields = {name: (hint, ... if name in required else None) for name, hint in hints.items()}
     model = typed_model(kind.__name__, fields, f"outputs={kind.__name__}")
 
-    def convert(outputs: BaseModel) -> Any:
+    def convert(outputs: BaseModel) -> object:
         given = required | outputs.model_fields_set  # a key not required is left out unless given
         return {name: getattr(outputs, name) for name in fields if name in given}
 
     return model, convert
 
 
-def same(outputs: BaseModel) -> Any:
+def same(outputs: BaseModel) -> BaseModel:
     """The outputs as they are (a pydantic model, or the named fields)."""
     return outputs
 
 
-def _unwrap(outputs: BaseModel) -> Any:
+def _unwrap(outputs: BaseModel) -> object:
     return getattr(outputs, WRAPPED)

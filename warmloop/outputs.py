@@ -22,7 +22,8 @@ from warmloop.tools.tool import describe_invalid, parse_arguments
 SUBMITTED = "Submitted."
 OutputT = TypeVar("OutputT", default=Any)
 """A run's output type: what `outputs=` declares (Any for the named-fields forms)."""
-OutputSpec = type[Any] | Mapping[str, Any] | None
+OutputSpec = type | Mapping[str, object] | None
+"""What `outputs=` takes: a type (`output_types`), or names mapped to types."""
 OutputCheck = Callable[[BaseModel, Sequence[Message]], str | None]
 """Checks valid outputs against the run's messages (its calls and their results): None to
 accept, else why not and what to do first (sent back as submit's error; see `Agent`)."""
@@ -83,5 +84,5 @@ class Outputs:
         )
 
 
-def _answer(outputs: BaseModel) -> Any:
+def _answer(outputs: BaseModel) -> object:
     return getattr(outputs, "answer")  # noqa: B009 (the default outputs' one field)

@@ -103,7 +103,7 @@ def test_killed_workers_leave_every_task_done_once_and_nothing_paid_twice(
     assert workers.kills == len(HOLDS)
     assert [t.result.status if t.result else t.status for t in state.tasks] == ["done"] * TASKS
     answers = sorted(
-        t.result.outputs["answer"] for t in state.tasks if t.result and t.result.outputs
+        str(t.result.outputs["answer"]) for t in state.tasks if t.result and t.result.outputs
     )
     assert answers == sorted(f"task-{n} done" for n in range(TASKS))
     assert host.violations == []

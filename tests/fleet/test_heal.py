@@ -95,7 +95,7 @@ def test_a_dead_workers_task_is_taken_up_by_a_live_one_with_nobody_watching(
     assert all(t <= PERIODS.bound + MARGIN for t in kills.values()), kills
     assert [t.state for t in state.tasks] == ["done"] * TASKS
     answers = sorted(
-        t.result.outputs["answer"] for t in state.tasks if t.result and t.result.outputs
+        str(t.result.outputs["answer"]) for t in state.tasks if t.result and t.result.outputs
     )
     assert answers == sorted(f"task-{n} done" for n in range(TASKS))
     assert host.violations == []  # no request re-sent after its response, no tool re-run

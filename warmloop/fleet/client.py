@@ -15,10 +15,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict, Unpack
 
 import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
+from psycopg.rows import TupleRow
 
 from warmloop.errors import ConfigurationError
 from warmloop.fleet.fanout import (
@@ -45,6 +46,16 @@ WARM_TIMEOUT_SECONDS = 600.0
 """How long a batch waits for an agent's first request before fanning out anyway."""
 UNTAKEN_SECONDS = 10.0
 """How long a leader may stay queued before the submitter is told no worker has taken it."""
+
+
+class _Query(TypedDict, total=False):
+    """Which tasks `_states` asks DBOS for (`DBOSClient.list_workflows`' keywords)."""
+
+    workflow_ids: list[str]
+    workflow_id_prefix: str
+    name: str
+
+
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 WAITING = "waiting for recovery"
 STATES = ("done", "failed", "running", WAITING, "queued")
@@ -131,7 +142,7 @@ class Fleet:
             )
         except DATABASE_ERRORS as exc:
             raise unreachable(url, exc) from None
-        self._db: psycopg.Connection[Any] | None = None
+        self._db: psycopg.Connection[TupleRow] | None = None
         self._liveness: Liveness | None = None
 
     def close(self) -> None:
@@ -353,7 +364,7 @@ class Fleet:
             raise ConfigurationError(f"no task {workflow_id!r} in this fleet")
         return found[0]
 
-    def _states(self, **query: Any) -> list[TaskState]:
+    def _states(self, **query: Unpack[_Query]) -> list[TaskState]:
         """The tasks DBOS lists for `query`; their values read by `_stored`, never by DBOS
         (which would unpickle a row that says it is a pickle)."""
         try:

@@ -34,9 +34,8 @@ measures the three.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
 
-from warmloop.facts.usage import Usage
+from warmloop.facts.usage import Usage, count
 
 ROUTING_KEYS = 16
 """How many routing keys a warm batch's tasks of one agent share: the tasks a fleet runs at
@@ -81,9 +80,10 @@ def batch_key(batch: str, agent: str, n: int) -> str:
     return f"{batch}-{n}-{agent}"[:64]
 
 
-def usage_from_json(data: Any) -> Usage:
-    """A usage a worker stored as JSON (its fields by name; anything else ignored)."""
+def usage_from_json(data: object) -> Usage:
+    """A usage a worker stored as JSON (its fields by name, each read as `Usage` reads a
+    count; anything else ignored)."""
     if not isinstance(data, dict):
         return Usage()
     known = {f.name for f in fields(Usage)}
-    return Usage(**{k: v for k, v in data.items() if k in known})
+    return Usage(**{k: count(v) for k, v in data.items() if k in known})

@@ -28,7 +28,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from warmloop.errors import ConfigurationError
 from warmloop.fleet.outage import unreachable
@@ -41,6 +41,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "fleet rate limits need psycopg: pip install 'warmloop[fleet]'"
     ) from exc
+if TYPE_CHECKING:
+    from psycopg.rows import TupleRow
 
 SCHEMA_LOCK = 0x77A2_6D21
 """An advisory lock key: workers starting together create the tables one at a time."""
@@ -67,7 +69,7 @@ class SharedLimiter:
         self._url = url
         self._lock = threading.Lock()
         try:
-            self._db: psycopg.Connection[Any] = psycopg.connect(url)
+            self._db: psycopg.Connection[TupleRow] = psycopg.connect(url)
         except psycopg.Error as exc:
             raise unreachable(url, exc) from exc
         with self._lock, self._db.transaction():
@@ -75,7 +77,7 @@ class SharedLimiter:
             for statement in SCHEMA:
                 self._db.execute(statement)
 
-    def _connection(self) -> psycopg.Connection[Any]:
+    def _connection(self) -> psycopg.Connection[TupleRow]:
         """The connection, opened again if the database dropped it (a restart, a failover):
         the call that met the drop raised, and DBOS tries the task's step again."""
         if self._db.broken:

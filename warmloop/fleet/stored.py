@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 from dbos import DBOSPortableJSONSerializer
+from psycopg.rows import TupleRow
+
+from warmloop.messages import JsonData
 
 SERIALIZER = DBOSPortableJSONSerializer()
 """How the fleet's workflows store their input, output and errors (plain JSON)."""
@@ -38,24 +40,25 @@ _QUERY = (
 class Stored:
     """One workflow's stored values as JSON (None where absent), or why they are not."""
 
-    task: Any = None
-    output: Any = None
+    task: JsonData = None
+    output: JsonData = None
     error: str = ""
     unreadable: str = ""
 
 
-def _json(text: str | None, what: str) -> Any:
+def _json(text: str | None, what: str) -> JsonData:
     if text is None:
         return None
     if len(text) > MAX_ROW_CHARS:
         raise ValueError(f"its {what} is over {MAX_ROW_CHARS:,} characters")
     try:
-        return json.loads(text)
+        value: JsonData = json.loads(text)
     except RecursionError:
         raise ValueError(f"its {what} is nested too deeply") from None
+    return value
 
 
-def _read(row: tuple[Any, ...]) -> Stored:
+def _read(row: TupleRow) -> Stored:
     _, serialization, inputs, output, error = row
     if serialization != FORMAT:
         return Stored(
@@ -73,7 +76,7 @@ def _read(row: tuple[Any, ...]) -> Stored:
         return Stored(unreadable=f"not readable as JSON: {exc}")
 
 
-def read_stored(db: psycopg.Connection[Any], workflow_ids: Sequence[str]) -> dict[str, Stored]:
+def read_stored(db: psycopg.Connection[TupleRow], workflow_ids: Sequence[str]) -> dict[str, Stored]:
     """The stored values of `workflow_ids` (those that exist), by id."""
     rows = db.execute(_QUERY, (list(workflow_ids),)).fetchall()
     return {str(row[0]): _read(row) for row in rows}

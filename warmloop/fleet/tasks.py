@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from warmloop.agent.task import check_input
 from warmloop.errors import ConfigurationError
-from warmloop.messages import validate_id
+from warmloop.messages import JsonObject, validate_id
 from warmloop.regular import NOT_REGULAR, open_regular
 
 KEYS = frozenset({"agent", "task", "inputs", "session", "conversation_id", "id"})
@@ -26,13 +26,39 @@ MAX_BATCH_BYTES = 256 * 2**20
 Status = Literal["done", "failed"]
 
 
+class TaskJson(TypedDict):
+    """A task as DBOS stores it (a workflow's input): `task` or `inputs`, never both."""
+
+    agent: str
+    task: NotRequired[str]
+    inputs: NotRequired[dict[str, object]]
+    session: NotRequired[str]
+    conversation_id: NotRequired[str]
+    id: NotRequired[str]
+
+
+class TaskResultJson(TypedDict):
+    """A task's result as DBOS stores it (a workflow's output)."""
+
+    status: Status
+    session: str
+    outputs: JsonObject | None
+    error: str
+    requests: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    worker: str
+
+
 @dataclass(frozen=True)
 class Task:
     """One agent task: the agent's name (a worker knows it), the task text or named inputs,
     and optionally the session it continues and the conversation's routing key."""
 
     agent: str
-    task: str | dict[str, Any]
+    task: str | dict[str, object]
     session: str | None = None
     conversation_id: str | None = None
     id: str | None = None
@@ -57,16 +83,18 @@ class Task:
             if value is not None:
                 validate_id(value, name)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"agent": self.agent}
-        data["task" if isinstance(self.task, str) else "inputs"] = self.task
-        for key, value in (
-            ("session", self.session),
-            ("conversation_id", self.conversation_id),
-            ("id", self.id),
-        ):
-            if value is not None:
-                data[key] = value
+    def to_json(self) -> TaskJson:
+        data: TaskJson = {"agent": self.agent}
+        if isinstance(self.task, str):
+            data["task"] = self.task
+        else:
+            data["inputs"] = self.task
+        if self.session is not None:
+            data["session"] = self.session
+        if self.conversation_id is not None:
+            data["conversation_id"] = self.conversation_id
+        if self.id is not None:
+            data["id"] = self.id
         return data
 
     @classmethod
@@ -163,7 +191,7 @@ class TaskResult:
 
     status: Status
     session: str
-    outputs: dict[str, Any] | None = None
+    outputs: JsonObject | None = None
     error: str = ""
     requests: int = 0
     input_tokens: int = 0
@@ -172,7 +200,7 @@ class TaskResult:
     cost_usd: float | None = None
     worker: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TaskResultJson:
         return {
             "status": self.status,
             "session": self.session,
@@ -188,6 +216,9 @@ class TaskResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TaskResult:
+        """The result a worker stored (`to_json`), read back as written: Any, since a stored
+        row's fields are taken as the worker wrote them (a missing one is a KeyError the
+        reader reports)."""
         return cls(
             data["status"],
             data["session"],

@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from dbos import DBOS, DBOSClient
 
@@ -45,9 +45,10 @@ from warmloop.fleet.ratelimit import SharedLimiter
 from warmloop.fleet.recovery import Recovery, refuse_live
 from warmloop.fleet.retries import provider_wait, riding_out
 from warmloop.fleet.stored import SERIALIZER
-from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.fleet.tasks import Task, TaskJson, TaskResult, TaskResultJson
 from warmloop.fleet.warmup import prewarm_opening
 from warmloop.fleet.window import NO_LIMIT, Limit
+from warmloop.messages import JsonObject
 from warmloop.providers.redact import redact_url
 from warmloop.sessions.lease import LEASE_SECONDS
 from warmloop.sessions.off_loop import off_loop
@@ -81,6 +82,24 @@ _worker: _Worker | None = None
 """This process's worker (DBOS is one engine per process)."""
 
 
+class Begun(TypedDict):
+    """What `begin` records: the task's session and where its run starts there, or why it
+    cannot run."""
+
+    session: str
+    start: NotRequired[int]
+    error: NotRequired[str]
+
+
+class Prewarmed(TypedDict):
+    """What a warm-up records: whether the opening was sent as a prewarm, its usage (the
+    fields of `Usage`) or why it failed."""
+
+    prewarmed: bool
+    usage: NotRequired[dict[str, int]]
+    error: NotRequired[str]
+
+
 def _current() -> _Worker:
     if _worker is None:
         raise ConfigurationError("no fleet worker runs in this process (serve() starts one)")
@@ -88,7 +107,7 @@ def _current() -> _Worker:
 
 
 @DBOS.step(name="warmloop.fleet.begin")
-async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
+async def _begin(task: TaskJson, workflow_id: str) -> Begun:
     """`_begin_once`, tried again by cause (`retries`); what still fails is why the task
     cannot run."""
     try:
@@ -104,7 +123,7 @@ async def _begin(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
         return {"session": session, "error": _failed_once(exc, f"task {workflow_id}")}
 
 
-async def _begin_once(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
+async def _begin_once(task: TaskJson, workflow_id: str) -> Begun:
     """Open the task's session (created if new; a cut step of an earlier run closed) and
     return where this task's run starts in it, or why it cannot run."""
     spec = Task.from_json(task)
@@ -119,7 +138,7 @@ async def _begin_once(task: dict[str, Any], workflow_id: str) -> dict[str, Any]:
 
 
 @DBOS.step(name="warmloop.fleet.attempt")
-async def _attempt(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
+async def _attempt(task: TaskJson, session: str, start: int) -> TaskResultJson:
     """`_attempt_once`, tried again by cause (`retries`); what still fails is the task's
     failed result, its error recorded once (never DBOS's traceback and retries)."""
     worker = _current()
@@ -143,7 +162,7 @@ def _failed_once(exc: Exception, what: str) -> str:
     return error
 
 
-async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[str, Any]:
+async def _attempt_once(task: TaskJson, session: str, start: int) -> TaskResultJson:
     """Run (or go on with) the task's run in its session; its result, failed or not."""
     worker = _current()
     spec = Task.from_json(task)
@@ -151,7 +170,7 @@ async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[
         agent = worker.agent(spec.agent)
     except ConfigurationError as exc:
         return TaskResult("failed", session, error=str(exc), worker=worker.name).to_json()
-    outputs: dict[str, Any] | None = None
+    outputs: JsonObject | None = None
     error = ""
     try:
         run = await agent.run(
@@ -184,7 +203,7 @@ async def _attempt_once(task: dict[str, Any], session: str, start: int) -> dict[
 
 
 @DBOS.workflow(name=WORKFLOW)
-async def run_task(task: dict[str, Any]) -> dict[str, Any]:
+async def run_task(task: TaskJson) -> TaskResultJson:
     """One fleet task (DBOS workflow): begin, then attempt until it returns."""
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
@@ -195,7 +214,7 @@ async def run_task(task: dict[str, Any]) -> dict[str, Any]:
 
 
 @DBOS.step(name="warmloop.fleet.prewarm")
-async def _prewarm(task: dict[str, Any]) -> dict[str, Any]:
+async def _prewarm(task: TaskJson) -> Prewarmed:
     """The task's opening sent as a prewarm (`warmup`): its usage, or none where the model
     takes no prewarm; an error is recorded once and the batch warms with its first task."""
     spec = Task.from_json(task)
@@ -208,7 +227,7 @@ async def _prewarm(task: dict[str, Any]) -> dict[str, Any]:
 
 
 @DBOS.workflow(name=WARM_UP)
-async def warm_up(task: dict[str, Any]) -> dict[str, Any]:
+async def warm_up(task: TaskJson) -> Prewarmed:
     """A batch's warm-up of one agent (DBOS workflow): its prewarm, once."""
     return await _prewarm(task)
 
@@ -238,14 +257,37 @@ def serve(
         refuse_live(url, recover)  # before this worker runs anything
     except DATABASE_ERRORS as exc:
         raise unreachable(url, exc) from None
-    store = PostgresStore(url, lease_seconds=periods.lease)
+    _worker = worker = _open(url, registry, name, limit, periods)
+    _configure_dbos(url, name)
     recovery: Recovery | None = None
+    try:
+        recovery = _launch(url, name, worker.store, periods)
+        for queue in queues:
+            queue.register()
+        recovery.start()
+        for dead in recover:
+            recovery.take_up_now(dead)
+        (stop or threading.Event()).wait()
+    finally:
+        _shut_down(worker, recovery)
+        _worker = None
+
+
+def _open(url: str, registry: AgentRegistry, name: str, limit: Limit, periods: Periods) -> _Worker:
+    """This process's worker: its session store and, with a `limit`, the limiter it shares
+    with the fleet (the store closed again when the limiter cannot be opened)."""
+    store = PostgresStore(url, lease_seconds=periods.lease)
     try:
         limiter = SharedLimiter(url) if limit.limited else None
     except BaseException:
         store.close()
         raise
-    _worker = _Worker(registry, store, name, limiter, limit, periods.lease)
+    return _Worker(registry, store, name, limiter, limit, periods.lease)
+
+
+def _configure_dbos(url: str, name: str) -> None:
+    """DBOS for this process: its state in `url`, this worker's name as its executor id
+    (its pending tasks recovered when it starts again), every value stored as JSON."""
     DBOS(
         config={
             "name": APP_NAME,
@@ -256,27 +298,28 @@ def serve(
             "serializer": SERIALIZER,
         }
     )
+
+
+def _launch(url: str, name: str, store: SessionStore, periods: Periods) -> Recovery:
+    """Start DBOS, refuse a database that could hold a pickled row before any queue is
+    served, and return the worker's recovery (not started yet); a database that cannot be
+    reached is said so."""
     try:
-        try:
-            DBOS.launch()
-            require_json(url)  # before any queue is served: no pickle row can be written
-            client = DBOSClient(
-                system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER
-            )
-            recovery = Recovery(url, name, store, periods, client)
-        except DATABASE_ERRORS as exc:
-            raise unreachable(url, exc) from None
-        for queue in queues:
-            queue.register()
-        recovery.start()
-        for dead in recover:
-            recovery.take_up_now(dead)
-        (stop or threading.Event()).wait()
-    finally:
-        if recovery is not None:
-            recovery.stop()
-        DBOS.destroy()
-        store.close()
-        if limiter is not None:
-            limiter.close()
-        _worker = None
+        DBOS.launch()
+        require_json(url)  # before any queue is served: no pickle row can be written
+        client = DBOSClient(
+            system_database_url=url, application_name=APP_NAME, serializer=SERIALIZER
+        )
+        return Recovery(url, name, store, periods, client)
+    except DATABASE_ERRORS as exc:
+        raise unreachable(url, exc) from None
+
+
+def _shut_down(worker: _Worker, recovery: Recovery | None) -> None:
+    """Stop what `serve` started, last started first: recovery, DBOS, the store, the limiter."""
+    if recovery is not None:
+        recovery.stop()
+    DBOS.destroy()
+    worker.store.close()
+    if worker.limiter is not None:
+        worker.limiter.close()

@@ -7,22 +7,30 @@ and refuses a database written by a newer warmloop.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeAlias
 
 from warmloop.errors import SessionError
+
+Row: TypeAlias = tuple[Any, ...]
+"""A row as the database driver hands it back, typed as loosely as the drivers type it
+(sqlite3's values are untyped, psycopg's `TupleRow` is this alias): what each column holds
+is the schema's word, checked before use where a hand-edited store could break it
+(`record_rows`, `session_row`)."""
+Params: TypeAlias = Sequence[object]
+"""A statement's `?` parameters, in order."""
 
 
 class Cursor(Protocol):
     """The part of a DB-API cursor the stores use (sqlite3 and psycopg both have it)."""
 
-    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+    def execute(self, sql: str, params: Params = ..., /) -> object: ...
 
-    def executemany(self, sql: Any, params: Any, /) -> Any: ...
+    def executemany(self, sql: str, params: Iterable[Params], /) -> object: ...
 
-    def fetchone(self) -> Any: ...
+    def fetchone(self) -> Row | None: ...
 
-    def fetchall(self) -> list[Any]: ...
+    def fetchall(self) -> list[Row]: ...
 
     @property
     def rowcount(self) -> int: ...

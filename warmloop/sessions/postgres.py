@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from warmloop.errors import ConfigurationError, SessionError
 from warmloop.sessions.lease import LEASE_SECONDS
-from warmloop.sessions.migrations import Cursor, migrate
+from warmloop.sessions.migrations import Cursor, Params, Row, migrate
 from warmloop.sessions.sql import SqlStore
 
 try:
@@ -35,21 +34,21 @@ _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 class _Cursor:
     """A psycopg cursor that takes the `?` placeholders the shared SQL is written with."""
 
-    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+    def __init__(self, cursor: psycopg.Cursor[Row]) -> None:
         self._cursor = cursor
 
-    def execute(self, sql: str, params: Any = None, /) -> Any:
+    def execute(self, sql: str, params: Params | None = None, /) -> object:
         return self._cursor.execute(sql.replace("?", "%s"), params)
 
-    def executemany(self, sql: str, params: Any, /) -> Any:
+    def executemany(self, sql: str, params: Iterable[Params], /) -> None:
         rows = list(params)
         if rows:
             self._cursor.executemany(sql.replace("?", "%s"), rows)
 
-    def fetchone(self) -> Any:
+    def fetchone(self) -> Row | None:
         return self._cursor.fetchone()
 
-    def fetchall(self) -> list[Any]:
+    def fetchall(self) -> list[Row]:
         return self._cursor.fetchall()
 
     @property
@@ -104,7 +103,7 @@ class PostgresStore(SqlStore):
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise SessionError(f"session store {self.location}: {exc}") from exc
 
-    def raw(self, sql: str, params: Any = ()) -> list[Any]:
+    def raw(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement outside the contract (tests inject faults with it)."""
         with self._pool.connection() as connection, connection.cursor() as cursor:
             cursor.execute(sql, params or None)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from warmloop.errors import SessionError, TranscriptError
 from warmloop.facts.usage import Usage
 from warmloop.messages import Message
 from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
+from warmloop.sessions.migrations import Row
 from warmloop.transcript_file import message_from_json
 
 Kind = Literal["integer", "time", "text"]
@@ -47,7 +48,7 @@ REWRITE_COLUMNS: tuple[tuple[str, Kind], ...] = (
 REWRITE_KINDS = frozenset({"replace", "fold"})
 
 
-def damaged(session_id: str, table: str, column: str, value: Any) -> SessionError:
+def damaged(session_id: str, table: str, column: str, value: object) -> SessionError:
     """The error for a value the store never writes there."""
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -57,7 +58,7 @@ def damaged(session_id: str, table: str, column: str, value: Any) -> SessionErro
     )
 
 
-def _fits(value: Any, kind: Kind) -> bool:
+def _fits(value: object, kind: Kind) -> bool:
     if kind == "text":
         return isinstance(value, str)
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -67,9 +68,7 @@ def _fits(value: Any, kind: Kind) -> bool:
     return math.isfinite(value)
 
 
-def checked(
-    session_id: str, table: str, row: Sequence[Any], columns: Sequence[tuple[str, Kind]]
-) -> Sequence[Any]:
+def checked(session_id: str, table: str, row: Row, columns: Sequence[tuple[str, Kind]]) -> Row:
     """`row` when each column holds its kind (integers, finite times, text), else the
     SessionError naming the first that does not."""
     for value, (column, kind) in zip(row, columns, strict=True):
@@ -88,19 +87,19 @@ def _message(session_id: str, table: str, body: str) -> Message:
         ) from exc
 
 
-def request_record(session_id: str, row: Sequence[Any]) -> StoredRequest:
+def request_record(session_id: str, row: Row) -> StoredRequest:
     """A `requests` row (REQUEST_COLUMNS) as a StoredRequest."""
     r = checked(session_id, "requests", row, REQUEST_COLUMNS)
     return StoredRequest(r[0], float(r[1]), float(r[2]), Usage(*r[3:8]))
 
 
-def archive_record(session_id: str, row: Sequence[Any]) -> ArchivedMessage:
+def archive_record(session_id: str, row: Row) -> ArchivedMessage:
     """An `archive` row (ARCHIVE_COLUMNS) as an ArchivedMessage."""
     r = checked(session_id, "archive", row, ARCHIVE_COLUMNS)
     return ArchivedMessage(r[0], r[1], _message(session_id, "archive", r[2]), float(r[3]))
 
 
-def rewrite_record(session_id: str, row: Sequence[Any]) -> RewritePoint:
+def rewrite_record(session_id: str, row: Row) -> RewritePoint:
     """A `rewrites` row (REWRITE_COLUMNS) as a RewritePoint."""
     r = checked(session_id, "rewrites", row, REWRITE_COLUMNS)
     if r[1] not in REWRITE_KINDS:
@@ -108,7 +107,7 @@ def rewrite_record(session_id: str, row: Sequence[Any]) -> RewritePoint:
     return RewritePoint(r[0], r[1], r[2], r[3], r[4], float(r[5]), r[6])
 
 
-def message_rows(session_id: str, rows: Sequence[Sequence[Any]], length: int) -> list[str]:
+def message_rows(session_id: str, rows: Sequence[Row], length: int) -> list[str]:
     """The bodies of a session's `messages` rows (position, body), which must be exactly
     positions 0 to `length` - 1 in order; SessionError otherwise (compared row by row: a
     damaged length of 10^18 is never counted up to)."""

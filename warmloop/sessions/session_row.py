@@ -5,16 +5,15 @@ or edited by hand is a clear error, not a crash later. Shared by both SQL stores
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
 
 from warmloop.errors import SessionError
 from warmloop.facts.model_names import split_model_name
 from warmloop.facts.usage import Usage
 from warmloop.messages import Meta
 from warmloop.sessions.lease import Lease
-from warmloop.sessions.migrations import Cursor
+from warmloop.sessions.migrations import Cursor, Row
 from warmloop.sessions.session import SessionInfo
 from warmloop.transcript import Transcript
 
@@ -48,7 +47,7 @@ _TIMES = frozenset({5, 6, 7, 14})
 _TEXTS = frozenset({0, 1, 2, 8, 9, 10, 11, 12, 13})
 
 
-def _checked(row: Sequence[Any]) -> Sequence[Any]:
+def _checked(row: Row) -> Row:
     """The row `SESSION_ROW` reads, each column of the type the schema declares; a store edited by
     hand (SQLite keeps text in an integer column) is a SessionError naming the column."""
     for index, value in enumerate(row):
@@ -70,7 +69,7 @@ def _checked(row: Sequence[Any]) -> Sequence[Any]:
     return row
 
 
-def session_info(row: Sequence[Any], now: float) -> SessionInfo:
+def session_info(row: Row, now: float) -> SessionInfo:
     """The session a `SESSION_ROW` row describes, its lease shown only while live at
     `now`; SessionError naming the column if the row is damaged."""
     row = _checked(row)

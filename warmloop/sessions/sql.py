@@ -10,13 +10,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
 
 from warmloop.errors import SessionBusy, SessionError, TranscriptError
 from warmloop.messages import Rewrite
 from warmloop.sessions.lease import Lease, holder_alive_here, holder_gone, holder_name, new_token
 from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredRequest
-from warmloop.sessions.migrations import Cursor
+from warmloop.sessions.migrations import Cursor, Params, Row
 from warmloop.sessions.record_rows import (
     archive_record,
     message_rows,
@@ -52,7 +51,7 @@ class SqlStore(ABC):
         rewrites); any other commit survives a crash of the process."""
 
     @abstractmethod
-    def raw(self, sql: str, params: Any = ()) -> list[Any]:
+    def raw(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement outside the contract, in its own transaction (for tests and
         repairs; the SQL is the backend's own)."""
 
@@ -74,7 +73,9 @@ class SqlStore(ABC):
                 f" FROM sessions WHERE id = ?{self.lock_row}",
                 (session_id,),
             )
-            held, other, until, length, revision = cur.fetchone()
+            row = cur.fetchone()
+            assert row is not None  # inserted above when it was not there
+            held, other, until, length, revision = row
             ours = held is not None and held == self._let_go.get(session_id)
             live = held is not None and not ours and (until > now or holder_alive_here(other))
             if live and not holder_gone(other):
@@ -89,7 +90,9 @@ class SqlStore(ABC):
                 (token, holder, expires, session_id),
             )
             cur.execute("SELECT COUNT(*) FROM requests WHERE session = ?", (session_id,))
-            requests = int(cur.fetchone()[0])
+            counted = cur.fetchone()
+            assert counted is not None  # COUNT(*) always answers one row
+            requests = int(counted[0])
         self._let_go.pop(session_id, None)
         return Lease(
             session_id, token, holder, expires, int(length), int(revision), requests, expires - now
@@ -151,7 +154,7 @@ class SqlStore(ABC):
                 f"session {lease.session_id!r} holds transcript {row[4]!r}, not {transcript.id!r}"
             )
 
-    def _rows(self, lease: Lease, transcript: Transcript, start: int) -> list[tuple[Any, ...]]:
+    def _rows(self, lease: Lease, transcript: Transcript, start: int) -> list[tuple[str, int, str]]:
         return [
             (lease.session_id, position, dumps_message(transcript[position]))
             for position in range(start, len(transcript))
@@ -339,7 +342,7 @@ class SqlStore(ABC):
         return [rewrite_record(session_id, r) for r in rows]
 
 
-def _request_row(lease: Lease, seq: int, request: StoredRequest) -> tuple[Any, ...]:
+def _request_row(lease: Lease, seq: int, request: StoredRequest) -> Params:
     usage = request.usage
     return (
         lease.session_id,

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from warmloop.errors import SessionError
@@ -29,6 +28,8 @@ from warmloop.sessions.migrations import (
     MIGRATIONS,
     SCHEMA_TABLE,
     Cursor,
+    Params,
+    Row,
     migrate,
     refuse_newer,
     stored_version,
@@ -154,7 +155,7 @@ class SQLiteStore(SqlStore):
                 if full:
                     self._connection.execute(f"PRAGMA synchronous = {STEP_SYNC}")
 
-    def raw(self, sql: str, params: Any = ()) -> list[Any]:
+    def raw(self, sql: str, params: Params = ()) -> list[Row]:
         """Run one statement outside the contract (tests inject faults with it)."""
         with self.transaction(write=True) as cur:
             cur.execute(sql, params)

@@ -14,10 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from warmloop.errors import ConfigurationError, ToolFailed
-from warmloop.messages import ToolCall
+from warmloop.messages import JsonData, ToolCall
 from warmloop.tools import remote_schema
 from warmloop.tools.announce import untagged
 from warmloop.tools.invoke import (
@@ -42,7 +41,7 @@ class RemoteTool:
     (an MCP server's tool). `unavailable()` says why it cannot run now ("" when it can)."""
 
     spec: ToolSpec
-    call: Callable[[dict[str, Any]], Awaitable[Any]] = field(repr=False)
+    call: Callable[[dict[str, object]], Awaitable[object]] = field(repr=False)
     timeout: float | None = None
     unavailable: Callable[[], str] = field(default=lambda: "", repr=False)
 
@@ -54,7 +53,7 @@ class RemoteTool:
 Entry = Tool | RemoteTool
 
 
-def validated(entry: Entry, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def validated(entry: Entry, arguments: Mapping[str, object]) -> dict[str, object]:
     """The keyword arguments to call `entry` with; ValueError says what is wrong with them,
     `Uncheckable` why a remote tool's schema cannot tell."""
     if isinstance(entry, RemoteTool):
@@ -69,7 +68,9 @@ def validated(entry: Entry, arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {name: getattr(model, name) for name in type(model).model_fields}
 
 
-async def call_entry(entry: Entry, kwargs: dict[str, Any], default_limit: float | None) -> Outcome:
+async def call_entry(
+    entry: Entry, kwargs: dict[str, object], default_limit: float | None
+) -> Outcome:
     """Run `entry` with validated `kwargs` within its time limit (or the default)."""
     limit = default_limit if entry.timeout is None else entry.timeout
     limit = None if limit is None or math.isinf(limit) else limit
@@ -79,7 +80,7 @@ async def call_entry(entry: Entry, kwargs: dict[str, Any], default_limit: float 
             return Outcome(error=ToolFailed(reason))
         remote = entry
 
-        async def run_remote() -> Any:
+        async def run_remote() -> object:
             return await remote.call(kwargs)
 
         return await invoke(run_remote, {}, limit, entry.name)
@@ -100,7 +101,7 @@ def failure_text(name: str, outcome: Outcome) -> str:
 async def run_entry(
     call: ToolCall,
     entry: Entry,
-    arguments: Any,
+    arguments: JsonData,
     default_limit: float | None,
     cap: int | None,
     stuck: list[StuckCall],

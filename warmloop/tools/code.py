@@ -18,7 +18,6 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from warmloop.errors import CodeFailed, ConfigurationError, ToolFailed, require_extra
 from warmloop.tools.catalog import Entry, call_entry, failure_text, validated
@@ -29,7 +28,7 @@ DEFAULT_MEMORY_LIMIT = 64 * 1024 * 1024
 WATCHDOG_GRACE = 5.0
 """Seconds past the time limit after which the pool kills a worker that stopped answering."""
 
-HostFunction = Callable[..., Awaitable[Any]]
+HostFunction = Callable[..., Awaitable[object]]
 """A tool as the sandbox calls it: keyword (or positional) arguments, a value back; it
 raises with a message the code (and then the model) sees."""
 PLAIN = (str, int, float, bool, type(None), list, dict, tuple)
@@ -41,7 +40,7 @@ def host_function(entry: Entry, default_limit: float | None) -> HostFunction:
     its schema, run within its time limit (or `default_limit`); plain data back as is."""
     order = list(entry.spec.parameters.get("properties", {}))
 
-    async def call(*args: Any, **kwargs: Any) -> Any:
+    async def call(*args: object, **kwargs: object) -> object:
         if len(args) > len(order):
             raise TypeError(f"{entry.name} takes at most {len(order)} arguments")
         kwargs.update(zip(order, args, strict=False))
@@ -92,12 +91,12 @@ class CodeMode:
 
     async def run(self, code: str, functions: Mapping[str, HostFunction]) -> str:
         """Run `code` with `functions`; its output and last value as text, or CodeFailed."""
-        monty = _monty()
+        _require_monty()
         loop = asyncio.get_running_loop()
 
-        def bridge(name: str, function: HostFunction) -> Callable[..., Any]:
-            def call(*args: Any, **kwargs: Any) -> Any:
-                async def once() -> Any:
+        def bridge(name: str, function: HostFunction) -> Callable[..., object]:
+            def call(*args: object, **kwargs: object) -> object:
+                async def once() -> object:
                     return await function(*args, **kwargs)
 
                 return asyncio.run_coroutine_threadsafe(once(), loop).result()
@@ -106,16 +105,18 @@ class CodeMode:
             return call
 
         lookup = {name: bridge(name, f) for name, f in functions.items()}
-        return await asyncio.to_thread(self._feed, monty, code, lookup)
+        return await asyncio.to_thread(self._feed, code, lookup)
 
-    def _feed(self, monty: Any, code: str, lookup: dict[str, Any]) -> str:
-        limits = {
+    def _feed(self, code: str, lookup: dict[str, Callable[..., object]]) -> str:
+        import pydantic_monty as monty
+
+        limits: monty.ResourceLimits = {
             "max_feed_duration_secs": self.time_limit,
             "max_memory": self.memory_limit,
             "max_total_sleep_secs": self.time_limit,
         }
         # No per-call cap (a capped sleep returns early, silently): the total is what counts.
-        policy = {"sleep": "system", "sleep_system_max": float("inf")}
+        policy: monty.OSPolicy = {"sleep": "system", "sleep_system_max": float("inf")}
         output = monty.CollectString(max_bytes=1024 * 1024)
         mounts = [
             monty.MountDir(host_path=Path(host), virtual_path=virtual, mode="read-only")
@@ -173,11 +174,11 @@ def shown(printed: str, value: object) -> str:
     return "\n".join(parts) if parts else "(no output)"
 
 
-def _monty() -> Any:
+def _require_monty() -> None:
+    """CodeFailed, saying how to install it, where pydantic-monty is missing."""
     try:
-        import pydantic_monty
+        import pydantic_monty  # noqa: F401
     except ImportError as exc:
         raise CodeFailed(
             "code mode needs pydantic-monty; install it with: pip install 'warmloop[code]'"
         ) from exc
-    return pydantic_monty

@@ -37,17 +37,17 @@ class RunContext(Generic[DepsT]):
     step: int = 0
 
 
-_CURRENT: ContextVar[RunContext[Any] | None] = ContextVar("warmloop_run_context", default=None)
+_CURRENT: ContextVar[RunContext[object] | None] = ContextVar("warmloop_run_context", default=None)
 
 
-def current_context() -> RunContext[Any]:
+def current_context() -> RunContext[object]:
     """The context of the run calling a tool now; outside a run, one with no deps."""
     context = _CURRENT.get()
     return RunContext(None) if context is None else context
 
 
 @contextlib.contextmanager
-def running(context: RunContext[Any]) -> Iterator[None]:
+def running(context: RunContext[object]) -> Iterator[None]:
     """Tools called inside the block get `context`."""
     token = _CURRENT.set(context)
     try:
@@ -62,7 +62,7 @@ def is_context(annotation: object) -> bool:
 
 
 def context_parameter(
-    function: Callable[..., Any], hints: Mapping[str, Any], tool_name: str
+    function: Callable[..., object], hints: Mapping[str, object], tool_name: str
 ) -> str | None:
     """The name of `function`'s RunContext parameter (it must be the first), or None."""
     names = list(inspect.signature(function).parameters)

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from warmloop.messages import ToolResult
 from warmloop.tools.announce import untagged
-from warmloop.tools.schema import ToolSpec, describe_arguments, model_schema, typed_model
+from warmloop.tools.schema import (
+    FieldSpec,
+    ToolSpec,
+    describe_arguments,
+    model_schema,
+    typed_model,
+)
 from warmloop.transcript import Transcript
 
 SEARCH = "search_tools"
@@ -33,7 +39,7 @@ Tool search tool); only the best one is announced in full."""
 
 
 def _spec(
-    name: str, description: str, fields: dict[str, tuple[Any, Any]], texts: dict[str, str]
+    name: str, description: str, fields: dict[str, FieldSpec], texts: dict[str, str]
 ) -> tuple[ToolSpec, type[BaseModel]]:
     model = typed_model(f"{name}_args", fields, f"tool {name!r}")
     parameters = model_schema(model, f"tool {name!r}")
@@ -57,7 +63,7 @@ SEARCH_SPEC, SEARCH_ARGS = _spec(
 GATEWAY_SPEC, GATEWAY_ARGS = _spec(
     GATEWAY,
     f"Call a tool found with {SEARCH}, by its name, with its arguments.",
-    {"name": (str, ...), "arguments": (dict[str, Any], Field(default_factory=dict))},
+    {"name": (str, ...), "arguments": (dict[str, object], Field(default_factory=dict))},
     {
         "name": "The tool's name, as the search found it.",
         "arguments": "The tool's arguments as a JSON object, as its description says.",

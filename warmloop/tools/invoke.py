@@ -20,12 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel
 
 from warmloop.errors import ConfigurationError
-from warmloop.messages import ToolCall, ToolResult
+from warmloop.messages import JsonData, JsonObject, ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
 
@@ -104,15 +103,20 @@ def encodable(text: str) -> str:
     return text
 
 
-def encodable_json(value: Any) -> Any:
+def encodable_json(value: JsonData) -> JsonData:
     """A decoded JSON value with every string (keys too) made `encodable`."""
     if isinstance(value, str):
         return encodable(value)
     if isinstance(value, list):
         return [encodable_json(v) for v in value]
     if isinstance(value, dict):
-        return {encodable(k): encodable_json(v) for k, v in value.items()}
+        return encodable_object(value)
     return value
+
+
+def encodable_object(value: Mapping[str, JsonData]) -> JsonObject:
+    """A decoded JSON object with every string (keys too) made `encodable`."""
+    return {encodable(k): encodable_json(v) for k, v in value.items()}
 
 
 def stringify(value: object) -> str:
@@ -161,6 +165,10 @@ def cut_sizes(text: str) -> tuple[int, int] | None:
     return (int(found[1]), int(found[2])) if found else None
 
 
+Worker = threading.Thread | asyncio.Task[object]
+"""What runs a call: a sync tool's daemon thread, or an async tool's task."""
+
+
 @dataclass(frozen=True)
 class Execution:
     """One executed call: the result the model sees, and what happened on the way.
@@ -184,7 +192,7 @@ class StuckCall:
     call: ToolCall
     timeout: float
     since: float  # time.time() when it was given up on
-    worker: threading.Thread | asyncio.Task[Any] = field(repr=False)
+    worker: Worker = field(repr=False)
 
     @property
     def running(self) -> bool:
@@ -203,7 +211,7 @@ def executed(call: ToolCall, text: str, *, is_error: bool, cap: int | None) -> E
 def timed_out(
     call: ToolCall,
     limit: float | None,
-    worker: threading.Thread | asyncio.Task[Any] | None,
+    worker: Worker | None,
     cap: int | None,
     stuck: list[StuckCall],
 ) -> Execution:
@@ -238,7 +246,7 @@ class Outcome:
     value: object = None
     error: BaseException | None = None
     timed_out: bool = False
-    left_running: threading.Thread | asyncio.Task[Any] | None = None
+    left_running: Worker | None = None
 
 
 @dataclass(frozen=True)
@@ -250,7 +258,7 @@ class _Raised:
 
 
 async def invoke(
-    function: Callable[..., Any], kwargs: Mapping[str, Any], limit: float | None, name: str
+    function: Callable[..., object], kwargs: Mapping[str, object], limit: float | None, name: str
 ) -> Outcome:
     """Call `function(**kwargs)` within `limit` seconds (None: no limit): a sync function
     in a daemon thread, and an awaitable it returns is awaited within the same limit."""
@@ -281,8 +289,8 @@ async def invoke(
 
 
 async def _call(
-    function: Callable[..., Any],
-    kwargs: Mapping[str, Any],
+    function: Callable[..., object],
+    kwargs: Mapping[str, object],
     name: str,
     threads: list[threading.Thread],
 ) -> object:
@@ -301,8 +309,8 @@ async def _call(
 
 
 async def in_daemon_thread(
-    function: Callable[..., Any],
-    kwargs: Mapping[str, Any],
+    function: Callable[..., object],
+    kwargs: Mapping[str, object],
     name: str,
     threads: list[threading.Thread],
 ) -> object:

@@ -29,14 +29,28 @@ import logging
 import re
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import Future
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, TypeAlias, TypeVar
 
 from warmloop.errors import ConfigurationError, ToolFailed, require_extra
+from warmloop.messages import JsonData
 from warmloop.tools.catalog import Catalog, RemoteTool
 from warmloop.tools.invoke import describe_exception
 from warmloop.tools.schema import ToolSpec
+
+if TYPE_CHECKING:  # the SDK is an extra: imported where a server is started
+    from mcp.client import Transport
+    from mcp.client.session import ClientSession
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as McpTool
+
+    _Call: TypeAlias = tuple[str, dict[str, object], asyncio.Future[CallToolResult]]
+    """One queued call: the tool's name on the server, its arguments, where its result goes."""
+    _Inbox: TypeAlias = asyncio.Queue[_Call | None]
+    """The calls for a connection, in order; None asks it to close."""
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 30.0
@@ -51,7 +65,7 @@ class _Hub:
         thread = threading.Thread(target=self.loop.run_forever, name="warmloop-mcp", daemon=True)
         thread.start()
 
-    def submit(self, coroutine: Any) -> Future[Any]:
+    def submit(self, coroutine: Coroutine[object, object, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
 
@@ -76,11 +90,10 @@ def _close_all() -> None:
 
 
 @functools.cache
-def _session_class() -> Any:
+def _session_class() -> type[ClientSession]:
     """The SDK's client session, with structured results taken as they come (see the
     module docstring for why their output schema is not checked)."""
     from mcp.client.session import ClientSession
-    from mcp.types import CallToolResult
 
     class Session(ClientSession):
         async def validate_tool_result(self, name: str, result: CallToolResult) -> None:
@@ -100,7 +113,7 @@ def tool_name(name: str, prefix: str) -> str:
     return cleaned if cleaned.isidentifier() else "_" + cleaned
 
 
-def result_value(result: Any) -> Any:
+def result_value(result: CallToolResult) -> JsonData:
     """A CallToolResult as a value: its structured content, else its text; an error result
     raises ToolFailed with its text."""
     texts = []
@@ -110,8 +123,9 @@ def result_value(result: Any) -> Any:
     joined = "\n".join(texts)
     if result.is_error:
         raise ToolFailed(joined or "the server reported an error")
-    if result.structured_content is not None and not joined:
-        return result.structured_content
+    structured = result.structured_content  # a JSON object or None (the SDK's model says)
+    if isinstance(structured, dict) and not joined:
+        return structured
     return joined
 
 
@@ -142,7 +156,7 @@ class McpServer:
         """Why this server's tools cannot run ("" while it is up)."""
         self.tools: list[str] = []
         self._catalog: Catalog | None = None
-        self._inbox: asyncio.Queue[Any] | None = None
+        self._inbox: _Inbox | None = None
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
 
@@ -181,7 +195,7 @@ class McpServer:
             self.tools.append(entry.name)
 
     def _remote(self, spec: ToolSpec, remote_name: str) -> RemoteTool:
-        async def call(arguments: dict[str, Any]) -> Any:
+        async def call(arguments: dict[str, object]) -> JsonData:
             if self.problem:
                 raise ToolFailed(self.problem)
             future = hub().submit(self._request(remote_name, arguments))
@@ -205,11 +219,11 @@ class McpServer:
                     text += f"; its last error output: {lines[-1][:300]}"
         return text
 
-    async def _open(self) -> list[Any]:
+    async def _open(self) -> list[McpTool]:
         """On the hub: start the connection task and wait for its tool listing."""
         self.problem = ""
         self._inbox = asyncio.Queue()
-        ready: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        ready: asyncio.Future[list[McpTool]] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(ready, self._inbox))
         _open.add(self)
         try:
@@ -218,19 +232,20 @@ class McpServer:
             self._task.cancel()  # a server that never answered is not left half-started
             raise _StartFailed(f"it did not answer within {self.timeout:g} s") from None
 
-    async def _serve(self, ready: asyncio.Future[list[Any]], inbox: asyncio.Queue[Any]) -> None:
+    async def _serve(self, ready: asyncio.Future[list[McpTool]], inbox: _Inbox) -> None:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED, PaginatedRequestParams
 
-        pending: Any = None
+        pending: _Call | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(_session_class()(read, write))
                 await session.initialize()
-                tools, cursor = [], None
+                tools: list[McpTool] = []
+                cursor: str | None = None
                 while True:
-                    params: Any = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
                     page = await session.list_tools(params=params)
                     tools += page.tools
                     cursor = page.next_cursor
@@ -259,7 +274,7 @@ class McpServer:
             if isinstance(exc, asyncio.CancelledError):
                 raise
 
-    def _transport(self) -> Any:
+    def _transport(self) -> Transport:
         if self.url is not None:
             from mcp.client.streamable_http import streamable_http_client
 
@@ -274,11 +289,11 @@ class McpServer:
         )
         return stdio_client(params, errlog=self._stderr)
 
-    async def _request(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def _request(self, name: str, arguments: dict[str, object]) -> CallToolResult:
         """On the hub: queue one call for the connection and wait for its answer."""
         if self._inbox is None or self._task is None or self._task.done():
             raise ToolFailed(self.problem or f"MCP server {self.name!r} is not connected")
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[CallToolResult] = asyncio.get_running_loop().create_future()
         await self._inbox.put((name, arguments, answer))
         return await answer
 
@@ -297,7 +312,7 @@ class McpServer:
         if not self.problem:
             self.problem = f"MCP server {self.name!r} was closed; its tools are unavailable"
 
-    def _stop(self, task: asyncio.Task[None], inbox: asyncio.Queue[Any]) -> None:
+    def _stop(self, task: asyncio.Task[None], inbox: _Inbox) -> None:
         """Ask the connection task to finish (closing the session and the process) and wait."""
 
         async def stop() -> None:

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
 import re2  # type: ignore[import-untyped]
 
 from warmloop.errors import ToolFailed
+from warmloop.messages import JsonData
 from warmloop.re2_syntax import to_re2
 from warmloop.tools.invoke import describe_exception
 
@@ -50,11 +51,59 @@ class Uncheckable(ToolFailed):
     """Arguments cannot be checked against a remote tool's schema; the message says why."""
 
 
+# `jsonschema` and `google-re2` ship no types: the parts of their objects used here.
+_Schema: TypeAlias = Mapping[str, JsonData]
+"""A JSON schema object (a boolean schema never reaches a keyword check)."""
+
+
+class _Error(Protocol):
+    """A `jsonschema` ValidationError."""
+
+    message: str
+    path: Sequence[str | int]
+
+
+class _Validator(Protocol):
+    """A `jsonschema` validator bound to one schema."""
+
+    def iter_errors(self, instance: object) -> Iterator[_Error]: ...
+
+    def descend(
+        self,
+        instance: object,
+        schema: JsonData,
+        path: str | int | None = None,
+        schema_path: str | int | None = None,
+    ) -> Iterator[_Error]: ...
+
+
+_Check: TypeAlias = Callable[[_Validator, Any, object, _Schema], Iterator[_Error] | None]
+"""A keyword's check: (validator, the keyword's value, the instance, the schema holding the
+keyword). The value is Any: each keyword's is of the type its metaschema gives it, which the
+schema was checked against before any check runs."""
+
+
+class _ValidatorClass(Protocol):
+    """A `jsonschema` validator class (one per dialect) and its keyword checks."""
+
+    VALIDATORS: Mapping[str, _Check]
+
+    def __call__(self, schema: _Schema, *, registry: object) -> _Validator: ...
+
+    def check_schema(self, schema: _Schema, format_checker: object = None) -> None: ...
+
+
+class _Regex(Protocol):
+    """A compiled RE2 pattern."""
+
+    def search(self, text: str) -> object: ...
+
+
 def _cut(text: str) -> str:
     return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
 
 
-def validator_class(schema: Mapping[str, Any]) -> Any:
+def validator_class(schema: _Schema) -> _ValidatorClass:
     """The `jsonschema` validator for the dialect `$schema` names (2020-12, as MCP says,
     when it names none or one `jsonschema` does not know)."""
     from jsonschema import Draft202012Validator
@@ -65,7 +114,8 @@ def validator_class(schema: Mapping[str, Any]) -> Any:
         raise Uncheckable(
             f"its schema's $schema must be a URI string, not {type(dialect).__name__}"
         )
-    return validator_for(schema, default=Draft202012Validator)
+    cls: _ValidatorClass = validator_for(schema, default=Draft202012Validator)
+    return cls
 
 
 def unusable(schema: object) -> str:
@@ -99,14 +149,11 @@ def unusable(schema: object) -> str:
         )
     if nested_ids:
         return ""  # references resolve against nested bases: each call checks its own
-    resolver = _resolver(schema)
-    for ref in refs:
-        if not _resolves(resolver, ref):
-            return _unresolved(ref)
-    return ""
+    unresolved = _first_unresolved(schema, refs)
+    return "" if unresolved is None else _unresolved(unresolved)
 
 
-def _survey(schema: dict[str, Any]) -> tuple[set[str], list[str], bool]:
+def _survey(schema: _Schema) -> tuple[set[str], list[str], bool]:
     """Every keyword used, every `$ref`, and whether a subschema sets its own base (`$id`)."""
     keywords: set[str] = set()
     refs: list[str] = []
@@ -138,25 +185,22 @@ def _survey(schema: dict[str, Any]) -> tuple[set[str], list[str], bool]:
     return keywords, refs, nested_ids
 
 
-def _resolver(schema: dict[str, Any]) -> Any:
-    """Resolves references inside `schema` and the bundled metaschemas, and nothing else:
-    the registry has no way to retrieve a resource, so nothing is ever fetched."""
+def _first_unresolved(schema: _Schema, refs: Iterable[str]) -> str | None:
+    """The first of `refs` that does not resolve inside `schema` or the bundled metaschemas
+    (None: all do). Nothing is ever fetched: the registry has no way to retrieve a resource."""
     from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
     from referencing import Resource
+    from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
     resource = Resource.from_contents(schema, default_specification=DRAFT202012)
-    return REGISTRY.resolver_with_root(resource)
-
-
-def _resolves(resolver: Any, ref: str) -> bool:
-    from referencing.exceptions import Unresolvable
-
-    try:
-        resolver.lookup(ref)
-    except Unresolvable:
-        return False
-    return True
+    resolver = REGISTRY.resolver_with_root(resource)
+    for ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            return ref
+    return None
 
 
 def _unresolved(ref: str) -> str:
@@ -167,7 +211,7 @@ def _unresolved(ref: str) -> str:
     )
 
 
-def problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
+def problems(schema: _Schema, arguments: Mapping[str, object]) -> list[str]:
     """Why `arguments` do not satisfy `schema`, one line per problem (empty: valid);
     `Uncheckable` when the schema cannot be used to tell."""
     from referencing.exceptions import Unresolvable
@@ -197,105 +241,154 @@ def problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[st
     return lines
 
 
-def _checker(schema: Mapping[str, Any]) -> Any:
-    """A validator for `schema` with RE2 patterns and a budget of `MAX_CHECKS` checks."""
-    from jsonschema import validators
-    from jsonschema.exceptions import ValidationError
-    from referencing import Registry
+class _Re2Patterns:
+    """The keyword checks that match patterns (`pattern`, `patternProperties`, and
+    `additionalProperties`, which asks which names those patterns match) on RE2 instead of
+    Python's `re`, each pattern compiled once per call; a valid pattern RE2 cannot run
+    matches everything (the server checks it)."""
 
-    cls = validator_class(schema)
-    left = [MAX_CHECKS]
-    compiled: dict[str, Any] = {}
-    options = re2.Options()
-    options.log_errors = False  # RE2 would otherwise print every bad pattern to stderr
-    options.never_capture = True  # only whether it matches is asked
+    def __init__(self) -> None:
+        self._compiled: dict[str, _Regex | None] = {}
+        self._options = re2.Options()
+        self._options.log_errors = False  # RE2 would otherwise print every bad pattern
+        self._options.never_capture = True  # only whether it matches is asked
 
-    def search(pattern: str, text: str) -> bool:
-        if pattern in compiled and compiled[pattern] is None:
-            return True  # not checkable here: left to the server
-        regex = compiled.get(pattern)
+    def checks(self) -> dict[str, _Check]:
+        """The keyword checks that replace `jsonschema`'s own."""
+        return {
+            "pattern": self.pattern,
+            "patternProperties": self.pattern_properties,
+            "additionalProperties": self.additional_properties,
+        }
+
+    def search(self, pattern: str, text: str) -> bool:
+        """Whether `pattern` matches somewhere in `text` (True when RE2 cannot run it)."""
+        if pattern not in self._compiled:
+            self._compiled[pattern] = self._compile(pattern)
+        regex = self._compiled[pattern]
         if regex is None:
-            try:
-                regex = compiled[pattern] = re2.compile(to_re2(pattern), options)
-            except (re2.error, UnicodeError) as exc:
-                reason = exc.args[0] if exc.args else ""
-                if isinstance(reason, bytes):
-                    reason = reason.decode("utf-8", "replace")
-                reason = str(reason)
-                if reason.startswith("invalid perl operator") or _BACKREFERENCE.match(reason):
-                    # A valid pattern RE2 has no way to run (look-around, backreferences:
-                    # zod puts one on every email field). Running it here would need a
-                    # backtracking engine; the server checks its own arguments instead.
-                    compiled[pattern] = None
-                    return True
-                raise Uncheckable(
-                    f"its schema's pattern {_cut(pattern)} cannot be checked: RE2, the "
-                    f"linear-time engine patterns run on, reports {_cut(reason)}"
-                ) from None
+            return True  # not checkable here: left to the server
         try:
             return regex.search(text) is not None
         except UnicodeError:  # a lone surrogate: RE2 reads UTF-8
             cleaned = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
             return regex.search(cleaned) is not None
 
-    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
-        if validator.is_type(instance, "string") and not search(patrn, instance):
+    def _compile(self, pattern: str) -> _Regex | None:
+        """`pattern` compiled by RE2; None for a valid pattern RE2 has no way to run, and
+        `Uncheckable` for one that is not valid."""
+        try:
+            regex: _Regex = re2.compile(to_re2(pattern), self._options)
+        except (re2.error, UnicodeError) as exc:
+            reason = exc.args[0] if exc.args else ""
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            reason = str(reason)
+            if reason.startswith("invalid perl operator") or _BACKREFERENCE.match(reason):
+                # A valid pattern RE2 has no way to run (look-around, backreferences: zod
+                # puts one on every email field). Running it here would need a backtracking
+                # engine; the server checks its own arguments instead.
+                return None
+            raise Uncheckable(
+                f"its schema's pattern {_cut(pattern)} cannot be checked: RE2, the "
+                f"linear-time engine patterns run on, reports {_cut(reason)}"
+            ) from None
+        return regex
+
+    # The checks take jsonschema's (validator, keyword value, instance, schema); the
+    # draft validators' "string" and "object" are exactly str and dict.
+    def pattern(
+        self, validator: _Validator, patrn: str, instance: object, schema: _Schema
+    ) -> Iterator[_Error]:
+        from jsonschema.exceptions import ValidationError
+
+        if isinstance(instance, str) and not self.search(patrn, instance):
             yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
     def pattern_properties(
-        validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
-    ) -> Iterator[Any]:
-        if not validator.is_type(instance, "object"):
+        self, validator: _Validator, patterns: _Schema, instance: object, schema: _Schema
+    ) -> Iterator[_Error]:
+        if not isinstance(instance, dict):
             return
         for patrn, subschema in patterns.items():
             for key, value in instance.items():
-                if search(patrn, key):
+                if self.search(patrn, key):
                     yield from validator.descend(value, subschema, path=key, schema_path=patrn)
 
     def additional_properties(
-        validator: Any, additional: Any, instance: Any, schema: Any
-    ) -> Iterator[Any]:
-        if not validator.is_type(instance, "object"):
+        self, validator: _Validator, additional: object, instance: object, schema: _Schema
+    ) -> Iterator[_Error]:
+        if not isinstance(instance, dict):
             return
-        named = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
+        named = set(_keys(schema.get("properties")))
+        patterns = _keys(schema.get("patternProperties"))
         extras = [
             key
             for key in instance
-            if key not in named and not any(search(p, key) for p in patterns)
+            if key not in named and not any(self.search(p, key) for p in patterns)
         ]
-        if validator.is_type(additional, "object"):
+        if isinstance(additional, dict):
             for extra in extras:
                 yield from validator.descend(instance[extra], additional, path=extra)
         elif not additional and extras:
-            shown = ", ".join(repr(e) for e in sorted(extras))
-            if patterns:
-                verb = "does" if len(extras) == 1 else "do"
-                regexes = ", ".join(repr(p) for p in sorted(patterns))
-                yield ValidationError(f"{shown} {verb} not match any of the regexes: {regexes}")
-            else:
-                verb = "was" if len(extras) == 1 else "were"
-                yield ValidationError(
-                    f"Additional properties are not allowed ({shown} {verb} unexpected)"
-                )
+            yield _not_allowed(extras, patterns)
 
-    def counted(check: Any) -> Any:
-        def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-            left[0] -= 1
-            if left[0] < 0:
+
+def _not_allowed(extras: list[str], patterns: list[str]) -> _Error:
+    """The error for properties `additionalProperties: false` refuses (jsonschema's words)."""
+    from jsonschema.exceptions import ValidationError
+
+    shown = ", ".join(repr(e) for e in sorted(extras))
+    if patterns:
+        verb = "does" if len(extras) == 1 else "do"
+        regexes = ", ".join(repr(p) for p in sorted(patterns))
+        error: _Error = ValidationError(f"{shown} {verb} not match any of the regexes: {regexes}")
+    else:
+        verb = "was" if len(extras) == 1 else "were"
+        error = ValidationError(
+            f"Additional properties are not allowed ({shown} {verb} unexpected)"
+        )
+    return error
+
+
+def _keys(value: JsonData) -> list[str]:
+    """The names a schema's `properties` or `patternProperties` holds (none when absent)."""
+    return list(value) if isinstance(value, dict) else []
+
+
+class _Budget:
+    """The keyword checks one call may take (`MAX_CHECKS`): a count, not a clock, so the same
+    call gives the same answer on any machine."""
+
+    def __init__(self) -> None:
+        self.left = MAX_CHECKS
+
+    def counted(self, check: _Check) -> _Check:
+        """`check`, counting against the budget; `Uncheckable` once it is spent."""
+
+        def run(
+            validator: _Validator, value: object, instance: object, schema: _Schema
+        ) -> Iterator[_Error] | None:
+            self.left -= 1
+            if self.left < 0:
                 raise Uncheckable(
-                    f"its schema is too costly to check: more than {MAX_CHECKS} checks for one "
-                    "call (alternatives nested so that they multiply)"
+                    f"its schema is too costly to check: more than {MAX_CHECKS} checks for "
+                    "one call (alternatives nested so that they multiply)"
                 )
             return check(validator, value, instance, schema)
 
         return run
 
-    checks = dict(cls.VALIDATORS)
-    checks.update(
-        pattern=pattern,
-        patternProperties=pattern_properties,
-        additionalProperties=additional_properties,
+
+def _checker(schema: _Schema) -> _Validator:
+    """A validator for `schema` with RE2 patterns and a budget of `MAX_CHECKS` checks."""
+    from jsonschema import validators
+    from referencing import Registry
+
+    cls = validator_class(schema)
+    checks = {**cls.VALIDATORS, **_Re2Patterns().checks()}
+    budget = _Budget()
+    checker: _ValidatorClass = validators.extend(
+        cls, {k: budget.counted(v) for k, v in checks.items()}
     )
-    checker = validators.extend(cls, {k: counted(v) for k, v in checks.items()})
     return checker(schema, registry=Registry())

@@ -12,14 +12,14 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, PydanticUserError, create_model
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 
 from warmloop.errors import ConfigurationError
-from warmloop.messages import JsonValue
+from warmloop.messages import JsonData, JsonObject, JsonValue
 from warmloop.tools.context import context_parameter
 
 _SCHEMA_ERRORS = (
@@ -31,6 +31,9 @@ _SCHEMA_ERRORS = (
 )
 RESERVED_FIELD_NAMES = frozenset({"model_config"})
 """Names pydantic takes for itself: a field of that name silently disappears."""
+FieldSpec: TypeAlias = tuple[object, object]
+"""One field of a model `typed_model` builds: its annotation (a type, or a typing form such
+as `Annotated[int, Field(ge=1)]`) and its default (`...`: required), as pydantic takes them."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ class ToolSpec:
 
     def compact(self) -> str:
         """The compact rendering: name, argument names and types (`?` marks optional)."""
-        props: Mapping[str, Any] = self.parameters.get("properties", {})
+        props: Mapping[str, JsonData] = self.parameters.get("properties", {})
         required = set(self.parameters.get("required", []))
         args = [
             f"{name}{'' if name in required else '?'}: {schema_type(schema)}"
@@ -63,15 +66,19 @@ class ToolSpec:
         return f"{self.name}({', '.join(args)})"
 
 
-def schema_type(schema: Mapping[str, Any] | bool) -> str:
+def schema_type(schema: JsonData) -> str:
     """A short type name for a JSON schema fragment (`string`, `array[integer]`, `a | b`);
-    the boolean schemas `true` and `false` (anything, nothing) are `any` and `never`."""
+    the boolean schemas `true` and `false` (anything, nothing) are `any` and `never`, and
+    what is no schema at all says nothing (`any`)."""
     if isinstance(schema, bool):
         return "any" if schema else "never"
-    if "anyOf" in schema:
-        return " | ".join(schema_type(s) for s in schema["anyOf"])
-    if "enum" in schema:
-        return " | ".join(json.dumps(v) for v in schema["enum"])
+    if not isinstance(schema, dict):
+        return "any"
+    alternatives, values = schema.get("anyOf"), schema.get("enum")
+    if isinstance(alternatives, list):
+        return " | ".join(schema_type(s) for s in alternatives)
+    if isinstance(values, list):
+        return " | ".join(json.dumps(v) for v in values)
     kind = schema.get("type", "any")
     if kind == "array" and "items" in schema:
         return f"array[{schema_type(schema['items'])}]"
@@ -84,23 +91,23 @@ _SUBSCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("properties", "$defs")
 
 
-def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+def clean_schema(schema: JsonObject) -> JsonObject:
     """Drop pydantic's generated titles everywhere: bytes on the wire that carry no meaning.
 
     Only schema nodes lose their `title`; a property that is *named* `title` stays.
     """
     schema.pop("title", None)
+    subschemas: list[JsonData] = []
     for key in _SUBSCHEMA_MAPS:
-        for sub in schema.get(key, {}).values():
-            if isinstance(sub, dict):
-                clean_schema(sub)
+        named = schema.get(key)
+        subschemas += named.values() if isinstance(named, dict) else []
     for key in _SUBSCHEMA_LISTS:
-        for sub in schema.get(key, []):
-            if isinstance(sub, dict):
-                clean_schema(sub)
-    for key in ("items", "additionalProperties"):
-        if isinstance(schema.get(key), dict):
-            clean_schema(schema[key])
+        listed = schema.get(key)
+        subschemas += listed if isinstance(listed, list) else []
+    subschemas += [schema.get("items"), schema.get("additionalProperties")]
+    for sub in subschemas:
+        if isinstance(sub, dict):
+            clean_schema(sub)
     return schema
 
 
@@ -121,9 +128,11 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return joint.join(p for p in parts if p), arguments
 
 
-def describe_arguments(parameters: dict[str, Any], texts: Mapping[str, str]) -> None:
+def describe_arguments(parameters: JsonObject, texts: Mapping[str, str]) -> None:
     """Give each documented argument its text, unless its annotation already has one."""
-    props: dict[str, Any] = parameters.get("properties", {})
+    props = parameters.get("properties")
+    if not isinstance(props, dict):
+        return  # no arguments to describe
     for name, prop in list(props.items()):
         text = texts.get(name)
         if text and isinstance(prop, dict) and "description" not in prop:
@@ -143,9 +152,7 @@ def check_field_name(name: object, what: str) -> str:
     return name
 
 
-def typed_model(
-    model_name: str, fields: Mapping[str, tuple[Any, Any]], what: str
-) -> type[BaseModel]:
+def typed_model(model_name: str, fields: Mapping[str, FieldSpec], what: str) -> type[BaseModel]:
     """A strict (extra="forbid") pydantic model of `fields`, or a ConfigurationError."""
     for name in fields:
         check_field_name(name, what)
@@ -162,9 +169,10 @@ def typed_model(
     return model
 
 
-def field_problem(fields: Mapping[str, tuple[Any, Any]], exc: Exception) -> str:
+def field_problem(fields: Mapping[str, FieldSpec], exc: Exception) -> str:
     """Which field's type could not be understood, for the error message."""
     for name, (kind, _) in fields.items():
+        # pydantic types a field's annotation as TypeForm[Any], which `kind` is not known to be
         probe: dict[str, Any] = {"probe": (kind, ...)}
         try:
             create_model("Probe", **probe).model_json_schema()
@@ -173,7 +181,7 @@ def field_problem(fields: Mapping[str, tuple[Any, Any]], exc: Exception) -> str:
     return f"cannot build a schema ({type(exc).__name__}: {exc})"
 
 
-def model_schema(model: type[BaseModel], what: str) -> dict[str, Any]:
+def model_schema(model: type[BaseModel], what: str) -> JsonObject:
     """The model's cleaned JSON schema, or a ConfigurationError naming the model."""
     try:
         return clean_schema(model.model_json_schema())
@@ -184,10 +192,10 @@ def model_schema(model: type[BaseModel], what: str) -> dict[str, Any]:
         ) from exc
 
 
-def argument_hints(function: Callable[..., Any], tool_name: str) -> dict[str, Any]:
+def argument_hints(function: Callable[..., object], tool_name: str) -> dict[str, object]:
     """Resolved annotations of the arguments only: a return type that names a local class
     (unresolvable under `from __future__ import annotations`) must not break the tool."""
-    hints: dict[str, Any] = {}
+    hints: dict[str, object] = {}
     namespace = getattr(function, "__globals__", {})
     for name, annotation in inspect.get_annotations(function).items():
         if name == "return":
@@ -205,7 +213,7 @@ def argument_hints(function: Callable[..., Any], tool_name: str) -> dict[str, An
 
 
 def function_spec(
-    function: Callable[..., Any], name: str, description: str | None
+    function: Callable[..., object], name: str, description: str | None
 ) -> tuple[ToolSpec, type[BaseModel]]:
     """The spec a model sees and the argument model that validates its calls."""
     if not name.isidentifier():
@@ -218,7 +226,7 @@ def function_spec(
         )
     hints = argument_hints(function, name)
     context = context_parameter(function, hints, name)  # the run's, never in the schema
-    fields: dict[str, tuple[Any, Any]] = {}
+    fields: dict[str, FieldSpec] = {}
     for param in inspect.signature(function).parameters.values():
         if param.name == context:
             continue

@@ -23,8 +23,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from warmloop.messages import JsonData
 from warmloop.tools.schema import ToolSpec
 
 K1 = 1.2
@@ -62,14 +62,15 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in words if w not in STOP_WORDS]
 
 
-def argument_text(parameters: Mapping[str, Any]) -> str:
+def argument_text(parameters: Mapping[str, JsonData]) -> str:
     """The argument names and their descriptions, as searchable text."""
-    props: Mapping[str, Any] = parameters.get("properties", {})
+    props = parameters.get("properties", {})
     parts: list[str] = []
-    for name, schema in props.items():
+    for name, schema in props.items() if isinstance(props, Mapping) else ():
         parts.append(str(name))
-        if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
-            parts.append(schema["description"])
+        description = schema.get("description") if isinstance(schema, Mapping) else None
+        if isinstance(description, str):
+            parts.append(description)
     return " ".join(parts)
 
 

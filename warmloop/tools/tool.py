@@ -12,15 +12,16 @@ import json
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import overload
 
 from pydantic import BaseModel, ValidationError
 
+from warmloop.messages import JsonObject
 from warmloop.tools.context import context_parameter, current_context, deps_type
-from warmloop.tools.invoke import check_timeout, describe_exception, encodable_json
+from warmloop.tools.invoke import check_timeout, describe_exception, encodable_object
 from warmloop.tools.schema import ToolSpec, argument_hints, function_spec
 
-ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
+ToolFunction = Callable[..., object] | Callable[..., Awaitable[object]]
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Tool:
     def name(self) -> str:
         return self.spec.name
 
-    def keywords(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    def keywords(self, arguments: dict[str, object]) -> dict[str, object]:
         """The keyword arguments to call the function with: validated `arguments`, and the
         run's context first when the function takes it."""
         if self.context is None:
@@ -149,7 +150,7 @@ def _finite(text: str) -> float:
     return value
 
 
-def parse_arguments(raw: str | None) -> dict[str, Any]:
+def parse_arguments(raw: str | None) -> JsonObject:
     """Decode a tool call's raw argument string into an object (missing or null: `{}`),
     every string made encodable; ValueError says why not."""
     try:
@@ -168,5 +169,4 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
         value = {}
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
-    decoded: dict[str, Any] = encodable_json(value)
-    return decoded
+    return encodable_object(value)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from warmloop.errors import CodeFailed, ConfigurationError
-from warmloop.messages import Notice, ToolCall, ToolResult
+from warmloop.messages import JsonData, JsonObject, Notice, ToolCall, ToolResult
 from warmloop.tools.announce import Taught, announcement
 from warmloop.tools.catalog import Catalog, RemoteTool, run_entry
 from warmloop.tools.code import CodeMode, HostFunction, host_function
@@ -360,7 +360,7 @@ class Disclosure:
         if isinstance(args, Execution):
             return args
         name: str = getattr(args, "name")  # noqa: B009
-        arguments: dict[str, Any] = getattr(args, "arguments")  # noqa: B009
+        arguments: JsonObject = getattr(args, "arguments")  # noqa: B009
         if name in self.box.names:  # a core tool through the gateway: allowed, same rules
             inner = ToolCall(call.id, name, stringify(arguments))
             execution = await self.box.run(
@@ -373,7 +373,7 @@ class Disclosure:
             return self._error(call, not_listed(name, False))
         return await self._catalog_call(call, name, arguments)
 
-    async def _catalog_call(self, call: ToolCall, name: str, arguments: Any) -> Execution:
+    async def _catalog_call(self, call: ToolCall, name: str, arguments: JsonData) -> Execution:
         entry = self.box.catalog.get(name)
         assert entry is not None
         timeout, cap = self.box.timeout, self.cap
