@@ -10,10 +10,8 @@ at 0.1x, 5-minute writes at 1.25x."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
-from types import FrameType
 from typing import Any
 
 import httpx2
@@ -28,6 +26,7 @@ from tests.proxy.test_proxy_keepalive import (
     ask,
     keeping,
 )
+from tests.support.thread_frames import GIVE_UP, waiting_in
 from tests.support.wire_servers import WireServer
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost
@@ -37,19 +36,15 @@ from warmloop.proxy.keepalive import HISTORY, Caps
 from warmloop.proxy.server import Proxy
 from warmloop.proxy.status import STATUS_PATH
 
-GIVE_UP = 60.0  # only a bound on a broken run: the thread sleeps as soon as it is told
-
 
 def sleeping_for(thread: threading.Thread) -> float | None:
-    """The timeout `thread` waits on its condition with, or None when it is not waiting
-    (running, or spinning through the pause)."""
-    frame: FrameType | None = sys._current_frames().get(thread.ident or 0)
-    while frame is not None:
-        if frame.f_code.co_name == "wait" and frame.f_code.co_filename == threading.__file__:
-            timeout = frame.f_locals.get("timeout")
-            return float("inf") if timeout is None else float(timeout)
-        frame = frame.f_back
-    return None
+    """The seconds `thread` waits on its condition for (inf: until notified), or None
+    while it is not waiting (running, or spinning through the pause)."""
+    frame = waiting_in(thread, "wait")
+    if frame is None:
+        return None
+    timeout = frame.f_locals.get("timeout")
+    return float("inf") if timeout is None else float(timeout)
 
 
 def test_the_keep_alive_thread_sleeps_until_the_keep_alive_is_due(
@@ -62,7 +57,7 @@ def test_the_keep_alive_thread_sleeps_until_the_keep_alive_is_due(
         (thread,) = [t for t in threading.enumerate() if t.name == "warmloop-keepalive"]
         ask(proxy, MESSAGES)  # a pause starts; the first keep-alive is due in 270 s
         deadline = time.monotonic() + GIVE_UP
-        while sleeping_for(thread) != INTERVAL:
+        while sleeping_for(thread) != INTERVAL:  # it spins instead: never there
             assert time.monotonic() < deadline, "the thread never slept until the keep-alive"
             time.sleep(0.01)
         clock.now += INTERVAL / 2  # the test's clock moved: it looks again, sleeps the rest
