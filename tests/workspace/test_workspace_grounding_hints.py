@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from warmloop import Agent, ScriptedModel, call
-from warmloop.messages import ToolResult, UserText
+from warmloop.messages import Message, ToolResult, UserText
 from warmloop.workspace import Workspace, workspace_tools
 from warmloop.workspace.grounding import unread_answer
 
@@ -24,7 +24,7 @@ class Answer(BaseModel):
 
 def refusal(task: str, answer: str, *results: tuple[str, str]) -> str:
     """The check's refusal of `answer` after the tool `results` (name, output)."""
-    messages = [
+    messages: list[Message] = [
         UserText(task),
         *(ToolResult(f"call_{n}", tool, text) for n, (tool, text) in enumerate(results)),
     ]
@@ -56,11 +56,9 @@ def test_an_agent_that_copies_a_place_from_its_read_is_told_so_and_submits_the_v
             call("submit", answer="hinges"),
         ]
     )
-    agent = Agent(
-        model, workspace_tools(EXAMPLE), outputs={"answer": str}, check_outputs=unread_answer
-    )
+    agent = Agent(model, workspace_tools(EXAMPLE), outputs=Answer, check_outputs=unread_answer)
     run = agent.run_sync("Which item does the shop show first?")
-    assert run.outputs.answer == "hinges"
+    assert run.output.answer == "hinges"
     refused = [
         m for m in run.transcript if isinstance(m, ToolResult) and m.name == "submit" and m.is_error
     ]
