@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from types import FrameType
 
 GIVE_UP = 60.0  # only a bound on a broken run: the state is reached as soon as it can be
@@ -21,12 +20,3 @@ def waiting_in(thread: threading.Thread, function: str) -> FrameType | None:
             return frame
         frame = frame.f_back
     return None
-
-
-def until_waiting_in(thread: threading.Thread, function: str) -> FrameType:
-    """Poll until `thread` is inside `threading`'s `function`; AssertionError at GIVE_UP."""
-    deadline = time.monotonic() + GIVE_UP
-    while (frame := waiting_in(thread, function)) is None:
-        assert time.monotonic() < deadline, f"{thread.name} never got into {function}"
-        time.sleep(0.01)
-    return frame
