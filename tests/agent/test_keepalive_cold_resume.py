@@ -7,16 +7,11 @@ keep-alives one miss pays for, each on the fake clock as it falls due."""
 
 from __future__ import annotations
 
-import asyncio
-
-from tests.keepalive.test_ping_counts import ENDLESS, costs_of, through
-from tests.support.fake_time import FakeTime
-from tests.support.held_tool import HeldTool
-from warmloop import Agent, MaintenanceEvent, ScriptedModel, Toolbox, call, tool
+from tests.keepalive.test_ping_counts import costs_of, held_for_hours
+from warmloop import call, tool
 from warmloop.maintenance.planner import MaintenancePolicy
 from warmloop.maintenance.prune import PrunePolicy
 
-SONNET = "anthropic:claude-sonnet-4-6"
 PRUNING = MaintenancePolicy(prune=PrunePolicy(tail_tokens=2_000, tail_messages=4))
 
 
@@ -29,22 +24,8 @@ def read(path: str) -> str:
 async def keepalives(reads: int, maintenance: MaintenancePolicy | None) -> tuple[int, int]:
     """Keep-alives through an endless tool call after `reads` file reads, and the ones a
     miss of the whole prompt pays for."""
-    time, held = FakeTime(), HeldTool()
-    steps = [*(call("read", path=f"{n}.txt") for n in range(reads)), call("run_tests")]
-    inner = ScriptedModel([*steps, call("submit", answer="2 failed")], name=SONNET)
-    events: list[MaintenanceEvent] = []
-    agent = Agent(
-        inner,
-        Toolbox([read, held.tool], timeout=None),
-        keepalive=time.policy(),
-        maintenance=maintenance,
-        on_maintenance=events.append,
-    )
-    task = asyncio.create_task(agent.run("Read the files, then run the tests."))
-    await held.started.wait()
-    await through(time, events, time.now + ENDLESS)
-    held.release.set()
-    run = await task
+    steps = [call("read", path=f"{n}.txt") for n in range(reads)]
+    run, inner, _ = await held_for_hours(steps, [read], maintenance=maintenance)
     before_the_tool = run.requests[-2].usage.prompt_tokens
     return len(inner.keepalives), costs_of(before_the_tool).pings_paid_for
 

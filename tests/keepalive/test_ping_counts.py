@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.fake_time import FakeTime
 from tests.support.held_tool import HeldTool
-from warmloop import Agent, MaintenanceEvent, ScriptedModel, Toolbox, call
+from warmloop import Agent, MaintenanceEvent, Run, ScriptedModel, Tool, Toolbox, call
 from warmloop.keepalive.rule import PauseCosts, pause_costs, ping_limit
+from warmloop.providers.scripted import Reply
 
 SONNET = "anthropic:claude-sonnet-4-6"
 INSTRUCTIONS = "You run the project's tests and report what failed. " * 600  # ~8k tokens
@@ -104,22 +106,31 @@ def test_a_wait_of_any_length_gets_the_fewer_of_its_ping_moments_and_the_rules_c
     assert sent == min(costs.moments(pause), costs.pings_paid_for)
 
 
-async def test_a_tool_running_for_hours_gets_every_keep_alive_one_miss_pays_for() -> None:
+async def held_for_hours(
+    steps: Sequence[Reply], tools: Sequence[Tool], **options: Any
+) -> tuple[Run[Any], ScriptedModel, list[MaintenanceEvent]]:
+    """A run of `steps`, then a `run_tests` held through an endless pause (each keep-alive
+    due in it sent on the fake clock), then a submit: the run, its model, its events."""
     time, held = FakeTime(), HeldTool()
-    inner = ScriptedModel([call("run_tests"), call("submit", answer="2 failed")], name=SONNET)
+    script = [*steps, call("run_tests"), call("submit", answer="2 failed")]
+    inner = ScriptedModel(script, name=SONNET)
     events: list[MaintenanceEvent] = []
     agent = Agent(
         inner,
-        Toolbox([held.tool], timeout=None),
-        instructions=INSTRUCTIONS,
+        Toolbox([*tools, held.tool], timeout=None),
         keepalive=time.policy(),
         on_maintenance=events.append,
+        **options,
     )
     task = asyncio.create_task(agent.run("Run the tests."))
     await held.started.wait()
     await through(time, events, time.now + ENDLESS)
     held.release.set()
-    run = await task
+    return await task, inner, events
+
+
+async def test_a_tool_running_for_hours_gets_every_keep_alive_one_miss_pays_for() -> None:
+    run, inner, events = await held_for_hours([], [], instructions=INSTRUCTIONS)
     costs = costs_of(events[0].tokens_before)  # the prompt it kept
     assert len(inner.keepalives) == len(events) == ping_limit(costs) == costs.pings_paid_for
     assert [e.kind for e in run.maintenance] == ["keepalive"] * costs.pings_paid_for
