@@ -5,8 +5,10 @@ request and every tool call."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import sys
 import urllib.request
 
 from openai import AsyncOpenAI
@@ -66,6 +68,20 @@ def _model_bug() -> Agent:
         raise ValueError("a bug in the model's code")
 
     return Agent(ScriptedModel([bug]), [], outputs={"answer": str})
+
+
+@registry.agent("gated")
+def _gated() -> Agent:
+    """Built only once the test opens its gate ($WARMLOOP_TEST_GATE, a file it holds an
+    exclusive lock on; none set: open), so a worker waits between a task's `begin` (its
+    session opened and its lease given back) and its run; then it submits at once."""
+    gate = os.environ.get("WARMLOOP_TEST_GATE")
+    if gate:
+        worker = os.environ.get("WARMLOOP_FLEET_WORKER", "")
+        print(f"{worker} waits at the gate", file=sys.stderr, flush=True)
+        with open(gate) as opened:
+            fcntl.flock(opened, fcntl.LOCK_SH)
+    return Agent(ScriptedModel([call("submit", answer="through")]), [], outputs={"answer": str})
 
 
 @registry.agent("prewarm")
