@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from warmloop.audit.blocks import sized
 from warmloop.exchange.formats import detect_format, model_name, routing_key
 from warmloop.exchange.log import LogWriter, parse_time, read_log
-from warmloop.exchange.responses import (
+from warmloop.exchange.response_facts import (
     decoded,
     describe_diagnostics,
     normalise_usage,

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from warmloop.audit.report import audit
 from warmloop.cli.main import main
 from warmloop.exchange.log import read_log
-from warmloop.exchange.responses import response_facts
+from warmloop.exchange.response_facts import response_facts
 from warmloop.providers.anthropic.readers import BETA as ANTHROPIC_BETA
 from warmloop.proxy.server import Proxy
 

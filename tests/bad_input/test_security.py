@@ -1209,7 +1209,7 @@ def _bomb(inflated: int) -> bytes:
 
 
 def test_record_inflates_a_gzip_reply_no_further_than_it_keeps() -> None:
-    from warmloop.exchange.responses import KEEP_BYTES, decoded
+    from warmloop.exchange.response_facts import KEEP_BYTES, decoded
 
     assert len(decoded(_bomb(KEEP_BYTES + (8 << 20)), "gzip")) <= KEEP_BYTES
 

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from tests.support.wire_servers import WireServer, openai_client
 from warmloop import Agent, RequestFailed, Transcript, check_pairing, tool
 from warmloop.errors import ProviderError
-from warmloop.exchange.responses import normalise_usage
+from warmloop.exchange.response_facts import normalise_usage
 from warmloop.facts.usage import prompt_split
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.providers.openai.chat import OpenAICompatibleModel

@@ -19,7 +19,7 @@ from tests.support.acme import tables as acme_tables
 from warmloop.audit.report import audit
 from warmloop.errors import ConfigurationError, ProviderError, RateLimited
 from warmloop.exchange.log import read_log
-from warmloop.facts import price_table, profiles
+from warmloop.facts import profiles
 from warmloop.facts.model_names import split_model_name
 from warmloop.facts.price_table import PRICES_ENV, is_unpriced_engine, prices_for
 from warmloop.keepalive.ping import keepalive_request
@@ -40,7 +40,6 @@ def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("_providers", "_by_alias", "_formats"):
         monkeypatch.setattr(registry, name, dict(getattr(registry, name)))
     monkeypatch.setattr(profiles, "_registered", [])
-    monkeypatch.setattr(price_table, "_unpriced", set(price_table._unpriced))
     prices = tmp_path / "acme-prices.json"
     prices.write_text(json.dumps(acme_tables.PRICES), "utf-8")
     monkeypatch.setenv(PRICES_ENV, str(prices))
@@ -173,7 +172,10 @@ def test_a_record_that_bills_nothing_is_never_priced() -> None:
     assert is_unpriced_engine("openai-compatible:x")
     assert is_unpriced_engine("scripted")
     assert not is_unpriced_engine("acme-box:m")
-    register_provider(ProviderRecord("acme-box", _acme_record().RECORD.model, priced=False))
+    register_provider(ProviderRecord("acme-box", _acme_record().RECORD.model))
+    assert not is_unpriced_engine("acme-box:m")  # a record alone says nothing of billing
+    engine = acme_tables.PROFILES["providers"]["acme"] | {"mode": "engine"}
+    profiles.register_profiles(json.dumps({"providers": {"acme-box": engine}, "models": {}}))
     assert is_unpriced_engine("acme-box:m")
 
 

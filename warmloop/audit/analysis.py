@@ -26,7 +26,7 @@ from warmloop.audit.blocks import (
 from warmloop.errors import ConfigurationError
 from warmloop.exchange.formats import model_name, written_ttl
 from warmloop.exchange.grouping import Conversation, Entry
-from warmloop.exchange.responses import describe_diagnostics, normalise_usage
+from warmloop.exchange.response_facts import describe_diagnostics, normalise_usage
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest

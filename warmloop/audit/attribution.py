@@ -14,7 +14,7 @@ provider could not compare.
 from __future__ import annotations
 
 from warmloop.exchange.grouping import Entry
-from warmloop.exchange.responses import logged_verdict
+from warmloop.exchange.response_facts import logged_verdict
 from warmloop.wire.miss_kinds import provider_charged
 from warmloop.wire.verdict import ProviderVerdict, agreement, reading
 

@@ -87,7 +87,7 @@ def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:
     """The wire format of a request body (the path decides when it names an endpoint).
     Without such a path the format is truly unknown and is guessed from the body's shape,
     as the formats' records claim it: the guess is this function's alone, and only such a
-    request's usage is read by its keys (`responses.normalise_usage`)."""
+    request's usage is read by its keys (`response_facts.normalise_usage`)."""
     found = format_from_path(path) if path else None
     if found is not None:
         return found

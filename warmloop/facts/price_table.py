@@ -37,21 +37,11 @@ from typing import Any
 from warmloop.errors import ConfigurationError, WarmloopError
 from warmloop.facts.maintained_prices import with_maintained
 from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
+from warmloop.facts.profiles import bills_nothing
 from warmloop.facts.table_file import read_table, shipped_text
 from warmloop.facts.usage import Usage
 
 PRICES_ENV = "WARMLOOP_PRICES"
-
-_unpriced: set[str] = set()
-"""Providers of engines we run ourselves, which bill nothing per token (a price for them
-would be a guess): the records marked `priced=False` (`providers.records`), told here by
-the provider registry through `never_price`."""
-
-
-def never_price(provider: str) -> None:
-    """Never look up or accept a price for `provider` (a provider record's `priced=False`)."""
-    _unpriced.add(provider)
-
 
 _RETENTION = re.compile(r"^([1-9]\d*)([mh])$")
 _RATE_KEYS = frozenset({"input", "cache_read", "output", "cache_write"})
@@ -125,9 +115,9 @@ class Prices:
 
 
 def is_unpriced_engine(model_name: str) -> bool:
-    """True for engines warmloop never prices: local, self-hosted servers, scripted."""
-    provider = split_model_name(model_name.lower())[0]
-    return provider in _unpriced
+    """True for engines warmloop never prices: local, self-hosted servers, scripted (a
+    provider profile of mode `engine`, `profiles.bills_nothing`)."""
+    return bills_nothing(model_name)
 
 
 @dataclass(frozen=True)
@@ -149,7 +139,7 @@ class PriceTable:
         Nothing else is tried: a near miss such as `gpt-5-pro` is unknown, not `gpt-5`.
         """
         provider, model = split_spec(model_name, self.provider_aliases)
-        if not model or provider in _unpriced:
+        if not model or bills_nothing(f"{provider}:{model}"):
             return None
         return find_entry(self.models, self.aliases, table_keys(provider, model))
 
@@ -274,7 +264,7 @@ def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
     provider, model = split_model_name(key)
     if ":" not in key or not model or key != key.strip().lower():
         raise ConfigurationError(f"{where}: keys are lower-case 'provider:model' strings")
-    if provider in _unpriced:
+    if bills_nothing(key):
         raise ConfigurationError(f"{where}: {provider!r} engines are never priced; remove it")
     if not isinstance(value, dict):
         raise ConfigurationError(f"{where}: must be an object")

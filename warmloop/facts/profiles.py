@@ -201,6 +201,17 @@ def profile_table() -> ProfileTable:
     return parse_table(json.dumps(_table_data()))
 
 
+def bills_nothing(model_spec: str) -> bool:
+    """Whether a selection string's provider is an engine its user runs, billing nothing per
+    token (its provider profile's `mode` is `engine`: the embedded model, a self-hosted
+    server, the scripted model): no price is looked up or accepted for it, since one would
+    be a guess. One fact, in the cache tables, for built-ins and registered providers alike."""
+    table = profile_table()
+    provider, _ = split_spec(model_spec, table.provider_aliases)
+    found = table.providers.get(provider)
+    return found is not None and found.mode == "engine"
+
+
 def register_profiles(text: str) -> None:
     """Add entries in the `profiles.json` format (a provider warmloop does not ship, with
     its defaults, models and aliases) to the table; a key the table has already is a

@@ -160,9 +160,9 @@ class ProviderRecord:
     `"module:NAME"` of the `SdkErrors` its failures are read by (providers/failures.py);
     `routing`: where its host reads a conversation's routing key; `hosts`: the API hosts
     that serve it, where `warmloop proxy` may add that key (another host speaking its wire
-    may refuse a field it never documented). `priced`: False for an
-    engine that bills nothing per token (local, self-hosted, scripted): no price is
-    looked up or accepted for it. `listed`: False for a provider no selection string
+    may refuse a field it never documented). (An engine that bills nothing per token is
+    one whose provider profile has `mode: engine`: `facts.profiles.bills_nothing`; no price
+    is looked up or accepted for it.) `listed`: False for a provider no selection string
     builds (scripted models are made in code). `settings`: where its requests keep each
     `ModelSettings` field it documents (providers/model_settings.py); a setting it does
     not place is refused naming the provider, before any request. `options`:
@@ -193,7 +193,6 @@ class ProviderRecord:
     routing: RoutingKey | None = None
     hosts: tuple[str, ...] = ()
     token_counter: str | None = None
-    priced: bool = True
     listed: bool = True
     settings: tuple[Place, ...] = ()
     options: str | None = None

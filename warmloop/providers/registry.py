@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_names import split_model_name
-from warmloop.facts.price_table import never_price
 from warmloop.providers.records import ProviderRecord, WireFormat
 
 BUILT_IN = (
@@ -70,8 +69,6 @@ def register_provider(record: ProviderRecord) -> ProviderRecord:
             "not registered; call register_wire_format first"
         )
     _providers[record.prefix] = record
-    if not record.priced:
-        never_price(record.prefix)
     for name in (record.prefix, *record.aliases):
         _by_alias[name] = record
     return record

@@ -216,7 +216,6 @@ RECORD = register_provider(
         "warmloop.providers.scripted:ScriptedModel",
         "openai-chat",
         needs_name=None,
-        priced=False,
         listed=False,
         settings=SETTINGS,
     )

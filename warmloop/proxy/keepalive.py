@@ -35,7 +35,7 @@ from typing import Any
 import httpx2
 
 from warmloop.exchange.formats import logged_layout, model_name, model_spec, own_profile
-from warmloop.exchange.responses import decoded, response_facts
+from warmloop.exchange.response_facts import decoded, response_facts
 from warmloop.facts.price_table import Prices, prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage

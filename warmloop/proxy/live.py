@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from warmloop.exchange.responses import read_verdict
+from warmloop.exchange.response_facts import read_verdict
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.bust_report import report_bust
 from warmloop.proxy.conversations import LiveConversations

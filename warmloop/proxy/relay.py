@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler
 
 import httpx2
 
-from warmloop.exchange.responses import KEEP_BYTES
+from warmloop.exchange.response_facts import KEEP_BYTES
 from warmloop.proxy.forwarding import HOP_BY_HOP, shown
 
 

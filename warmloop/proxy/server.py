@@ -39,7 +39,7 @@ import httpx2
 from warmloop.errors import ConfigurationError
 from warmloop.exchange.formats import format_from_path
 from warmloop.exchange.log import LogWriter
-from warmloop.exchange.responses import decoded, response_facts
+from warmloop.exchange.response_facts import decoded, response_facts
 from warmloop.proxy.body import BodyReader, Refusal
 from warmloop.proxy.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.proxy.fixes import OFF, Fixes

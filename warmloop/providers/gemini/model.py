@@ -26,8 +26,8 @@ from warmloop.providers.clients import client_secrets
 from warmloop.providers.deltas import Delta
 from warmloop.providers.failures import Failures, attempts
 from warmloop.providers.gemini.format import GeminiRenderer, parse_reply
+from warmloop.providers.gemini.reply_stream import streamed_reply
 from warmloop.providers.gemini.retry import GaveUp, with_retries
-from warmloop.providers.gemini.stream import streamed_reply
 from warmloop.providers.registry import provider_record
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec

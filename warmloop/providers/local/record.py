@@ -25,7 +25,6 @@ RECORD = ProviderRecord(
     options="warmloop.providers.local.options:LocalOptions",
     settings=SETTINGS,
     in_process=True,
-    priced=False,
     about=(
         f"`local` is the embedded {MODELS[DEFAULT_MODEL].title} (a {DEFAULT_N_CTX}-token "
         "window unless --n-ctx says another); other embedded models: "

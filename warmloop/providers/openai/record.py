@@ -197,7 +197,6 @@ RECORDS = (
         example="openai-compatible:http://host:port/v1",
         options=f"{_OPTIONS}:OpenAICompatibleOptions",
         settings=COMPATIBLE_SETTINGS,
-        priced=False,
     ),
 )
 
