@@ -30,21 +30,23 @@ from warmloop.wire.verdict import ProviderVerdict
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
 PayloadWriter = Callable[[Mapping[str, Any]], dict[str, Any]]
 """A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
-UsageReader = Callable[[Mapping[str, Any]], Usage]
+JsonRead = Mapping[str, object]
+"""A JSON object as a reader takes it: every value narrowed (isinstance) where it is read."""
+UsageReader = Callable[[JsonRead], Usage]
 """warmloop's `Usage` from one wire format's usage object, as its responses carry it."""
-Claim = Callable[[Mapping[str, Any]], int]
+Claim = Callable[[JsonRead], int]
 """How specifically a body (or a usage object) has this format's shape: below 0, not at
 all; of the formats that claim one, the highest claim wins (`exchange.formats`)."""
-VerdictReader = Callable[[Mapping[str, Any] | None, str | None], ProviderVerdict | None]
+VerdictReader = Callable[[JsonRead | None, str | None], ProviderVerdict | None]
 """The provider's cache diagnostics object (and the earlier response the request named) as
 a verdict; `{}` is the documented silence of a request that named one."""
-PieceReader = Callable[[Mapping[str, Any], str], Pieces]
+PieceReader = Callable[[JsonRead, str], Pieces]
 """A body's blocks as the provider's lookback counts them, each with the client's marker
 (`head`: the request parameters' canonical text, the first piece)."""
 BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None], dict[str, Any] | None]
 """A client's body with the format's cache breakpoints placed where it placed none, for the
 model's profile; None when it carries its own, or is not shaped for them."""
-TtlReader = Callable[[Mapping[str, Any], Pieces], str | None]
+TtlReader = Callable[[JsonRead, Pieces], str | None]
 """The TTL a logged body writes for (its markers' or its retention field's); None: the
 model's default."""
 
