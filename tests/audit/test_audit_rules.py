@@ -16,6 +16,7 @@ from tests.support.workspace_cases import hang_guard
 from warmloop.audit.report import AuditReport, _finite, audit
 from warmloop.cli.main import main
 from warmloop.exchange.log import read_log
+from warmloop.messages import JsonData
 
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
 
@@ -219,7 +220,7 @@ def test_the_cli_refuses_what_it_cannot_audit_and_prints_only_json(
 
 
 def test_the_json_report_has_no_number_json_cannot_hold() -> None:
-    document = {"usd": float("nan"), "costs": [{"lost": float("inf")}, 1.5], "n": 3}
+    document: JsonData = {"usd": float("nan"), "costs": [{"lost": float("inf")}, 1.5], "n": 3}
     assert json.dumps(_finite(document), allow_nan=False) == (
         '{"usd": null, "costs": [{"lost": null}, 1.5], "n": 3}'
     )

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from os import PathLike
-from typing import Any, Generic, Literal
+from typing import Generic, Literal
 
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
@@ -71,6 +71,40 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
     return value
 
 
+def _model_of(model: Model | str) -> Model:
+    """`model`, or the model a selection string names; anything else is refused."""
+    if isinstance(model, str):
+        model = resolve_model(model)
+    if not isinstance(model, Model):
+        raise ConfigurationError(
+            f"model must be a warmloop Model (name, facts, discover, render, send) or a "
+            f"selection string (e.g. {examples()}), got {model!r}"
+        )
+    return model
+
+
+def _check_hooks(**hooks: object) -> None:
+    """Each hook is a function or None: a wrong one is refused by its keyword's name."""
+    for name, hook in hooks.items():
+        if hook is not None and not callable(hook):
+            raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
+
+
+def _toolbox_of(tools: Iterable[Tool | ToolFunction] | Toolbox) -> Toolbox:
+    """The agent's tools as a Toolbox: a Toolbox instance (a catalog, code mode, MCP:
+    warmloop.tools) as given; none of them may take the outputs' tool name."""
+    toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+    if SUBMIT in toolbox:
+        raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
+    return toolbox
+
+
+def _keepalive_policy(keepalive: object) -> KeepAlivePolicy | None:
+    if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
+        raise ConfigurationError(f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}")
+    return keepalive
+
+
 class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
     `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
@@ -104,7 +138,7 @@ class Agent(Generic[DepsT, OutputT]):
         model: Model | str,
         tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
-        outputs: type[OutputT] | Mapping[str, Any] | None = None,
+        outputs: type[OutputT] | Mapping[str, object] | None = None,
         deps_type: type[DepsT] | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int = DEFAULT_MAX_STEPS,
@@ -122,34 +156,22 @@ class Agent(Generic[DepsT, OutputT]):
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
-        if isinstance(model, str):
-            model = resolve_model(model)
-        if not isinstance(model, Model):
-            raise ConfigurationError(
-                f"model must be a warmloop Model (name, facts, discover, render, send) or a "
-                f"selection string (e.g. {examples()}), got {model!r}"
-            )
+        model = _model_of(model)
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
-        hooks = (
-            ("on_message", on_message),
-            ("on_maintenance", on_maintenance),
-            ("check_outputs", check_outputs),
-            ("on_event", on_event),
+        _check_hooks(
+            on_message=on_message,
+            on_maintenance=on_maintenance,
+            check_outputs=check_outputs,
+            on_event=on_event,
         )
-        for name, hook in hooks:
-            if hook is not None and not callable(hook):
-                raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.model_settings = check_settings(model_settings, "Agent(model_settings=...)")
         with_settings(model, self.model_settings)  # one the provider does not take: now
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
-        # A Toolbox instance (a catalog, code mode, MCP: warmloop.tools) is used as given.
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        if SUBMIT in self.toolbox:
-            raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
+        self.toolbox = _toolbox_of(tools)
         self.outputs = Outputs(outputs)
         self.deps_type = check_deps_type(deps_type, self.toolbox)
         self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
@@ -158,11 +180,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
-        if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
-            raise ConfigurationError(
-                f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
-            )
-        self.keepalive = keepalive
+        self.keepalive = _keepalive_policy(keepalive)
         self.check_outputs = check_outputs
         self.on_event = on_event
         self.learned = Learned()

@@ -24,7 +24,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -37,7 +37,7 @@ class ThreadLoop:
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         self.loop = self.runner.get_loop()
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Coroutine[object, None, T]) -> T:
         """Run `coroutine` to its end on this loop, then cancel what it left running."""
         try:
             return self.runner.run(coroutine)
@@ -84,6 +84,6 @@ def thread_loop() -> ThreadLoop:
     return found
 
 
-def run_in_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+def run_in_thread_loop(coroutine: Coroutine[object, None, T]) -> T:
     """Run `coroutine` on this thread's loop for sync calls (see the module docstring)."""
     return thread_loop().run(coroutine)

@@ -153,6 +153,53 @@ def _simulate_own(
     return usages
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What a request shares with its parent: the tokens it could read at most (`limit`),
+    the reusable prefix, the pause since the parent, and where it stopped extending it or
+    why it read less than it could."""
+
+    divergence: Divergence | None = None
+    cause: tuple[str, str] | None = None
+    reusable: int = 0
+    limit: int = 0
+    idle: float | None = None
+
+
+def _against_parent(
+    conversation: Conversation,
+    profile: CacheProfile,
+    k: int,
+    current: Pieces,
+    sizes: Sequence[int],
+    times: Sequence[float],
+    seen: Sequence[Pieces],
+    sent: Sequence[ReuseFacts],
+) -> _Shared:
+    """Request `k` measured against its parent: the guard's divergence and cause where it
+    does not extend it, else the kind of miss where it read less than it could."""
+    parent = conversation.parents[k]
+    if parent is None:
+        return _Shared()
+    entry, before = conversation.entries[k], conversation.entries[parent]
+    tokens = sizes[k]
+    idle = times[k] - times[parent] if entry.record.at is not None else None
+    check = compare(before.stream, entry.stream, context=EXCERPT)
+    limit = min(sizes[parent], tokens)
+    # Each request's tokens per character differ a little: never past the limit.
+    reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
+    bust = check.bust
+    if bust is not None:
+        lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
+        divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
+        return _Shared(divergence, (bust.kind, bust.cause), reusable, limit, idle)
+    lookback = profile.lookback_blocks if profile.mode == "explicit" else None
+    explicit = conversation.wire.explicit_breakpoints
+    marker = marker_cause(seen[parent], current, lookback) if explicit and lookback else None
+    cause = miss_cause(profile, sent, k, parent, reusable, idle, marker)
+    return _Shared(None, cause, reusable, limit, idle)
+
+
 def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
     """The findings of every request of a conversation, under its model's own profile."""
     entries = conversation.entries
@@ -164,7 +211,6 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         else []
     )
     times = request_times(entries)
-    explicit = conversation.wire.explicit_breakpoints
     findings: list[Finding] = []
     seen: list[Pieces] = []
     sent: list[ReuseFacts] = []
@@ -176,29 +222,11 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         at = times[k] if record.at is not None else None
         ttl = written_ttl(entry.wire, record.body, current)
         sent.append(ReuseFacts(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
-        divergence, cause, reusable, limit, idle = None, None, 0, 0, None
+        shared = _against_parent(conversation, profile, k, current, sizes, times, seen, sent)
         parent = conversation.parents[k]
-        if parent is not None:
-            before = entries[parent]
-            idle = times[k] - times[parent] if entry.record.at is not None else None
-            check = compare(before.stream, entry.stream, context=EXCERPT)
-            limit = min(sizes[parent], tokens)
-            # Each request's tokens per character differ a little: never past the limit.
-            reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
-            bust = check.bust
-            if bust is not None:
-                lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
-                divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
-                cause = (bust.kind, bust.cause)
-            else:
-                lookback = profile.lookback_blocks if profile.mode == "explicit" else None
-                marker = (
-                    marker_cause(seen[parent], current, lookback) if explicit and lookback else None
-                )
-                cause = miss_cause(profile, sent, k, parent, reusable, idle, marker)
-        section = divergence.section if divergence else None
+        section = shared.divergence.section if shared.divergence else None
         earlier = entries[parent] if parent is not None else None
-        verdict, agrees, cause = attribute(entry, earlier, section, cause)
+        verdict, agrees, cause = attribute(entry, earlier, section, shared.cause)
         findings.append(
             Finding(
                 number=k + 1,
@@ -210,10 +238,10 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 cached=usage.cache_read_tokens,
                 written=usage.cache_write_tokens,
                 uncached=usage.input_tokens,
-                limit=limit,
-                reusable=reusable,
-                idle_seconds=idle,
-                divergence=divergence,
+                limit=shared.limit,
+                reusable=shared.reusable,
+                idle_seconds=shared.idle,
+                divergence=shared.divergence,
                 cause_kind=cause[0] if cause else None,
                 cause=cause[1] if cause else None,
                 diagnostics=describe_diagnostics(entry.record.diagnostics, entry.wire),

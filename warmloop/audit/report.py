@@ -8,9 +8,8 @@ report as plain data (what `warmloop audit --json` prints).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
@@ -25,6 +24,7 @@ from warmloop.exchange.formats import (
 )
 from warmloop.exchange.grouping import Conversation, Entry, group
 from warmloop.exchange.log import LogContents, LoggedRequest, slim
+from warmloop.messages import JsonData, JsonObject
 from warmloop.wire.miss_kinds import PROVIDER_LOST
 from warmloop.wire.stream import canonical_stream
 
@@ -275,9 +275,9 @@ def audit(
     return AuditReport(source, tuple(reports), (*skipped, *refused))
 
 
-def to_json(report: AuditReport) -> dict[str, Any]:
+def to_json(report: AuditReport) -> JsonObject:
     """The report as plain JSON-ready data, totals included."""
-    conversations = []
+    conversations: list[JsonData] = []
     for conversation in report.conversations:
         conversations.append(
             {
@@ -303,37 +303,43 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                         "actual_usd": cost.actual,
                         "perfect_usd": cost.perfect,
                         "lost_usd": cost.lost,
-                        "lost_by_cause_usd": cost.lost_by_cause,
+                        "lost_by_cause_usd": _dollars(cost.lost_by_cause),
                     }
                     for cost in conversation.costs
                 ],
             }
         )
-    document: dict[str, Any] = _finite(
-        {
-            "source": report.source,
-            "conversations": conversations,
-            "lost_by_cause_usd": report.lost_by_cause,
-            "causes": [
-                {
-                    "kind": total.kind,
-                    "label": total.label,
-                    "requests": total.requests,
-                    "resent_tokens": total.resent_tokens,
-                    "resent_tokens_per_request": round(total.resent_per_request, 1),
-                    "lost_usd": total.lost_usd,
-                }
-                for total in report.causes
-            ],
-            "skipped": list(report.skipped),
-        }
-    )
-    return document
+    document: JsonObject = {
+        "source": report.source,
+        "conversations": conversations,
+        "lost_by_cause_usd": {
+            p: _dollars(by_cause) for p, by_cause in report.lost_by_cause.items()
+        },
+        "causes": [
+            {
+                "kind": total.kind,
+                "label": total.label,
+                "requests": total.requests,
+                "resent_tokens": total.resent_tokens,
+                "resent_tokens_per_request": round(total.resent_per_request, 1),
+                "lost_usd": _dollars(total.lost_usd),
+            }
+            for total in report.causes
+        ],
+        "skipped": list(report.skipped),
+    }
+    return {key: _finite(item) for key, item in document.items()}
 
 
-def _finite(value: Any) -> Any:
+def _dollars(by_name: Mapping[str, float]) -> JsonObject:
+    """Dollars by cause or by provider as a JSON object (a copy: the report keeps its own)."""
+    return dict(by_name)
+
+
+def _finite(value: JsonData) -> JsonData:
     """`value` with every NaN or infinite number as null: JSON has no such numbers, and a
-    log's absurd counts (10^400 tokens) must not make the report unreadable."""
+    log's absurd counts (10^400 tokens) must not make the report unreadable. A tuple (what
+    `asdict` makes of a finding's tuples) becomes a list, as JSON writes it."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

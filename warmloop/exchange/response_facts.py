@@ -24,11 +24,11 @@ import json
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from warmloop.exchange.formats import claimed_by
 from warmloop.exchange.log import LoggedRequest, deeper_than
 from warmloop.facts.usage import Usage
+from warmloop.messages import JsonObject
 from warmloop.providers.records import WireFormat
 from warmloop.providers.registry import wire_formats
 from warmloop.wire.verdict import ProviderVerdict
@@ -59,12 +59,12 @@ class ResponseFacts:
     """The usage object, cache diagnostics and response id found in a response (None when
     absent)."""
 
-    usage: dict[str, Any] | None = None
-    diagnostics: dict[str, Any] | None = None
+    usage: JsonObject | None = None
+    diagnostics: JsonObject | None = None
     response_id: str | None = None
 
 
-def _sse_data(text: str) -> Iterator[Any]:
+def _sse_data(text: str) -> Iterator[object]:
     """The JSON `data:` payloads of an event stream, in order (others are skipped)."""
     for event in text.replace("\r\n", "\n").split("\n\n"):
         lines = [line[5:].lstrip() for line in event.split("\n") if line.startswith("data:")]
@@ -76,7 +76,7 @@ def _sse_data(text: str) -> Iterator[Any]:
             continue  # "[DONE]", keep-alive comments, an event nested past the parser
 
 
-def _merge(into: dict[str, Any] | None, update: object) -> dict[str, Any] | None:
+def _merge(into: JsonObject | None, update: object) -> JsonObject | None:
     if not isinstance(update, dict):
         return into
     merged = dict(into or {})
@@ -146,7 +146,7 @@ def _shallow(facts: ResponseFacts) -> ResponseFacts:
     return ResponseFacts(usage, diagnostics, facts.response_id)
 
 
-def normalise_usage(raw: Mapping[str, Any], wire: WireFormat | None = None) -> Usage:
+def normalise_usage(raw: Mapping[str, object], wire: WireFormat | None = None) -> Usage:
     """warmloop's `Usage` from a usage object: read by `wire`'s own reader when the format
     is known (`WireFormat.read_usage`); recognised by its keys only when it is not (a
     logged request with no endpoint path, or a format without a reader)."""
@@ -157,7 +157,7 @@ def normalise_usage(raw: Mapping[str, Any], wire: WireFormat | None = None) -> U
 
 
 def read_verdict(
-    diagnostics: Mapping[str, Any] | None, wire: WireFormat, compared_with: str | None = None
+    diagnostics: Mapping[str, object] | None, wire: WireFormat, compared_with: str | None = None
 ) -> ProviderVerdict | None:
     """A request's cache diagnostics as its format's provider words them (None when the
     format reads none, or there are none)."""
@@ -166,13 +166,13 @@ def read_verdict(
     return wire.read_verdict(diagnostics, compared_with)
 
 
-def describe_diagnostics(diagnostics: Mapping[str, Any] | None, wire: WireFormat) -> str | None:
+def describe_diagnostics(diagnostics: Mapping[str, object] | None, wire: WireFormat) -> str | None:
     """A request's cache diagnostics in one line, or None when there are none."""
     verdict = read_verdict(diagnostics, wire) if diagnostics else None
     return verdict.describe() if verdict is not None else None
 
 
-def compared_with(body: Mapping[str, Any]) -> tuple[bool, str | None]:
+def compared_with(body: Mapping[str, object]) -> tuple[bool, str | None]:
     """Whether a request body asked for cache diagnostics, and the earlier response it
     named (Anthropic's `diagnostics.previous_message_id`, OpenAI's
     `prompt_cache_options.comparison_response_id`)."""

@@ -32,13 +32,12 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
 
 from warmloop.errors import ConfigurationError, WarmloopError
 from warmloop.facts.maintained_prices import with_maintained
 from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
 from warmloop.facts.profiles import bills_nothing
-from warmloop.facts.table_file import read_table, shipped_text
+from warmloop.facts.table_file import read_table, shipped_text, string_map
 from warmloop.facts.usage import Usage
 
 PRICES_ENV = "WARMLOOP_PRICES"
@@ -240,18 +239,18 @@ def _checked(
 
 
 def _parse(
-    data: Any, where: str, origin: str
+    data: object, where: str, origin: str
 ) -> tuple[dict[str, Prices], dict[str, str], dict[str, str]]:
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ConfigurationError(f"{where} needs a top-level object with a 'models' object")
     _no_unknown(data, _TABLE_KEYS, where)
     models = {key: _entry(key, value, where, origin) for key, value in data["models"].items()}
-    aliases = _string_map(data.get("aliases", {}), "aliases", where)
-    provider_aliases = _string_map(data.get("provider_aliases", {}), "provider_aliases", where)
+    aliases = string_map(data.get("aliases", {}), f"{where}: 'aliases'")
+    provider_aliases = string_map(data.get("provider_aliases", {}), f"{where}: 'provider_aliases'")
     return models, aliases, provider_aliases
 
 
-def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+def _no_unknown(value: Mapping[str, object], known: Iterable[str], where: str) -> None:
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise ConfigurationError(
@@ -259,7 +258,7 @@ def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> N
         )
 
 
-def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
+def _entry(key: str, value: object, table: str, origin: str) -> Prices:
     where = f"{table}, entry {key!r}"
     provider, model = split_model_name(key)
     if ":" not in key or not model or key != key.strip().lower():
@@ -293,7 +292,7 @@ def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
     return Prices(key, _rates(value, where), value["source"], as_of, note, long_context, origin)
 
 
-def _rates(value: Mapping[str, Any], where: str) -> Rates:
+def _rates(value: Mapping[str, object], where: str) -> Rates:
     input_rate, cache_read, output = (
         _rate(value, k, where) for k in ("input", "cache_read", "output")
     )
@@ -327,7 +326,7 @@ def _rates(value: Mapping[str, Any], where: str) -> Rates:
     return Rates(input_rate, cache_read, output, sold)
 
 
-def _rate(value: Mapping[str, Any], field: str, where: str) -> float:
+def _rate(value: Mapping[str, object], field: str, where: str) -> float:
     number = value.get(field)
     if (
         not isinstance(number, int | float)
@@ -339,11 +338,3 @@ def _rate(value: Mapping[str, Any], field: str, where: str) -> float:
             f"{where}: {field!r} must be a non-negative number (USD per million tokens)"
         )
     return float(number)
-
-
-def _string_map(value: Any, name: str, where: str) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ConfigurationError(f"{where}: {name!r} must map strings to strings")
-    return dict(value)

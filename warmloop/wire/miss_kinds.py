@@ -92,10 +92,25 @@ def miss_cause(
     what it could (`reusable`: the tokens it shares with its `parent`; `idle`: seconds
     since the parent, None where the log has no time; `marker`: why explicit breakpoints
     could not read, or None)."""
-    current, before = requests[k], requests[parent]
-    shortfall = reusable - current.cached
+    shortfall = reusable - requests[k].cached
     if shortfall <= max(profile.increment_tokens, TOLERANCE * reusable):
         return None
+    found = _clients_doing(profile, requests[k], requests[parent], reusable, idle, marker)
+    if found is not None:
+        return found
+    return _providers_doing(profile, requests, k, parent, reusable, idle)
+
+
+def _clients_doing(
+    profile: CacheProfile,
+    current: ReuseFacts,
+    before: ReuseFacts,
+    reusable: int,
+    idle: float | None,
+    marker: str | None,
+) -> tuple[str, str] | None:
+    """The kinds the client's own requests explain: too short a prefix, too long a pause,
+    a misplaced marker, a request sent too early, another TTL."""
     if reusable < profile.min_cacheable_tokens:
         return (
             "below-minimum",
@@ -128,7 +143,20 @@ def miss_cause(
             f"written for {current.ttl or profile.ttl} after {before.ttl or profile.ttl}: a "
             "new TTL tier writes the prefix again (keep one TTL through a session)",
         )
-    shared = common_pieces(before.pieces, current.pieces)
+    return None
+
+
+def _providers_doing(
+    profile: CacheProfile,
+    requests: Sequence[ReuseFacts],
+    k: int,
+    parent: int,
+    reusable: int,
+    idle: float | None,
+) -> tuple[str, str]:
+    """The kinds no client change caused (`PROVIDERS_DOING`): the request reached another
+    machine, the entry was dropped early, or the log cannot tell."""
+    shared = common_pieces(requests[parent].pieces, requests[k].pieces)
     if _read_just_before(requests, k, parent, shared, reusable):
         return (
             "routed",

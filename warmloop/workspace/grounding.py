@@ -288,69 +288,101 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     alike (the agent's step budget ends a run, not a count of refusals)."""
     results = [m for m in messages if isinstance(m, ToolResult)]
     seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
-    patterns = searched(messages)
     task = next((m.text for m in messages if isinstance(m, UserText)), "")
-    definition = ASKS_FOR_DEFINITION.search(task) is not None
+    run = _Run(seen, searched(messages), task, ASKS_FOR_DEFINITION.search(task) is not None)
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
-        if (place := copied_place(name, value, seen, task)) is not None:
-            return place
-        answer = normal(bare(value))
-        if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
-            continue
-        shown = json.dumps(bare(value), ensure_ascii=False)
-        spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
-        hit = best_hit(bare(value), seen.hits)
-        if spelled.removesuffix("()") in named_in(task):
-            problem = (
-                f"Not accepted yet: {name} {shown} is named in the task itself: it is where "
-                "to start, not the answer."
-            )
-            hit = subject_hit(task, seen.hits) or hit
-            if hit is not None and (next_name := led_to(hit.text, task)) is not None:
-                search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
-                return (
-                    f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
-                    f"task asks for it, else search for it next: {search}."
-                )
-        elif answer in patterns:
-            problem = (
-                f"Not accepted yet: {name} {shown} is what this run searched for, not a "
-                "value the files gave."
-            )
-        elif not (written(spelled, seen.exact) if exactly(spelled) else written(answer, seen.text)):
-            problem = (
-                f"Not accepted yet: {name} {shown} is not written in any file line this run "
-                "has seen (a line number, another spelling or your own words are not a value "
-                "from the files)."
-            )
-            if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
-                search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
-                return f"{problem} If it is a name in the files, search for it first: {search}."
-        elif definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
-            seen.defined
-        ):
-            problem = (
-                f"Not accepted yet: the task asks for a function, method or class, and {name} "
-                f"{shown} is not one this run has seen defined (a file or a line is where it "
-                "is, not its name). A search hit inside a definition names it: "
-                "`path:line in NAME: text`."
-            )
-        elif ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
-            search = json.dumps({"tool": "search", "arguments": {"pattern": spelled}})
-            return (
-                f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
-                f"not a file. Search for it to see the file that defines it: {search}."
-            )
-        else:
-            continue
-        if hit is None:
-            return f"{problem} Search the files for one word of the task first."
-        read = read_around(hit.path, hit.line)
-        action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
+        found = _unread(name, value, run)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What an answer is checked against: what the run's tool results showed, the
+    patterns it searched for, its task, and whether the task asks for a definition."""
+
+    seen: Seen
+    patterns: set[str]
+    task: str
+    definition: bool
+
+
+def _unread(name: str, value: str, run: _Run) -> str | None:
+    """Why the output `name` is refused, and what to do instead; None when it is not (or
+    it is too long to be a value copied from the files)."""
+    seen, task = run.seen, run.task
+    if (place := copied_place(name, value, seen, task)) is not None:
+        return place
+    answer = normal(bare(value))
+    if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
+        return None
+    shown = json.dumps(bare(value), ensure_ascii=False)
+    spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
+    hit = best_hit(bare(value), seen.hits)
+    if spelled.removesuffix("()") in named_in(task):
+        return _named_in_task(f"{name} {shown}", hit, run)
+    if answer in run.patterns:
+        return _read_first(
+            f"Not accepted yet: {name} {shown} is what this run searched for, not a "
+            "value the files gave.",
+            hit,
+        )
+    if not (written(spelled, seen.exact) if exactly(spelled) else written(answer, seen.text)):
+        problem = (
+            f"Not accepted yet: {name} {shown} is not written in any file line this run "
+            "has seen (a line number, another spelling or your own words are not a value "
+            "from the files)."
+        )
+        if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
+            search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
+            return f"{problem} If it is a name in the files, search for it first: {search}."
+        return _read_first(problem, hit)
+    if run.definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
+        seen.defined
+    ):
+        return _read_first(
+            f"Not accepted yet: the task asks for a function, method or class, and {name} "
+            f"{shown} is not one this run has seen defined (a file or a line is where it "
+            "is, not its name). A search hit inside a definition names it: "
+            "`path:line in NAME: text`.",
+            hit,
+        )
+    if ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
+        search = json.dumps({"tool": "search", "arguments": {"pattern": spelled}})
         return (
-            f"{problem} Read the lines around the match first: {action}, then submit the "
-            "exact value written there."
+            f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
+            f"not a file. Search for it to see the file that defines it: {search}."
         )
     return None
+
+
+def _named_in_task(output: str, hit: Hit | None, run: _Run) -> str:
+    """Why an answer the task itself names is refused (`output`: the output's name and
+    value): the line defining it, and the name that line leads to, are where to look."""
+    problem = (
+        f"Not accepted yet: {output} is named in the task itself: it is where "
+        "to start, not the answer."
+    )
+    hit = subject_hit(run.task, run.seen.hits) or hit
+    if hit is not None and (next_name := led_to(hit.text, run.task)) is not None:
+        search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+        return (
+            f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
+            f"task asks for it, else search for it next: {search}."
+        )
+    return _read_first(problem, hit)
+
+
+def _read_first(problem: str, hit: Hit | None) -> str:
+    """`problem`, and the read that shows the lines around `hit` (a search without one)."""
+    if hit is None:
+        return f"{problem} Search the files for one word of the task first."
+    read = read_around(hit.path, hit.line)
+    action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
+    return (
+        f"{problem} Read the lines around the match first: {action}, then submit the "
+        "exact value written there."
+    )
