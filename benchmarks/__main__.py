@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "overhead": ("overhead", "warmloop's own per-step work, 10 to 10,000 messages"),
     "sessions": ("sessions", "per-step persistence and resume, SQLite and PostgreSQL"),
     "stall": ("stall", "event-loop stalls while concurrent runs persist sessions"),
+    "concurrency": ("concurrency", "one Agent: 200 runs in one loop and from 16 threads"),
     "audit_scale": ("audit_scale", "`warmloop audit` seconds and memory as a log grows"),
     "local_eval": ("local_eval", "embedded models: example and held-out questions"),
     "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),

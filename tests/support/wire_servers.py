@@ -14,7 +14,10 @@ GenerateContentResponse); a request that asks for a stream (`"stream": true`, Ge
 server-sent events (`wire_streams`). A handler's response that declares a Content-Length
 past its body is cut short: the server sends the body it has and closes the connection.
 `hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
-server), setting `held` when one arrives.
+server), setting `held` when one arrives. `connections` counts the TCP connections it
+accepted, `closed` those the client has closed since (`wait_closed` waits for them),
+`most_open` the most that were open at once.
+`serving()` is the same server outside a fixture (one a test module shares).
 
 `connect(server, prefix)` builds the model a selection prefix names, pointed at the server
 with the options that provider's selection takes (`base_url`, `api_key`);
@@ -30,6 +33,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -51,6 +55,8 @@ Handler = Callable[[httpx2.Request], httpx2.Response]
 HttpxHandler = Callable[[httpx.Request], httpx.Response]
 Predicate = Callable[[str, dict[str, Any]], bool]
 
+CLOSE_GUARD = 30.0
+"""Seconds `wait_closed` waits: only a bound on a hang, never a measure."""
 PROVIDERS = ("openai", "openai-chat", "deepseek", "openai-compatible", "anthropic", "gemini")
 """Every selection prefix whose SDK speaks HTTP to an API (`connect` builds each)."""
 OPENAI_SDK = ("openai", "openai-chat", "deepseek", "openai-compatible")
@@ -71,11 +77,22 @@ class WireServer:
     url: str = ""
     received: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     connections: int = 0
+    closed: int = 0
+    most_open: int = 0
     holding: Predicate | None = None
     held: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     errors: list[BaseException] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
+
+    def wait_closed(self) -> bool:
+        """Wait until the client has closed every connection it opened; whether it did (a
+        close takes milliseconds: CLOSE_GUARD only bounds waiting on one that never comes)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.closed == self.connections, CLOSE_GUARD)
 
     def serve(self, handler: Handler) -> str:
         """Answer with `handler` from now on; the base URL."""
@@ -117,6 +134,13 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
             super().setup()
             with state.lock:
                 state.connections += 1
+                state.most_open = max(state.most_open, state.connections - state.closed)
+
+        def finish(self) -> None:  # the client closed the connection (or the server did)
+            super().finish()
+            with state.changed:
+                state.closed += 1
+                state.changed.notify_all()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -163,15 +187,16 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def wire_server() -> Iterator[WireServer]:
+@contextmanager
+def serving() -> Iterator[WireServer]:
     """A keep-alive loopback server (see the module docstring), answering `scripted([])`
-    until the test sets its handler; held requests are released at teardown."""
+    until its handler is set; held requests are released when it stops."""
     state = WireServer(scripted([]))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(state))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polled often, so that stopping it (`shutdown`) takes a moment, not half a second.
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield state
@@ -184,6 +209,13 @@ def wire_server() -> Iterator[WireServer]:
         raise AssertionError(f"the wire server's handler failed: {state.errors[0]!r}") from (
             state.errors[0]
         )
+
+
+@pytest.fixture
+def wire_server() -> Iterator[WireServer]:
+    """A keep-alive loopback server for one test (`serving`)."""
+    with serving() as state:
+        yield state
 
 
 def connect(server: WireServer, prefix: str, **options: Any) -> Model:
@@ -235,6 +267,22 @@ def scripted(replies: list[Reply]) -> Handler:
     """Answer request n with reply n in the wire of its path (a 400 past the script);
     GETs (a server's model list) with an empty list, other paths (an engine's own
     discovery routes) with a 404."""
+
+    def reply(n: int, body: str) -> Reply:
+        return replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
+
+    return _answering(reply)
+
+
+def by_request(choose: Callable[[str], Reply]) -> Handler:
+    """Answer each model request with `choose(its body)`, as `scripted` answers: a reply
+    chosen by what was asked, whatever order the requests come in (concurrent runs)."""
+    return _answering(lambda n, body: choose(body))
+
+
+def _answering(choose: Callable[[int, str], Reply]) -> Handler:
+    """A handler: GETs answered with an empty list, paths of no wire with a 404, model
+    request n with `choose(n, its body)` in the wire of its path."""
     lock = threading.Lock()
     count = 0
 
@@ -248,7 +296,7 @@ def scripted(replies: list[Reply]) -> Handler:
         with lock:
             count += 1
             n = count
-        reply = replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
+        reply = choose(n, request.content.decode())
         if isinstance(reply, Failure):
             error = {"type": "invalid_request_error", "message": reply.message}
             return httpx2.Response(reply.status, json={"type": "error", "error": error})

@@ -1,15 +1,15 @@
 """One event loop per thread for the sync entry point (`Agent.run_sync`).
 
 An SDK client (AsyncOpenAI's, AsyncAnthropic's, google-genai's) pools its HTTP connections,
-and a pooled connection belongs to the event loop that opened it. `asyncio.run` per call
-closed that loop after each call, so a second `run_sync` in one process found its model's
-pooled connection on a closed loop (`RuntimeError: Event loop is closed`) against every
-server that keeps its connections alive, as every real API does. As pydantic-ai's
-`run_sync` and the OpenAI Agents SDK's `Runner.run_sync` do, a thread's sync calls share
-one loop: an `asyncio.Runner`, which turns Ctrl-C into the call's cancellation as
-`asyncio.run` does. What a call leaves running is cancelled before it returns (as
-`asyncio.run` would); the loop is closed when its thread ends, or at exit for the main
-thread. The thread's current event loop (`asyncio.set_event_loop`) is left alone.
+and a pooled connection belongs to the event loop that opened it, so a model keeps one
+client per loop, closed when the loop shuts down (`providers.loop_clients`). A loop per
+call would make a new client and new connections (a TLS handshake) for every call. As
+pydantic-ai's `run_sync` and the OpenAI Agents SDK's `Runner.run_sync` do, a thread's sync
+calls share one loop, so they share its client and connections: an `asyncio.Runner`,
+which turns Ctrl-C into the call's cancellation as `asyncio.run` does. What a call leaves
+running is cancelled before it returns (as `asyncio.run` would); the loop is closed (its
+clients with it) when its thread ends, or at exit for the main thread. The thread's
+current event loop (`asyncio.set_event_loop`) is left alone.
 
 A process forked from one that ran a sync call inherits that loop, whose selector and
 self-pipe are its parent's: a child never runs or closes it (it waited forever on the

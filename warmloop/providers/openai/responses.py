@@ -1,9 +1,9 @@
 """The OpenAI Responses API through the official `openai` SDK (`openai:<model>`).
 
 `render` is pure (`responses_format`). `send` adds `prompt_cache_key` (the session id; on
-OpenAI's own API, or with `cache_key=True`), calls the SDK and parses the reply; the SDK
-retries 429/5xx/timeouts itself, and what still fails becomes a `ProviderError`
-(`failures`).
+OpenAI's own API, or with `cache_key=True`), calls the SDK (the running event loop's own
+client, `loop_clients`) and parses the reply; the SDK retries 429/5xx/timeouts itself, and
+what still fails becomes a `ProviderError` (`failures`).
 
 `diagnose=True` (GPT-5.6 and later: the models whose profile takes cache breakpoints) asks
 OpenAI's prompt cache diagnostics: `prompt_cache_options.comparison_response_id` = the
@@ -25,9 +25,10 @@ from warmloop.facts.model_facts import table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, read_body, retries
+from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.openai.readers import read_verdict
 from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_reply
@@ -57,14 +58,15 @@ class OpenAIResponsesModel(KnownFacts):
     `cache_key`: whether requests carry `prompt_cache_key`. None (default): only on
     OpenAI's own API, i.e. without a `base_url`; a host at a `base_url` (a
     Responses-compatible gateway, Bedrock) may reject a field it does not document, or
-    ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given."""
+    ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given (a
+    function that makes one is called once per event loop)."""
 
     def __init__(
         self,
         model: str,
         *,
         api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
+        client: AsyncOpenAI | Callable[[], AsyncOpenAI] | None = None,
         prompt_cache_retention: str | None = None,
         reasoning: dict[str, JsonValue] | None = None,
         max_retries: int | None = None,
@@ -98,7 +100,7 @@ class OpenAIResponsesModel(KnownFacts):
         self.cache_key = base_url is None if cache_key is None else cache_key
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
-        self.client: AsyncOpenAI = sdk_client(
+        self._clients: LoopClients[AsyncOpenAI] = sdk_clients(
             RECORD.client_class(),
             client,
             key=lambda: find_key(api_key, *RECORD.key_variables),
@@ -106,6 +108,7 @@ class OpenAIResponsesModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
+        self.client = self._clients.client  # the settings; each loop sends with its own
         self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
             self.name,
@@ -132,7 +135,7 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
-            create = self.client.responses.with_raw_response.create
+            create = (await self._clients.current()).responses.with_raw_response.create
             raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             body = read_body(raw.content, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
@@ -149,8 +152,9 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
+                client = await self._clients.current()
                 events = await self._refusals.send(
-                    lambda sent: self.client.responses.create(**sent, stream=True),
+                    lambda sent: client.responses.create(**sent, stream=True),
                     kwargs,
                     session_id,
                 )
