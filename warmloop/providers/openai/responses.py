@@ -14,7 +14,7 @@ to the rendered payload the guard compares.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +22,7 @@ from openai import AsyncOpenAI
 
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
+from warmloop.facts.profiles import CacheProfile
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
@@ -87,17 +88,8 @@ class OpenAIResponsesModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
-        if not isinstance(diagnose, bool):
-            raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
-        if diagnose and not takes_breakpoints(self.facts.profile):
-            raise ConfigurationError(
-                f"diagnose: OpenAI's prompt cache diagnostics need GPT-5.6 or later, and "
-                f"{model!r} is not one; drop diagnose or select such a model"
-            )
-        self.diagnose = diagnose
-        if cache_key is not None and not isinstance(cache_key, bool):
-            raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-        self.cache_key = base_url is None if cache_key is None else cache_key
+        self.diagnose = _diagnose(diagnose, self.facts.profile, model)
+        self.cache_key = _cache_key(cache_key, base_url)
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
         self._clients: LoopClients[AsyncOpenAI] = sdk_clients(
@@ -118,10 +110,7 @@ class OpenAIResponsesModel(KnownFacts):
             self._secrets,
             status_style="HTTP {code}",
         )
-        params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
-        if reasoning is not None:
-            params["reasoning"] = dict(reasoning)
-        params |= retention_params(self.facts.profile, prompt_cache_retention)
+        params = _params(self.facts.profile, reasoning, prompt_cache_retention)
         breakpoint = takes_breakpoints(self.facts.profile)
         self._renderer = ResponsesRenderer(model, params, breakpoint=breakpoint)
         self._refusals = RetentionRefusals(self.name)
@@ -229,3 +218,33 @@ async def streamed_body(
     if body is None:
         raise cut_short(name, "response.completed")
     return body
+
+
+def _diagnose(diagnose: object, profile: CacheProfile, model: str) -> bool:
+    """`diagnose=` checked: a bool, and only on a model with OpenAI's cache diagnostics."""
+    if not isinstance(diagnose, bool):
+        raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
+    if diagnose and not takes_breakpoints(profile):
+        raise ConfigurationError(
+            f"diagnose: OpenAI's prompt cache diagnostics need GPT-5.6 or later, and "
+            f"{model!r} is not one; drop diagnose or select such a model"
+        )
+    return diagnose
+
+
+def _cache_key(cache_key: object, base_url: str | None) -> bool:
+    """`cache_key=` checked; None: sent to OpenAI's own endpoint only (no `base_url`)."""
+    if cache_key is not None and not isinstance(cache_key, bool):
+        raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
+    return base_url is None if cache_key is None else cache_key
+
+
+def _params(
+    profile: CacheProfile, reasoning: Mapping[str, JsonValue] | None, retention: str | None
+) -> dict[str, JsonValue]:
+    """The request parameters every request of the model carries (no storage, the
+    encrypted reasoning echoed, its reasoning settings and retention)."""
+    params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
+    if reasoning is not None:
+        params["reasoning"] = dict(reasoning)
+    return params | retention_params(profile, retention)
