@@ -123,6 +123,7 @@ def fleet_url() -> Iterator[str | None]:
     admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.mark.slow  # a real worker process: the slow tier
 def test_the_fleet_example_runs_a_batch_or_says_why_not(fleet_url: str | None) -> None:
     assert run_example("fleet_batch.py") == FLEET_SKIPPED
     if fleet_url is None:

@@ -21,6 +21,8 @@ from warmloop.fleet.tasks import Task
 from warmloop.messages import Message
 from warmloop.sessions.postgres import PostgresStore
 
+pytestmark = pytest.mark.slow  # real `warmloop worker` processes: the slow tier
+
 TASKS = 6
 
 

@@ -47,6 +47,7 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from tests.support.fake_servers import Failure, Reply, ToolUse
+from tests.support.loopback import serve_in_thread
 from tests.support.wire_streams import event_stream
 from warmloop.providers.base import Model
 from warmloop.providers.select import resolve_model
@@ -129,6 +130,7 @@ class WireServer:
 def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the client's pool reuses the connection
+        disable_nagle_algorithm = True  # as an API's server: no 40 ms wait on a delayed ACK
 
         def setup(self) -> None:
             super().setup()
@@ -195,9 +197,7 @@ def serving() -> Iterator[WireServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(state))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    # Polled often, so that stopping it (`shutdown`) takes a moment, not half a second.
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
+    thread = serve_in_thread(server)
     try:
         yield state
     finally:
