@@ -266,3 +266,27 @@ def test_a_provider_module_imported_first_registers_and_the_listing_keeps_its_or
         "'openai-compatible', 'gemini'] ('anthropic:claude-sonnet-4-6', 'openai:gpt-5', "
         "'deepseek:deepseek-flash', 'gemini:gemini-2.5-flash')"
     )
+
+
+def test_threads_that_look_up_first_together_all_see_every_built_in() -> None:
+    """The built-ins load on the first lookup: two threads looking up at once (a proxy's
+    first two requests) both wait for all of them. A second thread that went on while the
+    first was still loading found no wire format for a path, and its request went unlogged."""
+    code = """
+import threading
+from warmloop.providers.registry import wire_formats, providers
+gate = threading.Barrier(16)
+seen = []
+def look():
+    gate.wait()
+    seen.append((len(list(wire_formats())), len(list(providers()))))
+threads = [threading.Thread(target=look) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sorted(set(seen)))
+"""
+    for _ in range(3):
+        shown = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        assert shown == "[(4, 8)]"

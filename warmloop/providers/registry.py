@@ -11,6 +11,7 @@ prefix and name by `facts.model_names.split_model_name`, the one splitter.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
@@ -31,6 +32,10 @@ _by_alias: dict[str, ProviderRecord] = {}
 _formats: dict[str, WireFormat] = {}
 _loaded = False
 _ready = False
+_loading = threading.RLock()
+"""Held while the built-ins load: another thread's first lookup waits for all of them (a
+proxy's first two requests arrive together), while a lookup the loading thread itself makes
+from inside a record module sees what is registered so far."""
 
 
 def _built_in() -> None:
@@ -38,14 +43,17 @@ def _built_in() -> None:
     user imported first has registered already), then check that every provider's wire
     format is registered: a registration made before this one may name a built-in's."""
     global _loaded, _ready
-    if _loaded:
+    if _ready:
         return
-    _loaded = True
-    for module in BUILT_IN:
-        importlib.import_module(module)
-    _ready = True
-    for record in _providers.values():
-        _check_format(record)
+    with _loading:
+        if _loaded:  # done by another thread, or this one is loading them now
+            return
+        _loaded = True
+        for module in BUILT_IN:
+            importlib.import_module(module)
+        _ready = True
+        for record in _providers.values():
+            _check_format(record)
 
 
 def _check_format(record: ProviderRecord) -> None:
