@@ -43,6 +43,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "proxy_pause": ("proxy_pause", "`warmloop proxy`: a pause's keep-alives and their saving"),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
     "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
+    "layout": ("layout", "the package's shape: lines, Any, long functions, names, providers"),
     "startup": ("startup", "CPU seconds of `import warmloop` and `warmloop --help` vs pydantic"),
 }
 """Name -> (module under `benchmarks`, what it measures)."""
