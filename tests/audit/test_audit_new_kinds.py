@@ -190,7 +190,8 @@ def test_evicted_only_where_the_timing_supports_it(
     """A miss 2 s after the request it continues, whose answer the log does not time, may
     be a write not yet landed: `unexplained`, saying why. Answered before it was sent, or
     sent a minute and a half later, it is an eviction."""
-    first = request(0.0, [], 0, **({} if answered is None else {"answered_at": START + answered}))
+    times: dict[str, Any] = {} if answered is None else {"answered_at": START + answered}
+    first = request(0.0, [], 0, **times)
     found = last(audited(tmp_path, [first, request(idle, ["Go on."], 0)]))
     assert found.cause_kind == kind
     if kind == "unexplained":
