@@ -22,12 +22,13 @@ TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,50
 
 
 def anthropic_log(
-    path: Path, *, parallel: int, marked: bool, note: bool = False, idle: float = 5.0
+    path: Path, *, parallel: int, marked: bool, note: bool = False, idle: float = 90.0
 ) -> None:
-    """Two requests `idle` seconds apart; the second adds one turn of `parallel` tool calls
-    (and a text block after their results with `note`: 2 * parallel (+ 1) new blocks before
-    its marker). Anthropic reports a miss on the second (nothing read) as it does when no
-    marker reaches the last write."""
+    """Two requests `idle` seconds apart (past `miss_kinds.LANDED_SECONDS`: a miss the
+    marker does not explain is an eviction the timing supports, issue 48); the second adds
+    one turn of `parallel` tool calls (and a text block after their results with `note`:
+    2 * parallel (+ 1) new blocks before its marker). Anthropic reports a miss on the
+    second (nothing read) as it does when no marker reaches the last write."""
     task: dict[str, Any] = {"type": "text", "text": TASK}
     if marked:
         task["cache_control"] = {"type": "ephemeral"}

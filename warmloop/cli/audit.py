@@ -73,7 +73,21 @@ def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
     metavar="SPEC",
     help="Price under these models' cache rules (repeatable; default: four providers).",
 )
-def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str, ...]) -> None:
+@click.option(
+    "--affinity",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="The affinity window of the router the log went through (a gateway's sticky "
+    "sessions); a miss after a longer pause, inside the TTL, is named `affinity`.",
+)
+def audit(
+    file: Path,
+    as_json: bool,
+    html_out: Path | None,
+    providers: tuple[str, ...],
+    affinity: float | None,
+) -> None:
     """Explain a request log (from `warmloop record`, or JSONL of raw request bodies):
     per request what the cache served, where the prefix moved and why, and what it cost."""
     if html_out is not None and _same_file(html_out, file):
@@ -86,7 +100,9 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
                 f"its prices with {PRICES_ENV})"
             )
     try:
-        report = audit_log(iter_log(file), source=file.name, providers=providers or None)
+        report = audit_log(
+            iter_log(file), source=file.name, providers=providers or None, affinity=affinity
+        )
     except WarmloopError as exc:
         fail(str(exc))
     if html_out is not None:

@@ -18,6 +18,14 @@ numbers apart) have neither shape: their names are replaced in place, so the lat
 about what it loses, where a rebuilt prompt adds a step (`MIN_STEP`) beyond what it lost.
 A compaction keeps less (a summary replaces the middle) but still opens with the same first
 message, the task: `items` says how many whole leading messages the two share.
+
+Two requests whose first turns differ by a replacement (text of the earlier first turn is
+gone from the later one, not only moved by an insertion) are siblings, whatever the length
+of the change: a task from a template names its own subject in its first turn, and a
+conversation never rewrites the turn it started from in place (a rebuilt prompt inserts
+into it; a window or a compaction keeps it or drops it whole). So whether two variants of
+one template are joined never depends on how long their names are, nor on which of them a
+log holds first (`first_turn_replaced`).
 """
 
 from __future__ import annotations
@@ -58,6 +66,9 @@ class Continuation:
     window: bool = False
     """The moved tail comes right after the common prefix (the oldest turns were dropped
     and the new ones come after it), rather than after new text (a rebuilt prompt)."""
+    first_turn_replaced: bool = False
+    """The two first turns differ by a replacement, not an insertion: siblings from one
+    template (`first_turn_replaced`)."""
 
     @property
     def kept(self) -> int:
@@ -76,6 +87,8 @@ class Continuation:
         (`LOST_AT_MOST`) or drops the oldest turns keeping at least `WINDOW_KEEPS`."""
         if self.extends:
             return True
+        if self.first_turn_replaced:
+            return False
         if self.grown < MIN_STEP or self.kept <= 0:
             return False
         if self.window:
@@ -113,6 +126,20 @@ def shared_items(earlier: Sequence[str], later: Sequence[str]) -> int:
     return count
 
 
+def first_turn_replaced(earlier: Sequence[str], later: Sequence[str]) -> bool:
+    """Whether the later request's first turn replaced text of the earlier one's (text of it
+    found neither in the shared start nor in the shared end of the two), rather than only
+    inserting into it or leaving it whole: two tasks from one template."""
+    if not earlier or not later or earlier[0] == later[0]:
+        return False
+    if later[0] in earlier or earlier[0] in later:
+        return False  # the first turn dropped whole (a window) or moved down whole
+    a, b = earlier[0], later[0]
+    start = common_prefix_length(a, b)
+    end = common_prefix_length(a[start:][::-1], b[start:][::-1])
+    return start + end < len(a)
+
+
 def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
     """What `later` keeps of `earlier` (both: conversation items as canonical text)."""
     size = sum(len(item) for item in earlier)
@@ -128,4 +155,5 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
     moved = longest_suffix_within(tail[inside:], rest[inside:])
     grown = len(rest) - inside - moved
     window = moved > 0 and rest.startswith(tail[len(tail) - moved :], inside)
-    return Continuation(size, prefix, moved, False, whole, grown, window)
+    replaced = whole == 0 and first_turn_replaced(earlier, later)
+    return Continuation(size, prefix, moved, False, whole, grown, window, replaced)

@@ -162,6 +162,46 @@ def maintained_entries(section: Mapping[str, object], day: date) -> dict[str, Pr
     return entries
 
 
+def matched_entry(
+    section: Mapping[str, object], provider: str, model: str, day: date
+) -> PriceEntry | None:
+    """A table entry for a model the table does not list, where the package prices it by
+    its own matching rules (a dated snapshot, `-latest`, a version suffix: `gpt-4o-2024-08-06`
+    is its `gpt-4o`); None where the package has no such model, or the provider is not one
+    whose cache writes the section maps (`write_retentions`), or not one it names at all.
+    The table's own entries come first (`PriceTable.lookup`): where the two disagree, the
+    provider's page, which the table follows, wins."""
+    import genai_prices.data_snapshot as snapshot
+
+    where = f"prices.json {PACKAGE!r} section"
+    provider_ids = string_map(section.get("provider_ids", {}), f"{where}: 'provider_ids'")
+    retentions = _write_retentions(section.get("write_retentions", {}), where)
+    names = string_map(section.get("models", {}), f"{where}: 'models'")
+    if not any(split_model_name(key)[0] == provider for key in names):
+        return None  # a provider the section takes nothing from (its ids are another's)
+    try:
+        _, found = snapshot.get_snapshot().find_provider_model(
+            model, None, provider_ids.get(provider, provider), None
+        )
+    except LookupError:
+        return None
+    source = f"{SOURCE} ({PACKAGE} {version(PACKAGE)}, {found.id}, matched from {model!r})"
+    try:
+        entry = _entry(
+            _prices_on(found, day),
+            retentions.get(provider, {}),
+            f"{provider}:{model}",
+            (source, str(section.get("as_of", day.isoformat()))),
+        )
+    except ConfigurationError:
+        return None  # a shape warmloop does not read (several tiers): no price, not a guess
+    entry["note"] = (
+        f"Not in warmloop's table: {PACKAGE} prices {model!r} as its {found.id!r}. "
+        + (found.price_comments or "")
+    ).strip()
+    return entry
+
+
 def _write_retentions(value: object, where: str) -> dict[str, dict[str, str]]:
     """Per provider, the retention each of the package's cache-write fields sells."""
     if not isinstance(value, dict):

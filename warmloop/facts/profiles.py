@@ -60,6 +60,14 @@ class CacheProfile:
     `prewarm`: the model prepares its cache on a request that generates nothing (OpenAI's
     `prompt_cache_options.prewarm`, GPT-5.6 and later), so a keep-alive or a warm-up pays
     for no output where its wire format carries it (`WireFormat.prewarm`).
+    `needs_cache_key`: a request without the routing key (`prompt_cache_key`) falls back to
+    an older, far less reliable matching (GPT-5.6 and later), so a miss on such a request
+    is the missing key's (`wire.miss_kinds`). `default_ttl_depends`: what the provider's
+    default retention depends on where the client cannot know it (OpenAI before GPT-5.5:
+    the organisation's data-retention setting), "" where the default is documented;
+    `default_retention_known` reads it. `durable_seconds`: how long a prefix evicted from
+    the cache stays readable from a durable tier (Vertex AI's implicit caching: up to 24 h),
+    None where there is none: a pause inside it needs no keep-alive.
     """
 
     model: str
@@ -81,6 +89,16 @@ class CacheProfile:
     as_of: date
     note: str = ""
     prewarm: bool = False
+    needs_cache_key: bool = False
+    default_ttl_depends: str = ""
+    durable_seconds: float | None = None
+
+    @property
+    def default_retention_known(self) -> bool:
+        """Whether the retention a request that names none gets is documented for this
+        model: False where it depends on something the client cannot see (OpenAI before
+        GPT-5.5, on models selling two retentions: the organisation's data retention)."""
+        return not (self.default_ttl_depends and len(self.retentions) > 1)
 
     def retention_for(self, name: str) -> Retention:
         """The retention called `name`; a name this model does not offer is an error."""
@@ -314,18 +332,24 @@ _FIELDS = frozenset(
         "as_of",
         "note",
         "prewarm",
+        "needs_cache_key",
+        "default_ttl_depends",
+        "durable_seconds",
     }
+)
+_OPTIONAL = frozenset(
+    {"note", "prewarm", "needs_cache_key", "default_ttl_depends", "durable_seconds"}
 )
 
 
 class _Fields:
-    """One profile entry's fields (all of `_FIELDS`, `note` and `prewarm` optional), each
+    """One profile entry's fields (all of `_FIELDS`, those in `_OPTIONAL` optional), each
     read as its kind: a field of another kind is a ConfigurationError naming the entry, the
     field and what it must be."""
 
     def __init__(self, where: str, value: Mapping[str, object]) -> None:
         unknown = set(value) - _FIELDS
-        missing = _FIELDS - set(value) - {"note", "prewarm"}
+        missing = _FIELDS - set(value) - _OPTIONAL
         if unknown or missing:
             raise ConfigurationError(
                 f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}"
@@ -371,11 +395,20 @@ class _Fields:
             return found
         raise self._wrong(name, "a non-empty string")
 
-    def note(self) -> str:
-        found = self.value.get("note", "")
+    def note(self, name: str = "note") -> str:
+        found = self.value.get(name, "")
         if isinstance(found, str):
             return found
-        raise self._wrong("note", "a string")
+        raise self._wrong(name, "a string")
+
+    def optional_seconds(self, name: str) -> float | None:
+        """A positive number of seconds, or None where the field is absent or null."""
+        found = self.value.get(name)
+        if found is None:
+            return None
+        if _is_rate(found) and found > 0:
+            return float(found)
+        raise self._wrong(name, "a positive number of seconds or null")
 
     def table(self, name: str) -> Mapping[str, object]:
         found = self.value[name]
@@ -392,6 +425,7 @@ def _profile(key: str, provider: str, value: Mapping[str, object]) -> CacheProfi
     persists_common_prefix = read.flag("persists_common_prefix")
     writes_billed = read.flag("writes_billed")
     prewarm = read.flag("prewarm") if "prewarm" in value else False
+    needs_key = read.flag("needs_cache_key") if "needs_cache_key" in value else False
     read_multiplier = read.rate("read_multiplier")
     source, as_of_text = read.text("source"), read.text("as_of")
     note = read.note()
@@ -422,6 +456,9 @@ def _profile(key: str, provider: str, value: Mapping[str, object]) -> CacheProfi
         as_of=as_of,
         note=note,
         prewarm=prewarm,
+        needs_cache_key=needs_key,
+        default_ttl_depends=read.note("default_ttl_depends"),
+        durable_seconds=read.optional_seconds("durable_seconds"),
     )
     if mode == "explicit" and (profile.max_breakpoints is None or profile.lookback_blocks is None):
         raise ConfigurationError(f"{where}: explicit caching needs max_breakpoints and lookback")

@@ -73,11 +73,11 @@ class RunPauses:
         if not self.requests:
             return None
         table = self.model.facts.profile
+        current = self.requests[-1]
+        if current.record is not None:  # a fact learned whether or not keep-alive is on
+            self.learned.cached(table, current.record.usage.cache_read_tokens)
         if self.policy is None:  # no clock: the miss is named without times
             return live_miss(self.learned.profile(table), self.requests, timed=False)
-        current = self.requests[-1]
-        if current.record is not None:
-            self.learned.cached(table, current.record.usage.cache_read_tokens)
         if len(self.requests) > 1:
             previous = self.requests[-2]
             self.learned.gap(current.at - previous.at)

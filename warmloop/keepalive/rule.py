@@ -10,7 +10,8 @@ agent knows, and decides in base-input tokens (multiples of the uncached input p
   the answer) and what letting the cache go cold costs over a warm resume (`miss`: the
   resume writes the prefix the cold prune leaves, instead of reading the whole). None, so
   never pinged, where the cache lives for hours or has no TTL (DeepSeek's disk cache, a
-  self-hosted engine: `PING_TTL_LIMIT`), or where a miss costs no more than a read.
+  self-hosted engine: `PING_TTL_LIMIT`), where a durable tier serves an evicted prefix for
+  hours (Vertex AI: `durable`), or where a miss costs no more than a read.
 - `keep_alive`: at each moment the cache would expire (every `interval`: the TTL less a
   margin), ping or let it go cold. Without history it is the rent-or-buy rule: keep
   pinging while the pings of this pause, this one included, cost no more than one miss.
@@ -90,6 +91,13 @@ def pingable(retention: Retention) -> bool:
     return math.isfinite(retention.seconds) and retention.seconds <= PING_TTL_LIMIT
 
 
+def durable(profile: CacheProfile) -> bool:
+    """Whether a durable tier serves what the cache evicts for longer than any pause worth
+    pinging through (Vertex AI keeps evicted implicit prefixes up to 24 h:
+    `CacheProfile.durable_seconds`): a keep-alive would buy a read the resume gets anyway."""
+    return profile.durable_seconds is not None and profile.durable_seconds > PING_TTL_LIMIT
+
+
 def pause_costs(
     profile: CacheProfile,
     prefix_tokens: int,
@@ -106,7 +114,7 @@ def pause_costs(
     all (evictions learned from the wire): a keep-alive saves the miss only then. None
     when the cache is never pinged (see the module docstring)."""
     rule = retention or profile.retention
-    if profile.mode == "engine" or not pingable(rule):
+    if profile.mode == "engine" or not pingable(rule) or durable(profile):
         return None
     cached = profile.cacheable(prefix_tokens)
     if cached <= 0:

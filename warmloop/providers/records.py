@@ -46,6 +46,10 @@ PieceReader = Callable[[JsonRead, str], Pieces]
 BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None], dict[str, Any] | None]
 """A client's body with the format's cache breakpoints placed where it placed none, for the
 model's profile; None when it carries its own, or is not shaped for them."""
+ServerTools = Callable[[object], bool]
+"""Whether a request's tools (decoded from its canonical tools text) include one the
+provider runs itself (web search, code execution), whose results it bills as the request's
+input though they are in no request: such tokens are never a reusable prefix."""
 TtlReader = Callable[[JsonRead, Pieces], str | None]
 """The TTL a logged body writes for (its markers' or its retention field's); None: the
 model's default."""
@@ -100,8 +104,10 @@ class WireFormat:
     `written_ttl` (the TTL a body writes for), `place_breakpoints` (the proxy's markers
     where the client placed none; placed on any host where the cache reads only at
     markers, else only on the provider's own host), `beta_header` (the header
-    `diagnostics_beta` is added to) and `renderer` (`"module:Class"` of the renderer that
-    writes its payloads, for a model that speaks it without being it: the scripted model).
+    `diagnostics_beta` is added to), `server_tools` (whether its tools include one the
+    provider runs, whose results are billed as input: `ServerTools`) and `renderer`
+    (`"module:Class"` of the renderer that writes its payloads, for a model that speaks it
+    without being it: the scripted model).
     """
 
     name: str
@@ -131,6 +137,7 @@ class WireFormat:
     place_breakpoints: BreakpointPlacer | None = None
     beta_header: str | None = None
     renderer: str | None = None
+    server_tools: ServerTools | None = None
 
     @property
     def per_request_ttl(self) -> bool:

@@ -150,3 +150,20 @@ def written_ttl(body: Mapping[str, object], found: Pieces) -> str | None:
     del body
     marks = [mark for mark in found.marks if mark is not None]
     return marks[-1] if marks else None
+
+
+SERVER_TOOLS = ("web_search_", "web_fetch_", "code_execution_", "tool_search_tool_")
+"""Anthropic's server tools ("Server tools": web search, web fetch, code execution, tool
+search), typed by a dated name and run by the API, their results billed as the request's
+input. Client tools (no type, or Anthropic-defined ones the client runs: bash, text editor,
+computer, memory) come back in the next request's text."""
+
+
+def server_tools(tools: object) -> bool:
+    """Whether a Messages request's tools include one the API runs (`SERVER_TOOLS`)."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, Mapping)
+        and isinstance(tool.get("type"), str)
+        and str(tool["type"]).startswith(SERVER_TOOLS)
+        for tool in tools
+    )

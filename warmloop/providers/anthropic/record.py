@@ -44,6 +44,7 @@ FORMAT = WireFormat(
     read_verdict=readers.read_verdict,
     pieces=readers.lookback_pieces,
     written_ttl=readers.written_ttl,
+    server_tools=readers.server_tools,
     place_breakpoints=placed_where_none,
 )
 

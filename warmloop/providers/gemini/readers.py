@@ -29,3 +29,29 @@ def claims_usage(raw: Mapping[str, object]) -> int:
 def detect(body: Mapping[str, object]) -> int:
     """3 for a body with Gemini's `contents`, -1 otherwise."""
     return 3 if "contents" in body else -1
+
+
+SERVER_TOOLS = frozenset(
+    {
+        "google_search",
+        "googleSearch",
+        "google_search_retrieval",
+        "googleSearchRetrieval",
+        "code_execution",
+        "codeExecution",
+        "url_context",
+        "urlContext",
+        "file_search",
+        "fileSearch",
+    }
+)
+"""Gemini's built-in tools (Grounding with Google Search, code execution, URL context, file
+search; the SDK's snake_case and the REST body's camelCase), run by the API: what they fetch
+or compute is billed as the request's input."""
+
+
+def server_tools(tools: object) -> bool:
+    """Whether a Gemini request's tools include a built-in one (`SERVER_TOOLS`)."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, Mapping) and not SERVER_TOOLS.isdisjoint(tool) for tool in tools
+    )

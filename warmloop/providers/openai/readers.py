@@ -127,3 +127,21 @@ def written_ttl(body: Mapping[str, object], found: Pieces) -> str | None:
         return str(options["ttl"])
     retention = body.get("prompt_cache_retention")
     return retention if isinstance(retention, str) else None
+
+
+HOSTED_TOOLS = ("web_search", "file_search", "code_interpreter", "image_generation", "mcp")
+"""Responses tool types OpenAI runs itself ("Tools": web search, file search, code
+interpreter, image generation, remote MCP), their results billed as the request's input;
+`web_search` covers `web_search_preview` and the dated variants. A `function` or `custom`
+tool, local shell and computer use run on the client: their results come in the next
+request, as its text."""
+
+
+def server_tools(tools: object) -> bool:
+    """Whether a Responses request's tools include one OpenAI runs (`HOSTED_TOOLS`)."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, Mapping)
+        and isinstance(tool.get("type"), str)
+        and str(tool["type"]).startswith(HOSTED_TOOLS)
+        for tool in tools
+    )

@@ -14,6 +14,7 @@ to the rendered payload the guard compares.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -41,6 +42,7 @@ from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
 
+logger = logging.getLogger(__name__)
 RECORD = provider_record("openai")
 """Its key variable, client, error mapping and routing key (`providers.builtin`)."""
 INCLUDE = ("reasoning.encrypted_content",)
@@ -89,7 +91,7 @@ class OpenAIResponsesModel(KnownFacts):
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
         self.diagnose = _diagnose(diagnose, self.facts.profile, model)
-        self.cache_key = _cache_key(cache_key, base_url)
+        self.cache_key = _cache_key(cache_key, base_url, self.facts.profile)
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
         self._clients: LoopClients[AsyncOpenAI] = sdk_clients(
@@ -232,11 +234,21 @@ def _diagnose(diagnose: object, profile: CacheProfile, model: str) -> bool:
     return diagnose
 
 
-def _cache_key(cache_key: object, base_url: str | None) -> bool:
-    """`cache_key=` checked; None: sent to OpenAI's own endpoint only (no `base_url`)."""
+def _cache_key(cache_key: object, base_url: str | None, profile: CacheProfile) -> bool:
+    """`cache_key=` checked; None: sent to OpenAI's own endpoint only (no `base_url`). A
+    model that matches through the key (GPT-5.6 and later) and will get none is warned of:
+    its requests fall back to the older matching."""
     if cache_key is not None and not isinstance(cache_key, bool):
         raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-    return base_url is None if cache_key is None else cache_key
+    sends = base_url is None if cache_key is None else cache_key
+    if profile.needs_cache_key and not sends:
+        logger.warning(
+            "%s matches its cache through prompt_cache_key, and its requests will carry "
+            "none (a base_url without cache_key=True): they fall back to the older, far less "
+            "reliable matching; pass cache_key=True if the host forwards the key",
+            profile.model,
+        )
+    return sends
 
 
 def _params(
