@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from warmloop.agent.agent import Agent
+    from warmloop.agent.delegation import fan_out
     from warmloop.agent.event_stream import EventStream
     from warmloop.agent.events import (
         CacheBust,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         ToolStarted,
     )
     from warmloop.agent.result import (
+        ChildRun,
         ExtractFailed,
         RequestFailed,
         Run,
@@ -90,6 +92,7 @@ _WHERE: dict[str, str] = {
     "AssistantTurn": "warmloop.messages",
     "CacheBust": "warmloop.agent.events",
     "CacheMiss": "warmloop.agent.events",
+    "ChildRun": "warmloop.agent.result",
     "CodeMode": "warmloop.tools.code",
     "ConfigurationError": "warmloop.errors",
     "ContextWindowExceeded": "warmloop.errors",
@@ -151,6 +154,7 @@ _WHERE: dict[str, str] = {
     "WorkspaceError": "warmloop.errors",
     "call": "warmloop.providers.scripted",
     "check_pairing": "warmloop.transcript",
+    "fan_out": "warmloop.agent.delegation",
     "instrument": "warmloop.telemetry",
     "open_store": "warmloop.sessions.locate",
     "raw_call": "warmloop.providers.scripted",
@@ -165,6 +169,7 @@ __all__ = [
     "AssistantTurn",
     "CacheBust",
     "CacheMiss",
+    "ChildRun",
     "CodeMode",
     "ConfigurationError",
     "ContextWindowExceeded",
@@ -226,6 +231,7 @@ __all__ = [
     "WorkspaceError",
     "call",
     "check_pairing",
+    "fan_out",
     "instrument",
     "open_store",
     "raw_call",

@@ -9,10 +9,11 @@ from pydantic import BaseModel
 
 from warmloop.agent.events import ToolFinished, ToolStarted
 from warmloop.agent.exits import Submitted
+from warmloop.agent.lineage import Parent, calling
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.facts.usage import Usage
-from warmloop.messages import AssistantTurn, ToolResult
+from warmloop.messages import AssistantTurn, ToolCall, ToolResult
 from warmloop.outputs import SUBMITTED
 from warmloop.telemetry import tracing
 from warmloop.tools.context import RunContext, running
@@ -85,7 +86,7 @@ class Acting:
                 result = state.settings.toolbox.error(call, INTERRUPTED, cap)
             else:
                 state.emit(ToolStarted(call))
-                with tracing(state.settings.model).tool(call) as span:
+                with tracing(state.settings.model).tool(call) as span, calling(self.parent(call)):
                     execution = await tools.run(call)
                     if execution.result.is_error:
                         span.failed("timeout" if execution.timed_out else "tool_error")
@@ -104,12 +105,26 @@ class Acting:
         messages = tuple(state.transcript.messages)
         return RunContext(state.deps, messages, usage, state.facts, state.step)
 
+    def parent(self, call: ToolCall) -> Parent:
+        """What a run started inside `call` learns of this one (`agent.lineage`)."""
+        state = self.state
+        hook = state.hook
+        return Parent(
+            state.transcript.conversation,
+            call,
+            state.children,
+            hook.lease.session_id if hook is not None else None,
+            hook.store if hook is not None else None,
+            state.warn,
+        )
+
     _usage_sum: tuple[int, Usage] = (0, Usage())
     """(how many of `sent` are added up, their usage): each step adds only its own."""
 
     def usage_so_far(self) -> Usage:
         """The usage of the run's requests so far (`requests`), added up as they are sent
-        instead of again each step (`sent` only grows; each entry's record is set once)."""
+        instead of again each step (`sent` only grows; each entry's record is set once),
+        and of the runs its tool calls started (sub-agents): so usage adds up."""
         state = self.state
         counted, total = self._usage_sum
         if counted > len(state.sent):  # never: `sent` only grows; start over if it did not
@@ -118,7 +133,7 @@ class Acting:
             if sent.record is not None:
                 total = total + sent.record.usage
         self._usage_sum = (len(state.sent), total)
-        return total
+        return sum((child.tree_usage for child in state.children), total)
 
     def refusal(self, outputs: BaseModel | ToolResult) -> str | None:
         """Why the output check refuses valid `outputs`, counted; None to accept. Every

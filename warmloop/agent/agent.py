@@ -15,9 +15,11 @@ from dataclasses import replace
 from os import PathLike
 from typing import Any, Generic, Literal
 
+from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
+from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.state import RunState
@@ -96,6 +98,8 @@ class Agent(Generic[DepsT, OutputT]):
     keep-alive: views of the same events.
     `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
     with every request; a run's own `model_settings=` replace them setting by setting.
+    `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent` spans,
+    the tool `as_tool` makes of it).
     """
 
     @checked_keywords("Agent(...)")
@@ -118,6 +122,7 @@ class Agent(Generic[DepsT, OutputT]):
         check_outputs: OutputCheck | None = None,
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
+        name: str | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -131,6 +136,10 @@ class Agent(Generic[DepsT, OutputT]):
             )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ConfigurationError(f"name must be a non-empty string or None, got {name!r}")
+        self.name = name
+        """What the agent is called: its rows in a parent's cost, its spans, its tools."""
         hooks = (
             ("on_message", on_message),
             ("on_maintenance", on_maintenance),
@@ -214,6 +223,36 @@ class Agent(Generic[DepsT, OutputT]):
         ) as wait:
             yield wait
 
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        parallel: bool = False,
+        expected_seconds: float | None = None,
+        output_extractor: OutputExtractor | None = None,
+        max_concurrency: int | None = None,
+    ) -> Tool:
+        """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
+        takes a `task`, runs this agent on it as a child of the calling run (with its
+        deps), and returns the output as text (`output_extractor(run)` to choose). With
+        `parallel=True` it takes `tasks` and runs one child per task by `fan_out` (the first
+        alone until its usage shows the opening written), returning a JSON list. The name
+        defaults to the agent's; `expected_seconds` is how long a call usually takes (the
+        parent's keep-alive prices its wait on it until it has seen some). Siblings share
+        one opening and a routing key derived from the parent's; under a parent with a
+        stored session each child is stored too, by its task's content
+        (`agent.delegation`)."""
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            parallel=parallel,
+            expected_seconds=expected_seconds,
+            output_extractor=output_extractor,
+            max_concurrency=max_concurrency,
+        )
+
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
         `max_result_chars`, where "window" is a share of a known window (no cap while the
@@ -237,6 +276,11 @@ class Agent(Generic[DepsT, OutputT]):
             )
         if conversation_id is not None:
             validate_id(conversation_id)
+        parent = current_parent()
+        if conversation_id is None and history is None and hook is None and parent is not None:
+            # A fresh child conversation routes where its siblings' cache lives.
+            key = child_conversation(parent.conversation, self.fingerprint, self.instructions)
+            conversation_id = key
         if resume_at is not None and (hook is None or not 0 <= resume_at <= len(hook.transcript)):
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"

@@ -42,6 +42,7 @@ class Settings:
     keepalive: KeepAlivePolicy | None = None
     check_outputs: OutputCheck | None = None
     on_event: Callable[[Event], None] | None = None
+    name: str | None = None
 
     @classmethod
     def of(cls, agent: object) -> Settings:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended, maintenance_event
+from warmloop.agent.result import ChildRun
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
@@ -77,6 +78,8 @@ class RunState:
     """Who reads this run's events besides the agent's hooks (`agent.iter`'s stream)."""
     streaming: bool = False
     """Stream each request where the model can (its text and tool calls as deltas)."""
+    children: list[ChildRun] = field(default_factory=list)
+    """The runs started inside this run's tool calls, as they ended (`agent.lineage`)."""
 
     def __post_init__(self) -> None:
         model = self.settings.model

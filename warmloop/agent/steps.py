@@ -22,6 +22,7 @@ from typing import NoReturn
 from warmloop.agent.acting import Acting
 from warmloop.agent.events import FinalOutput
 from warmloop.agent.exits import Exhausted, FormatError, Submitted
+from warmloop.agent.lineage import tracked
 from warmloop.agent.request import RequestCycle
 from warmloop.agent.result import ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.resumption import Position, position
@@ -44,11 +45,13 @@ class Runner:
         self.acting = Acting(state)
 
     async def run(self) -> Run:
-        """The run, inside an `invoke_agent` span when its model is instrumented."""
+        """The run, inside an `invoke_agent` span when its model is instrumented, recorded
+        as a child of the run whose tool call started it (`agent.lineage`)."""
         state = self.state
-        with tracing(state.settings.model).run(state.transcript.conversation) as span:
+        name = state.settings.name
+        with tracing(state.settings.model).run(state.transcript.conversation, name) as span:
             try:
-                return await self.run_steps()
+                return await tracked(state, self.run_steps)  # a child records itself
             finally:
                 span.ended(state.usages(), state.facts)
 
@@ -210,6 +213,7 @@ class Runner:
             warnings=list(state.warnings),
             facts=state.facts,
             convert=state.settings.outputs.output,
+            children=list(state.children),
         )
 
 
