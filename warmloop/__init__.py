@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from warmloop.agent.agent import Agent
+    from warmloop.agent.approvals import ToolDenied, WaitingForApproval
     from warmloop.agent.delegation import fan_out
     from warmloop.agent.event_stream import EventStream
     from warmloop.agent.events import (
@@ -138,6 +139,7 @@ _WHERE: dict[str, str] = {
     "Tool": "warmloop.tools.tool",
     "ToolCall": "warmloop.messages",
     "ToolCallDelta": "warmloop.providers.deltas",
+    "ToolDenied": "warmloop.agent.approvals",
     "ToolFailed": "warmloop.errors",
     "ToolFinished": "warmloop.agent.events",
     "ToolResult": "warmloop.messages",
@@ -149,6 +151,7 @@ _WHERE: dict[str, str] = {
     "TranscriptError": "warmloop.errors",
     "Usage": "warmloop.facts.usage",
     "UserText": "warmloop.messages",
+    "WaitingForApproval": "warmloop.agent.approvals",
     "WarmloopError": "warmloop.errors",
     "Workspace": "warmloop.workspace",
     "WorkspaceError": "warmloop.errors",
@@ -215,6 +218,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallDelta",
+    "ToolDenied",
     "ToolFailed",
     "ToolFinished",
     "ToolResult",
@@ -226,6 +230,7 @@ __all__ = [
     "TranscriptError",
     "Usage",
     "UserText",
+    "WaitingForApproval",
     "WarmloopError",
     "Workspace",
     "WorkspaceError",

@@ -304,13 +304,14 @@ async def test_a_sub_agent_sends_its_parents_key_where_the_router_reads_one(
     """NVIDIA Dynamo reads `X-Dynamo-Session-ID` and, for a sub-agent's requests,
     `X-Dynamo-Parent-Session-ID` (docs.nvidia.com/dynamo, "Session IDs")."""
     host = TreeHost()
-    headers = {
-        "session_header": "X-Dynamo-Session-ID",
-        "parent_session_header": "X-Dynamo-Parent-Session-ID",
-    }
 
     def model() -> Model:
-        return OpenAICompatibleModel(SERVER, client=client(wire_server, host), **headers)
+        return OpenAICompatibleModel(
+            SERVER,
+            client=client(wire_server, host),
+            session_header="X-Dynamo-Session-ID",
+            parent_session_header="X-Dynamo-Parent-Session-ID",
+        )
 
     child = Agent(model(), [lookup], name="explorer", instructions="Look things up.")
     parent = Agent(model(), [child.as_tool()], instructions="Plan with the explorer.")

@@ -15,6 +15,14 @@ from dataclasses import replace
 from os import PathLike
 from typing import Any, Generic, Literal
 
+from warmloop.agent.approvals import (
+    Decision,
+    before_turn,
+    checked_approvals,
+    run_start,
+    stored_wait,
+    task_at,
+)
 from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
@@ -41,7 +49,6 @@ from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import examples, resolve_model
-from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -203,7 +210,10 @@ class Agent(Generic[DepsT, OutputT]):
         human's approval, an answer), by the keep-alive rule: `async with
         agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
         Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
-        Outside such a block a finished run's cache is never pinged."""
+        Outside such a block a finished run's cache is never pinged. A run waiting for
+        approval (`WaitingForApproval`) is kept as a pause of its tool: the request that
+        asked for the call is repeated, priced on this agent's earlier waits for that tool
+        (the stored session's included)."""
         if not isinstance(conversation, Transcript):
             validate_id(conversation)  # refused here, not on entering the block
         return self._waiting(conversation, store, since)
@@ -216,10 +226,16 @@ class Agent(Generic[DepsT, OutputT]):
         since: float | None,
     ) -> AsyncIterator[Waiting]:
         if not isinstance(conversation, Transcript):
-            conversation = await stored_transcript(conversation, store, "to wait on")
+            session = conversation
+            conversation, pauses = await stored_wait(session, store)
+            self.learned.stored(session, pauses, conversation.conversation)
         model = with_settings(self.model, self.model_settings)  # as the runs send
+        kept, kind = conversation, "waiting"
+        asked = before_turn(conversation)
+        if asked is not None:  # a run waiting for approval: the pause of the tool it asked
+            kept, kind = asked, f"tool:{conversation.pending_calls()[0].name}"
         async with waiting(
-            model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            model, self.tool_specs, self.learned, self.keepalive, kept, since, kind
         ) as wait:
             yield wait
 
@@ -232,6 +248,7 @@ class Agent(Generic[DepsT, OutputT]):
         expected_seconds: float | None = None,
         output_extractor: OutputExtractor | None = None,
         max_concurrency: int | None = None,
+        needs_approval: bool = False,
     ) -> Tool:
         """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
         takes a `task`, runs this agent on it as a child of the calling run (with its
@@ -242,7 +259,8 @@ class Agent(Generic[DepsT, OutputT]):
         parent's keep-alive prices its wait on it until it has seen some). Siblings share
         one opening and a routing key derived from the parent's; under a parent with a
         stored session each child is stored too, by its task's content
-        (`agent.delegation`)."""
+        (`agent.delegation`). `needs_approval=True`: a call waits for a person's decision
+        (`agent.resume`)."""
         return agent_tool(
             self,
             name=name,
@@ -251,6 +269,7 @@ class Agent(Generic[DepsT, OutputT]):
             expected_seconds=expected_seconds,
             output_extractor=output_extractor,
             max_concurrency=max_concurrency,
+            needs_approval=needs_approval,
         )
 
     def result_cap(self, facts: ModelFacts) -> int | None:
@@ -269,6 +288,7 @@ class Agent(Generic[DepsT, OutputT]):
         listener: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         deps: object = None,
+        approvals: Mapping[str, Decision] | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -302,6 +322,7 @@ class Agent(Generic[DepsT, OutputT]):
                 deps,
                 listener=listener,
                 streaming=listener is not None,
+                approvals=dict(approvals or {}),
             )
         )
 
@@ -363,6 +384,40 @@ class Agent(Generic[DepsT, OutputT]):
                 resume_at,
                 model_settings=model_settings,
                 deps=deps,
+            )
+            return await runner.run()
+
+    @checked_keywords("agent.resume(...)")
+    async def resume(
+        self,
+        session: str,
+        *,
+        approvals: Mapping[str, Decision] | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+        model_settings: ModelSettings | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
+        """Go on with the stored run of `session` where it stopped, in any process: one
+        waiting for approval (`WaitingForApproval`), with `approvals` deciding its calls by
+        id (True runs one, False or `ToolDenied(message)` answers it refused; a call left
+        undecided keeps it waiting), or one a crash cut short (a stored response is never
+        requested again, a returned tool never run again). The run continues the same
+        conversation, so its next request reads what the cache holds of it."""
+        validate_id(session, "session id")
+        async with self._session(session, store, None, None, resuming=True) as hook:
+            assert hook is not None
+            messages = hook.transcript.messages
+            start = run_start(messages)
+            decisions = checked_approvals(approvals, hook.transcript.pending_calls())
+            runner = self._runner(
+                task_at(messages, start),
+                None,
+                None,
+                hook,
+                start,
+                model_settings=model_settings,
+                deps=deps,
+                approvals=decisions,
             )
             return await runner.run()
 

@@ -255,6 +255,7 @@ def agent_tool(
     expected_seconds: float | None = None,
     output_extractor: OutputExtractor | None = None,
     max_concurrency: int | None = None,
+    needs_approval: bool = False,
 ) -> Tool:
     """`agent` as a tool (see `Agent.as_tool`)."""
     tool_name = name or agent.name
@@ -290,5 +291,9 @@ def agent_tool(
 
         function = delegate
     return Tool.from_function(
-        function, name=tool_name, description=about, expected_seconds=expected_seconds
+        function,
+        name=tool_name,
+        description=about,
+        expected_seconds=expected_seconds,
+        needs_approval=needs_approval,
     )

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from warmloop.agent.acting import Acting
+from warmloop.agent.approvals import waiting_error
 from warmloop.agent.events import FinalOutput
-from warmloop.agent.exits import Exhausted, FormatError, Submitted
+from warmloop.agent.exits import AwaitingApproval, Exhausted, FormatError, Submitted
 from warmloop.agent.lineage import tracked
 from warmloop.agent.request import RequestCycle
 from warmloop.agent.result import ExtractFailed, Run, RunAborted, RunError
@@ -102,6 +103,10 @@ class Runner:
                 await self.extract(end)
         except Submitted as end:
             return self.finish(end)
+        except AwaitingApproval as end:
+            hook = state.hook
+            session = hook.lease.session_id if hook is not None else None
+            raise waiting_error(end.calls, state.transcript, session) from None
 
     async def one_step(self) -> None:
         """Query, then act; a turn that did not parse gets its correction instead."""

@@ -184,10 +184,11 @@ class RunPauses:
         finally:
             if pinger is not None:
                 await pinger.stop()
-            if policy is not None:
-                # From the last request: the cache's clock, which the history is read on.
-                latest = self.last
-                self.learned.paused(kind, self.now() - (latest.at if latest else 0.0))
+            latest = self.last
+            if policy is not None and latest is not None:
+                # From the last request: the cache's clock, which the history is read on (a
+                # run that resumed a stored step sent none yet: nothing was measured).
+                self.learned.paused(kind, self.now() - latest.at)
 
     def _pinger(
         self,
@@ -299,13 +300,15 @@ async def waiting(
     policy: KeepAlivePolicy | None,
     transcript: Transcript,
     since: float | None = None,
+    kind: str = "waiting",
 ) -> AsyncIterator[Waiting]:
     """Keep `transcript`'s cache warm while the body waits (a human's answer, an
-    approval), by the same rule as inside a run, with this agent's earlier waits as its
-    history. The keep-alive is the conversation rendered as the next run will send it
-    before its new message (so its first one also writes the last turn, which the
-    follow-up then reads); `since`: seconds since the last request (default: from the
-    transcript's `last_request_at`)."""
+    approval), by the same rule as inside a run, with this agent's earlier waits of `kind`
+    as its history. The keep-alive is `transcript` rendered as the next request will send
+    it before what is new (for a follow-up, its first one also writes the last turn, which
+    the follow-up then reads; for an approval, the request that asked for the call);
+    `since`: seconds since the last request (default: from the transcript's
+    `last_request_at`)."""
     wait = Waiting()
     if policy is None or not len(transcript):
         yield wait
@@ -320,7 +323,7 @@ async def waiting(
         model, policy, learned, wait.maintenance.append, wait.warnings.append, [start]
     )
     try:
-        async with pauses.pause("waiting", model.facts, transcript.conversation, 0):
+        async with pauses.pause(kind, model.facts, transcript.conversation, 0):
             yield wait
     finally:
         await pauses.settle()
