@@ -283,8 +283,8 @@ class TreeHost(Host):
             self.requests.append(request)
             parent = "Plan" in body["messages"][0]["content"]
             name, arguments = ("explorer", {"task": "k"}) if parent else ("lookup", {"key": "k"})
-            call = {"id": f"call_{len(self.requests)}", "type": "function"}
-            call["function"] = {"name": name, "arguments": json.dumps(arguments)}
+            function = {"name": name, "arguments": json.dumps(arguments)}
+            call = {"id": f"call_{len(self.requests)}", "type": "function", "function": function}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             reply = {
                 "id": f"chatcmpl-{len(self.requests)}",
