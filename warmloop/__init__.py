@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ToolFinished,
         ToolStarted,
     )
+    from warmloop.agent.handoff import Handoff, handoff
     from warmloop.agent.result import (
         ChildRun,
         ExtractFailed,
@@ -101,6 +102,7 @@ _WHERE: dict[str, str] = {
     "EventStream": "warmloop.agent.event_stream",
     "ExtractFailed": "warmloop.agent.result",
     "FinalOutput": "warmloop.agent.events",
+    "Handoff": "warmloop.agent.handoff",
     "KeepAlivePolicy": "warmloop.keepalive.pinger",
     "KeptAlive": "warmloop.agent.events",
     "Maintained": "warmloop.agent.events",
@@ -158,6 +160,7 @@ _WHERE: dict[str, str] = {
     "call": "warmloop.providers.scripted",
     "check_pairing": "warmloop.transcript",
     "fan_out": "warmloop.agent.delegation",
+    "handoff": "warmloop.agent.handoff",
     "instrument": "warmloop.telemetry",
     "open_store": "warmloop.sessions.locate",
     "raw_call": "warmloop.providers.scripted",
@@ -180,6 +183,7 @@ __all__ = [
     "EventStream",
     "ExtractFailed",
     "FinalOutput",
+    "Handoff",
     "KeepAlivePolicy",
     "KeptAlive",
     "Maintained",
@@ -237,6 +241,7 @@ __all__ = [
     "call",
     "check_pairing",
     "fan_out",
+    "handoff",
     "instrument",
     "open_store",
     "raw_call",

@@ -6,12 +6,14 @@ outputs."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 from pydantic import BaseModel
 
 from warmloop.agent.approvals import Verdict, any_waits, denial, verdict
 from warmloop.agent.events import ToolFinished, ToolStarted
-from warmloop.agent.exits import AwaitingApproval, Submitted
+from warmloop.agent.exits import AwaitingApproval, HandedOff, Submitted
+from warmloop.agent.handoff import NOT_RUN, TRANSFERRED, Handoff
 from warmloop.agent.lineage import Parent, calling
 from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
@@ -69,26 +71,47 @@ class Acting:
         failed = True
         stored = stored_results(state.transcript.messages)  # the turn is the newest
         waiting: list[ToolCall] = []
+        handed: tuple[Handoff, ToolCall] | None = None
         for call in turn.tool_calls:
             decided = verdict(state.settings.toolbox, state.approvals, call)
             if call.id not in stored and (waiting or decided is Verdict.WAIT):
                 waiting.append(call)  # a call after one that waits waits too: results in order
                 continue
+            handing = state.settings.handoffs.get(call.name)
             if call.id in stored:  # returned before a crash: never run again
                 result = stored[call.id]
                 if call.name == SUBMIT and not result.is_error:
                     checked = state.settings.outputs.validate(call)
                     submitted = None if isinstance(checked, ToolResult) else checked
+                handed = handed or ((handing, call) if handing and not submitted else None)
                 failed = failed and result.is_error
                 continue
-            result, outputs = await self.answer(call, tools, cap, submitted, extracting, decided)
-            submitted = submitted or outputs
+            if handed is not None:  # after a handoff nothing else of the turn runs
+                result = tools_error(state, call, NOT_RUN.format(name=handed[0].agent_name), cap)
+            elif handing is not None and submitted is None and not extracting:
+                handed = (handing, call)
+                await self.handing(handing)
+                result = ToolResult(call.id, call.name, TRANSFERRED.format(name=handing.agent_name))
+            else:
+                result, outputs = await self.answer(
+                    call, tools, cap, submitted, extracting, decided
+                )
+                submitted = submitted or outputs
             failed = failed and result.is_error
             state.append(result)
             await state.persisted()  # each result as it comes: a returned tool never runs twice
         if waiting:
             raise AwaitingApproval(tuple(waiting))
+        if handed is not None:
+            raise HandedOff(*handed)
         return submitted, failed
+
+    async def handing(self, to: Handoff) -> None:
+        """Tell `on_handoff` (with the run's context) that the conversation is handed on."""
+        if to.on_handoff is not None:
+            told = to.on_handoff(self.context())
+            if inspect.isawaitable(told):
+                await told
 
     async def answer(
         self,
@@ -181,3 +204,8 @@ class Acting:
     def repeatable(self, name: str) -> bool:
         tool = self.state.settings.toolbox.get(name)
         return tool is None or tool.repeatable
+
+
+def tools_error(state: RunState, call: ToolCall, text: str, cap: int | None) -> ToolResult:
+    """An error result for `call` from the run's toolbox (encodable, capped)."""
+    return state.settings.toolbox.error(call, text, cap)

@@ -27,6 +27,7 @@ from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
+from warmloop.agent.handoff import Handoff, handoffs_by_tool
 from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
@@ -106,7 +107,9 @@ class Agent(Generic[DepsT, OutputT]):
     `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
     with every request; a run's own `model_settings=` replace them setting by setting.
     `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent` spans,
-    the tool `as_tool` makes of it).
+    the tool `as_tool` makes of it). `handoffs` (agents, or `handoff(agent, ...)`) are the
+    agents it may hand its conversation to, each through a `transfer_to_<name>` tool
+    (`agent.handoff`).
     """
 
     @checked_keywords("Agent(...)")
@@ -130,6 +133,7 @@ class Agent(Generic[DepsT, OutputT]):
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         name: str | None = None,
+        handoffs: Iterable[Agent[Any, Any] | Handoff] = (),
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -162,6 +166,14 @@ class Agent(Generic[DepsT, OutputT]):
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
+        self.handoffs = handoffs_by_tool(handoffs)
+        """The agents this one may hand its conversation to, by the tool that does it."""
+        if self.handoffs:
+            if isinstance(tools, Toolbox):
+                raise ConfigurationError(
+                    "with handoffs=, pass tools as a list: the handoff tools join them"
+                )
+            tools = [*tools, *(h.tool() for h in self.handoffs.values())]
         # A Toolbox instance (a catalog, code mode, MCP: warmloop.tools) is used as given.
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         if SUBMIT in self.toolbox:
@@ -343,6 +355,11 @@ class Agent(Generic[DepsT, OutputT]):
             raise ConfigurationError(
                 "a session continues its own stored conversation: pass session= or history=, "
                 "not both"
+            )
+        if self.handoffs:
+            raise ConfigurationError(
+                "an agent with handoffs= runs without session= for now: its target would go "
+                "on with a copy of the conversation the session does not store"
             )
         return open_session(
             session,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from warmloop.agent.handoff import Handoff
 from warmloop.messages import AssistantTurn, Message, ToolCall
 
 
@@ -52,3 +53,13 @@ class AwaitingApproval(StepExit):
     def __init__(self, calls: tuple[ToolCall, ...]) -> None:
         super().__init__()
         self.calls = calls
+
+
+class HandedOff(StepExit):
+    """A call handed the conversation to another agent (`agent.handoff`): the step's other
+    calls are answered, the run ends, and the target goes on."""
+
+    def __init__(self, handoff: Handoff, call: ToolCall) -> None:
+        super().__init__()
+        self.handoff = handoff
+        self.call = call

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NoReturn
 
 from warmloop.agent.acting import Acting
 from warmloop.agent.approvals import waiting_error
 from warmloop.agent.events import FinalOutput
-from warmloop.agent.exits import AwaitingApproval, Exhausted, FormatError, Submitted
+from warmloop.agent.exits import AwaitingApproval, Exhausted, FormatError, HandedOff, Submitted
 from warmloop.agent.lineage import tracked
 from warmloop.agent.request import RequestCycle
-from warmloop.agent.result import ExtractFailed, Run, RunAborted, RunError
+from warmloop.agent.result import ChildRun, ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.resumption import Position, position
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.errors import WarmloopError
@@ -103,6 +104,8 @@ class Runner:
                 await self.extract(end)
         except Submitted as end:
             return self.finish(end)
+        except HandedOff as end:
+            return await self.handed_off(end)
         except AwaitingApproval as end:
             hook = state.hook
             session = hook.lease.session_id if hook is not None else None
@@ -193,6 +196,30 @@ class Runner:
             state.transcript,
             last_error=last_error,
         )
+
+    async def handed_off(self, end: HandedOff) -> Run:
+        """The target of a handoff goes on with the conversation (a fork: the same routing
+        key, every message so far) to its end; this run ends with its outputs, its run a
+        child row (`kind="handoff"`)."""
+        state = self.state
+        to = end.handoff
+        task = to.task()
+        run = await to.agent.run(task, history=state.transcript, deps=state.deps)
+        facts = run.facts
+        state.children.append(
+            ChildRun(
+                to.agent_name,
+                end.call.id,
+                task,
+                run.model,
+                tuple(run.usages()),
+                run=run,
+                priced_as=facts.priced_as if facts is not None else None,
+                kind="handoff",
+            )
+        )
+        own = self.finish(Submitted(run.outputs, extracted=run.extracted))
+        return replace(own, transcript=run.transcript, convert=run.convert)
 
     def interrupted(self, exc: BaseException) -> None:
         """Close the step in progress and attach the transcript to `exc`."""
