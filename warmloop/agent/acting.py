@@ -166,6 +166,7 @@ class Acting:
             state.transcript.conversation,
             call,
             state.children,
+            state.transcript,
             hook.lease.session_id if hook is not None else None,
             hook.store if hook is not None else None,
             state.warn,

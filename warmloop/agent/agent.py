@@ -261,6 +261,7 @@ class Agent(Generic[DepsT, OutputT]):
         output_extractor: OutputExtractor | None = None,
         max_concurrency: int | None = None,
         needs_approval: bool = False,
+        fork: bool = False,
     ) -> Tool:
         """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
         takes a `task`, runs this agent on it as a child of the calling run (with its
@@ -272,7 +273,9 @@ class Agent(Generic[DepsT, OutputT]):
         one opening and a routing key derived from the parent's; under a parent with a
         stored session each child is stored too, by its task's content
         (`agent.delegation`). `needs_approval=True`: a call waits for a person's decision
-        (`agent.resume`)."""
+        (`agent.resume`). `fork=True`: each child goes on from the calling run's
+        conversation before the turn that called it (give this agent the caller's tools,
+        so it reads the caller's cached prefix)."""
         return agent_tool(
             self,
             name=name,
@@ -282,6 +285,7 @@ class Agent(Generic[DepsT, OutputT]):
             output_extractor=output_extractor,
             max_concurrency=max_concurrency,
             needs_approval=needs_approval,
+            fork=fork,
         )
 
     def result_cap(self, facts: ModelFacts) -> int | None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from warmloop.agent.events import Event, RequestAnswered
+from warmloop.agent.fork import before_current_turn
 from warmloop.agent.lineage import Parent, child_conversation, current_parent, watching
 from warmloop.agent.result import ChildRun, Run
 from warmloop.agent.task import task_text
@@ -68,6 +69,7 @@ class Delegate(Protocol):
         self,
         task: Task,
         *,
+        history: Transcript | None = ...,
         conversation_id: str | None = ...,
         session: str | None = ...,
         store: SessionStore | None = ...,
@@ -119,12 +121,21 @@ def stored_outputs(agent: Delegate, transcript: Transcript) -> Run[Any] | None:
     return Run(outputs, transcript, [], steps, model=agent.model.name, convert=agent.outputs.output)
 
 
-async def run_child(agent: Delegate, task: Task, *, deps: object = None) -> Run[Any]:
+async def run_child(
+    agent: Delegate, task: Task, *, deps: object = None, fork: bool = False
+) -> Run[Any]:
     """One child run of `agent` on `task` under the run whose tool call is running here
     (if any). Under a parent with a stored session it runs in its own stored session named
     by its content, in the parent's store: a finished one is read back (recorded as
-    `replayed`), one cut short goes on from its last stored step."""
+    `replayed`), one cut short goes on from its last stored step. With `fork`, it goes on
+    from the calling run's conversation as it stood before the turn that called it (the
+    agent should have the caller's tools, to read its cached prefix); never stored."""
     parent = current_parent()
+    if fork:
+        if parent is None or parent.transcript is None:
+            raise ConfigurationError("fork=True forks the calling run: call it inside a tool")
+        history = before_current_turn(parent.transcript)
+        return await agent.run(task, history=history, deps=deps)
     if parent is None or parent.store is None or parent.session is None:
         return await agent.run(task, deps=deps)
     store = parent.store
@@ -182,12 +193,14 @@ async def fan_out(
     *,
     deps: object = None,
     max_concurrency: int | None = None,
+    fork: bool = False,
 ) -> list[Run[Any]]:
     """Run `agent` on every task, the first alone until its usage shows the opening
     written (then the rest at once, at most `max_concurrency` at a time): one run per task,
     in the tasks' order. Tasks of the same content run once (their runs are the same).
     A child that fails fails the fan-out once every other child has ended (their results
-    are stored where the parent has a session), with its error."""
+    are stored where the parent has a session), with its error. `fork`: each child goes
+    on from the calling run's conversation (`run_child`)."""
     if max_concurrency is not None and (isinstance(max_concurrency, bool) or max_concurrency < 1):
         raise ConfigurationError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
     keys = [content_key(agent, task) for task in tasks]
@@ -198,7 +211,7 @@ async def fan_out(
 
     async def one(task: Task) -> Run[Any]:
         async with limit:
-            return await run_child(agent, task, deps=deps)
+            return await run_child(agent, task, deps=deps, fork=fork)
 
     leader_key, leader_task = next(iter(unique.items()))
     watch = LeaderWatch()
@@ -256,6 +269,7 @@ def agent_tool(
     output_extractor: OutputExtractor | None = None,
     max_concurrency: int | None = None,
     needs_approval: bool = False,
+    fork: bool = False,
 ) -> Tool:
     """`agent` as a tool (see `Agent.as_tool`)."""
     tool_name = name or agent.name
@@ -275,7 +289,9 @@ def agent_tool(
             Args:
                 tasks: One task for each run, complete on its own.
             """
-            runs = await fan_out(agent, tasks, deps=ctx.deps, max_concurrency=max_concurrency)
+            runs = await fan_out(
+                agent, tasks, deps=ctx.deps, max_concurrency=max_concurrency, fork=fork
+            )
             return json.dumps([extract(run) for run in runs], ensure_ascii=False)
 
         function: Callable[..., Awaitable[str]] = delegate_all
@@ -287,7 +303,7 @@ def agent_tool(
             Args:
                 task: What the agent is to do, complete on its own.
             """
-            return extract(await run_child(agent, task, deps=ctx.deps))
+            return extract(await run_child(agent, task, deps=ctx.deps, fork=fork))
 
         function = delegate
     return Tool.from_function(

@@ -28,6 +28,7 @@ from warmloop.agent.state import RunState
 from warmloop.messages import ToolCall
 from warmloop.providers.routing import parent_key
 from warmloop.sessions.store import SessionStore
+from warmloop.transcript import Transcript
 
 KEY_CHARS = 64
 """A conversation id's longest (`messages.validate_id`)."""
@@ -42,6 +43,8 @@ class Parent:
     conversation: str
     call: ToolCall
     children: list[ChildRun]
+    transcript: Transcript | None = None
+    """The calling run's conversation as it stands (a forked child starts from it)."""
     session: str | None = None
     store: SessionStore | None = None
     warn: Callable[[str], None] = field(default=lambda line: None)

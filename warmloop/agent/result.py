@@ -10,6 +10,7 @@ from typing import Generic, cast
 
 from pydantic import BaseModel
 
+from warmloop.agent.fork import fork_at
 from warmloop.agent.trajectory import TrajectoryStep, trajectory
 from warmloop.errors import WarmloopError
 from warmloop.facts.model_facts import ModelFacts
@@ -95,6 +96,11 @@ class Run(Generic[OutputT]):
         priced_as = self.facts.priced_as if self.facts is not None else None
         rows = [child.cost_row() for child in self.children]
         return cost_report(self.model, self.usages(), priced_as=priced_as, children=rows)
+
+    def fork(self, step: int | None = None) -> Transcript:
+        """A new branch of the conversation ending with step `step` of this run (None: its
+        end): pass it as `history=` to go on from there, reading the cached prefix."""
+        return fork_at(self.transcript, step, start=self.start)
 
     @property
     def trajectory(self) -> list[TrajectoryStep]:
