@@ -15,7 +15,6 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from tests.support.trees import explorer, planner
-
 from warmloop import Agent, ScriptedModel, tool
 from warmloop.fleet.agent_registry import AgentRegistry
 from warmloop.providers.base import Rendered

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 from tests.support.sessions_data import seeded, step
 from tests.support.stores import OpenStore
-from warmloop.sessions.migrations import Cursor
+from warmloop.sessions.migrations import Cursor, Params
 from warmloop.sessions.sql import SqlStore
 
 
@@ -20,8 +20,8 @@ class Between:
     def __init__(self, cursor: Cursor, meanwhile: list[Callable[[], None]]) -> None:
         self.cursor, self.meanwhile = cursor, meanwhile
 
-    def execute(self, sql: str, params: object = None, /) -> object:
-        done = self.cursor.execute(sql, params) if params is not None else self.cursor.execute(sql)
+    def execute(self, sql: str, params: Params | None = None, /) -> object:
+        done = self.cursor.execute(sql, params)
         while self.meanwhile:
             self.meanwhile.pop()()
         return done

@@ -87,9 +87,9 @@ def finished_children(store: SessionStore, parent_session: str) -> set[str]:
     done = set()
     for area in AREAS:
         found = store.load(child_session(parent_session, content_key(child, area)))
-        if found is not None and found.transcript is not None:
-            if stored_outputs(child, found.transcript) is not None:
-                done.add(area)
+        transcript = found.transcript if found is not None else None
+        if transcript is not None and stored_outputs(child, transcript) is not None:
+            done.add(area)
     return done
 
 
