@@ -20,7 +20,7 @@ class Between:
     def __init__(self, cursor: Cursor, meanwhile: list[Callable[[], None]]) -> None:
         self.cursor, self.meanwhile = cursor, meanwhile
 
-    def execute(self, sql: str, params: Params | None = None, /) -> object:
+    def execute(self, sql: str, params: Params = (), /) -> object:
         done = self.cursor.execute(sql, params)
         while self.meanwhile:
             self.meanwhile.pop()()
