@@ -7,6 +7,7 @@ cached."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import pytest
@@ -160,3 +161,11 @@ def test_the_first_child_goes_alone_until_its_usage_shows_the_opening_cached() -
 
     assert order[:2] == ["a:0", "a:1"]  # the leader's first and second request
     assert sorted(order[2:]) == ["b:0", "b:1", "c:0", "c:1", "d:0", "d:1"]
+
+
+def test_a_sub_agent_tool_has_no_time_limit_unless_given_one() -> None:
+    """A child's run is bounded by its own max_steps; a toolbox's default 120 s would cut
+    a sub-agent that runs the test suite (the subagents benchmark's slow explorer)."""
+    child = explorer(explorer_model())
+    assert child.as_tool().timeout == math.inf
+    assert child.as_tool(timeout=600).timeout == 600

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
@@ -262,6 +263,7 @@ class Agent(Generic[DepsT, OutputT]):
         max_concurrency: int | None = None,
         needs_approval: bool = False,
         fork: bool = False,
+        timeout: float | None = math.inf,
     ) -> Tool:
         """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
         takes a `task`, runs this agent on it as a child of the calling run (with its
@@ -275,7 +277,8 @@ class Agent(Generic[DepsT, OutputT]):
         (`agent.delegation`). `needs_approval=True`: a call waits for a person's decision
         (`agent.resume`). `fork=True`: each child goes on from the calling run's
         conversation before the turn that called it (give this agent the caller's tools,
-        so it reads the caller's cached prefix)."""
+        so it reads the caller's cached prefix). `timeout`: none by default (a child's
+        run is bounded by its own `max_steps`; a toolbox's 120 s would cut a long one)."""
         return agent_tool(
             self,
             name=name,
@@ -286,6 +289,7 @@ class Agent(Generic[DepsT, OutputT]):
             max_concurrency=max_concurrency,
             needs_approval=needs_approval,
             fork=fork,
+            timeout=timeout,
         )
 
     def result_cap(self, facts: ModelFacts) -> int | None:

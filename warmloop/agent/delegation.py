@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -270,6 +271,7 @@ def agent_tool(
     max_concurrency: int | None = None,
     needs_approval: bool = False,
     fork: bool = False,
+    timeout: float | None = math.inf,
 ) -> Tool:
     """`agent` as a tool (see `Agent.as_tool`)."""
     tool_name = name or agent.name
@@ -312,4 +314,5 @@ def agent_tool(
         description=about,
         expected_seconds=expected_seconds,
         needs_approval=needs_approval,
+        timeout=timeout,
     )

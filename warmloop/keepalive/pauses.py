@@ -122,6 +122,12 @@ class RunPauses:
         chars, last = rendered.length, self.last
         ratio = last.prompt_tokens / last.chars if last is not None and last.chars else 0.25
         written = max(0, chars - last.chars) if last is not None else chars
+        profile = self.learned.profile(facts.profile)
+        opening = None
+        if sent == 0 and self.first:  # a fresh conversation's first request: its opening
+            returns = self.learned.opening_returns(profile.retention.seconds)
+            self.learned.opened(self.now())
+            opening = opening_retention(profile, rendered.wire_format, int(chars * ratio), returns)
         longer = longer_retention(
             self.learned.profile(facts.profile),
             rendered.wire_format,
@@ -133,6 +139,8 @@ class RunPauses:
             shares=self.learned.outlook(sent, first=self.first),
             survival=self.learned.survival(facts.profile.model),
         )
+        if opening is not None and (longer is None or opening.seconds > longer.seconds):
+            longer = opening
         if longer is None:
             return rendered, None
         return with_cache_ttl(rendered, longer.name), longer.name
@@ -279,6 +287,29 @@ def longer_retention(
         shares=shares,
         cold_tokens=cold_tokens,
         survival=survival,
+    )
+    return None if choice.retention.name == profile.ttl else choice.retention
+
+
+def opening_retention(
+    profile: CacheProfile, wire_format: str, prompt_tokens: int, returns: Sequence[float]
+) -> Retention | None:
+    """The longer TTL a fresh conversation's first request is written with so that its
+    opening (tools, instructions) outlives the wait until this agent's next fresh start
+    (`returns`: the waits seen between bursts of them; nobody keeps the entry warm
+    meanwhile), or None: `choose_retention` over them, among the retentions a request
+    carries on its own. This is the TTL of a sub-agent's opening chosen by when its
+    parent sends it again (its next fan-out), and of any agent's opening by when its next
+    session starts."""
+    carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
+    if not returns or profile.retention not in carried:
+        return None
+    choice = choose_retention(
+        replace(profile, retentions=carried),
+        prompt_tokens,
+        prompt_tokens,
+        (),
+        unattended=returns,
     )
     return None if choice.retention.name == profile.ttl else choice.retention
 
