@@ -66,6 +66,12 @@ class Host:
         body = json.loads(request.content)
         done = body["messages"][-1]["role"] == "tool"
         name, arguments = ("submit", {"answer": "ok"}) if done else ("lookup", {"key": "k"})
+        return self.calling(body, name, arguments)
+
+    def calling(
+        self, body: dict[str, Any], name: str, arguments: dict[str, str]
+    ) -> httpx2.Response:
+        """A completion whose one tool call is `name(**arguments)`."""
         call = {
             "id": f"call_{len(self.requests)}",
             "type": "function",
@@ -276,25 +282,13 @@ class TreeHost(Host):
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
-        if (
-            request.url.path.endswith("/chat/completions")
-            and body["messages"][-1]["role"] != "tool"
-        ):
+        chat = request.url.path.endswith("/chat/completions")
+        if chat and body["messages"][-1]["role"] != "tool":
             self.requests.append(request)
             parent = "Plan" in body["messages"][0]["content"]
-            name, arguments = ("explorer", {"task": "k"}) if parent else ("lookup", {"key": "k"})
-            function = {"name": name, "arguments": json.dumps(arguments)}
-            call = {"id": f"call_{len(self.requests)}", "type": "function", "function": function}
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            reply = {
-                "id": f"chatcmpl-{len(self.requests)}",
-                "object": "chat.completion",
-                "created": 1_767_258_000,
-                "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-            return httpx2.Response(200, json=reply)
+            if parent:
+                return self.calling(body, "explorer", {"task": "k"})
+            return self.calling(body, "lookup", {"key": "k"})
         return super().__call__(request)
 
 

@@ -28,7 +28,7 @@ from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
-from warmloop.agent.handoff import Handoff, handoffs_by_tool
+from warmloop.agent.handoff import Handoff, handoffs_by_tool, with_handoff_tools
 from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
@@ -80,6 +80,12 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+def _name(name: object) -> str | None:
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigurationError(f"name must be a non-empty string or None, got {name!r}")
+    return name
 
 
 class Agent(Generic[DepsT, OutputT]):
@@ -148,9 +154,7 @@ class Agent(Generic[DepsT, OutputT]):
             )
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ConfigurationError(f"name must be a non-empty string or None, got {name!r}")
-        self.name = name
+        self.name = _name(name)
         """What the agent is called: its rows in a parent's cost, its spans, its tools."""
         hooks = (
             ("on_message", on_message),
@@ -169,12 +173,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
         self.handoffs = handoffs_by_tool(handoffs)
         """The agents this one may hand its conversation to, by the tool that does it."""
-        if self.handoffs:
-            if isinstance(tools, Toolbox):
-                raise ConfigurationError(
-                    "with handoffs=, pass tools as a list: the handoff tools join them"
-                )
-            tools = [*tools, *(h.tool() for h in self.handoffs.values())]
+        tools = with_handoff_tools(tools, self.handoffs)
         # A Toolbox instance (a catalog, code mode, MCP: warmloop.tools) is used as given.
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         if SUBMIT in self.toolbox:

@@ -17,14 +17,15 @@ keep the cache.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from warmloop.agent.result import Run
 from warmloop.errors import ConfigurationError
 from warmloop.tools.context import RunContext
-from warmloop.tools.tool import Tool
+from warmloop.tools.tool import Tool, ToolFunction
+from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 
 TRANSFERRED = "Transferred to {name}; it goes on from here."
@@ -118,3 +119,16 @@ def _target(item: object) -> Target:
             f"handoffs= takes agents and handoff(...)s, got {type(item).__name__}"
         )
     return item
+
+
+def with_handoff_tools(
+    tools: Iterable[Tool | ToolFunction] | Toolbox, handoffs: Mapping[str, Handoff]
+) -> Iterable[Tool | ToolFunction] | Toolbox:
+    """An agent's tools with a tool per handoff after them (a list of tools only)."""
+    if not handoffs:
+        return tools
+    if isinstance(tools, Toolbox):
+        raise ConfigurationError(
+            "with handoffs=, pass tools as a list: the handoff tools join them"
+        )
+    return [*tools, *(h.tool() for h in handoffs.values())]
