@@ -45,6 +45,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
     "layout": ("layout", "the package's shape: lines, Any, long functions, names, providers"),
     "startup": ("startup", "CPU seconds of `import warmloop` and `warmloop --help` vs pydantic"),
+    "subagents": ("subagents", "a tree of sub-agents and an approval: cost vs the optimum"),
+    "approval": ("approval_process", "an approval 20 minutes later in another process, priced"),
 }
 """Name -> (module under `benchmarks`, what it measures)."""
 

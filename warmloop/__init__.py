@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from warmloop.agent.agent import Agent
+    from warmloop.agent.approvals import ToolDenied, WaitingForApproval
+    from warmloop.agent.delegation import fan_out
     from warmloop.agent.event_stream import EventStream
     from warmloop.agent.events import (
         CacheBust,
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
         ToolFinished,
         ToolStarted,
     )
+    from warmloop.agent.handoff import Handoff, handoff
     from warmloop.agent.result import (
+        ChildRun,
         ExtractFailed,
         RequestFailed,
         Run,
@@ -90,6 +94,7 @@ _WHERE: dict[str, str] = {
     "AssistantTurn": "warmloop.messages",
     "CacheBust": "warmloop.agent.events",
     "CacheMiss": "warmloop.agent.events",
+    "ChildRun": "warmloop.agent.result",
     "CodeMode": "warmloop.tools.code",
     "ConfigurationError": "warmloop.errors",
     "ContextWindowExceeded": "warmloop.errors",
@@ -97,6 +102,7 @@ _WHERE: dict[str, str] = {
     "EventStream": "warmloop.agent.event_stream",
     "ExtractFailed": "warmloop.agent.result",
     "FinalOutput": "warmloop.agent.events",
+    "Handoff": "warmloop.agent.handoff",
     "KeepAlivePolicy": "warmloop.keepalive.pinger",
     "KeptAlive": "warmloop.agent.events",
     "Maintained": "warmloop.agent.events",
@@ -135,6 +141,7 @@ _WHERE: dict[str, str] = {
     "Tool": "warmloop.tools.tool",
     "ToolCall": "warmloop.messages",
     "ToolCallDelta": "warmloop.providers.deltas",
+    "ToolDenied": "warmloop.agent.approvals",
     "ToolFailed": "warmloop.errors",
     "ToolFinished": "warmloop.agent.events",
     "ToolResult": "warmloop.messages",
@@ -146,11 +153,14 @@ _WHERE: dict[str, str] = {
     "TranscriptError": "warmloop.errors",
     "Usage": "warmloop.facts.usage",
     "UserText": "warmloop.messages",
+    "WaitingForApproval": "warmloop.agent.approvals",
     "WarmloopError": "warmloop.errors",
     "Workspace": "warmloop.workspace",
     "WorkspaceError": "warmloop.errors",
     "call": "warmloop.providers.scripted",
     "check_pairing": "warmloop.transcript",
+    "fan_out": "warmloop.agent.delegation",
+    "handoff": "warmloop.agent.handoff",
     "instrument": "warmloop.telemetry",
     "open_store": "warmloop.sessions.locate",
     "raw_call": "warmloop.providers.scripted",
@@ -165,6 +175,7 @@ __all__ = [
     "AssistantTurn",
     "CacheBust",
     "CacheMiss",
+    "ChildRun",
     "CodeMode",
     "ConfigurationError",
     "ContextWindowExceeded",
@@ -172,6 +183,7 @@ __all__ = [
     "EventStream",
     "ExtractFailed",
     "FinalOutput",
+    "Handoff",
     "KeepAlivePolicy",
     "KeptAlive",
     "Maintained",
@@ -210,6 +222,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallDelta",
+    "ToolDenied",
     "ToolFailed",
     "ToolFinished",
     "ToolResult",
@@ -221,11 +234,14 @@ __all__ = [
     "TranscriptError",
     "Usage",
     "UserText",
+    "WaitingForApproval",
     "WarmloopError",
     "Workspace",
     "WorkspaceError",
     "call",
     "check_pairing",
+    "fan_out",
+    "handoff",
     "instrument",
     "open_store",
     "raw_call",

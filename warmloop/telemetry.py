@@ -126,9 +126,12 @@ class Tracing:
         self.model_name = model_name
 
     @contextlib.contextmanager
-    def run(self, conversation_id: str) -> Iterator[RunSpan]:
+    def run(self, conversation_id: str, agent_name: str | None = None) -> Iterator[RunSpan]:
         """An `invoke_agent` span around a run, current while it runs: the requests' and
-        tool calls' spans are its children. A run that raises ends it as failed."""
+        tool calls' spans are its children, and so are the runs a tool call starts (a
+        sub-agent's `invoke_agent` span under the parent's `execute_tool` span). Named
+        `invoke_agent <name>` with `gen_ai.agent.name` for a named agent. A run that
+        raises ends it as failed."""
         if self.tracer is None:
             yield RunSpan(None, self.model_name)
             return
@@ -140,8 +143,10 @@ class Tracing:
             "gen_ai.request.model": request_model(self.model_name),
             "gen_ai.conversation.id": conversation_id,
         }
+        if agent_name:
+            attributes["gen_ai.agent.name"] = agent_name
         with self.tracer.start_as_current_span(
-            "invoke_agent",  # the conventions' name when the agent has no gen_ai.agent.name
+            f"invoke_agent {agent_name}" if agent_name else "invoke_agent",
             kind=SpanKind.INTERNAL,
             attributes=attributes,
             set_status_on_exception=False,

@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import replace
 from os import PathLike
-from typing import Generic, Literal
+from typing import Any, Generic, Literal
 
+from warmloop.agent.approvals import (
+    Decision,
+    before_turn,
+    checked_approvals,
+    run_start,
+    stored_wait,
+    task_at,
+)
+from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
+from warmloop.agent.handoff import Handoff, handoffs_by_tool, with_handoff_tools
+from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.state import RunState
@@ -39,7 +51,6 @@ from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import examples, resolve_model
-from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -105,6 +116,12 @@ def _keepalive_policy(keepalive: object) -> KeepAlivePolicy | None:
     return keepalive
 
 
+def _name(name: object) -> str | None:
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigurationError(f"name must be a non-empty string or None, got {name!r}")
+    return name
+
+
 class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
     `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
@@ -130,6 +147,10 @@ class Agent(Generic[DepsT, OutputT]):
     keep-alive: views of the same events.
     `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
     with every request; a run's own `model_settings=` replace them setting by setting.
+    `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent` spans,
+    the tool `as_tool` makes of it). `handoffs` (agents, or `handoff(agent, ...)`) are the
+    agents it may hand its conversation to, each through a `transfer_to_<name>` tool
+    (`agent.handoff`).
     """
 
     @checked_keywords("Agent(...)")
@@ -152,6 +173,8 @@ class Agent(Generic[DepsT, OutputT]):
         check_outputs: OutputCheck | None = None,
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
+        name: str | None = None,
+        handoffs: Iterable[Agent[Any, Any] | Handoff] = (),
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -159,6 +182,8 @@ class Agent(Generic[DepsT, OutputT]):
         model = _model_of(model)
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
+        self.name = _name(name)
+        """What the agent is called: its rows in a parent's cost, its spans, its tools."""
         _check_hooks(
             on_message=on_message,
             on_maintenance=on_maintenance,
@@ -171,7 +196,9 @@ class Agent(Generic[DepsT, OutputT]):
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
-        self.toolbox = _toolbox_of(tools)
+        self.handoffs = handoffs_by_tool(handoffs)
+        """The agents this one may hand its conversation to, by the tool that does it."""
+        self.toolbox = _toolbox_of(with_handoff_tools(tools, self.handoffs))
         self.outputs = Outputs(outputs)
         self.deps_type = check_deps_type(deps_type, self.toolbox)
         self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
@@ -212,7 +239,10 @@ class Agent(Generic[DepsT, OutputT]):
         human's approval, an answer), by the keep-alive rule: `async with
         agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
         Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
-        Outside such a block a finished run's cache is never pinged."""
+        Outside such a block a finished run's cache is never pinged. A run waiting for
+        approval (`WaitingForApproval`) is kept as a pause of its tool: the request that
+        asked for the call is repeated, priced on this agent's earlier waits for that tool
+        (the stored session's included)."""
         if not isinstance(conversation, Transcript):
             validate_id(conversation)  # refused here, not on entering the block
         return self._waiting(conversation, store, since)
@@ -225,12 +255,58 @@ class Agent(Generic[DepsT, OutputT]):
         since: float | None,
     ) -> AsyncIterator[Waiting]:
         if not isinstance(conversation, Transcript):
-            conversation = await stored_transcript(conversation, store, "to wait on")
+            session = conversation
+            conversation, pauses = await stored_wait(session, store)
+            self.learned.stored(session, pauses, conversation.conversation)
         model = with_settings(self.model, self.model_settings)  # as the runs send
+        kept, kind = conversation, "waiting"
+        asked = before_turn(conversation)
+        if asked is not None:  # a run waiting for approval: the pause of the tool it asked
+            kept, kind = asked, f"tool:{conversation.pending_calls()[0].name}"
         async with waiting(
-            model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            model, self.tool_specs, self.learned, self.keepalive, kept, since, kind
         ) as wait:
             yield wait
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        parallel: bool = False,
+        expected_seconds: float | None = None,
+        output_extractor: OutputExtractor | None = None,
+        max_concurrency: int | None = None,
+        needs_approval: bool = False,
+        fork: bool = False,
+        timeout: float | None = math.inf,
+    ) -> Tool:
+        """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
+        takes a `task`, runs this agent on it as a child of the calling run (with its
+        deps), and returns the output as text (`output_extractor(run)` to choose). With
+        `parallel=True` it takes `tasks` and runs one child per task by `fan_out` (the first
+        alone until its usage shows the opening written), returning a JSON list. The name
+        defaults to the agent's; `expected_seconds` is how long a call usually takes (the
+        parent's keep-alive prices its wait on it until it has seen some). Siblings share
+        one opening and a routing key derived from the parent's; under a parent with a
+        stored session each child is stored too, by its task's content
+        (`agent.delegation`). `needs_approval=True`: a call waits for a person's decision
+        (`agent.resume`). `fork=True`: each child goes on from the calling run's
+        conversation before the turn that called it (give this agent the caller's tools,
+        so it reads the caller's cached prefix). `timeout`: none by default (a child's
+        run is bounded by its own `max_steps`; a toolbox's 120 s would cut a long one)."""
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            parallel=parallel,
+            expected_seconds=expected_seconds,
+            output_extractor=output_extractor,
+            max_concurrency=max_concurrency,
+            needs_approval=needs_approval,
+            fork=fork,
+            timeout=timeout,
+        )
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
@@ -248,6 +324,7 @@ class Agent(Generic[DepsT, OutputT]):
         listener: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         deps: object = None,
+        approvals: Mapping[str, Decision] | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -255,6 +332,11 @@ class Agent(Generic[DepsT, OutputT]):
             )
         if conversation_id is not None:
             validate_id(conversation_id)
+        parent = current_parent()
+        if conversation_id is None and history is None and hook is None and parent is not None:
+            # A fresh child conversation routes where its siblings' cache lives.
+            key = child_conversation(parent.conversation, self.fingerprint, self.instructions)
+            conversation_id = key
         if resume_at is not None and (hook is None or not 0 <= resume_at <= len(hook.transcript)):
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
@@ -276,6 +358,7 @@ class Agent(Generic[DepsT, OutputT]):
                 deps,
                 listener=listener,
                 streaming=listener is not None,
+                approvals=dict(approvals or {}),
             )
         )
 
@@ -296,6 +379,11 @@ class Agent(Generic[DepsT, OutputT]):
             raise ConfigurationError(
                 "a session continues its own stored conversation: pass session= or history=, "
                 "not both"
+            )
+        if self.handoffs:
+            raise ConfigurationError(
+                "an agent with handoffs= runs without session= for now: its target would go "
+                "on with a copy of the conversation the session does not store"
             )
         return open_session(
             session,
@@ -337,6 +425,40 @@ class Agent(Generic[DepsT, OutputT]):
                 resume_at,
                 model_settings=model_settings,
                 deps=deps,
+            )
+            return await runner.run()
+
+    @checked_keywords("agent.resume(...)")
+    async def resume(
+        self,
+        session: str,
+        *,
+        approvals: Mapping[str, Decision] | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+        model_settings: ModelSettings | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
+        """Go on with the stored run of `session` where it stopped, in any process: one
+        waiting for approval (`WaitingForApproval`), with `approvals` deciding its calls by
+        id (True runs one, False or `ToolDenied(message)` answers it refused; a call left
+        undecided keeps it waiting), or one a crash cut short (a stored response is never
+        requested again, a returned tool never run again). The run continues the same
+        conversation, so its next request reads what the cache holds of it."""
+        validate_id(session, "session id")
+        async with self._session(session, store, None, None, resuming=True) as hook:
+            assert hook is not None
+            messages = hook.transcript.messages
+            start = run_start(messages)
+            decisions = checked_approvals(approvals, hook.transcript.pending_calls())
+            runner = self._runner(
+                task_at(messages, start),
+                None,
+                None,
+                hook,
+                start,
+                model_settings=model_settings,
+                deps=deps,
+                approvals=decisions,
             )
             return await runner.run()
 

@@ -5,11 +5,12 @@ from that one list (no positional copy to keep in step with the agent)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from warmloop.agent.events import Event
+from warmloop.agent.handoff import Handoff
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.maintainer import MaintenanceEvent
@@ -42,6 +43,8 @@ class Settings:
     keepalive: KeepAlivePolicy | None = None
     check_outputs: OutputCheck | None = None
     on_event: Callable[[Event], None] | None = None
+    name: str | None = None
+    handoffs: Mapping[str, Handoff] = field(default_factory=dict)
 
     @classmethod
     def of(cls, agent: object) -> Settings:

@@ -16,6 +16,7 @@ from typing import overload
 
 from pydantic import BaseModel, ValidationError
 
+from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonObject
 from warmloop.tools.context import context_parameter, current_context, deps_type
 from warmloop.tools.invoke import check_timeout, describe_exception, encodable_object
@@ -34,7 +35,10 @@ class Tool:
     (a test run, a human's approval): the keep-alive rule starts from it before the agent
     has seen the tool run (None: no hint). `context`: the name of the function's first
     parameter when it takes the run's `RunContext` (never in the schema); `deps`: the deps
-    class that context declares, when one can be checked."""
+    class that context declares, when one can be checked. `needs_approval=True` (the OpenAI
+    Agents SDK's name): a call of the tool is not run until a person decides; the run ends
+    waiting for it (`WaitingForApproval`), and `agent.resume(session, approvals=...)` goes
+    on, in any process."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
@@ -44,6 +48,7 @@ class Tool:
     expected_seconds: float | None = None
     context: str | None = None
     deps: type | None = None
+    needs_approval: bool = False
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout, f"tool {self.spec.name!r}")
@@ -70,6 +75,7 @@ class Tool:
         timeout: float | None = None,
         repeatable: bool = True,
         expected_seconds: float | None = None,
+        needs_approval: bool = False,
     ) -> Tool:
         """The schema from the type hints; the description and each argument's
         description from the docstring (Google, NumPy or Sphinx style)."""
@@ -78,7 +84,23 @@ class Tool:
         hints = argument_hints(function, tool_name)
         context = context_parameter(function, hints, tool_name)
         deps = None if context is None else deps_type(hints[context])
-        return cls(spec, model, function, timeout, repeatable, expected_seconds, context, deps)
+        return cls(
+            spec,
+            model,
+            function,
+            timeout,
+            repeatable,
+            expected_seconds,
+            context,
+            deps,
+            needs_approval=_flag(needs_approval, "needs_approval"),
+        )
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 @overload
@@ -91,6 +113,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    needs_approval: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -101,9 +124,10 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    needs_approval: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorator: `@tool` or `@tool(name=..., description=..., timeout=..., repeatable=...,
-    expected_seconds=...)`."""
+    expected_seconds=..., needs_approval=...)`."""
     if function is not None:
         return Tool.from_function(function)
     check_timeout(timeout, "tool")
@@ -115,6 +139,7 @@ def tool(
         timeout=timeout,
         repeatable=repeatable,
         expected_seconds=expected_seconds,
+        needs_approval=needs_approval,
     )
 
 

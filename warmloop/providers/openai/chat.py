@@ -41,7 +41,7 @@ from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
-from warmloop.providers.routing import header_name, routing_key
+from warmloop.providers.routing import current_parent_key, header_name, routing_key
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -88,6 +88,7 @@ class ChatCompletionsModel(KnownFacts):
     """A Model speaking Chat Completions through AsyncOpenAI clients, one per event loop
     (`clients`; `client` holds their settings). The conversation's routing key travels as
     `prompt_cache_key` when `cache_key`, and in the header named `session_header` when one
+    is named; a sub-agent's parent key in the header named `parent_session_header` when one
     is named (`routing`)."""
 
     def __init__(
@@ -104,6 +105,7 @@ class ChatCompletionsModel(KnownFacts):
         session_header: str | None = None,
         breakpoint: bool = False,
         secrets: tuple[str, ...] = (),
+        parent_session_header: str | None = None,
     ) -> None:
         self.name = name
         self.model = model
@@ -119,6 +121,7 @@ class ChatCompletionsModel(KnownFacts):
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         self.session_header = header_name(session_header)
+        self.parent_session_header = header_name(parent_session_header)
         merged = dict(params or {})
         if text_protocol:
             merged.setdefault("stop", TEXT_STOP)
@@ -176,8 +179,12 @@ class ChatCompletionsModel(KnownFacts):
         key = routing_key(session_id, self.secrets)
         if self.cache_key:
             kwargs[CACHE_KEY_FIELD] = key
-        if self.session_header is not None:
-            kwargs["extra_headers"] = {self.session_header: key}
+        headers = {self.session_header: key} if self.session_header is not None else {}
+        parent = current_parent_key()
+        if self.parent_session_header is not None and parent is not None:
+            headers[self.parent_session_header] = routing_key(parent, self.secrets)
+        if headers:
+            kwargs["extra_headers"] = headers
         if extra_body:
             kwargs["extra_body"] = extra_body
         return kwargs
@@ -290,7 +297,9 @@ class OpenAICompatibleModel(ChatCompletionsModel):
 
     The conversation's routing key travels in the header `session_header` (default
     `X-Session-ID`, what vLLM's router and an nginx `hash` upstream read; None sends none);
-    `prompt_cache_key` only when `cache_key=True`, as no such host documents it.
+    `prompt_cache_key` only when `cache_key=True`, as no such host documents it. A
+    sub-agent's requests carry its parent's key in `parent_session_header` when named
+    (NVIDIA Dynamo reads `X-Dynamo-Parent-Session-ID`; default none).
     """
 
     def __init__(
@@ -308,6 +317,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         base_url: str | None = None,
         context_window: int | None = None,
         cache_rules: str | None = None,
+        parent_session_header: str | None = None,
     ) -> None:
         if base_url is not None:  # then the selection string names only the model
             base_url, model = split_server_spec(f"{base_url}#{base_url_or_name}")
@@ -334,6 +344,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
             params=params,
             cache_key=cache_key,
             session_header=session_header,
+            parent_session_header=parent_session_header,
             record=SERVER,
             secrets=url_secrets(base_url),
         )
