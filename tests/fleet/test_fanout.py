@@ -18,7 +18,7 @@ from tests.support.fleet_workers import Workers
 from warmloop.fleet.client import Fleet
 from warmloop.fleet.fanout import batch_key
 from warmloop.fleet.tasks import Task
-from warmloop.keepalive.fanout import written
+from warmloop.keepalive.leader_first import written
 from warmloop.messages import Message
 from warmloop.sessions.postgres import PostgresStore
 

@@ -5,7 +5,7 @@ finished or a while after its first response without showing it."""
 from __future__ import annotations
 
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.fanout import CONFIRM_SECONDS, Warmed, released
+from warmloop.keepalive.leader_first import CONFIRM_SECONDS, Warmed, released
 
 
 def test_a_write_or_a_read_releases_the_others_confirmed() -> None:

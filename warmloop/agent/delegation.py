@@ -7,7 +7,7 @@ a run of its own that shares what it can of the cache by construction:
   bytes for every task (the task is the first user turn, never in the system prompt), so
   the provider serves every sibling's opening from one write.
 - The first child of a fan-out goes alone, and the others are released once its usage
-  shows the opening written (`keepalive.fanout.released`, the rule a fleet's batch follows).
+  shows the opening written (`keepalive.leader_first.released`, the rule a fleet's batch follows).
 - Keys derive from the parent's (`agent.lineage.child_conversation`), so siblings land
   where the first wrote, and the parent's key travels beside theirs where a router reads it.
 - While children run, the parent's cache is kept warm by the keep-alive rule: the tool
@@ -37,7 +37,7 @@ from warmloop.agent.result import ChildRun, Run
 from warmloop.agent.task import task_text
 from warmloop.errors import ConfigurationError
 from warmloop.facts.usage import Usage
-from warmloop.keepalive.fanout import CONFIRM_SECONDS, Warmed, released
+from warmloop.keepalive.leader_first import CONFIRM_SECONDS, Warmed, released
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.outputs import SUBMITTED, Outputs

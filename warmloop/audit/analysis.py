@@ -229,6 +229,23 @@ def _against_parent(
     return _Shared(None, cause, reusable, limit, idle)
 
 
+def _reuse_facts(entry: Entry, current: Pieces, at: float | None, usage: Usage) -> ReuseFacts:
+    """What the miss rules know of one logged request: its times, the TTL it writes for,
+    what it read and wrote, its pieces, whether it carried a cache key, and whether it
+    offered tools the server runs."""
+    record = entry.record
+    return ReuseFacts(
+        at,
+        record.answered_at,
+        written_ttl(entry.wire, record.body, current),
+        usage.cache_read_tokens,
+        current.texts,
+        keyed=entry.key is not None and entry.key.startswith(KEY_FIELD),
+        written=usage.cache_write_tokens,
+        server_tools=server_tools(entry),
+    )
+
+
 def analyse(
     conversation: Conversation, profile: CacheProfile, affinity: float | None = None
 ) -> list[Finding]:
@@ -253,19 +270,7 @@ def analyse(
         current = pieces(entry)
         record = entry.record
         at = times[k] if record.at is not None else None
-        ttl = written_ttl(entry.wire, record.body, current)
-        sent.append(
-            ReuseFacts(
-                at,
-                record.answered_at,
-                ttl,
-                usage.cache_read_tokens,
-                current.texts,
-                keyed=entry.key is not None and entry.key.startswith(KEY_FIELD),
-                written=usage.cache_write_tokens,
-                server_tools=server_tools(entry),
-            )
-        )
+        sent.append(_reuse_facts(entry, current, at, usage))
         shared = _against_parent(
             conversation, profile, k, current, sizes, times, seen, sent, affinity
         )

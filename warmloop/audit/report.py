@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 
 from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
-from warmloop.audit.openings import Rewritten, rewritten_openings
+from warmloop.audit.opening_rewrites import Rewritten, rewritten_openings
 from warmloop.exchange.formats import (
     detect_format,
     format_from_path,

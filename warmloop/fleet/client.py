@@ -31,7 +31,7 @@ from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WARM_UP,
 from warmloop.fleet.recovery import held_tasks
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
-from warmloop.keepalive.fanout import Warmed, released, unconfirmed, written
+from warmloop.keepalive.leader_first import Warmed, released, unconfirmed, written
 from warmloop.providers.redact import redact_url
 from warmloop.sessions.locate import open_store
 

@@ -1,7 +1,7 @@
 """Cache-aware fan-out (`Fleet.submit_batch(warm=True)`, the default): tasks of one agent share
 their opening (tools, instructions), so the first task of each agent goes alone and the rest
 are enqueued once the leader's stored usage shows the opening in the provider's cache, by the
-fan-out rule an agent's children follow too (`keepalive.fanout`).
+fan-out rule an agent's children follow too (`keepalive.leader_first`).
 
 Where the model prepares its cache without generating (OpenAI's `prewarm`, GPT-5.6 and
 later on Responses), the warm-up is no task at all: a worker sends the first request of the

@@ -301,7 +301,7 @@ PROVIDER_LOST = "provider-lost"
 OPENING_REWRITTEN = "opening-rewritten"
 """A conversation's first request wrote again the opening an earlier conversation of the
 same agent had in the cache (a sub-agent, a fork, a sibling task): the audit's, from a log
-(`audit.openings`); a proxy sees it the same way across the conversations it forwards."""
+(`audit.opening_rewrites`); a proxy sees it the same way across the conversations it forwards."""
 
 
 def provider_charged(
