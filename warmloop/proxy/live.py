@@ -68,7 +68,10 @@ class Live:
         if not self.fixes.any:
             return Forwarded(placed, request, headers)
         provider = home_provider(self.upstream, wire)
-        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        conversation = placed.conversation
+        fixed = apply(
+            self.fixes, wire, provider, request, headers, conversation.id, conversation.reach
+        )
         if self.keepalives is not None and BREAKPOINTS in fixed.added and fixed.body:
             tally = self.keepalives.tally(placed.conversation.id)
             longer = longer_ttl(wire, request, path, fixed.body, tally.last, tally.history)

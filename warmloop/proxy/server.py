@@ -223,6 +223,9 @@ class Proxy:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024
+    """Connections the kernel holds before they are accepted (http.server's 5 made a
+    burst of clients wait seconds on SYN retries)."""
     warn: Callable[[str], None]
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -1,6 +1,8 @@
 """The proxy's status page (`GET /warmloop/status` on the proxy, `warmloop proxy --status`):
-per conversation, its requests, busts, prompt tokens and the share read from cache, and the
-dollars the breakpoints the proxy placed saved against the same requests without them.
+per conversation, its lineage (a parent and its sub-agents share one), its requests, busts
+and forks, prompt tokens and the share read from cache, and the dollars the breakpoints the
+proxy placed saved against the same requests without them. A routing key is shown hashed
+(`exchange.identity.shown_key`): Claude Code's holds a device and a session id.
 
 Only the breakpoints' saving is priced: on a wire that caches only at markers, a request
 that carries none reads nothing, so the same request without the proxy pays its whole
@@ -14,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from warmloop.exchange.formats import model_name, model_spec
+from warmloop.exchange.identity import shown_key
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage
@@ -74,10 +77,13 @@ def status_page(
     rows = [
         {
             "id": c.id,
+            "lineage": c.lineage,
+            "parent": c.parent,
             "format": c.wire.name,
-            "key": c.key,
+            "key": shown_key(c.key),
             "requests": c.requests,
             "busts": c.busts,
+            "forks": c.forks,
             "prompt_tokens": c.prompt_tokens,
             "cached_tokens": c.cached_tokens,
             "reuse": round(c.cached_tokens / c.prompt_tokens, 4) if c.prompt_tokens else None,
