@@ -37,6 +37,7 @@ class Received:
 class UpstreamHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     upstream: Upstream
+    received: Received
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -49,6 +50,7 @@ class UpstreamHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         received = Received(self.command, self.path, list(self.headers.items()), body)
+        self.received = received  # this request's, for a reply that reads it
         self.upstream.received.append(received)
         self.upstream.reply(self)
 

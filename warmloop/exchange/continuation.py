@@ -53,6 +53,10 @@ template replace a name with one as long)."""
 SUMMARY_KEEPS_CHARS = 256
 SWAPS = 4
 """Volatile values the common prefix is read past, at most."""
+SCAFFOLD = 32
+"""Characters of an item's JSON before its text (`{"role":"user","content":"`): a rebuilt
+prompt carries on more of the changed item than that, and a step (`MIN_STEP`) more, or a
+one-word task replaced by another reads as a rebuild of it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,9 @@ class Continuation:
     """Characters of new text before the moved tail (a summary, a rebuilt instruction)."""
     moved_items: int = 0
     """Characters of the moved tail that are whole items of the earlier request."""
+    carried: int = 0
+    """Characters of the earlier request's changed part (after the whole items both share)
+    found again: its common prefix and its moved tail."""
 
     @property
     def kept(self) -> int:
@@ -115,7 +122,7 @@ class Continuation:
             return True
         # A rebuilt prompt adds a step beyond what it lost; two tasks from one template
         # replace a name in place, adding about what they lose: siblings, not a rewrite.
-        if self.grown - self.lost < MIN_STEP:
+        if self.grown - self.lost < MIN_STEP or self.carried < SCAFFOLD + MIN_STEP:
             return False
         return self.lost <= max(MIN_STEP, LOST_AT_MOST * self.size)
 
@@ -159,7 +166,8 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
     at, to, matched = _past_volatile_values(tail, rest)
     prefix += matched
     if at == len(tail):  # it extends, but for the volatile values read past
-        return Continuation(size, prefix, 0, False, whole, len(rest) - matched)
+        grown = len(rest) - matched
+        return Continuation(size, prefix, 0, False, whole, grown, carried=matched)
     tail, rest = tail[at:], rest[to:]
     moved = longest_suffix_within(tail, rest)
     grown = len(rest) - moved + (to - matched)
@@ -171,7 +179,9 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
         if whole_tail + len(item) > moved:
             break
         whole_tail += len(item)
-    return Continuation(size, prefix, moved, False, whole, grown, window, inserted, whole_tail)
+    return Continuation(
+        size, prefix, moved, False, whole, grown, window, inserted, whole_tail, matched + moved
+    )
 
 
 def _past_volatile_values(tail: str, rest: str) -> tuple[int, int, int]:

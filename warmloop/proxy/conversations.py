@@ -77,6 +77,10 @@ class LiveConversation:
     no key): a parent and its sub-agents share it."""
     parent: str | None = None
     """The conversation it branched from (its lineage's first), or None."""
+    agent: int = 0
+    """Its agent: the hash of its first request's system prompt
+    (`exchange.identity.opening`), whose pauses price a new conversation's
+    (`proxy.returns`)."""
     requests: int = 0
     busts: int = 0
     forks: int = 0
@@ -177,6 +181,7 @@ class LiveConversations:
                 parent = self._measured(entry, where, system, rungs)
             if parent is None:
                 home, check, fork = self._open(wire, key, now), None, False
+                home.agent = system
             else:
                 home, fork = parent.home, parent.continued
                 parent.continued = True

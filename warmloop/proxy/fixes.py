@@ -24,12 +24,12 @@ credential.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from warmloop.exchange import json_body
 from warmloop.exchange.formats import own_profile
 from warmloop.facts.profiles import CacheProfile
 from warmloop.providers.records import FULL_REACH, ProviderRecord, Reach, WireFormat
@@ -144,7 +144,4 @@ def _profile(wire: WireFormat, body: Mapping[str, Any]) -> CacheProfile | None:
 
 
 def _encoded(body: Mapping[str, Any]) -> bytes:
-    try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # a lone surrogate the client escaped: escape it again
-        return json.dumps(body, separators=(",", ":")).encode()
+    return json_body.dumps(body)  # every number as the client wrote it
