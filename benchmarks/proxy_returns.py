@@ -24,14 +24,14 @@ import heapq
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
 from typing import Any
 
 import anthropic
 
+from benchmarks.proxy_pause import serving
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.keepalive import Caps
 from warmloop.proxy.server import Proxy
@@ -101,32 +101,6 @@ class Upstream:
         }
 
 
-@contextmanager
-def serving(upstream: Upstream) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            data = json.dumps(upstream.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @dataclass(frozen=True)
 class Arm:
     """What one arm's keep-alives did."""
@@ -156,51 +130,7 @@ def run_arm(args: argparse.Namespace, learned: bool) -> Arm:
             keepalives = proxy.keepalives
             assert keepalives is not None
             keepalives.population = learned
-            client = anthropic.Anthropic(base_url=proxy.url, api_key="sk-ant-bench", max_retries=0)
-            agent = "You are a careful coding agent. " * (PREFIX // 7)
-            bot = "You run the nightly checks and report. " * (PREFIX // 8)
-            events: list[tuple[float, int, Callable[[], None]]] = []
-
-            def ask(messages: Any, system: str = agent) -> None:
-                before = proxy.handled
-                client.messages.create(
-                    model=MODEL, max_tokens=1024, system=system, tools=TOOLS, messages=messages
-                )
-                assert proxy.wait_handled(before + 1, HANG_GUARD)
-
-            def job(n: int) -> Callable[[], None]:
-                def run() -> None:
-                    task: Any = [{"role": "user", "content": f"job {n}: run the nightly check"}]
-                    ask(task, bot)
-                    use = {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}
-                    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
-                    turn = {"role": "assistant", "content": [use]}
-                    ask([*task, turn, {"role": "user", "content": [result]}], bot)
-
-                return run
-
-            for n in range(args.headless):
-                events.append((60.0 * n, len(events), job(n)))
-            warm = returns = 0
-            start = 60.0 * args.headless + 600
-            for s in range(args.interactive):
-                history: list[Any] = []
-                for turn in range(args.turns):
-
-                    def person(s: int = s, turn: int = turn, history: list[Any] = history) -> None:
-                        nonlocal warm, returns
-                        who = f"session {s}: help me with the release"
-                        if turn:
-                            returns += 1
-                            warm += upstream.warm(who)
-                            history += [{"role": "assistant", "content": "ok"}]
-                        history += [
-                            {"role": "user", "content": who if not turn else f"turn {turn}"}
-                        ]
-                        ask(list(history))
-
-                    at = start + 30.0 * s + args.think_minutes * 60 * turn
-                    events.append((at, len(events), person))
+            events, returns = schedule(args, proxy, upstream)
             heapq.heapify(events)
             while events:
                 at, _, event = heapq.heappop(events)
@@ -221,9 +151,59 @@ def run_arm(args: argparse.Namespace, learned: bool) -> Arm:
         sum(jobs) * ping_usd,
         sum(sessions),
         sum(sessions) * ping_usd,
-        warm,
-        returns,
+        sum(returns),
+        len(returns),
     )
+
+
+Event = tuple[float, int, Callable[[], None]]
+
+
+def schedule(
+    args: argparse.Namespace, proxy: Proxy, upstream: Upstream
+) -> tuple[list[Event], list[bool]]:
+    """The jobs and the people's turns as (time, order, action); the list each person's
+    return appends to (whether it found the cache warm)."""
+    client = anthropic.Anthropic(base_url=proxy.url, api_key="sk-ant-bench", max_retries=0)
+    agent = "You are a careful coding agent. " * (PREFIX // 7)
+    bot = "You run the nightly checks and report. " * (PREFIX // 8)
+    events: list[Event] = []
+    returns: list[bool] = []
+
+    def ask(messages: Any, system: str = agent) -> None:
+        before = proxy.handled
+        client.messages.create(
+            model=MODEL, max_tokens=1024, system=system, tools=TOOLS, messages=messages
+        )
+        assert proxy.wait_handled(before + 1, HANG_GUARD)
+
+    def job(n: int) -> None:
+        task: Any = [{"role": "user", "content": f"job {n}: run the nightly check"}]
+        ask(task, bot)
+        use = {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+        ask(
+            [*task, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}],
+            bot,
+        )
+
+    def person(s: int, turn: int, history: list[Any]) -> None:
+        who = f"session {s}: help me with the release"
+        if turn:
+            returns.append(upstream.warm(who))
+            history += [{"role": "assistant", "content": "ok"}]
+        history += [{"role": "user", "content": who if not turn else f"turn {turn}"}]
+        ask(list(history))
+
+    for n in range(args.headless):
+        events.append((60.0 * n, len(events), partial(job, n)))
+    start = 60.0 * args.headless + 600
+    for s in range(args.interactive):
+        history: list[Any] = []
+        for turn in range(args.turns):
+            at = start + 30.0 * s + args.think_minutes * 60 * turn
+            events.append((at, len(events), partial(person, s, turn, history)))
+    return events, returns
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -162,23 +162,28 @@ class Proxy:
         """Keeps conversations warm through pauses (None: `--no-keepalive`, `record`); its
         thread sends them when due (`tick_thread` False: a test calls `tick()` itself)."""
         self._tick_thread = tick_thread
-        handler = type(
-            "Handler", (_Handler,), {"recorder": self, "timeout": self.limits.client_seconds}
-        )
-        try:
-            self.server = _Server(("127.0.0.1", port), handler, self.limits.max_connections)
-        except OSError as exc:
-            if self.writer is not None:
-                self.writer.close()
-            raise ConfigurationError(
-                f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
-            ) from exc
+        self.server = self._listen(port)
         self.server.warn = self.warn
         self._thread: threading.Thread | None = None
         self._handled = threading.Condition()
         self.handled = 0
         """Requests handled to the end (their answer relayed, its usage filed, the log
         line written): the client has its answer a moment before."""
+
+    def _listen(self, port: int) -> _Server:
+        """The server on 127.0.0.1:`port`, its handlers bound to this proxy and its limits;
+        a `ConfigurationError` (the log closed) when the port is taken."""
+        handler = type(
+            "Handler", (_Handler,), {"recorder": self, "timeout": self.limits.client_seconds}
+        )
+        try:
+            return _Server(("127.0.0.1", port), handler, self.limits.max_connections)
+        except OSError as exc:
+            if self.writer is not None:
+                self.writer.close()
+            raise ConfigurationError(
+                f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
+            ) from exc
 
     @property
     def url(self) -> str:
