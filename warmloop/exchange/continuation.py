@@ -22,9 +22,10 @@ that replaces the oldest turns keeps the newest ones, found after a summary shor
 what it replaced (`summarised`).
 
 A volatile value near the start (a loop that writes its iteration number or the time first)
-would leave no common prefix to measure: the prefix is read past such values (a counter, a
-timestamp, an id, as `wire.causes.volatile_value` knows them; at most `SWAPS`), each counted
-as lost, so a rebuilt prompt is still its conversation's, and the guard names the value.
+would leave no common prefix to measure: the prefix is also read past such values (a
+counter, a timestamp, an id, as `wire.causes.volatile_value` knows them; at most `SWAPS`),
+each counted as lost, and the reading that keeps more wins, so a rebuilt prompt is still its
+conversation's, and the guard names the value.
 """
 
 from __future__ import annotations
@@ -163,7 +164,21 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
         return Continuation(size, prefix, 0, True, whole, grown)
     tail = "".join(earlier[whole:])
     rest = "".join(later[whole:])
-    at, to, matched = _past_volatile_values(tail, rest)
+    plain = _rest_kept(earlier, (size, prefix, whole), tail, rest, 0)
+    if plain.kept == size:
+        return plain
+    swapped = _rest_kept(earlier, (size, prefix, whole), tail, rest, SWAPS)
+    return swapped if swapped.kept > plain.kept else plain
+
+
+def _rest_kept(
+    earlier: Sequence[str], shared: tuple[int, int, int], tail: str, rest: str, swaps: int
+) -> Continuation:
+    """What `rest` keeps of `tail` (the two after their shared whole items), reading past
+    at most `swaps` volatile values; `shared`: the earlier size, the shared items' length
+    and their count."""
+    size, prefix, whole = shared
+    at, to, matched = _past_volatile_values(tail, rest, swaps)
     prefix += matched
     if at == len(tail):  # it extends, but for the volatile values read past
         grown = len(rest) - matched
@@ -184,12 +199,12 @@ def continuation(earlier: Sequence[str], later: Sequence[str]) -> Continuation:
     )
 
 
-def _past_volatile_values(tail: str, rest: str) -> tuple[int, int, int]:
-    """How far `tail` and `rest` agree from their start, reading past at most `SWAPS`
+def _past_volatile_values(tail: str, rest: str, swaps: int) -> tuple[int, int, int]:
+    """How far `tail` and `rest` agree from their start, reading past at most `swaps`
     volatile values: the positions reached in each, and the characters that agreed (the
     values read past are not among them)."""
     at = to = matched = 0
-    for _ in range(SWAPS):
+    for _ in range(swaps):
         same = common_prefix_length(tail[at:], rest[to:])
         if at + same == len(tail) or to + same == len(rest):
             return at + same, to + same, matched + same
