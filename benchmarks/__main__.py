@@ -41,6 +41,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
     "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),
     "proxy_pause": ("proxy_pause", "`warmloop proxy`: a pause's keep-alives and their saving"),
+    "proxy_returns": (
+        "proxy_returns",
+        "`warmloop proxy`: one-shot jobs against interactive sessions, keep-alive spend",
+    ),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
     "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
     "layout": ("layout", "the package's shape: lines, Any, long functions, names, providers"),

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
 
@@ -103,8 +103,16 @@ class Upstream:
         }
 
 
+class Answering(Protocol):
+    """A loopback API's answers: a response body for each request body."""
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @contextmanager
-def serving(upstream: Upstream) -> Iterator[str]:
+def serving(upstream: Answering) -> Iterator[str]:
+    """Serve `upstream`'s answers on a loopback port (JSON, HTTP/1.1 keep-alive); its URL."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 

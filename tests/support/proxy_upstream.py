@@ -40,6 +40,7 @@ class UpstreamHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # as an API's server: no 40 ms wait on a delayed ACK
     upstream: Upstream
+    received: Received
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -52,6 +53,7 @@ class UpstreamHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         received = Received(self.command, self.path, list(self.headers.items()), body)
+        self.received = received  # this request's, for a reply that reads it
         self.upstream.received.append(received)
         self.upstream.reply(self)
 

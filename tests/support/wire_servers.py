@@ -189,12 +189,18 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Listening(ThreadingHTTPServer):
+    request_queue_size = 1024
+    """As an API's front end takes a burst: http.server's backlog of 5 reset connections
+    when a proxy opened a hundred at once."""
+
+
 @contextmanager
 def serving() -> Iterator[WireServer]:
     """A keep-alive loopback server (see the module docstring), answering `scripted([])`
     until its handler is set; held requests are released when it stops."""
     state = WireServer(scripted([]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(state))
+    server = _Listening(("127.0.0.1", 0), _handler_class(state))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = serve_in_thread(server)

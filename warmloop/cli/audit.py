@@ -17,6 +17,8 @@ from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
 from warmloop.cli.proxy import (
     diagnose_option,
+    limit_options,
+    limits_of,
     port_option,
     say_undiagnosable,
     serve,
@@ -44,12 +46,22 @@ CHUNK = 1 << 16
     help="JSONL log to append to.",
 )
 @diagnose_option
-def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
+@limit_options
+def record(
+    upstream: str,
+    port: int,
+    out: Path,
+    diagnose: bool,
+    max_body_mb: float,
+    client_timeout: float,
+    max_connections: int,
+) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
     console = safe_console()
     try:
-        recorder = Proxy(upstream, out, port=port, diagnose=diagnose)
+        limits = limits_of(max_body_mb, client_timeout, max_connections)
+        recorder = Proxy(upstream, out, port=port, diagnose=diagnose, limits=limits)
     except WarmloopError as exc:
         fail(str(exc))
     if diagnose:

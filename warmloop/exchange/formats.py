@@ -6,8 +6,9 @@ The format comes from the endpoint path when there is one (each registered wire 
 from the body's shape, as each format's record claims it (`WireFormat.detect`: the most
 specific claim wins). Each format's logged layout (`logged_layout`) is read with the keys
 that never reach the prompt (streaming switches, output budgets, sampling, Anthropic's
-`diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`) added to the keys
-the canonical stream leaves out, so switching them is not reported as a bust.
+`diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`, client metadata
+such as Codex's `client_metadata`) added to the keys the canonical stream leaves out, so
+switching them is not reported as a bust.
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ NOT_IN_PROMPT = frozenset(
         "prompt_cache_retention",
         "logprobs",
         "top_logprobs",
+        "client_metadata",
     }
 )
-"""Request keys that choose how a reply is sampled or delivered, not what the prompt is."""
+"""Request keys that choose how a reply is sampled or delivered, not what the prompt is,
+and client metadata the model never reads (Codex's `client_metadata`, whose `turn_id`
+changes every turn; Anthropic's `metadata` is a routing key already)."""
 
 
 @cache

@@ -43,9 +43,53 @@ a verdict; `{}` is the documented silence of a request that named one."""
 PieceReader = Callable[[JsonRead, str], Pieces]
 """A body's blocks as the provider's lookback counts them, each with the client's marker
 (`head`: the request parameters' canonical text, the first piece)."""
-BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None], dict[str, Any] | None]
-"""A client's body with the format's cache breakpoints placed where it placed none, for the
-model's profile; None when it carries its own, or is not shaped for them."""
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How much of a conversation's prompt stays put from one request to the next, as the
+    proxy has seen it: where a breakpoint written now will be read by the next request.
+    A conversation that rebuilds its prompt (a framework that re-renders the last message
+    every step) moves it at the same place each time; a marker past that place writes
+    what nothing reads, at a premium."""
+
+    tools: bool = True
+    system: bool = True
+    messages: int | None = None
+    """Leading messages (conversation items) that stay; None: every one (append-only)."""
+
+    def allows(self, message: int) -> bool:
+        """Whether a marker on message `message` (its index) can be read later."""
+        return self.system and (self.messages is None or message < self.messages)
+
+    def within(self, other: Reach) -> Reach:
+        """What stays under both (the earlier bust and this one)."""
+        counts = [n for n in (self.messages, other.messages) if n is not None]
+        return Reach(
+            self.tools and other.tools,
+            self.system and other.system,
+            min(counts) if counts else None,
+        )
+
+    @staticmethod
+    def before(section: str) -> Reach:
+        """What stays when a request moves the prefix in `section` (the guard's label:
+        `request`, `tools`, `system`, `message <i>`)."""
+        if section.startswith("message "):
+            index = section.removeprefix("message ")
+            return Reach(messages=int(index)) if index.isdigit() else Reach(messages=0)
+        if section == "system":
+            return Reach(system=False, messages=0)
+        return Reach(tools=False, system=False, messages=0)
+
+
+FULL_REACH = Reach()
+"""Every marker can be read: no request of the conversation has moved its prefix."""
+BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None, Reach], dict[str, Any] | None]
+"""A client's body with the format's cache breakpoints placed where the client's own leave
+room and reach (`Reach`), for the model's profile; None when nothing is added (the client's
+own fill the provider's limit, or it is not shaped for them). The client's markers are
+never moved or changed."""
 ServerTools = Callable[[object], bool]
 """Whether a request's tools (decoded from its canonical tools text) include one the
 provider runs itself (web search, code execution), whose results it bills as the request's
