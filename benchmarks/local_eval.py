@@ -1,16 +1,17 @@
-"""Accuracy of the embedded models on two evals, graded: the example workspace and held out.
+"""Accuracy of the embedded models on three evals, graded: the example workspace and held out.
 
 `example`: 13 questions with known answers in `examples/workspace` (the project's own
 tiny codebase, which the worked examples' shapes were written beside). `held-out`: 61
 questions over five standard-library packages (`benchmarks/heldout.py`) that no prompt
-is tuned on. Both ask lookups in one file, answers that must first be found by search,
+is tuned on. `unseen`: 43 questions over `xmlrpc` and the third-party `h11`, written
+before issue 50's changes (`heldout.UNSEEN`). All ask lookups in one file, answers that must first be found by search,
 questions that need two reads (a value in one file names what to look up in another) and
 the function or class enclosing a raised message. Every question is a fresh run of the
 CLI's agent (the same instructions and read-only tools as `warmloop run`) on one engine
 per model; the answer is graded by a regular expression. Reported per eval and model:
 questions answered correctly, by kind, mean requests and mean seconds per question.
 
-    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
+    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out|example|unseen]
         [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--kind "two reads"]
         [--verbose]
 """
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.heldout import QUESTIONS as HELD_OUT
-from benchmarks.heldout import Question, prepare
+from benchmarks.heldout import UNSEEN, Question, prepare
 from warmloop import Agent, AssistantTurn, RunError, workspace_tools
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
 from warmloop.providers.local.model import LocalModel
@@ -147,7 +148,7 @@ def summary(outcomes: list[Outcome]) -> str:
     return f"{share} | {by_kind} | {steps:.1f} | {seconds:.1f}"
 
 
-EVALS = {"example": QUESTIONS, "held-out": HELD_OUT}
+EVALS = {"example": QUESTIONS, "held-out": HELD_OUT, "unseen": UNSEEN}
 
 
 def main() -> None:
