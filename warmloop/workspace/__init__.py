@@ -21,16 +21,19 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Concatenate, ParamSpec
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools.tool import Tool
+from warmloop.workspace.code_map import DEFAULT_MAP_TOKENS
 from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.grounding import read_around
+from warmloop.workspace.map_build import MapBuild, build_map
+from warmloop.workspace.map_cache import MapCache
 from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.nearby import DEFINITION, nearby
 from warmloop.workspace.outline import Outline
@@ -57,6 +60,19 @@ WORKSPACE_INSTRUCTIONS = (
     "relative to the workspace root. Look before you answer; quote file paths and line "
     "numbers where they help."
 )
+
+
+def workspace_instructions(
+    root: Path, *, budget_tokens: int = DEFAULT_MAP_TOKENS, cache: MapCache | None = None
+) -> tuple[str, MapBuild]:
+    """WORKSPACE_INSTRUCTIONS followed by the map of the workspace at `root` (its files and
+    what each defines, in about `budget_tokens` tokens: `code_map`), and what building the
+    map cost. The map is a pure function of the files, so every run over unchanged files
+    has the same instructions, and so the same opening (its KV state is saved once)."""
+    workspace = Workspace(root)
+    build = build_map(workspace.root, workspace.source_files(), budget_tokens, cache)
+    return f"{WORKSPACE_INSTRUCTIONS}\n\n{build.map.text}", build
+
 
 P = ParamSpec("P")
 
@@ -269,6 +285,25 @@ class Workspace:
                 f"bytes) or unreadable: {names}; read_file says why]"
             )
         return "\n".join([*lines, note] if note else lines)
+
+    def source_files(self) -> Iterator[tuple[str, bytes]]:
+        """Every text file of the workspace as shown and its bytes, within the bounds a
+        search reads (MAX_SEARCH_FILES files, MAX_SEARCH_BYTES bytes, MAX_FILE_BYTES
+        each); binary and unreadable files are left out."""
+        files = size = 0
+        with self.locate(".") as top:
+            for file in self.walk(top):
+                if files == MAX_SEARCH_FILES or size >= MAX_SEARCH_BYTES:
+                    return
+                shown = self.show(file.parts)
+                try:
+                    data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
+                except WorkspaceError:
+                    continue
+                files += 1
+                size += len(data)
+                if b"\0" not in data[:BINARY_SNIFF_BYTES]:
+                    yield shown, data
 
     def _search(
         self, matcher: LinePattern, top: Place

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
+from warmloop.messages import AssistantTurn, Message, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
+from warmloop.workspace.code_map import DOC_MARK, map_lines
 from warmloop.workspace.nearby import DEFINITION
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
@@ -56,6 +57,9 @@ READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<withi
 ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
 READ_FILE, SEARCH, LIST_FILES = "read_file", "search", "list_files"
+MAP = "the workspace map"
+"""The map in the run's instructions (`code_map`), read as what the tools would show: its
+files, and its definitions' headers as their files spell them."""
 WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES})
 NO_FILES = "(no files under "
 NAMES = "closest names: "
@@ -131,6 +135,8 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
                 defined.update(_defines(tool, line, shown))
                 if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
                     paths.add(head["path"])
+                if tool == MAP and not line.startswith(" ") and shown:
+                    paths.add(shown[0])  # a file's line: its path
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
                 paths.add(hit["path"])
@@ -148,6 +154,9 @@ def _defines(tool: str, line: str, texts: list[str], within: str | None = None) 
     names = [within] if within else []
     if tool in (READ_FILE, SEARCH):
         names += [m[1] or m[2] for text in texts if (m := DEFINITION.match(text)) is not None]
+    if tool == MAP:  # `def order_total(...)  # its docstring`: the header defines the name
+        headers = [text.split(DOC_MARK.strip(), 1)[0] for text in texts]
+        names += [m[1] or m[2] for text in headers if (m := DEFINITION.match(text)) is not None]
     return [part for name in names for part in (name, name.rsplit(".", 1)[-1])]
 
 
@@ -159,10 +168,10 @@ def file_text(tool: str, line: str) -> list[str] | None:
             return [numbered["text"]]
         head = READ_HEAD.match(line)
         return [] if head is None else [head["path"], *filter(None, [head["within"]])]
-    if tool in WORKSPACE_TOOLS and is_note(line):
+    if (tool in WORKSPACE_TOOLS and is_note(line)) or (tool == MAP and is_note(line.strip())):
         return []
-    if tool == LIST_FILES:
-        return [line]
+    if tool in (LIST_FILES, MAP):
+        return [line.strip()]
     if tool == SEARCH and line.startswith(NAMES):
         return []  # names picked from lines near a failed search: leads to search, not to submit
     return None if HIT.match(line) is not None else [line]
@@ -287,7 +296,11 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     and the read that would show the lines around the best hit. Every answer is checked
     alike (the agent's step budget ends a run, not a count of refusals)."""
     results = [m for m in messages if isinstance(m, ToolResult)]
-    seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
+    opening = next((m.text for m in messages if isinstance(m, SystemText)), "")
+    mapped = [(MAP, "\n".join(lines))] if (lines := map_lines(opening)) else []
+    seen = seen_text(
+        mapped + [(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error]
+    )
     task = next((m.text for m in messages if isinstance(m, UserText)), "")
     run = _Run(seen, searched(messages), task, ASKS_FOR_DEFINITION.search(task) is not None)
     for name, value in outputs.model_dump().items():
