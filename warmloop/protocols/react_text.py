@@ -154,6 +154,26 @@ EXAMPLES: tuple[WorkedExample, ...] = (
             ),
         ),
     ),
+    WorkedExample(
+        "How many times does send_invoice try to send a mail?",
+        (
+            ExampleStep(
+                "I look up send_invoice, the name the task gives",
+                "find_definition",
+                {"name": "send_invoice"},
+                "billing/mail.py:8: def send_invoice(order: Order) -> None\n"
+                '  """Mail the invoice of an order, trying again on failure."""\n'
+                "  uses: Order (billing/orders.py:3), MAX_TRIES (billing/limits.py:2)",
+            ),
+            ExampleStep(
+                "send_invoice uses MAX_TRIES, so I look that up next",
+                "find_definition",
+                {"name": "MAX_TRIES"},
+                "billing/limits.py:2: MAX_TRIES = 3",
+            ),
+            ExampleStep("MAX_TRIES in billing/limits.py is 3", "submit", {"answer": "3"}),
+        ),
+    ),
 )
 # Taught only when no example above fits: the shape of a step, with nothing to look up.
 FALLBACK = WorkedExample(

@@ -27,9 +27,11 @@ from typing import Concatenate, ParamSpec
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools.tool import Tool
+from warmloop.workspace.code_index import CodeIndex, ParseMemo
 from warmloop.workspace.code_map import DEFAULT_MAP_TOKENS
 from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
+from warmloop.workspace.follow import find_definition
 from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.grounding import read_around
 from warmloop.workspace.map_build import MapBuild, build_map
@@ -52,13 +54,15 @@ MAX_WALK_ENTRIES = 100_000
 MAX_SEARCH_FILES = 5_000
 MAX_SEARCH_BYTES = 20_000_000
 MAX_ECHO_CHARS = 120
+MAX_NAME_CHARS = 200
+"""The longest name find_definition takes (a dotted module path and a name fit)."""
 MAX_SKIPPED_SHOWN = 5
 """Unread files a search names; more are counted."""
 
 WORKSPACE_INSTRUCTIONS = (
-    "You can read the files of a workspace with list_files, read_file and search. Paths are "
-    "relative to the workspace root. Look before you answer; quote file paths and line "
-    "numbers where they help."
+    "You can read the files of a workspace with list_files, read_file, search and "
+    "find_definition. Paths are relative to the workspace root. Look before you answer; "
+    "quote file paths and line numbers where they help."
 )
 
 
@@ -125,6 +129,7 @@ class Workspace:
             raise ConfigurationError(
                 f"workspace {root} cannot be opened ({exc.strerror})"
             ) from None
+        self._parses = ParseMemo()  # what each file defines, by content: parsed once
         spellings = {str(self.root), str(root.absolute())} - {"/"}
         # Longest first, so a root inside another spelling is replaced whole.
         self._roots = sorted(spellings, key=len, reverse=True)
@@ -286,6 +291,28 @@ class Workspace:
             )
         return "\n".join([*lines, note] if note else lines)
 
+    @_confined
+    def find_definition(self, name: str) -> str:
+        """Where the workspace defines `name` and what it is (`follow`): each definition as
+        a hit, its docstring, a class's bases and members, what a body uses."""
+        if len(name) > MAX_NAME_CHARS:
+            raise ValueError(
+                f"the name is {len(name)} characters, more than {MAX_NAME_CHARS}; pass one "
+                "name (`Stock`, `Stock.remove`, `inventory.stock`)"
+            )
+        index = CodeIndex.build(self.source_files(), self._parses)
+        return find_definition(index, name, self._text_of)
+
+    def _text_of(self, shown: str) -> str | None:
+        """The text of the file shown as `shown`, as read_file reads it; None if it cannot
+        be read now."""
+        try:
+            with self.locate(shown) as file:
+                data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
+        except WorkspaceError:
+            return None
+        return data.decode("utf-8", errors="replace")
+
     def source_files(self) -> Iterator[tuple[str, bytes]]:
         """Every text file of the workspace as shown and its bytes, within the bounds a
         search reads (MAX_SEARCH_FILES files, MAX_SEARCH_BYTES bytes, MAX_FILE_BYTES
@@ -374,7 +401,8 @@ def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
 
 
 def workspace_tools(root: Path) -> list[Tool]:
-    """The read-only tools `list_files`, `read_file` and `search`, confined to `root`."""
+    """The read-only tools `list_files`, `read_file`, `search` and `find_definition`,
+    confined to `root`."""
     workspace = Workspace(root)
 
     def list_files(path: str = ".") -> str:
@@ -394,7 +422,11 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
-    tools = [Tool.from_function(f) for f in (list_files, read_file, search)]
+    def find_definition(name: str) -> str:
+        """Find where a function, class, constant or module is defined, and what it is."""
+        return workspace.find_definition(name)
+
+    tools = [Tool.from_function(f) for f in (list_files, read_file, search, find_definition)]
     files = listed_files(workspace)
     return [with_path_enums(t, files) for t in tools]
 
