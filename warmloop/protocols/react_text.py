@@ -100,14 +100,17 @@ def action_json(tool: str, arguments: Mapping[str, JsonValue]) -> str:
 # use other files and names than any real task, so a model copies the shape, not answers.
 EXAMPLES: tuple[WorkedExample, ...] = (
     WorkedExample(
-        "Which function sends the invoice email?",
+        "Which function mails the invoice?",
         (
             ExampleStep(
-                "I search the files for one word of the task, invoice",
+                "I search the files for one word of the task, mails",
                 "search",
-                {"pattern": "invoice"},
-                "settings.toml:1: [invoice]\n"
-                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
+                {"pattern": "mails"},
+                "no matches for 'mails' under .\n"
+                "closest definitions and lines by the words 'mail' (names split at _ and case, "
+                "docstrings and comments; word endings ignored), definitions first:\n"
+                "billing/mail.py:8: def send_invoice(order: Order) -> None  # Mail the "
+                "invoice of an order, trying again on failure.",
             ),
             ExampleStep(
                 "The search shows the function send_invoice in billing/mail.py",

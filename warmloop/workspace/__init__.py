@@ -17,6 +17,7 @@ A documented internal for benchmarks: `benchmarks/` may import it (the list is i
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -37,7 +38,7 @@ from warmloop.workspace.grounding import read_around
 from warmloop.workspace.map_build import MapBuild, build_map
 from warmloop.workspace.map_cache import MapCache
 from warmloop.workspace.names import parse_name, show_name
-from warmloop.workspace.nearby import DEFINITION, nearby
+from warmloop.workspace.nearby import DEFINITION, SearchedFile, nearby
 from warmloop.workspace.outline import Outline
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
@@ -313,6 +314,18 @@ class Workspace:
             return None
         return data.decode("utf-8", errors="replace")
 
+    def _searched(self, shown: str, name: str, data: bytes, text: str) -> SearchedFile:
+        """A file a search read, for `nearby`: its lines, its definitions (parsed once per
+        content) and, read only if a line of it is shown, the definition each line is in."""
+        digest = hashlib.sha256(data).hexdigest()
+        outline = functools.cache(lambda: Outline.of(name, text))
+        return SearchedFile(
+            shown,
+            split_lines(text),
+            lambda: self._parses.parse(shown, digest, text)[0].definitions,
+            lambda line: outline().at(line),
+        )
+
     def source_files(self) -> Iterator[tuple[str, bytes]]:
         """Every text file of the workspace as shown and its bytes, within the bounds a
         search reads (MAX_SEARCH_FILES files, MAX_SEARCH_BYTES bytes, MAX_FILE_BYTES
@@ -334,15 +347,15 @@ class Workspace:
 
     def _search(
         self, matcher: LinePattern, top: Place
-    ) -> tuple[list[Match], str, list[str], list[tuple[str, list[str]]]]:
+    ) -> tuple[list[Match], str, list[str], list[SearchedFile]]:
         """The matches under `top` (each file as shown, line number, the line stripped), a
         note if the search stopped early, the files it
-        could not read (too big, or not readable), and, while nothing matched, the lines
-        of each file searched (for `nearby`)."""
+        could not read (too big, or not readable), and, while nothing matched, each file
+        searched with its lines and definitions (for `nearby`)."""
         walk = self.walk(top)
         matches: list[Match] = []
         skipped: list[str] = []
-        searched: list[tuple[str, list[str]]] = []
+        searched: list[SearchedFile] = []
         files = size = 0
         note = ""
         for file in walk:
@@ -376,7 +389,7 @@ class Workspace:
             if note:
                 break
             if not matches:
-                searched.append((shown, split_lines(decoded)))
+                searched.append(self._searched(shown, file.name, data, decoded))
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
         return matches, note, skipped, [] if matches else searched

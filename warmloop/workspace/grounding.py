@@ -35,6 +35,7 @@ from warmloop.tools.gateway import SUBMIT
 from warmloop.workspace.code_map import DOC_MARK, map_lines
 from warmloop.workspace.follow import NOT_DEFINED
 from warmloop.workspace.nearby import DEFINITION
+from warmloop.workspace.nearby import NOTE as NEARBY_NOTE
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
     ASKS_FOR_FILE,
@@ -58,7 +59,7 @@ NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
 ECHOES = (
     "no matches for ",
-    "closest lines by the words ",
+    NEARBY_NOTE,
     "[the lines around a match: ",
     NOT_DEFINED,
 )
