@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),
     "local_startup": ("local_startup", "embedded model: first and second question of a process"),
     "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
+    "workspace_map": ("workspace_map", "the workspace map: its size and build, cold and cached"),
     "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
     "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),

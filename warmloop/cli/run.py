@@ -52,8 +52,10 @@ from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
 from warmloop.transcript import Transcript
 from warmloop.wire.request_record import RequestRecord
-from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_instructions, workspace_tools
 from warmloop.workspace.grounding import unread_answer
+from warmloop.workspace.map_build import map_budget
+from warmloop.workspace.map_cache import MapCache
 
 json_option = click.option(
     "--json",
@@ -140,6 +142,8 @@ def run(
     if agent_spec is None:
         console.print(Text(f"model {shown_spec}, workspace {workspace}", style="dim"))
     try:
+        opened = command_store(store) if session is not None else None
+        info = opened.info(session) if opened is not None and session is not None else None
         if agent_spec is not None:
             agent = shown_agent(load_agent(agent_spec), waits, console)
             shown_spec = redact_spec(agent.model.name)
@@ -150,10 +154,17 @@ def run(
                 model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
             )
             model = context.model_factory(model_spec, **chosen)
+            # A session that goes on keeps the instructions (and map) it opened with.
+            resumed = info is not None and info.length > 0
+            instructions = (
+                WORKSPACE_INSTRUCTIONS
+                if resumed
+                else mapped_instructions(model, workspace, console)
+            )
             agent = Agent(
                 model,
                 tools,
-                instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+                instructions=f"{DEFAULT_INSTRUCTIONS} {instructions}",
                 max_steps=max_steps,
                 check_outputs=answer_check(model),
                 on_event=waits.events(
@@ -161,9 +172,7 @@ def run(
                     lambda event: console.print(maintenance_line(event), soft_wrap=True),
                 ),
             )
-        opened = command_store(store) if session is not None else None
         if opened is not None and session is not None:
-            info = opened.info(session)
             if agent_spec is not None:  # the user's agent: its tools exactly, or refused
                 check_session_tools(session, info, agent, agent_spec, opened)
             elif (changed := same_tools(session, info, agent, opened)) is not None:
@@ -332,6 +341,21 @@ def resume(
         context_window=context_window,
         as_json=as_json,
     )
+
+
+def mapped_instructions(model: Model, workspace: Path, console: Console) -> str:
+    """The workspace instructions with the workspace's map, in a budget of the model's
+    window (`map_budget`), kept in the user's cache directory between runs; the map's size
+    and what building it cost are shown (a changed workspace is a new opening)."""
+    try:
+        window: int | None = model.facts.context_window
+    except WarmloopError:  # a model whose window is not known yet: the default budget
+        window = None
+    instructions, build = workspace_instructions(
+        workspace, budget_tokens=map_budget(window), cache=MapCache()
+    )
+    console.print(Text(build.describe(), style="dim"), soft_wrap=True)
+    return instructions
 
 
 def answer_check(model: Model) -> OutputCheck | None:

@@ -48,7 +48,10 @@ MAX_STRING_CHARS = 400
 """Any other string's bound (an answer, a key, a reason, a string nested in a list): with
 a 160-character thought it still fits `LocalModel`'s default output budget of 256 tokens
 at the usual three or more characters a token."""
-ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS}
+MAX_NAME_CHARS = 120
+"""A name's bound in the grammar (find_definition's `name`): a dotted module path and a
+qualified name fit; the workspace refuses names over 200 characters."""
+ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS, "name": MAX_NAME_CHARS}
 MAX_ITEMS = 32
 """A list's bound in the grammar where its schema sets none (or a higher `maxItems`): a
 list a model writes in one step; one that repeats an item past 32 is the same loop."""
