@@ -101,6 +101,20 @@ def test_the_read_suggested_for_a_searched_name_is_around_its_definition() -> No
     assert '"path": "b.py", "start_line": 28, "end_line": 40' in problem
 
 
+def test_a_searched_name_seen_defined_answers_a_task_that_asks_for_a_definition() -> None:
+    """With the map in the opening the model knows the name and searches it first: where the
+    task asks for a function and the run has seen that name defined, the name is the answer
+    (the demo's question went to the step budget's end, refused three times, issue 50)."""
+    call = ToolCall("call_0", "search", '{"pattern": "order_total"}')
+    hits = "a/__init__.py:3: from a.orders import order_total\na/orders.py:17: def order_total(x):"
+    task = UserText("Which function computes the order total?")
+    messages: list[Message] = [task, AssistantTurn(tool_calls=(call,)), *seen(hits)]
+    assert unread_answer(Answer(answer="order_total"), messages) is None
+    mentioned = seen("a/__init__.py:3: from a.orders import order_total")
+    problem = unread_answer(Answer(answer="order_total"), [task, messages[1], *mentioned])
+    assert problem is not None  # searched and never seen defined: still refused
+
+
 def test_the_pattern_echoed_by_a_search_that_found_nothing_is_not_read() -> None:
     results = seen("no matches for 'order total' under .")
     problem = refused("order total", results)

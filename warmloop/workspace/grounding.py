@@ -9,7 +9,9 @@ echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`
 case-insensitive for a plain word and exact for a name of code (`parse_value`,
 `JSONDecoder`), after quotes, backticks and runs of white space are normalised, and
 whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
-is refused too: it says nothing the files told; so is a name only offered beside a search
+is refused too: it says nothing the files told (unless the task asks for a function, method
+or class and the run has seen that name defined: the map named it, the search found its
+`def`); so is a name only offered beside a search
 that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
 the task asks for a function, method or class, the answer must be a definition the run
 has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
@@ -359,7 +361,7 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
     hit = best_hit(bare(value), seen.hits)
     if (given := spelled.removesuffix("()")) in named_in(task):
         return _named_in_task(f"{name} {shown}", given, hit, run)
-    if answer in run.patterns:
+    if answer in run.patterns and not (run.definition and given in seen.defined):
         return _read_first(
             f"Not accepted yet: {name} {shown} is what this run searched for, not a "
             "value the files gave.",
