@@ -27,7 +27,7 @@ import pytest
 from tests.support.proxy_upstream import LIVENESS_SECONDS, Upstream, UpstreamHandler
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.keepalive import Caps
-from warmloop.proxy.pinger import ANSWER_BYTES, DECODED_BYTES
+from warmloop.proxy.ping_pool import ANSWER_BYTES, DECODED_BYTES
 from warmloop.proxy.server import Proxy
 
 OTHERS = 100

@@ -24,7 +24,7 @@ one-shot jobs stop costing keep-alives after the first few, and the keep-alives 
 that population (a conversation that has not yet come back) may spend at most
 `UNPROVEN_SHARE` of the daily cap, so they never starve the sessions that do come back.
 
-Keep-alives go out on a bounded pool of threads (`proxy.pinger`), each within a deadline and
+Keep-alives go out on a bounded pool of threads (`proxy.ping_pool`), each within a deadline and
 a bound on its answer's bytes, so a stalled, endless or gzip-bomb answer holds one worker
 for one deadline at most and never another conversation's keep-alive; `close()` waits a
 bounded time.
@@ -57,7 +57,7 @@ from warmloop.keepalive.rule import PauseCosts, keep_alive, pause_costs
 from warmloop.providers.base import Rendered
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.conversations import IDLE_SECONDS
-from warmloop.proxy.pinger import ANSWER_SECONDS, Pool, fetch
+from warmloop.proxy.ping_pool import ANSWER_SECONDS, Pool, fetch
 from warmloop.proxy.returns import TURN, Returns
 from warmloop.wire.stream import canonical_stream
 
@@ -168,7 +168,7 @@ class KeepAlives:
         self._returns = Returns()
         self._pool = Pool()
         self.deadline = ANSWER_SECONDS
-        """The most one keep-alive's exchange may take (`pinger.fetch`)."""
+        """The most one keep-alive's exchange may take (`ping_pool.fetch`)."""
         self.population = True
         """Whether a conversation with no pauses of its own is priced by others' (False:
         by the rent-or-buy rule alone, as before issue 46; for a benchmark's comparison)."""
@@ -460,7 +460,7 @@ class KeepAlives:
 
     def close(self) -> None:
         """Stop sending, drop every pause's headers, and wait a bounded time for the
-        keep-alives in flight (`pinger.CLOSE_SECONDS`)."""
+        keep-alives in flight (`ping_pool.CLOSE_SECONDS`)."""
         with self._lock:
             self._closed = True
             for conversation in list(self._pauses):

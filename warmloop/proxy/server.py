@@ -133,14 +133,7 @@ class Proxy:
         self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
         self.writer = LogWriter(out) if out is not None else None
-        self.client = httpx2.Client(
-            timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
-            transport=transport,
-            trust_env=False,
-            # a proxy keeps no cookies: one client's Set-Cookie is never sent for another
-            cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
-        )
-        self.client.headers.clear()  # no Accept-Encoding or User-Agent of its own
+        self.client = _upstream_client(transport)
         on = fixes.any or guard or keepalive is not None
         self.live = (
             Live(
@@ -260,6 +253,20 @@ class Proxy:
             path = target.split("?", 1)[0]  # a query may hold an API key
             raise Refusal(400, f"the request target {shown(path)} is not a path: {problem}")
         return self._base.copy_with(raw_path=self._base_path + target.encode("ascii"))
+
+
+def _upstream_client(transport: httpx2.BaseTransport | None) -> httpx2.Client:
+    """The one client the proxy sends every request upstream with: no environment proxies,
+    no cookies (one client's Set-Cookie is never sent for another), and no headers of its
+    own (no Accept-Encoding or User-Agent: the client's are forwarded)."""
+    client = httpx2.Client(
+        timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
+        transport=transport,
+        trust_env=False,
+        cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+    )
+    client.headers.clear()
+    return client
 
 
 class _Server(ThreadingHTTPServer):
