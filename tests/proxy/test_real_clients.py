@@ -230,8 +230,8 @@ def tool_output_returned(rig: Rig, text: str) -> bool:
         for item in body.get("messages") or body.get("input") or []:
             if not isinstance(item, dict):
                 continue
-            blocks = item.get("content") if isinstance(item.get("content"), list) else [item]
-            for block in blocks:
+            content = item.get("content")
+            for block in content if isinstance(content, list) else [item]:
                 kind = str(block.get("type", "")) if isinstance(block, dict) else ""
                 if kind in ("tool_result", "function_call_output") and text in json.dumps(block):
                     return True
