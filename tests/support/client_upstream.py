@@ -183,33 +183,7 @@ class ScriptedModel:
         }
         if not body.get("stream"):
             return message
-        if turn.tool is not None:
-            opened = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            opened = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": turn.text}
-        start = {
-            **message,
-            "content": [],
-            "stop_reason": None,
-            "usage": {**usage, "output_tokens": 1},
-        }
-        return sse(
-            [
-                {"type": "message_start", "message": start},
-                {"type": "content_block_start", "index": 0, "content_block": opened},
-                {"type": "content_block_delta", "index": 0, "delta": delta},
-                {"type": "content_block_stop", "index": 0},
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": {"output_tokens": 12},
-                },
-                {"type": "message_stop"},
-            ],
-            named=True,
-        )
+        return sse(_message_events(message), named=True)
 
     def responses(self, body: dict[str, Any]) -> dict[str, Any] | list[bytes]:
         """An OpenAI Responses answer: the response object, or its stream of events."""
@@ -268,6 +242,32 @@ class ScriptedModel:
         if not body.get("stream"):
             return response
         return sse(_response_events(response, item), named=True)
+
+
+def _message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Message's stream: message_start, its one block's start, delta and stop,
+    message_delta with the stop reason and output tokens, message_stop."""
+    (block,) = message["content"]
+    if block["type"] == "tool_use":
+        opened = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        opened = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    return [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": opened},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+        {"type": "message_stop"},
+    ]
 
 
 def _response_events(response: dict[str, Any], item: dict[str, Any]) -> list[dict[str, Any]]:
