@@ -31,6 +31,13 @@ else
 fi
 # The docs site, strict: a broken link, a missing page or reference fails (output in site/).
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
+# The real coding agents the `clients` tests drive (in the slow tier), from the npm registry;
+# under CI a failed install fails here, and a missing client fails its tests.
+if [[ "${CI:-}" == true ]] || command -v npm >/dev/null; then
+  bash scripts/clients.sh >/dev/null
+else
+  echo "warning: npm is not on PATH; the clients tests will skip (scripts/clients.sh says why)" >&2
+fi
 # The tests in two tiers, each given this script's arguments: the default one (plain `pytest`,
 # a few minutes), then the slow one (`-m slow`: real processes, the real engine, the whole
 # scenario benchmark). The slow tier runs even when the default one failed. Exit status 5 says the arguments selected no

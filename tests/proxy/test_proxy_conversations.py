@@ -120,3 +120,42 @@ def test_record_files_no_conversation(wire_server: WireServer) -> None:
         assert proxy.conversations is None
     with Proxy(wire_server.url, None, fixes=Fixes()) as proxy:
         assert proxy.conversations is not None
+
+
+def test_a_message_sent_as_blocks_then_as_its_string_moves_no_prefix() -> None:
+    """Claude Code 2.1 sends the message it marks as text blocks and, once it marks a later
+    one, the same message as a string ("Create a Message": a string is shorthand for one
+    text block): the model reads the same, so the guard names no bust."""
+    wire = wire_format("anthropic")
+    conversations = LiveConversations(Clock())
+    environment = "# Environment\nWorking directory: /work"
+    marked = [{"type": "text", "text": environment, "cache_control": {"type": "ephemeral"}}]
+    first: dict[str, Any] = {
+        "model": "claude-sonnet-4-6",
+        "system": "You are terse.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Run the tests."}]},
+            {"role": "system", "content": marked},
+        ],
+    }
+    step = [
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}},
+    ]
+    result = [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]
+    later = {
+        **first,
+        "system": [{"type": "text", "text": "You are terse."}],
+        "messages": [
+            first["messages"][0],
+            {"role": "system", "content": environment},
+            {"role": "assistant", "content": step},
+            {"role": "user", "content": result},
+        ],
+    }
+    opened = conversations.place(wire, first)
+    went_on = conversations.place(wire, later)
+    assert opened is not None
+    assert went_on is not None
+    assert went_on.conversation is opened.conversation
+    assert went_on.check is not None
+    assert went_on.check.bust is None

@@ -149,9 +149,11 @@ class WireFormat:
     where the client placed none; placed on any host where the cache reads only at
     markers, else only on the provider's own host), `beta_header` (the header
     `diagnostics_beta` is added to), `server_tools` (whether its tools include one the
-    provider runs, whose results are billed as input: `ServerTools`) and `renderer`
+    provider runs, whose results are billed as input: `ServerTools`), `renderer`
     (`"module:Class"` of the renderer that writes its payloads, for a model that speaks it
-    without being it: the scripted model).
+    without being it: the scripted model) and `written_out` (a client's body with the
+    format's shorthand written out, so two forms the model reads alike file alike: the
+    proxy's conversations).
     """
 
     name: str
@@ -182,6 +184,7 @@ class WireFormat:
     beta_header: str | None = None
     renderer: str | None = None
     server_tools: ServerTools | None = None
+    written_out: PayloadWriter | None = None
 
     @property
     def per_request_ttl(self) -> bool:

@@ -2,7 +2,9 @@
 
 Each request is filed from its own content and keys, never from what came before it on
 the wire (`exchange.identity`), so a thousand clients at once are filed as they would be
-one after another:
+one after another. It is filed as the model reads it (`WireFormat.written_out`): a
+Messages string content and the one text block it stands for are the same, as Claude Code
+sends the message it marks in one form and then in the other.
 - its scope: the format and the routing key the client sent (`prompt_cache_key`,
   `metadata.user_id`, `user`); without one, its system prompt too, so tenants whose system
   prompts differ anywhere never share a conversation;
@@ -160,7 +162,8 @@ class LiveConversations:
         """File a request body (as the client sent it) in its conversation; None for a
         body not shaped as its format (it goes upstream as sent, for the API's own error)."""
         try:
-            stream = canonical_stream(body, logged_layout(wire))
+            read = wire.written_out(body) if wire.written_out is not None else body
+            stream = canonical_stream(read, logged_layout(wire))
         except (TypeError, KeyError, AttributeError, ValueError, RecursionError):
             return None
         key = routing_key(body)

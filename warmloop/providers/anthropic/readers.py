@@ -1,6 +1,6 @@
 """What warmloop reads of an Anthropic Messages exchange, for the record: its usage object,
 its cache diagnostics as a verdict, whether a body has its shape, the blocks its lookback
-counts, and the TTL a body writes for.
+counts, the TTL a body writes for, and a body with its shorthand written out.
 
 Usage ("Messages > Usage"): `input_tokens` counts only what follows the last breakpoint;
 `cache_creation_input_tokens` and `cache_read_input_tokens` the rest, with the 1h writes
@@ -167,3 +167,29 @@ def server_tools(tools: object) -> bool:
         and str(tool["type"]).startswith(SERVER_TOOLS)
         for tool in tools
     )
+
+
+def written_out(body: Mapping[str, object]) -> dict[str, object]:
+    """`body` with its shorthand written out: a string `system` or message content as the
+    one text block it stands for ("Messages > Create a Message": a string is shorthand for
+    an array of one text block; an empty one as no block). The model reads the two forms
+    alike, and a client may send one form and then the other: Claude Code sends the message
+    it marks as blocks, and as a string once it marks a later one. Anything not shaped so
+    is kept as it is."""
+    out = dict(body)
+    system = body.get("system")
+    if isinstance(system, str):
+        out["system"] = _blocks(system)
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [
+            {**m, "content": _blocks(m["content"])}
+            if isinstance(m, Mapping) and isinstance(m.get("content"), str)
+            else m
+            for m in messages
+        ]
+    return out
+
+
+def _blocks(text: str) -> list[dict[str, object]]:
+    return [{"type": "text", "text": text}] if text else []
