@@ -15,19 +15,19 @@ from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
 from warmloop.audit.opening_rewrites import Rewritten, rewritten_openings
 from warmloop.exchange.formats import (
+    as_read,
     detect_format,
     format_from_path,
-    logged_layout,
     model_name,
     model_spec,
     own_profile,
+    read_stream,
     routing_key,
 )
 from warmloop.exchange.grouping import Conversation, Entry, group
 from warmloop.exchange.log import LogContents, LoggedRequest, slim
 from warmloop.messages import JsonData, JsonObject
 from warmloop.wire.miss_kinds import OPENING_REWRITTEN, PROVIDER_LOST
-from warmloop.wire.stream import canonical_stream
 
 CAUSE_LABELS = {
     "key-order": "key order changed",
@@ -236,11 +236,12 @@ def _entries(
             continue
         known = format_from_path(record.path) if record.path else None
         wire = known if known is not None else detect_format(record.body)
-        stream = canonical_stream(record.body, logged_layout(wire))
+        read = as_read(record.body, wire)
+        stream = read_stream(read, wire)
         head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
         blocks = None
         if wire.pieces is not None:
-            marked = wire.pieces(record.body, head[0][1])
+            marked = wire.pieces(read, head[0][1])
             blocks = (tuple(seen.setdefault(t, t) for t in marked.texts), marked.marks)
         entries.append(
             Entry(

@@ -22,7 +22,7 @@ from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.providers.records import Claim, WireFormat
 from warmloop.providers.registry import providers, wire_formats
 from warmloop.wire.pieces import Pieces
-from warmloop.wire.stream import WireLayout
+from warmloop.wire.stream import WireLayout, WireStream, canonical_stream
 
 NOT_IN_PROMPT = frozenset(
     {
@@ -64,6 +64,20 @@ def logged_layout(wire: WireFormat) -> WireLayout:
         routing=layout.routing | NOT_IN_PROMPT,
         unprompted=(*layout.unprompted, *wire.logged_unprompted),
     )
+
+
+def as_read(body: Mapping[str, object], wire: WireFormat) -> Mapping[str, object]:
+    """`body` as the model reads it: the format's shorthand written out
+    (`WireFormat.written_out`), so two forms a client sends of one prompt (a Messages string
+    content and the one text block it stands for) compare equal wherever a logged or live
+    request is read."""
+    return wire.written_out(body) if wire.written_out is not None else body
+
+
+def read_stream(body: Mapping[str, object], wire: WireFormat) -> WireStream:
+    """A logged or live body's canonical stream, as the model reads it (`as_read`) and with
+    the keys that are no part of the prompt left out (`logged_layout`)."""
+    return canonical_stream(as_read(body, wire), logged_layout(wire))
 
 
 def format_from_path(path: str) -> WireFormat | None:

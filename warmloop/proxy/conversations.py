@@ -43,14 +43,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from warmloop.exchange.anchors import AnchorIndex, anchors, loose_anchors
-from warmloop.exchange.formats import logged_layout, routing_key
+from warmloop.exchange.formats import read_stream, routing_key
 from warmloop.exchange.grouping import Entry, best_parent
 from warmloop.exchange.identity import item_chain, opening, scope
 from warmloop.exchange.log import LoggedRequest
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import FULL_REACH, Reach, WireFormat
 from warmloop.wire.guard import PrefixCheck, compare
-from warmloop.wire.stream import canonical_stream
 
 IDLE_SECONDS = 3600.0
 """A conversation with no request for this long is forgotten (past every cache's TTL but
@@ -162,8 +161,7 @@ class LiveConversations:
         """File a request body (as the client sent it) in its conversation; None for a
         body not shaped as its format (it goes upstream as sent, for the API's own error)."""
         try:
-            read = wire.written_out(body) if wire.written_out is not None else body
-            stream = canonical_stream(read, logged_layout(wire))
+            stream = read_stream(body, wire)
         except (TypeError, KeyError, AttributeError, ValueError, RecursionError):
             return None
         key = routing_key(body)

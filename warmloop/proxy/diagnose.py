@@ -22,12 +22,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from warmloop.exchange import json_body
-from warmloop.exchange.formats import format_from_path, logged_layout
+from warmloop.exchange.formats import format_from_path, read_stream
 from warmloop.exchange.formats import routing_key as find_routing_key
 from warmloop.providers.records import WireFormat
 from warmloop.providers.registry import wire_formats
 from warmloop.wire.comparison import Baselines
-from warmloop.wire.stream import WireStream, canonical_stream
+from warmloop.wire.stream import WireStream
 
 
 def diagnosable(upstream: str) -> WireFormat | None:
@@ -70,7 +70,7 @@ class Diagnoser:
             return None
         if not isinstance(request, dict) or _asks_already(request, self.wire):
             return None
-        stream = canonical_stream(request, logged_layout(self.wire))
+        stream = read_stream(request, self.wire)
         key = find_routing_key(request)
         earlier = self.baselines.find(stream, key)
         if self.wire.diagnostics_field is None or (
