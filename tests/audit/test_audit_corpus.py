@@ -30,9 +30,9 @@ FLOOR = 0.001
 REBUILT_FROM_ITS_START = frozenset({"dspy_react", "dspy_anthropic"})
 REBUILT = (
     "DSPy's last request (its extraction after `finish`, a signature of its own) rebuilds the "
-    "prompt from its first characters: the audit files it as a new conversation, naming "
-    "neither that bust nor its loss (issue 46: a rebuilt prompt is the same conversation's "
-    "bust). Strict: the day these pass, drop the marker."
+    "prompt from its 92nd character (its output fields): the audit files it as a new "
+    "conversation, naming neither that bust nor its loss (issue 46: a rebuilt prompt is the "
+    "same conversation's bust). Strict: the day these pass, drop the marker."
 )
 
 
