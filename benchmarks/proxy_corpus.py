@@ -1,7 +1,7 @@
 """The framework corpus direct and through `warmloop proxy` (issue 34, must-show 1).
 
 Each driver of `framework_corpus` (LangChain, LangGraph, pydantic-ai, the OpenAI Agents SDK,
-smolagents; installed in a virtual environment of their own) runs its scripted task twice
+smolagents, DSPy; installed in a virtual environment of their own) runs its scripted task twice
 against the same loopback API (`framework_corpus.upstream`): once through `warmloop record`
 (direct: every request as the framework sent it) and once through `warmloop proxy --record`
 (every fix and the guard on). Each log is priced under its wire's own provider rules
@@ -10,7 +10,8 @@ the truth's computation (`framework_corpus.truth.price`, the requests as sent), 
 by the best those same requests allow (`truth.bound`: a perfect cache of exactly what the
 framework sends). Also printed: the cost against a loop that only appends (`truth.price`'s
 perfect prefix), which a framework that rebuilds its prompt cannot reach through any proxy,
-and the busts the proxy's live guard named.
+the cost through the proxy against the cost direct (issue 46: never above 1.00x), and the
+busts the proxy's live guard named.
 
     python3 -m venv /tmp/corpus-venv
     /tmp/corpus-venv/bin/pip install -r benchmarks/framework_corpus/requirements.txt
@@ -75,6 +76,7 @@ class Row:
     requests: int
     direct: float
     proxied: float
+    proxied_vs_direct: float
     proxied_vs_append_only: float
     busts_named: int
     causes: str
@@ -120,6 +122,7 @@ def measure(driver: Path, venv: Path) -> Row:
         requests=count,
         direct=round(direct.ratio, 3),
         proxied=round(proxied.ratio, 3),
+        proxied_vs_direct=round(proxied.actual / direct.actual, 3),
         proxied_vs_append_only=round(proxied.append_ratio, 3),
         busts_named=len(causes),
         causes=", ".join(sorted(set(causes))),
@@ -129,20 +132,24 @@ def measure(driver: Path, venv: Path) -> Row:
 def table(rows: list[Row]) -> str:
     head = (
         "| framework | wire | rules | requests | direct | through proxy "
-        "| vs append-only | busts named |"
+        "| proxy vs direct | vs append-only | busts named |"
     )
-    lines = [head, "|---|---|---|---:|---:|---:|---:|---|"]
+    lines = [head, "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for row in rows:
         named = f"{row.busts_named} ({row.causes})" if row.busts_named else "0"
         lines.append(
             f"| {row.framework} | {row.wire} | {row.rules} | {row.requests} "
-            f"| {row.direct:.3f}x | {row.proxied:.3f}x | {row.proxied_vs_append_only:.3f}x "
+            f"| {row.direct:.3f}x | {row.proxied:.3f}x | {row.proxied_vs_direct:.3f}x "
+            f"| {row.proxied_vs_append_only:.3f}x "
             f"| {named} |"
         )
     worst = max((row.proxied for row in rows), default=0.0)
     verdict = "met" if worst <= TARGET else "missed"
     lines.append("")
     lines.append(f"worst through the proxy: {worst:.3f}x its bound (target {TARGET}x: {verdict})")
+    dearer = max((row.proxied_vs_direct for row in rows), default=0.0)
+    verdict = "met" if dearer <= 1.0 else "missed"
+    lines.append(f"worst through the proxy against direct: {dearer:.3f}x (target 1.00x: {verdict})")
     return "\n".join(lines)
 
 

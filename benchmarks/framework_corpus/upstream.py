@@ -17,16 +17,21 @@ two formats answer whole replies only (their frameworks here do not stream).
 The model's side comes from `script`: tool calls until the task has its `steps` tool answers,
 then the final answer (a parent offered a `delegate` tool hands it a subtask at step
 `DELEGATE_AT`; a `final_answer` tool call when the request offers that tool, as
-smolagents does). A request without tools gets text in the ReAct format
-(`Thought:` / `Action:` / `Action Input:`, then `Final Answer:`), or the JSON blob of a
-structured-chat agent when the prompt asks for an `action_input`. Usage is computed by the
-truth's own rules (`truth.price`) for the wire's provider: prompt tokens are the canonical
-text's characters over four, and cached tokens what that provider would have read.
+smolagents does). A request without tools gets text in the format its prompt asks for: the
+ReAct format (`Thought:` / `Action:` / `Action Input:`, then `Final Answer:`), the JSON blob
+of a structured-chat agent when the prompt asks for an `action_input`, or DSPy's ChatAdapter
+fields (each output field under its `[[ ## name ## ]]` marker, then `[[ ## completed ## ]]`)
+when the prompt asks for those: a ReAct step's `next_tool_name` names the script's tool, then
+`finish`; any other signature's fields (DSPy's extraction after `finish`) carry the answer.
+Usage is computed by the truth's own rules (`truth.price`) for the wire's provider: prompt
+tokens are the canonical text's characters over four, and cached tokens what that provider
+would have read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +56,12 @@ WIRES = {
     "/v1/messages": ("anthropic", "anthropic:claude-sonnet-4-6"),
 }
 OUTPUT_TOKENS = 24
+FIELDS = re.compile(
+    r"Respond with the corresponding output fields, starting with the field (.*?)"
+    r"\[\[ ## completed ## \]\]"
+)
+"""DSPy's ChatAdapter closes its prompt with the output fields it will parse, in order."""
+MARKER = re.compile(r"\[\[ ## (\w+) ## \]\]")
 
 
 @dataclass
@@ -64,7 +75,8 @@ class Upstream:
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         wire, spec = WIRES[path]
         tools = [_tool_name(tool) for tool in body.get("tools") or []]
-        task, done = progress(json.dumps(body, ensure_ascii=False), DELEGATE in tools)
+        text = json.dumps(body, ensure_ascii=False)
+        task, done = progress(text, DELEGATE in tools)
         if task is None:
             raise ValueError("a request without a [task:...] tag")
         anthropic = wire == "anthropic"
@@ -83,9 +95,8 @@ class Upstream:
             call = ("submit", json.dumps({"answer": final_answer(task)}))
         else:
             call = final_answer(task)
-        if not tools:  # a text ReAct loop: the call is written out
-            blob = "action_input" in json.dumps(body)
-            call = _blob_text(task, done) if blob else _react_text(task, done)
+        if not tools:  # a text loop: the call is written out
+            call = _written(text, task, done)
         reply = {"chat": _chat, "responses": _responses, "anthropic": _anthropic}[wire]
         return reply(number, body.get("model", "model"), call, bill)
 
@@ -93,6 +104,28 @@ class Upstream:
 def _tool_name(tool: dict[str, Any]) -> str:
     function = tool.get("function")
     return str((function or tool).get("name", ""))
+
+
+def _written(text: str, task: str, done: int) -> str:
+    """The call written out in the text format the request's prompt asks for."""
+    fields = FIELDS.search(text)
+    if fields is not None:
+        return _fields_text(task, done, MARKER.findall(fields.group(1)))
+    return _blob_text(task, done) if "action_input" in text else _react_text(task, done)
+
+
+def _fields_text(task: str, done: int, fields: list[str]) -> str:
+    """Each asked field under its marker, as DSPy's ChatAdapter parses them: the script's
+    step in a ReAct step's fields (`finish` once done), the answer in any other field."""
+    values = {"reasoning": "Every tool result is read.", "next_tool_args": "{}"}
+    if "next_tool_name" in fields and done < steps(task):
+        tool, argument = step_call(task, done)
+        values |= {"next_tool_name": tool, "next_tool_args": arguments_json(tool, argument)}
+    elif "next_tool_name" in fields:
+        values["next_tool_name"] = "finish"  # DSPy's ReAct ends its loop with this tool
+    values["next_thought"] = f"I should use {values.get('next_tool_name')} next."
+    parts = [f"[[ ## {name} ## ]]\n{values.get(name, final_answer(task))}" for name in fields]
+    return "\n\n".join([*parts, "[[ ## completed ## ]]"])
 
 
 def _react_text(task: str, done: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,46 @@ def test_anthropic_messages_answer_whole_and_streamed_alike() -> None:
         # no cache_control was sent: Anthropic caches nothing
         assert message.usage.cache_read_input_tokens == 0
         assert message.usage.cache_creation_input_tokens == 0
+
+
+def _fields_prompt(done: int, fields: list[str]) -> str:
+    """A DSPy ChatAdapter user message: the task, `done` observations, then the closing line
+    that names the output fields it parses."""
+    observations = "".join(
+        f"\n\n[[ ## observation_{k} ## ]]\n{run_tool(*step_call('d', k))}" for k in range(done)
+    )
+    asked = ", then ".join(f"`[[ ## {name} ## ]]`" for name in fields)
+    return (
+        f"[[ ## task ## ]]\n{task_prompt('d')}\n\n[[ ## trajectory ## ]]{observations}\n\n"
+        f"Respond with the corresponding output fields, starting with the field {asked}, "
+        "and then ending with the marker for `[[ ## completed ## ]]`."
+    )
+
+
+def test_a_prompt_asking_for_fields_gets_the_script_in_those_fields() -> None:
+    """DSPy's ReAct: the step's tool and JSON arguments in its fields, `finish` once the task
+    has its answers; its extraction's fields (any other signature) carry the answer."""
+    react = ["next_thought", "next_tool_name", "next_tool_args"]
+    asked = [(3, react), (STEPS, react), (STEPS, ["reasoning", "answer"])]
+    with serve(Upstream()) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
+        replies = [
+            client.chat.completions.create(
+                model="gpt-5", messages=[{"role": "user", "content": _fields_prompt(done, f)}]
+            )
+            .choices[0]
+            .message.content
+            or ""
+            for done, f in asked
+        ]
+    tool, argument = step_call("d", 3)
+    marked = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## )", re.S)
+    step, finish, extraction = (dict(marked.findall(reply)) for reply in replies)
+    assert step["next_tool_name"] == tool
+    assert json.loads(step["next_tool_args"]) == {ARGUMENT[tool]: argument}
+    assert (finish["next_tool_name"], json.loads(finish["next_tool_args"])) == ("finish", {})
+    assert extraction["answer"] == final_answer("d")
+    assert all(reply.endswith("[[ ## completed ## ]]") for reply in replies)
 
 
 def _requests(texts: list[list[str]], anthropic: bool = False) -> list[Request]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings
 
 from benchmarks.framework_corpus.truth import PROVIDERS, bound, price
-from benchmarks.proxy_corpus import TARGET, priced
+from benchmarks.proxy_corpus import TARGET, Row, priced, table
 from tests.benchmarks.test_framework_corpus import CORPUS, _requests, growth
 from warmloop.exchange.formats import format_from_path
 from warmloop.proxy.fixes import Fixes, apply
@@ -98,3 +99,12 @@ def test_a_request_the_proxy_leaves_alone_prices_as_sent(tmp_path: Path) -> None
     log = CORPUS / "pydantic_ai_anthropic_cached.jsonl.gz"  # the client's own markers
     through = priced(_through_fixes(log, tmp_path / "cached.jsonl"))
     assert through == priced(log)
+
+
+def test_the_table_says_when_the_proxy_costs_more_than_direct() -> None:
+    """Issue 46: through the proxy never above 1.00x the cost direct, whatever the bound."""
+    row = Row("f", "messages", SONNET, 18, 0.8, 0.82, 1.001, 4.0, 16, "message-rebuilt")
+    assert "against direct: 1.001x (target 1.00x: missed)" in table([row])
+    assert "against direct: 1.000x (target 1.00x: met)" in table(
+        [replace(row, proxied_vs_direct=1.0)]
+    )
