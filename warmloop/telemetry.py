@@ -29,7 +29,7 @@ module imports OpenTelemetry only when a model is instrumented: without the extr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,7 @@ from warmloop.facts.pricing import cost, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.messages import ToolCall
 from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
+from warmloop.providers.deltas import Delta, stream_or_send
 from warmloop.providers.registry import provider_of
 
 if TYPE_CHECKING:
@@ -204,6 +205,27 @@ class InstrumentedModel(WrappedModel):
 
     async def send(self, rendered: Rendered, *, session_id: str) -> ModelResponse:
         """Send through the wrapped model inside a GenAI client span."""
+        with self.request_span(session_id) as span:
+            response = await self.model.send(rendered, session_id=session_id)
+            self.answered(span, response)
+            return response
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """Streamed by the wrapped model where it streams (sent otherwise), inside the same
+        span as `send`: tracing never costs a run its deltas."""
+        with self.request_span(session_id) as span:
+            response = await stream_or_send(
+                self.model, rendered, session_id=session_id, deltas=deltas
+            )
+            self.answered(span, response)
+            return response
+
+    @contextlib.contextmanager
+    def request_span(self, session_id: str) -> Iterator[Span]:
+        """A `chat <model>` client span around one request; a request that raises ends it
+        as failed (a keep-alive cancelled as its pause ends is no error)."""
         from opentelemetry.trace import SpanKind  # loaded by __init__
 
         model = request_model(self.name)
@@ -220,16 +242,18 @@ class InstrumentedModel(WrappedModel):
             set_status_on_exception=False,
         ) as span:
             try:
-                response = await self.model.send(rendered, session_id=session_id)
-            except Exception as exc:  # a keep-alive cancelled as its pause ends is no error
+                yield span
+            except Exception as exc:
                 set_error(span, exc)
                 raise
-            prices = self.facts.prices
-            usage = response.usage
-            set_usage(span, usage, None if prices is None else cost(usage, prices))
-            if response.verdict is not None:  # the provider's own cache verdict (`diagnose`)
-                span.set_attribute("warmloop.cache.provider_verdict", response.verdict.reason)
-            return response
+
+    def answered(self, span: Span, response: ModelResponse) -> None:
+        """What the response adds to its span: usage, cost, the provider's cache verdict."""
+        prices = self.facts.prices
+        usage = response.usage
+        set_usage(span, usage, None if prices is None else cost(usage, prices))
+        if response.verdict is not None:  # the provider's own cache verdict (`diagnose`)
+            span.set_attribute("warmloop.cache.provider_verdict", response.verdict.reason)
 
 
 def instrument(model: Model, *, tracer: Tracer | None = None) -> InstrumentedModel:

@@ -17,7 +17,7 @@ from warmloop.cli.shared import CliContext
 from warmloop.cli.view import message_lines, report
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText
-from warmloop.outputs import Outputs
+from warmloop.outputs import Outputs, submitted
 from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.local.model import LocalModel
@@ -195,7 +195,7 @@ def test_missing_workspace_exits_1(tmp_path: Path) -> None:
     ("replies", "message"),
     [
         ([call("list_files")], "has no reply left for request 2"),
-        (["I think so.", "Still thinking."], "the run ended without valid outputs"),
+        (["", " "], "the run ended without valid outputs"),  # no words: no text answer
     ],
     ids=["request-failed", "extract-failed"],
 )
@@ -270,7 +270,7 @@ def test_report_names_a_cache_bust_and_its_cause() -> None:
     ]
     checks = [guard.check(canonical_stream(p, ANTHROPIC)) for p in payloads]
     run = Run(
-        outputs=Outputs().model(answer="x"),
+        outputs=submitted(Outputs().model(answer="x")),
         transcript=Transcript(),
         requests=[RequestRecord(Usage(input_tokens=5), 0.5, check) for check in checks],
         steps=2,

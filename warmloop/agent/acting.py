@@ -13,7 +13,7 @@ from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult
-from warmloop.outputs import SUBMITTED
+from warmloop.outputs import SUBMITTED, submitted
 from warmloop.telemetry import tracing
 from warmloop.tools.context import RunContext, running
 from warmloop.tools.gateway import SUBMIT
@@ -128,7 +128,7 @@ class Acting:
         check = state.settings.check_outputs
         if check is None or isinstance(outputs, ToolResult):
             return None
-        problem = check(outputs, state.transcript.messages[state.start :])
+        problem = check(submitted(outputs), state.transcript.messages[state.start :])
         if problem is not None:
             state.refused_outputs += 1
         return problem

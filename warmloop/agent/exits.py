@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from warmloop.messages import AssistantTurn, Message
+from warmloop.outputs import submitted
 
 
 class StepExit(Exception):
@@ -41,5 +42,5 @@ class Submitted(StepExit):
 
     def __init__(self, outputs: BaseModel, *, extracted: bool) -> None:
         super().__init__()
-        self.outputs = outputs
+        self.outputs = submitted(outputs)
         self.extracted = extracted

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from warmloop.agent.events import CacheBust, CacheMiss, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
+from warmloop.agent.partial import PartialOutputs
 from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded
 from warmloop.agent.state import RunState
 from warmloop.errors import ContextWindowExceeded, ProviderError
@@ -137,7 +138,8 @@ class RequestCycle:
         the run streams and the model can."""
         state = self.state
         if state.streaming and isinstance(model, StreamingModel):
-            return await model.stream(rendered, session_id=session, deltas=state.emit)
+            deltas = PartialOutputs(state.settings.outputs, state.emit)
+            return await model.stream(rendered, session_id=session, deltas=deltas)
         return await model.send(rendered, session_id=session)
 
     async def overflowed(self, outgoing: Outgoing, exc: ContextWindowExceeded) -> Outgoing:

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Generic, cast
 
-from pydantic import BaseModel
-
 from warmloop.agent.trajectory import TrajectoryStep, trajectory
 from warmloop.errors import WarmloopError
 from warmloop.facts.model_facts import ModelFacts
@@ -17,7 +15,7 @@ from warmloop.facts.pricing import CostReport, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.output_types import Convert
-from warmloop.outputs import OutputT
+from warmloop.outputs import OutputT, SubmittedOutputs
 from warmloop.tools.invoke import Execution, StuckCall
 from warmloop.transcript import Transcript
 from warmloop.wire.request_record import RequestRecord
@@ -30,7 +28,7 @@ class Run(Generic[OutputT]):
     `output` is the outputs as the agent declared them (`Agent(..., outputs=City)`: a
     City); `outputs` the validated arguments of submit, a pydantic model."""
 
-    outputs: BaseModel
+    outputs: SubmittedOutputs
     transcript: Transcript
     requests: list[RequestRecord]
     steps: int

@@ -132,6 +132,7 @@ class Runner:
         state = self.state
         settings = state.settings
         if not turn.tool_calls:
+            self.answered_in_text(turn, extracting=False)
             raise self.exhausted("You answered without calling a tool.")
         await self.acting.act(turn, extracting=False)
         if state.failed_steps > settings.max_tool_retries:
@@ -154,6 +155,20 @@ class Runner:
         if at.turn is not None:
             await self.acted(at.turn)
 
+    def answered_in_text(self, turn: AssistantTurn, *, extracting: bool) -> None:
+        """A turn of text without a call is the answer where the output is text (`answer:
+        str`, `outputs=str`): `Submitted`. The output check refuses it as it refuses a
+        submit, and the refusal goes to the extract step (the run's stored messages say
+        where it stands, as they do after any turn without a call)."""
+        state = self.state
+        outputs = state.settings.outputs.from_text(turn.text)
+        if outputs is None:
+            return
+        refusal = None if extracting else self.acting.refusal(outputs)
+        if refusal is not None:
+            raise self.exhausted(f"Your answer was refused: {refusal}")
+        raise Submitted(outputs, extracted=extracting)
+
     def exhausted(self, reason: str) -> Exhausted:
         """The step loop's end without outputs, with the extract prompt to append."""
         prompt = self.state.settings.outputs.extract_prompt(reason)
@@ -173,6 +188,8 @@ class Runner:
                 await self.corrected(problem)
         if turn is not None and turn.tool_calls:
             await self.acting.act(turn, extracting=True)
+        elif turn is not None:
+            self.answered_in_text(turn, extracting=True)
         last_error = last_rejection(state.transcript.messages[state.start :])
         shown = (  # on one line: the CLI prints an error as one line
             f"; the last {' '.join(last_error.split())}"
