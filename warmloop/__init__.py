@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ToolFinished,
         ToolStarted,
     )
+    from warmloop.agent.limits import UsageLimits
     from warmloop.agent.result import (
         ExtractFailed,
         RequestFailed,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         RunAborted,
         RunError,
         SyntaxBudgetExceeded,
+        UsageLimitExceeded,
     )
     from warmloop.agent.trajectory import TrajectoryStep
     from warmloop.errors import (
@@ -147,6 +149,8 @@ _WHERE: dict[str, str] = {
     "Transcript": "warmloop.transcript",
     "TranscriptError": "warmloop.errors",
     "Usage": "warmloop.facts.usage",
+    "UsageLimitExceeded": "warmloop.agent.result",
+    "UsageLimits": "warmloop.agent.limits",
     "UserText": "warmloop.messages",
     "WarmloopError": "warmloop.errors",
     "Workspace": "warmloop.workspace",
@@ -223,6 +227,8 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "Usage",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "UserText",
     "WarmloopError",
     "Workspace",

@@ -172,9 +172,9 @@ def test_text_protocol_turn_is_shown_as_thought_and_call() -> None:
     assert "Action:" not in result.stdout
 
 
-def test_bad_model_string_exits_1_with_one_clear_line() -> None:
+def test_bad_model_string_exits_2_with_one_clear_line() -> None:
     result = invoke(None, "run", TASK, "--model", "nonsense:x", "--workspace", str(EXAMPLE))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert isinstance(result.exception, SystemExit)
     lines = result.stderr.splitlines()
     assert len(lines) == 1
@@ -182,10 +182,10 @@ def test_bad_model_string_exits_1_with_one_clear_line() -> None:
     assert "Traceback" not in result.output
 
 
-def test_missing_workspace_exits_1(tmp_path: Path) -> None:
+def test_missing_workspace_exits_2(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     result = invoke(exploring_model(), "run", TASK, "--workspace", str(missing))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert (
         result.stderr == f"error: workspace {missing} does not exist; pass an existing directory\n"
     )

@@ -18,6 +18,7 @@ from typing import Any, Generic, Literal
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
+from warmloop.agent.limits import UsageLimits, run_limits
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.state import RunState
@@ -230,6 +231,7 @@ class Agent(Generic[DepsT, OutputT]):
         listener: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         deps: object = None,
+        usage_limits: UsageLimits | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -246,6 +248,7 @@ class Agent(Generic[DepsT, OutputT]):
         # provider does not take one.
         chosen = merged(self.model_settings, model_settings)
         settings = replace(self.settings(), model=with_settings(self.model, chosen))
+        limits = run_limits(usage_limits, settings.model)
         return Runner(
             RunState(
                 settings,
@@ -258,6 +261,7 @@ class Agent(Generic[DepsT, OutputT]):
                 deps,
                 listener=listener,
                 streaming=listener is not None,
+                limits=limits,
             )
         )
 
@@ -299,6 +303,7 @@ class Agent(Generic[DepsT, OutputT]):
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> Run[OutputT]:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
@@ -308,7 +313,9 @@ class Agent(Generic[DepsT, OutputT]):
         run began in the session), a run a crash cut short goes on from its last stored
         step: a stored response is never requested again, a returned tool never run again.
         `model_settings` replace the agent's, setting by setting, for this run only.
-        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`)."""
+        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`).
+        `usage_limits` (`UsageLimits`: requests, tokens, dollars) are checked before each
+        request: one that would pass a limit is never sent (`UsageLimitExceeded`)."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
             runner = self._runner(
@@ -319,6 +326,7 @@ class Agent(Generic[DepsT, OutputT]):
                 resume_at,
                 model_settings=model_settings,
                 deps=deps,
+                usage_limits=usage_limits,
             )
             return await runner.run()
 
@@ -334,6 +342,7 @@ class Agent(Generic[DepsT, OutputT]):
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> EventStream:
         """`run`, consumed as its events in order: `async with agent.iter(task) as events:
         async for event in events: ...`, then `events.run`. Requests are streamed where
@@ -352,6 +361,7 @@ class Agent(Generic[DepsT, OutputT]):
                     listener=listener,
                     model_settings=model_settings,
                     deps=deps,
+                    usage_limits=usage_limits,
                 )
                 return await runner.run()
 
@@ -368,6 +378,7 @@ class Agent(Generic[DepsT, OutputT]):
         store: SessionStore | str | PathLike[str] | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> Run[OutputT]:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
@@ -390,6 +401,7 @@ class Agent(Generic[DepsT, OutputT]):
                         hook,
                         model_settings=model_settings,
                         deps=deps,
+                        usage_limits=usage_limits,
                     )
                     return await runner.run()
 

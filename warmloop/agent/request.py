@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from warmloop.agent.events import CacheBust, CacheMiss, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
 from warmloop.agent.partial import PartialOutputs
-from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded
+from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded, UsageLimitExceeded
 from warmloop.agent.state import RunState
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.facts.model_facts import MIN_WINDOW
@@ -52,6 +52,7 @@ class RequestCycle:
         state = self.state
         rendered = await self.maintain(self.render())
         outgoing = self.before_request(rendered)
+        self.within_limits(outgoing)
         number = len(state.sent) + 1
         if outgoing.check.bust is not None:
             state.emit(CacheBust(number, outgoing.check.bust))
@@ -106,6 +107,36 @@ class RequestCycle:
         sending, ttl = state.pauses.with_retention(rendered, state.facts, len(state.sent))
         clock = state.pauses.now()
         return Outgoing(rendered, sending, check, ttl, time.time(), time.perf_counter(), clock)
+
+    def within_limits(self, outgoing: Outgoing) -> None:
+        """`UsageLimitExceeded` when the request would pass one of the run's limits: it is
+        never sent. Its cached prefix is the last request's while the cache is warm (within
+        its TTL, the prefix held)."""
+        state = self.state
+        if state.limits is None:
+            return
+        last = state.sent[-1] if state.sent else None
+        ttl = state.facts.profile.ttl_seconds
+        warm = last is not None and outgoing.clock - last.at < ttl and outgoing.check.bust is None
+        so_far = state.limits.so_far(
+            state.usages(),
+            state.facts,
+            outgoing.sending.wire,
+            last_prompt=last.prompt_tokens if last is not None else 0,
+            warm=warm,
+            ttl=outgoing.ttl,
+        )
+        passed = state.limits.passed(len(state.sent), so_far)
+        if passed is not None:
+            limit, reason = passed
+            raise UsageLimitExceeded(
+                f"the run stopped before its next request: {reason}",
+                state.transcript,
+                state.requests,
+                limit=limit,
+                next_usage=so_far.next_usage,
+                next_cost=so_far.next_dollars if state.facts.prices is not None else None,
+            )
 
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
@@ -172,6 +203,8 @@ class RequestCycle:
         if (disagreement := record.disagreement()) is not None:
             state.warnings.append(f"request {len(state.sent) + 1}: {disagreement}")
         prompt, cold = response.usage.prompt_tokens, None
+        if state.limits is not None:
+            state.limits.observed(outgoing.sending.wire, prompt)
         if state.maintainer is not None:
             plan = state.maintainer.observed(state.transcript, outgoing.rendered, response.usage)
             # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.

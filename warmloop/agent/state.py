@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended, maintenance_event
+from warmloop.agent.limits import RunLimits
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
@@ -77,6 +78,8 @@ class RunState:
     """Who reads this run's events besides the agent's hooks (`agent.iter`'s stream)."""
     streaming: bool = False
     """Stream each request where the model can (its text and tool calls as deltas)."""
+    limits: RunLimits | None = None
+    """The run's `UsageLimits`, checked before each request (`agent/limits.py`)."""
 
     def __post_init__(self) -> None:
         model = self.settings.model

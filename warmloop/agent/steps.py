@@ -61,7 +61,7 @@ class Runner:
             state.emit(FinalOutput(run.outputs, run))
             return run
         except RunError as exc:
-            exc.requests = list(state.requests)
+            exc.ended(state.settings.model.name, state.requests, state.usages(), state.facts)
             raise
         except Exception as exc:
             state.transcript.answer_pending(
@@ -74,11 +74,9 @@ class Runner:
                 message = f"the run stopped: {exc}"
             else:
                 message = f"the run stopped on an unexpected {type(exc).__name__}: {exc}"
-            raise RunAborted(
-                message,
-                state.transcript,
-                state.requests,
-            ) from exc
+            aborted = RunAborted(message, state.transcript)
+            aborted.ended(state.settings.model.name, state.requests, state.usages(), state.facts)
+            raise aborted from exc
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
             self.interrupted(exc)
             await state.persisted(best_effort=True)
