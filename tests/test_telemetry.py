@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from warmloop import Agent, ScriptedModel, call, tool
+from warmloop import Agent, ModelRetry, ScriptedModel, call, tool
 from warmloop.agent.result import RequestFailed
 from warmloop.telemetry import NO_TRACING, instrument, provider_name, tracing
 
@@ -141,8 +141,8 @@ def test_a_two_step_run_is_one_agent_span_over_its_requests_and_its_tool_call() 
 
 @tool
 def broken(city: str) -> str:
-    """Always fails."""
-    raise RuntimeError(f"no map of {city}")
+    """Always fails, and tells the model."""
+    raise ModelRetry(f"no map of {city}")
 
 
 def test_a_failed_tool_call_ends_its_span_with_an_error_and_the_run_goes_on() -> None:

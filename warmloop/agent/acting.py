@@ -32,7 +32,10 @@ class Acting:
         kept warm beside them."""
         state = self.state
         cap = state.settings.result_cap(state.facts)
-        tools = state.tools.step(state.transcript, max_result_chars=cap)
+        errors_to_model = state.settings.tool_errors_to_model
+        tools = state.tools.step(
+            state.transcript, max_result_chars=cap, errors_to_model=errors_to_model
+        )
         pause = state.pauses.for_turn(
             turn,
             state.settings.toolbox,

@@ -48,7 +48,7 @@ from warmloop.tools.context import DepsT
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import check_result_cap
 from warmloop.tools.schema import tools_fingerprint
-from warmloop.tools.tool import Tool, ToolFunction
+from warmloop.tools.tool import Tool, ToolFunction, check_flag
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import Bust
@@ -97,6 +97,10 @@ class Agent(Generic[DepsT, OutputT]):
     keep-alive: views of the same events.
     `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
     with every request; a run's own `model_settings=` replace them setting by setting.
+    A tool that raises `ModelRetry` tells the model, and the run goes on; any other
+    exception from a tool ends the run (`RunAborted`, caused by `ToolRaised`) unless the
+    tool says otherwise (`@tool(errors_to_model=True)`) or `tool_errors_to_model=True`
+    sends every tool's errors to the model.
     """
 
     @checked_keywords("Agent(...)")
@@ -119,6 +123,7 @@ class Agent(Generic[DepsT, OutputT]):
         check_outputs: OutputCheck | None = None,
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
+        tool_errors_to_model: bool = False,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
@@ -166,6 +171,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.keepalive = keepalive
         self.check_outputs = check_outputs
         self.on_event = on_event
+        self.tool_errors_to_model = check_flag(tool_errors_to_model, "tool_errors_to_model")
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
 

@@ -42,6 +42,7 @@ class Settings:
     keepalive: KeepAlivePolicy | None = None
     check_outputs: OutputCheck | None = None
     on_event: Callable[[Event], None] | None = None
+    tool_errors_to_model: bool = False
 
     @classmethod
     def of(cls, agent: object) -> Settings:

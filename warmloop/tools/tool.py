@@ -16,6 +16,7 @@ from typing import overload
 
 from pydantic import BaseModel, ValidationError
 
+from warmloop.errors import ConfigurationError
 from warmloop.messages import JsonObject
 from warmloop.tools.context import context_parameter, current_context, deps_type
 from warmloop.tools.invoke import check_timeout, describe_exception, encodable_object
@@ -34,7 +35,10 @@ class Tool:
     (a test run, a human's approval): the keep-alive rule starts from it before the agent
     has seen the tool run (None: no hint). `context`: the name of the function's first
     parameter when it takes the run's `RunContext` (never in the schema); `deps`: the deps
-    class that context declares, when one can be checked."""
+    class that context declares, when one can be checked. `errors_to_model=True` sends an
+    exception the function raises to the model as the call's error result; by default
+    (None: the agent's `tool_errors_to_model`) only `ModelRetry` goes to the model and any
+    other exception ends the run."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
@@ -44,6 +48,7 @@ class Tool:
     expected_seconds: float | None = None
     context: str | None = None
     deps: type | None = None
+    errors_to_model: bool | None = None
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout, f"tool {self.spec.name!r}")
@@ -70,6 +75,7 @@ class Tool:
         timeout: float | None = None,
         repeatable: bool = True,
         expected_seconds: float | None = None,
+        errors_to_model: bool | None = None,
     ) -> Tool:
         """The schema from the type hints; the description and each argument's
         description from the docstring (Google, NumPy or Sphinx style)."""
@@ -78,7 +84,17 @@ class Tool:
         hints = argument_hints(function, tool_name)
         context = context_parameter(function, hints, tool_name)
         deps = None if context is None else deps_type(hints[context])
-        return cls(spec, model, function, timeout, repeatable, expected_seconds, context, deps)
+        return cls(
+            spec,
+            model,
+            function,
+            timeout,
+            repeatable,
+            expected_seconds,
+            context,
+            deps,
+            check_flag(errors_to_model, "errors_to_model"),
+        )
 
 
 @overload
@@ -91,6 +107,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    errors_to_model: bool | None = None,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -101,13 +118,15 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    errors_to_model: bool | None = None,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorator: `@tool` or `@tool(name=..., description=..., timeout=..., repeatable=...,
-    expected_seconds=...)`."""
+    expected_seconds=..., errors_to_model=...)`."""
     if function is not None:
         return Tool.from_function(function)
     check_timeout(timeout, "tool")
     check_timeout(expected_seconds, "tool expected_seconds")
+    check_flag(errors_to_model, "errors_to_model")
     return lambda f: Tool.from_function(
         f,
         name=name,
@@ -115,7 +134,15 @@ def tool(
         timeout=timeout,
         repeatable=repeatable,
         expected_seconds=expected_seconds,
+        errors_to_model=errors_to_model,
     )
+
+
+def check_flag(value: bool | None, name: str) -> bool | None:
+    """A valid tri-state switch (True, False or None), or a ConfigurationError."""
+    if value is not None and not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True, False or None, got {value!r}")
+    return value
 
 
 def describe_validation_error(error: ValidationError) -> str:

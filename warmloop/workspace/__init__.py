@@ -339,7 +339,8 @@ def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
 
 
 def workspace_tools(root: Path) -> list[Tool]:
-    """The read-only tools `list_files`, `read_file` and `search`, confined to `root`."""
+    """The read-only tools `list_files`, `read_file` and `search`, confined to `root`; what
+    they raise goes to the model as their error result (`errors_to_model`)."""
     workspace = Workspace(root)
 
     def list_files(path: str = ".") -> str:
@@ -359,7 +360,9 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
-    tools = [Tool.from_function(f) for f in (list_files, read_file, search)]
+    # A path outside, a file that is not there, a bad pattern: the model's to fix, told.
+    functions = (list_files, read_file, search)
+    tools = [Tool.from_function(f, errors_to_model=True) for f in functions]
     files = listed_files(workspace)
     return [with_path_enums(t, files) for t in tools]
 
