@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from warmloop.errors import (
         ConfigurationError,
         ContextWindowExceeded,
+        ModelRequestsRefused,
         ModelRetry,
         PairingError,
         ProviderError,
@@ -112,6 +113,7 @@ _WHERE: dict[str, str] = {
     "Meta": "warmloop.messages",
     "Model": "warmloop.providers.base",
     "ModelFacts": "warmloop.facts.model_facts",
+    "ModelRequestsRefused": "warmloop.errors",
     "ModelRetry": "warmloop.errors",
     "ModelSettings": "warmloop.providers.model_settings",
     "Notice": "warmloop.messages",
@@ -192,6 +194,7 @@ __all__ = [
     "Meta",
     "Model",
     "ModelFacts",
+    "ModelRequestsRefused",
     "ModelRetry",
     "ModelSettings",
     "Notice",

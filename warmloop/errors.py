@@ -48,6 +48,11 @@ class MissingApiKey(ConfigurationError):
         self.variables = variables
 
 
+class ModelRequestsRefused(ConfigurationError):
+    """A request to a provider's API while requests are off in this process (a test run:
+    `warmloop.testing.ALLOW_MODEL_REQUESTS = False`); nothing was sent."""
+
+
 class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any, Generic, Literal
 
@@ -38,8 +39,9 @@ from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputT
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
+from warmloop.providers.deferred import KeyLater, model_named
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
-from warmloop.providers.select import examples, resolve_model
+from warmloop.providers.select import examples
 from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
@@ -64,6 +66,16 @@ DEFAULT_KEEPALIVE = KeepAlivePolicy()
 `keepalive/rule.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
+NOT_GIVEN: Any = object()
+"""`override(deps=...)` left out (None is a value deps may take)."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What `Agent.override` put in place: a model, and deps (`NOT_GIVEN`: none)."""
+
+    model: Model | None = None
+    deps: object = NOT_GIVEN
 
 
 def _positive_int(value: object, name: str, minimum: int) -> int:
@@ -80,7 +92,9 @@ class Agent(Generic[DepsT, OutputT]):
 
     `model` is a warmloop `Model` or a selection string such as
     `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
-    provider's options, call `resolve_model(name, ...)` and pass its model).
+    provider's options, call `resolve_model(name, ...)` and pass its model); its API key
+    is checked when a run starts, so an application that makes its agent at import needs
+    no key to be imported (its tests swap the model with `override`).
     `tools` is a list of tools or a `Toolbox` (which also takes a catalog, code mode and
     MCP). `max_result_chars` caps each tool result: `"window"` (default) a share of the
     model's window when the window is a fact, no cap while it is only assumed; an int; or
@@ -129,7 +143,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
         if isinstance(model, str):
-            model = resolve_model(model)
+            model = model_named(model)  # its API key checked when a run needs it
         if not isinstance(model, Model):
             raise ConfigurationError(
                 f"model must be a warmloop Model (name, facts, discover, render, send) or a "
@@ -172,8 +186,57 @@ class Agent(Generic[DepsT, OutputT]):
         self.check_outputs = check_outputs
         self.on_event = on_event
         self.tool_errors_to_model = check_flag(tool_errors_to_model, "tool_errors_to_model")
+        self._overrides: ContextVar[Overrides | None] = ContextVar("overrides", default=None)
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
+
+    @property
+    def model(self) -> Model:
+        """The model runs use: the one `override(model=...)` put in place where one is in
+        force (in this context: this thread, this task), else the agent's own."""
+        overrides = self._overrides.get()
+        if overrides is not None and overrides.model is not None:
+            return overrides.model
+        return self._model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self._model = model
+
+    @checked_keywords("agent.override(...)")
+    @contextlib.contextmanager
+    def override(
+        self, *, model: Model | str | None = None, deps: object = NOT_GIVEN
+    ) -> Iterator[None]:
+        """Within the block, runs of this agent use `model` (a `Model` or a selection
+        string) and `deps` instead of the agent's model and the `deps=` they are passed: a
+        test swaps in a `ScriptedModel` for the agent an application made, without changing
+        the application (pydantic-ai's `agent.override`). It holds for the current context
+        only (this thread or asyncio task, and tasks it starts), so concurrent tests do not
+        see each other's; blocks nest, the inner winning."""
+        chosen = model_named(model) if isinstance(model, str) else model
+        if chosen is not None and not isinstance(chosen, Model):
+            raise ConfigurationError(f"override(model=...) needs a warmloop Model, got {chosen!r}")
+        outer = self._overrides.get() or Overrides()
+        token = self._overrides.set(
+            Overrides(
+                chosen if chosen is not None else outer.model,
+                deps if deps is not NOT_GIVEN else outer.deps,
+            )
+        )
+        try:
+            yield
+        finally:
+            self._overrides.reset(token)
+
+    @contextlib.contextmanager
+    def _carried(self, overrides: Overrides | None) -> Iterator[None]:
+        """`overrides` in force in the current context for the block, then as they were."""
+        token = self._overrides.set(overrides)
+        try:
+            yield
+        finally:
+            self._overrides.reset(token)
 
     @property
     def busts(self) -> list[Bust]:
@@ -249,7 +312,12 @@ class Agent(Generic[DepsT, OutputT]):
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        overrides = self._overrides.get()
+        if overrides is not None and overrides.deps is not NOT_GIVEN:
+            deps = overrides.deps
         check_deps(deps, self.deps_type, self.toolbox)
+        if isinstance(self.model, KeyLater):
+            self.model.resolved()  # no API key: MissingApiKey now, before the run
         # The run's settings over the agent's, refused here (before any request) where the
         # provider does not take one.
         chosen = merged(self.model_settings, model_settings)
@@ -395,10 +463,13 @@ class Agent(Generic[DepsT, OutputT]):
         else:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
         runner: Runner | None = None
+        # The thread's loop runs every call in one context of its own: the caller's
+        # overrides are carried in, and taken out again when the run ends.
+        overrides = self._overrides.get()
 
         async def run() -> Run[OutputT]:
             nonlocal runner
-            with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
+            with signals_wake_the_loop(asyncio.get_running_loop()), self._carried(overrides):
                 async with self._session(session, store, history, conversation_id) as hook:
                     runner = self._runner(
                         task,
