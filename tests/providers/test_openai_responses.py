@@ -280,9 +280,10 @@ async def test_mid_run_notice_stays_in_place(wire_server: WireServer, wire_log: 
     ("usage", "expected"),
     [
         # reference "The response object", a prompt-cache hit (guide: Prompt caching)
-        (usage_json(2006, 1920, 0, 300), Usage(86, 1920, 0, 300, reasoning_tokens=150)),
-        (usage_json(5000, 1024, 3900, 7), Usage(76, 1024, 3900, 7, reasoning_tokens=3)),
-        (usage_json(300, 128, None, 5), Usage(172, 128, 0, 5, reasoning_tokens=2)),
+        # input_tokens is the whole prompt, as the Responses API counts it (issue 45)
+        (usage_json(2006, 1920, 0, 300), Usage(2006, 1920, 0, 300, reasoning_tokens=150)),
+        (usage_json(5000, 1024, 3900, 7), Usage(5000, 1024, 3900, 7, reasoning_tokens=3)),
+        (usage_json(300, 128, None, 5), Usage(300, 128, 0, 5, reasoning_tokens=2)),
         (None, Usage()),
     ],
 )

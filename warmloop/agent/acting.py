@@ -90,6 +90,7 @@ class Acting:
                 state.emit(ToolStarted(call))
                 with tracing(state.settings.model).tool(call) as span:
                     execution = await tools.run(call)
+                    span.returned(execution.result)
                     if execution.result.is_error:
                         span.failed("timeout" if execution.timed_out else "tool_error")
                 state.executions.append(execution)

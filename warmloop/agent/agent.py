@@ -78,6 +78,15 @@ class Overrides:
     deps: object = NOT_GIVEN
 
 
+def check_name(name: object) -> str | None:
+    """An agent's name: None, or a string of some printable text."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ConfigurationError(f"name must be a non-empty line of text or None, got {name!r}")
+    return name
+
+
 def _positive_int(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
@@ -115,6 +124,8 @@ class Agent(Generic[DepsT, OutputT]):
     exception from a tool ends the run (`RunAborted`, caused by `ToolRaised`) unless the
     tool says otherwise (`@tool(errors_to_model=True)`) or `tool_errors_to_model=True`
     sends every tool's errors to the model.
+    `name` names the agent where people read about its runs: its telemetry spans
+    (`invoke_agent {name}`, `gen_ai.agent.name`).
     """
 
     @checked_keywords("Agent(...)")
@@ -138,10 +149,12 @@ class Agent(Generic[DepsT, OutputT]):
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         tool_errors_to_model: bool = False,
+        name: str | None = None,
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
+        self.name = check_name(name)  # before the hooks' loop, whose variable is `name`
         if isinstance(model, str):
             model = model_named(model)  # its API key checked when a run needs it
         if not isinstance(model, Model):

@@ -116,7 +116,7 @@ class RunLimits:
         output = math.ceil(sum(answers) / len(answers)) if answers else 0
         written = rest if facts.profile.writes_billed else 0
         estimate = Usage(
-            input_tokens=rest - written,
+            input_tokens=prompt,
             cache_read_tokens=read,
             cache_write_tokens=written,
             cache_write_1h_tokens=written if ttl == "1h" else 0,

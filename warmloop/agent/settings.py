@@ -43,6 +43,7 @@ class Settings:
     check_outputs: OutputCheck | None = None
     on_event: Callable[[Event], None] | None = None
     tool_errors_to_model: bool = False
+    name: str | None = None
 
     @classmethod
     def of(cls, agent: object) -> Settings:

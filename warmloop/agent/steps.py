@@ -46,7 +46,8 @@ class Runner:
     async def run(self) -> Run:
         """The run, inside an `invoke_agent` span when its model is instrumented."""
         state = self.state
-        with tracing(state.settings.model).run(state.transcript.conversation) as span:
+        traced = tracing(state.settings.model)
+        with traced.run(state.transcript.conversation, state.settings.name) as span:
             try:
                 return await self.run_steps()
             finally:

@@ -209,7 +209,7 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 estimated=sized_usage[k][1] is None,
                 cached=usage.cache_read_tokens,
                 written=usage.cache_write_tokens,
-                uncached=usage.input_tokens,
+                uncached=usage.uncached_tokens,
                 limit=limit,
                 reusable=reusable,
                 idle_seconds=idle,

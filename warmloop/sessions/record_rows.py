@@ -29,7 +29,9 @@ REQUEST_COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("output_tokens", "integer"),
     ("cache_write_1h_tokens", "integer"),
 )
-"""The columns `requests` reads, in its SELECT's order."""
+"""The columns `requests` reads, in its SELECT's order. `input_tokens` holds the uncached
+part of the prompt (what `Usage.input_tokens` meant before issue 45): rows written before
+and after read the same."""
 ARCHIVE_COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("revision", "integer"),
     ("position", "integer"),
@@ -90,7 +92,9 @@ def _message(session_id: str, table: str, body: str) -> Message:
 def request_record(session_id: str, row: Row) -> StoredRequest:
     """A `requests` row (REQUEST_COLUMNS) as a StoredRequest."""
     r = checked(session_id, "requests", row, REQUEST_COLUMNS)
-    return StoredRequest(r[0], float(r[1]), float(r[2]), Usage(*r[3:8]))
+    # input_tokens holds the uncached part, as it always has: the prompt is the three parts
+    usage = Usage.of_parts(r[3], r[4], r[5], r[6], cache_write_1h_tokens=r[7])
+    return StoredRequest(r[0], float(r[1]), float(r[2]), usage)
 
 
 def archive_record(session_id: str, row: Row) -> ArchivedMessage:

@@ -350,7 +350,7 @@ def _request_row(lease: Lease, seq: int, request: StoredRequest) -> Params:
         request.position,
         request.sent_at,
         request.seconds,
-        usage.input_tokens,
+        usage.uncached_tokens,  # the column's meaning since schema 1: the uncached part
         usage.cache_read_tokens,
         usage.cache_write_tokens,
         usage.cache_write_1h_tokens,
