@@ -49,9 +49,10 @@ def _crash() -> Agent:
 
 @registry.agent("tool-bug")
 def _tool_bug() -> Agent:
-    """A tool that raises what nobody expected: the model hears it once, then submits."""
+    """A tool that raises what nobody expected, told to the model (`errors_to_model`: the
+    default ends the run, issue 45): the model hears it once, then submits."""
 
-    @tool
+    @tool(errors_to_model=True)
     def explode(why: str) -> str:
         """Fail."""
         raise RuntimeError(f"unexpected: {why}")
