@@ -1297,6 +1297,10 @@ STORE_DAMAGE: dict[str, str] = {
     "text-in-message-position": "UPDATE messages SET position = 'one' WHERE position = 0",
     "bytes-in-message-body": "UPDATE messages SET body = x'8badf00d' WHERE position = 0",
     "huge-length": "UPDATE sessions SET length = 4611686018427387904",
+    # issue 45: a held lease whose expiry is a word (a TypeError in acquire before)
+    "word-in-lease-expiry": (
+        "UPDATE sessions SET lease_expires = 'soon', lease_holder = 'w', lease_token = 't'"
+    ),
 }
 
 
@@ -1317,7 +1321,7 @@ def test_a_damaged_session_store_is_one_line(damage: str, command: str, tmp_path
     }[command]
     model = ScriptedModel([scripted_call("submit", answer="more")], name="scripted")
     result = invoke(model, *args, "--store", str(db))
-    if command == "sessions" and not damage.endswith(("requests-position", "sent-at")):
+    if command == "sessions" and not damage.endswith(("requests-position", "sent-at", "expiry")):
         assert result.exit_code == 0, result.output  # the list reads no message
         return
     assert result.exit_code == 1, result.output
@@ -1664,3 +1668,28 @@ def test_an_upstream_failing_mid_stream_ends_the_clients_stream_short(
     printed = capsys.readouterr().err
     assert "broke off" in printed
     assert "Traceback" not in printed
+
+
+# Round four (issue 45): the hostile probe, outside the proxy.
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE sessions SET lease_expires = 'soon', lease_holder = 'w', lease_token = 't'",
+        "UPDATE sessions SET lease_expires = NULL, lease_holder = 'w', lease_token = 't'",
+        "UPDATE sessions SET lease_expires = x'00ff', lease_holder = 'w', lease_token = 't'",
+    ],
+    ids=["word-expiry", "held-without-expiry", "bytes-expiry"],
+)
+def test_a_damaged_lease_is_a_session_error_in_python_too(statement: str, tmp_path: Path) -> None:
+    """Resuming through the Python API reads the lease itself (the CLI's listing did not
+    see it): a damaged lease row is the store's one-line SessionError, never a TypeError."""
+    from warmloop import SessionError
+    from warmloop.providers.scripted import ScriptedModel
+
+    db = tmp_path / "sessions.db"
+    _damaged_store(db, statement)
+    agent = Agent(ScriptedModel(["more"], name="scripted"))
+    with pytest.raises(SessionError, match="damaged or edited by hand"):
+        agent.run_sync("Go on.", session="demo", store=db)
