@@ -1693,3 +1693,22 @@ def test_a_damaged_lease_is_a_session_error_in_python_too(statement: str, tmp_pa
     agent = Agent(ScriptedModel(["more"], name="scripted"))
     with pytest.raises(SessionError, match="damaged or edited by hand"):
         agent.run_sync("Go on.", session="demo", store=db)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "directory"])
+@pytest.mark.parametrize("command", ["sessions", "show", "export"])
+def test_a_store_that_is_no_file_is_one_line_not_an_empty_store(
+    kind: str, command: str, tmp_path: Path
+) -> None:
+    """A read-only command read a FIFO or a link to /dev/zero as an empty store ("no
+    sessions", exit 0): it names what the path is instead, and exits 1."""
+    store = tmp_path / "store"
+    if kind == "fifo":
+        os.mkfifo(store)
+    elif kind == "directory":
+        store.mkdir()
+    else:
+        store.symlink_to("/dev/zero")
+    args = {"sessions": ["sessions"], "show": ["show", "demo"], "export": ["export", "demo"]}
+    shown = _one_line_error(_cli(*args[command], "--store", str(store)))
+    assert "not a SQLite file" in shown
