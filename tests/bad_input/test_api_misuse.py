@@ -119,6 +119,19 @@ CASES: dict[str, tuple[Callable[[], object], str]] = {
         run(session="s", store="mysql://user@db.test/agents"),
         "'mysql' URLs are not supported",
     ),
+    # Round four (issue 45): a server URL with an unclosed IPv6 bracket was a ValueError.
+    "server-url-open-ipv6-bracket": (
+        lambda: Agent("openai-compatible:http://[::1/v1#m"),
+        "an IPv6 address in brackets",
+    ),
+    "server-url-credentials-and-open-bracket": (
+        lambda: Agent("openai-compatible:http://u:secret@[::1/v1#m"),
+        "cannot be read",
+    ),
+    "server-url-port-not-a-number": (
+        lambda: Agent("openai-compatible:http://127.0.0.1:eighty/v1#m"),
+        "its port (a number)",
+    ),
 }
 
 

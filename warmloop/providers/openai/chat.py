@@ -390,7 +390,15 @@ def _rules_spec(cache_rules: str) -> str:
 def split_server_spec(spec: str) -> tuple[str, str]:
     """`URL#model` -> (URL, model); the model defaults to "default"."""
     url, _, model = spec.strip().partition("#")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is no number: refused here, not by the HTTP client
+    except ValueError:  # an unclosed IPv6 bracket
+        raise ConfigurationError(
+            f"openai-compatible needs the server's base URL, and {redact_spec(spec)!r} cannot "
+            "be read: check its host (an IPv6 address in brackets, http://[::1]:8000/v1) and "
+            "its port (a number)"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigurationError(
             f"openai-compatible needs the server's base URL, got {redact_spec(spec)!r}; use e.g. "
