@@ -1712,3 +1712,23 @@ def test_a_store_that_is_no_file_is_one_line_not_an_empty_store(
     args = {"sessions": ["sessions"], "show": ["show", "demo"], "export": ["export", "demo"]}
     shown = _one_line_error(_cli(*args[command], "--store", str(store)))
     assert "not a SQLite file" in shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:pw-secret@[::1/x",
+        "postgresql://u:pw-secret@db.test:port/x",
+    ],
+    ids=["open-ipv6-bracket", "port-not-a-number"],
+)
+@pytest.mark.parametrize("verb", [["fleet", "workers"], ["batch", "status", "b1"]])
+def test_a_fleet_url_that_cannot_be_read_is_one_line_without_its_password(
+    url: str, verb: list[str]
+) -> None:
+    """A malformed fleet database URL was a ValueError traceback from a database driver: it
+    is one line naming what to check, and never the password."""
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    shown = _one_line_error(_cli(*verb, "--db", url))
+    assert "cannot be read" in shown
+    assert "pw-secret" not in shown

@@ -16,10 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypedDict, Unpack
+from urllib.parse import urlsplit
 
 import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
 from psycopg.rows import TupleRow
+from sqlalchemy.engine import make_url
 
 from warmloop.errors import ConfigurationError
 from warmloop.fleet.fanout import (
@@ -118,6 +120,25 @@ class BatchStatus:
         return sum(t.result.requests for t in self.tasks if t.result)
 
 
+def fleet_url(url: str) -> str:
+    """`url` when it is a PostgreSQL URL the database drivers can read; a
+    ConfigurationError otherwise (a malformed host or port is named without the URL's
+    credentials, never a driver's ValueError)."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
+        )
+    try:
+        make_url(url)  # SQLAlchemy's reading, which DBOS uses
+        _ = urlsplit(url).port  # and the standard library's, which psycopg's checks follow
+    except ValueError:
+        raise ConfigurationError(
+            f"the fleet's database URL {redact_url(url)!r} cannot be read: check its host "
+            "(an IPv6 address in brackets, [::1]), its port (a number) and its escaping"
+        ) from None
+    return url
+
+
 def new_batch_id() -> str:
     return f"b{secrets.token_hex(6)}"
 
@@ -126,11 +147,7 @@ class Fleet:
     """A handle on a fleet's database: submit tasks and batches, read their status."""
 
     def __init__(self, url: str) -> None:
-        if not url.startswith(("postgresql://", "postgres://")):
-            raise ConfigurationError(
-                f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
-            )
-        self.url = url
+        self.url = fleet_url(url)
         try:
             DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
             require_json(url)  # and let them hold no pickle
