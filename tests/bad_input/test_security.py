@@ -1732,3 +1732,34 @@ def test_a_fleet_url_that_cannot_be_read_is_one_line_without_its_password(
     shown = _one_line_error(_cli(*verb, "--db", url))
     assert "cannot be read" in shown
     assert "pw-secret" not in shown
+
+
+@pytest.mark.parametrize("verb", [["fleet", "workers"], ["batch", "status", "b1"]])
+def test_a_read_only_fleet_command_creates_nothing_in_another_database(verb: list[str]) -> None:
+    """`fleet workers` and `batch status` only read: pointed at another application's
+    database they created DBOS's tables and warmloop's (14 of them) there; they say it
+    holds no fleet, and leave it as it was."""
+    import secrets
+
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    import psycopg
+
+    from tests.support.stores import _server_url, admin, with_database
+
+    server = _server_url()
+    name = "other_app_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    try:
+        url = with_database(server, name)
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("CREATE TABLE invoices (id integer primary key)")
+        shown = _one_line_error(_cli(*verb, "--db", url))
+        assert "holds no warmloop fleet" in shown
+        with psycopg.connect(url, autocommit=True) as db:
+            tables = db.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables"
+                " WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+        assert tables == [("public", "invoices")]
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

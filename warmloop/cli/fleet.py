@@ -61,13 +61,15 @@ queue_option = click.option(
 )
 
 
-def open_fleet(db: str) -> Fleet:
+def open_fleet(db: str, *, read_only: bool = False) -> Fleet:
+    """The fleet in database `db`; `read_only` for a command that only reads (it creates
+    nothing there, and refuses a database that holds no fleet)."""
     try:
         from warmloop.fleet.client import Fleet
     except ImportError as exc:
         fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
     try:
-        return Fleet(db)
+        return Fleet(db, read_only=read_only)
     except WarmloopError as exc:
         fail(str(exc))
 
@@ -311,7 +313,7 @@ def status(batch_id: str, db: str, wait: bool, deadline: float | None, as_json: 
     worker stopped beating), done or failed, with its result, cost or error. Exits with
     code 3 when any task failed, 4 when --wait --deadline passed with tasks unfinished
     (1 when the batch cannot be read)."""
-    fleet = open_fleet(db)
+    fleet = open_fleet(db, read_only=True)
     try:
         state = _follow(fleet, batch_id, deadline) if wait else _status(fleet, batch_id)
         if as_json:

@@ -139,6 +139,19 @@ def fleet_url(url: str) -> str:
     return url
 
 
+def require_fleet(url: str) -> None:
+    """A database that holds a fleet (DBOS's tables): a read-only command never creates
+    them in another application's database, it says there is no fleet there."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        found = connection.execute("SELECT to_regclass('dbos.workflow_status')").fetchone()
+    if found is None or found[0] is None:
+        raise ConfigurationError(
+            f"the database {redact_url(url)} holds no warmloop fleet (no worker has started "
+            "there and no batch was submitted to it); nothing was created in it. Check --db, "
+            "or start a worker or submit a batch first"
+        )
+
+
 def new_batch_id() -> str:
     return f"b{secrets.token_hex(6)}"
 
@@ -146,10 +159,16 @@ def new_batch_id() -> str:
 class Fleet:
     """A handle on a fleet's database: submit tasks and batches, read their status."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.url = fleet_url(url)
+        self.read_only = read_only
+        """Only reads (`fleet workers`, `batch status`): creates nothing in the database,
+        and refuses one that holds no fleet."""
         try:
-            DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
+            if read_only:
+                require_fleet(url)
+            else:
+                DBOS.migrate(url)  # a submitter may come before any worker: DBOS's tables
             require_json(url)  # and let them hold no pickle
             self._client = DBOSClient(
                 system_database_url=url,
@@ -399,7 +418,7 @@ class Fleet:
         """Every worker that registered in this fleet, alive or not, by name."""
         try:
             if self._liveness is None:
-                self._liveness = Liveness(self.url)
+                self._liveness = Liveness(self.url, create=not self.read_only)
             return self._liveness.workers()
         except psycopg.Error as exc:
             raise unreachable(self.url, exc) from None
