@@ -1763,3 +1763,23 @@ def test_a_read_only_fleet_command_creates_nothing_in_another_database(verb: lis
         assert tables == [("public", "invoices")]
     finally:
         admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o620, 0o644])
+def test_an_openings_key_other_users_may_touch_signs_nothing(
+    mode: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The saved openings' key file was trusted whatever its mode: a key another user could
+    write (a 0666 one they planted) or read lets them sign a state the engine loads. Such a
+    key is refused, each saved opening evaluated again, and the warning says how to fix it."""
+    from warmloop.providers.local.openings import KEY_FILE
+
+    identity, tokens, state = "model=/m.gguf template=gemma n_ctx=1024", (1, 2, 3), b"kv" * 64
+    cache = OpeningCache(tmp_path)
+    assert cache.save(identity, tokens, state) is not None
+    assert cache.load(identity, tokens) == state  # the owner-only key it made is trusted
+    (tmp_path / KEY_FILE).chmod(mode)
+    with caplog.at_level(logging.WARNING, logger="warmloop"):
+        assert cache.load(identity, tokens) is None
+    assert f"mode {mode:04o}" in caplog.text
+    assert "chmod 600" in caplog.text
