@@ -31,18 +31,27 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "overhead": ("overhead", "warmloop's own per-step work, 10 to 10,000 messages"),
     "sessions": ("sessions", "per-step persistence and resume, SQLite and PostgreSQL"),
     "stall": ("stall", "event-loop stalls while concurrent runs persist sessions"),
+    "concurrency": ("concurrency", "one Agent: 200 runs in one loop and from 16 threads"),
     "audit_scale": ("audit_scale", "`warmloop audit` seconds and memory as a log grows"),
     "local_eval": ("local_eval", "embedded models: example and held-out questions"),
     "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),
     "local_startup": ("local_startup", "embedded model: first and second question of a process"),
     "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
+    "workspace_map": ("workspace_map", "the workspace map: its size and build, cold and cached"),
     "affinity": ("affinity", "a fleet: session header vs round robin, real replicas"),
     "fleet": ("fleet", "worker processes: crash, throughput and rate on PostgreSQL"),
     "proxy_overhead": ("proxy_overhead", "`warmloop proxy`: added latency and memory, loopback"),
     "proxy_pause": ("proxy_pause", "`warmloop proxy`: a pause's keep-alives and their saving"),
+    "proxy_returns": (
+        "proxy_returns",
+        "`warmloop proxy`: one-shot jobs against interactive sessions, keep-alive spend",
+    ),
     "framework_corpus": ("framework_corpus.record", "record other frameworks' request logs"),
     "proxy_corpus": ("proxy_corpus", "other frameworks direct vs through `warmloop proxy`"),
+    "layout": ("layout", "the package's shape: lines, Any, long functions, names, providers"),
     "startup": ("startup", "CPU seconds of `import warmloop` and `warmloop --help` vs pydantic"),
+    "subagents": ("subagents", "a tree of sub-agents and an approval: cost vs the optimum"),
+    "approval": ("approval_process", "an approval 20 minutes later in another process, priced"),
 }
 """Name -> (module under `benchmarks`, what it measures)."""
 

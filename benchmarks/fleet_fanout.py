@@ -10,8 +10,8 @@ and a 400-token result each), a request every STEP_SECONDS, each answered (and i
 landed) ANSWER_SECONDS after it was sent: a request sent before then cannot read it. The
 fleet runs `--concurrency` tasks at once (4 workers of 4), each starting when one ends.
 
-Warmed up (`Fleet.submit_batch(warm=True)`), one task goes first and the others are
-released when its usage shows the opening cached (`fleet.fanout.written`): on Anthropic the
+Warmed up (`Fleet.submit_batch(warm=True)`), one task goes first and the others are released
+when its usage shows the opening cached (`keepalive.leader_first.written`): on Anthropic the
 first response's write; on OpenAI's gpt-5, which bills and reports no writes, the second
 response's read.
 
@@ -42,7 +42,8 @@ from warmloop.facts.price_table import price_table
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.facts.usage import Usage
-from warmloop.fleet.fanout import ROUTING_KEYS, written
+from warmloop.fleet.fanout import ROUTING_KEYS
+from warmloop.keepalive.leader_first import written
 from warmloop.simulate import CacheSimulator, SimRequest, blocks_from_texts
 
 TASKS = 100

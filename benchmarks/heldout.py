@@ -16,6 +16,7 @@ are never tuned on them. A change to the prompt is measured here, not written fo
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import sys
 import sysconfig
@@ -25,6 +26,9 @@ from pathlib import Path
 from warmloop.providers.local.gemma import cache_dir
 
 PACKAGES = ("tomllib", "json", "wsgiref", "zoneinfo", "logging")
+UNSEEN_PACKAGES = ("xmlrpc", "h11")
+"""The packages of `UNSEEN`: one of the standard library, one third-party package installed
+beside warmloop (a dependency of httpx), neither used by any eval before."""
 
 
 @dataclass(frozen=True)
@@ -390,21 +394,293 @@ QUESTIONS: tuple[Question, ...] = (
 )
 
 
+UNSEEN: tuple[Question, ...] = (
+    # Written on 2026-12-07 (issue 50), before any change of that issue, over two packages
+    # no eval had used: xmlrpc (standard library) and h11 (third-party). The same kinds as
+    # QUESTIONS, in a user's words; answers for CPython 3.11.7's xmlrpc and h11 0.16.0.
+    # xmlrpc
+    held(
+        "xmlrpc",
+        "lookup",
+        "What is MAXINT in xmlrpc/client.py?",
+        r"2\s*\*\*\s*31\s*-\s*1|2147483647",
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "What fault code is METHOD_NOT_FOUND in xmlrpc/client.py?",
+        NUMBER.format("-32601"),
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "What is the encode_threshold of SimpleXMLRPCRequestHandler in xmlrpc/server.py?",
+        NUMBER.format("1400"),
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "Besides '/', which path does SimpleXMLRPCRequestHandler in xmlrpc/server.py accept "
+        "XML-RPC calls on?",
+        r"/RPC2\b",
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "How many bytes may a gzipped payload decode to by default in xmlrpc/client.py?",
+        r"(?<![\d.])20971520(?![\d.])|20\s*\*\s*1024\s*\*\s*1024",
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "Does SimpleXMLRPCServer in xmlrpc/server.py allow reusing the address?",
+        r"\btrue\b|\byes\b",
+    ),
+    held(
+        "xmlrpc",
+        "lookup",
+        "Which user agent does the Transport of xmlrpc/client.py send?",
+        r"Python-xmlrpc",
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which function in xmlrpc escapes ampersands and angle brackets?",
+        r"\bescape\b",
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which class in xmlrpc boxcars several method calls into one request?",
+        r"\bMultiCall\b",
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which file of xmlrpc defines SimpleXMLRPCDispatcher?",
+        only_file("server"),
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which function in xmlrpc compresses data with gzip?",
+        r"\bgzip_encode\b",
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which exception class does xmlrpc raise for an XML-RPC fault?",
+        r"\bFault\b",
+    ),
+    held(
+        "xmlrpc",
+        "search",
+        "Which function in xmlrpc returns the public methods of an object?",
+        r"\blist_public_methods\b",
+    ),
+    held(
+        "xmlrpc",
+        "enclosing",
+        "Which method raises 'cannot marshal recursive sequences'?",
+        r"\bdump_array\b",
+    ),
+    held(
+        "xmlrpc",
+        "enclosing",
+        "Which method raises 'dictionary key must be string'?",
+        r"\bdump_struct\b",
+    ),
+    held(
+        "xmlrpc",
+        "enclosing",
+        "Which function raises 'max gzipped payload length exceeded'?",
+        r"\bgzip_decode\b",
+    ),
+    held("xmlrpc", "enclosing", "Which method raises 'bad boolean value'?", r"\bend_boolean\b"),
+    held(
+        "xmlrpc",
+        "enclosing",
+        "Which method raises 'cannot marshal None unless allow_none is enabled'?",
+        r"\bdump_nil\b",
+    ),
+    held(
+        "xmlrpc",
+        "two reads",
+        "ProtocolError in xmlrpc/client.py subclasses a class; what is that class's own base "
+        "class?",
+        r"\bException\b",
+    ),
+    held(
+        "xmlrpc",
+        "two reads",
+        "xmlrpc/server.py imports Fault from a module; which file defines Fault?",
+        only_file("client"),
+    ),
+    held(
+        "xmlrpc",
+        "two reads",
+        "SimpleXMLRPCServer in xmlrpc/server.py has a default request handler class; what is "
+        "that class's base class?",
+        r"\bBaseHTTPRequestHandler\b",
+    ),
+    # h11
+    held("h11", "lookup", "What is __version__ in h11/_version.py?", r"0\.16\.0"),
+    held(
+        "h11",
+        "lookup",
+        "What is DEFAULT_MAX_INCOMPLETE_EVENT_SIZE in h11/_connection.py?",
+        r"16\s*\*\s*1024|(?<![\d.])16384(?![\d.])",
+    ),
+    held(
+        "h11",
+        "lookup",
+        "What is CONTENT_LENGTH_MAX_DIGITS in h11/_headers.py?",
+        NUMBER.format("20"),
+    ),
+    held(
+        "h11",
+        "lookup",
+        "What default error_status_hint does ProtocolError take in h11/_util.py?",
+        NUMBER.format("400"),
+    ),
+    held(
+        "h11",
+        "lookup",
+        "Which product name does PRODUCT_ID in h11/__init__.py start with?",
+        r"python-h11",
+    ),
+    held(
+        "h11",
+        "lookup",
+        "Which HTTP version is the only one write_request in h11/_writers.py sends?",
+        r"(?<![\d.])1\.1(?![\d.])",
+    ),
+    held(
+        "h11",
+        "search",
+        "Which function in h11 splits a comma-separated header into its values?",
+        r"\bget_comma_header\b",
+    ),
+    held(
+        "h11",
+        "search",
+        "Which class in h11 reads a body whose length a Content-Length header gives?",
+        r"\bContentLengthReader\b",
+    ),
+    held("h11", "search", "Which file of h11 defines ReceiveBuffer?", only_file("_receivebuffer")),
+    held(
+        "h11",
+        "search",
+        "Which exception does h11 raise when the peer on the other end breaks the protocol?",
+        r"\bRemoteProtocolError\b",
+    ),
+    held(
+        "h11",
+        "search",
+        "Which function in h11 tells whether a request expects a 100 Continue?",
+        r"\bhas_expect_100_continue\b",
+    ),
+    held(
+        "h11",
+        "search",
+        "Which class in h11 writes a message body in chunks?",
+        r"\bChunkedWriter\b",
+    ),
+    held(
+        "h11",
+        "enclosing",
+        "Which function raises 'continuation line at start of headers'?",
+        r"\b_obsolete_line_fold\b",
+    ),
+    held(
+        "h11",
+        "enclosing",
+        "Which function raises 'conflicting Content-Length headers'?",
+        r"\bnormalize_and_validate\b",
+    ),
+    held(
+        "h11",
+        "enclosing",
+        "Which method raises 'Too much data for declared Content-Length'?",
+        r"\bsend_data\b",
+    ),
+    held(
+        "h11",
+        "enclosing",
+        "Which method raises 'Can't receive data when peer state is ERROR'?",
+        r"\bnext_event\b",
+    ),
+    held(
+        "h11",
+        "enclosing",
+        "Which function raises 'Got data when expecting EOF'?",
+        r"\bexpect_nothing\b",
+    ),
+    held(
+        "h11",
+        "two reads",
+        "h11/__init__.py imports Connection from a module; which file defines Connection?",
+        only_file("_connection"),
+    ),
+    held(
+        "h11",
+        "two reads",
+        "LocalProtocolError in h11/_util.py subclasses a class; what is that class's own base "
+        "class?",
+        r"\bException\b",
+    ),
+    held(
+        "h11",
+        "two reads",
+        "InformationalResponse in h11/_events.py subclasses a class; what does that class "
+        "subclass?",
+        r"\bEvent\b",
+    ),
+    held(
+        "h11",
+        "two reads",
+        "The headers of Request in h11/_events.py are of a class; which file defines that class?",
+        only_file("_headers"),
+    ),
+    held(
+        "h11",
+        "two reads",
+        "h11/_readers.py imports validate from a module; which file defines validate?",
+        only_file("_util"),
+    ),
+)
+
+
+def package_source(package: str) -> Path:
+    """Where the running Python keeps `package`: its standard library, else the site
+    packages it is installed in (a third-party package of the virtual environment)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"]) / package
+    if stdlib.is_dir():
+        return stdlib
+    spec = importlib.util.find_spec(package)
+    locations = spec.submodule_search_locations if spec is not None else None
+    if not locations:
+        raise LookupError(f"package {package} is not installed; install it to run this eval")
+    return Path(next(iter(locations)))
+
+
 def prepare(directory: Path | None = None) -> dict[str, Path]:
     """Each package's workspace (a directory holding a copy of the package), copied from
-    the running Python's standard library the first time."""
+    the running Python (its standard library, or the site packages for a third-party
+    one) the first time."""
     root = (
         directory or cache_dir() / "eval-workspaces"
     ) / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
     found = {}
-    for package in PACKAGES:
+    for package in PACKAGES + UNSEEN_PACKAGES:
         workspace = root / package
         if not (workspace / package).is_dir():
             partial = root / f".{package}.partial"
             shutil.rmtree(partial, ignore_errors=True)
             shutil.copytree(
-                stdlib / package, partial / package, ignore=shutil.ignore_patterns("__pycache__")
+                package_source(package),
+                partial / package,
+                ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"),
             )
             partial.rename(workspace)
         found[package] = workspace

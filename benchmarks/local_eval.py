@@ -1,18 +1,20 @@
-"""Accuracy of the embedded models on two evals, graded: the example workspace and held out.
+"""Accuracy of the embedded models on three evals, graded: the example workspace and held out.
 
 `example`: 13 questions with known answers in `examples/workspace` (the project's own
 tiny codebase, which the worked examples' shapes were written beside). `held-out`: 61
 questions over five standard-library packages (`benchmarks/heldout.py`) that no prompt
-is tuned on. Both ask lookups in one file, answers that must first be found by search,
-questions that need two reads (a value in one file names what to look up in another) and
-the function or class enclosing a raised message. Every question is a fresh run of the
-CLI's agent (the same instructions and read-only tools as `warmloop run`) on one engine
-per model; the answer is graded by a regular expression. Reported per eval and model:
-questions answered correctly, by kind, mean requests and mean seconds per question.
+is tuned on. `unseen`: 43 questions over `xmlrpc` and the third-party `h11`, written
+before issue 50's changes (`heldout.UNSEEN`). All ask lookups in one file, answers that
+must first be found by search, questions that need two reads (a value in one file names
+what to look up in another) and the function or class enclosing a raised message. Every
+question is a fresh run of the CLI's agent (the same instructions, map and read-only
+tools as `warmloop run`) on one engine per model; the answer is graded by a regular
+expression. Reported per eval and model: questions answered correctly, by kind, mean
+requests and mean seconds per question.
 
-    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...] [--eval held-out]
-        [--max-steps 6] [--threads 2] [--only 3] [--match REGEX] [--kind "two reads"]
-        [--verbose]
+    python -m benchmarks local_eval [--model qwen2.5-coder-1.5b ...]
+        [--eval held-out|example|unseen] [--max-steps 6] [--threads 2] [--only 3]
+        [--match REGEX] [--kind "two reads"] [--verbose]
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.heldout import QUESTIONS as HELD_OUT
-from benchmarks.heldout import Question, prepare
+from benchmarks.heldout import UNSEEN, Question, prepare
 from warmloop import Agent, AssistantTurn, RunError, workspace_tools
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS
 from warmloop.providers.local.model import LocalModel
 from warmloop.providers.local.models import MODELS
-from warmloop.workspace import WORKSPACE_INSTRUCTIONS
+from warmloop.workspace import workspace_instructions
 from warmloop.workspace.grounding import unread_answer
+from warmloop.workspace.map_build import map_budget
 
 WORKSPACE = Path(__file__).resolve().parent.parent / "examples" / "workspace"
 
@@ -76,12 +79,15 @@ class Outcome:
     calls: list[str]
 
 
-def ask(model: LocalModel, question: Question, workspace: Path, max_steps: int) -> Outcome:
-    """One fresh run of the CLI's agent on `question` over `workspace`."""
+def ask(
+    model: LocalModel, question: Question, workspace: Path, max_steps: int, instructions: str
+) -> Outcome:
+    """One fresh run of the CLI's agent on `question` over `workspace`, whose instructions
+    (with its map) are `instructions`."""
     agent = Agent(
         model,
         workspace_tools(workspace),
-        instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+        instructions=f"{DEFAULT_INSTRUCTIONS} {instructions}",
         max_steps=max_steps,
         check_outputs=unread_answer,
     )
@@ -115,11 +121,16 @@ def evaluate(
     """Every question of every eval on one model (one engine); returns a table row per eval."""
     model = LocalModel(name, n_threads=threads)
     workspaces = {"": WORKSPACE, **prepare()}
+    budget = map_budget(model.facts.context_window)  # as `warmloop run` sizes the map
+    mapped: dict[str, str] = {}
     rows = []
     for eval_name, questions in evals.items():
         outcomes = []
         for question in questions:
-            outcome = ask(model, question, workspaces[question.codebase], max_steps)
+            root = workspaces[question.codebase]
+            if question.codebase not in mapped:
+                mapped[question.codebase] = workspace_instructions(root, budget_tokens=budget)[0]
+            outcome = ask(model, question, root, max_steps, mapped[question.codebase])
             outcomes.append(outcome)
             if verbose:
                 mark = "ok " if outcome.correct else "BAD"
@@ -147,7 +158,7 @@ def summary(outcomes: list[Outcome]) -> str:
     return f"{share} | {by_kind} | {steps:.1f} | {seconds:.1f}"
 
 
-EVALS = {"example": QUESTIONS, "held-out": HELD_OUT}
+EVALS = {"example": QUESTIONS, "held-out": HELD_OUT, "unseen": UNSEEN}
 
 
 def main() -> None:

@@ -52,6 +52,8 @@ def child(model_name: str, threads: int, questions: list[str]) -> None:
     from benchmarks.local_eval import WORKSPACE, ask
     from warmloop.providers.local import model as local
     from warmloop.providers.local.openings import OpeningCache
+    from warmloop.workspace import workspace_instructions
+    from warmloop.workspace.map_build import map_budget
 
     spent: dict[str, float] = defaultdict(float)
     spent["imports"] = time.perf_counter() - started
@@ -63,9 +65,11 @@ def child(model_name: str, threads: int, questions: list[str]) -> None:
     local.LocalModel.grammar = timed(spent, "grammar", local.LocalModel.grammar)  # type: ignore[method-assign]
     local.LocalModel._generate = timed_steps(spent, local.LocalModel._generate)  # type: ignore[method-assign]
     model = local.LocalModel(model_name, n_threads=threads)
+    budget = map_budget(model.facts.context_window)  # as `warmloop run` sizes the map
+    mapped = workspace_instructions(WORKSPACE, budget_tokens=budget)[0]
     for task in questions:
         began = time.perf_counter()
-        outcome = ask(model, Question("lookup", task, ""), WORKSPACE, 6)
+        outcome = ask(model, Question("lookup", task, ""), WORKSPACE, 6, mapped)
         total = time.perf_counter() - began + spent.get("imports", 0.0)
         row = {"question": task, "answer": outcome.answer, "requests": outcome.requests}
         row |= {"seconds": round(total, 2)} | {k: round(v, 2) for k, v in spent.items()}

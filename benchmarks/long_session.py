@@ -14,14 +14,20 @@ cache rules with the simulator (`benchmarks.session_costs`). Policies:
 - summarise-at-trigger: at 0.8 of the window everything before the tail becomes a
   400-token summary, plus the summary request (the conversation and one ask, 400 output).
 
-    python -m benchmarks long_session [--quick] [--plot FILE.png]
+The sweep (`--sweep`) runs the 70-step host session with every default, its reads and its
+window each scaled by 0.7, 1.0 and 1.3, on a host that publishes its window and on one that
+does not (the agent learns it from the host's rejection, if a prompt ever reaches it), each
+against the offline optimum of the same session (target: at most 1.05x everywhere).
+
+    python -m benchmarks long_session [--quick] [--plot FILE.png] [--sweep]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,10 +64,30 @@ INSTRUCTIONS = "You are an agent that reads files with tools, then submits an an
 TASK = "Read every part of the report in order and summarise it."
 
 
+@dataclass
+class ReadSize:
+    """The tokens one read returns (`RESULT_TOKENS`; the sweep scales it: `sized`)."""
+
+    tokens: int = RESULT_TOKENS
+
+
+READ = ReadSize()
+
+
+@contextmanager
+def sized(tokens: int) -> Iterator[None]:
+    """Every read in the block returns about `tokens` tokens."""
+    before, READ.tokens = READ.tokens, tokens
+    try:
+        yield
+    finally:
+        READ.tokens = before
+
+
 def content(k: int) -> str:
-    """Part k of the report: about RESULT_TOKENS tokens, different for every k."""
+    """Part k of the report: about `READ.tokens` tokens, different for every k."""
     line = f"part {k}: " + " ".join(f"w{(k * 7919 + i) % 997}" for i in range(12)) + "\n"
-    return (line * (RESULT_TOKENS * 4 // len(line) + 1))[: RESULT_TOKENS * 4]
+    return (line * (READ.tokens * 4 // len(line) + 1))[: READ.tokens * 4]
 
 
 @tool
@@ -129,10 +155,12 @@ class Recorder(WrappedModel):
 
 
 def run_on_host(
-    n: int, window: int, rules: Rules, told: bool = True
+    n: int, window: int, rules: Rules, told: bool = True, publish: bool = True
 ) -> tuple[list[tuple[float, Transcript]], list[ToolSpec], int]:
-    """The real Agent, every default, against a loopback host publishing `window`; `told`:
-    the user passed `cache_rules=rules.spec` (else the host's billing is unknown to it)."""
+    """The real Agent, every default, against a loopback host with a `window`; `told`:
+    the user passed `cache_rules=rules.spec` (else the host's billing is unknown to it);
+    `publish`: the host publishes its window (vLLM's `max_model_len`), else the agent learns
+    it from the host's first rejection."""
 
     def step(body: dict[str, object]) -> tuple[str, dict[str, object]] | str:
         messages = body["messages"]
@@ -145,13 +173,15 @@ def run_on_host(
             return "read", {"path": f"part_{done}"}
         return "submit", {"answer": "done"}
 
-    with serve(Host(step, window=window)) as url:
+    with serve(Host(step, window=window, publish=publish)) as url:
         spec = f"openai-compatible:{url}#served-model"
         served = resolve_model(spec, cache_rules=rules.spec) if told else resolve_model(spec)
         model = Recorder(served)
         agent = Agent(model, [read], max_steps=n + 1)  # every other option a default
         run = agent.run_sync(TASK)
-    assert model.facts.window_source == "discovered", model.facts
+    facts = run.facts if run.facts is not None else model.facts
+    # A host that publishes none is learned from its rejection, if a prompt ever reaches it.
+    assert facts.window_source in (("discovered",) if publish else ("learned", "assumed")), facts
     timed = [(STEP_SECONDS * i, t) for i, t in enumerate(model.sent)]
     folds = sum(1 for e in run.maintenance if e.kind == "fold")
     return timed, list(agent.tool_specs), folds
@@ -358,11 +388,53 @@ def plot(costs: dict[str, list[float]], title: str, path: Path) -> None:
     figure.savefig(path, dpi=120)
 
 
+SCALES = (0.7, 1.0, 1.3)
+SWEEP_TARGET = 1.05
+
+
+def sweep(n: int = 70, window: int = 128_000) -> str:
+    """The host session under every default, its reads and window scaled (`SCALES`), with
+    the window published and learned: warmloop against the offline optimum, one row each."""
+    lines = [
+        "| window | reads (tokens) | window (tokens) | warmloop | optimum | warmloop / optimum "
+        "| prunes before request |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    worst = 0.0
+    for publish in (True, False):
+        for read_scale in SCALES:
+            for window_scale in SCALES:
+                size, limit = round(RESULT_TOKENS * read_scale), round(window * window_scale)
+                with sized(size):
+                    timed, tools, _ = run_on_host(n, limit, HOST_RULES, False, publish)
+                    warm = price(timed, tools, HOST_RULES, OUTPUT_TOKENS)
+                    schedules = Schedules(n, limit, HOST_RULES, tools)
+                    best = sum(schedules.costs(schedules.optimum()))
+                dollars = sum(o.cost.total if o.cost else 0.0 for o in warm)
+                sent = [t for _, t in timed]
+                prunes = [
+                    k + 1 for k in range(1, len(sent)) if sent[k].revision != sent[k - 1].revision
+                ]
+                worst = max(worst, dollars / best)
+                how = "published" if publish else "learned"
+                lines.append(
+                    f"| {how} | {size:,} | {limit:,} | ${dollars:.3f} | ${best:.3f} "
+                    f"| {dollars / best:.3f} | {prunes} |"
+                )
+    verdict = "met" if worst <= SWEEP_TARGET else "missed"
+    lines.append(f"\nworst: {worst:.3f}x the optimum (target {SWEEP_TARGET}x: {verdict})")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="only the 70-step session")
     parser.add_argument("--plot", type=Path, default=Path("long_session.png"))
+    parser.add_argument("--sweep", action="store_true", help="only the +-30%% sweep")
     args = parser.parse_args()
+    if args.sweep:
+        print(sweep())
+        return
     sessions = [(70, 128_000)] + ([] if args.quick else [(200, 200_000)])
     results: dict[str, dict[str, list[float]]] = {}
     for n, window in sessions:

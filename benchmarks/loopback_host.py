@@ -7,7 +7,10 @@ completion object" with `usage.prompt_tokens_details.cached_tokens` (vLLM with
 `--enable-prompt-tokens-details`): here the longest common prefix with any earlier request,
 as automatic prefix caching reuses every full block it still holds (about four characters a
 token; blocks are not rounded, so 100% reuse is the physical limit). `publish=False` serves a
-host that publishes no window (a gateway, an older server).
+host that publishes no window (a gateway, an older server). A prompt longer than the window
+is refused as vLLM refuses it (400, `context_length_exceeded`, "This model's maximum context
+length is N tokens. However, you requested M tokens ..."), so a client that was told no
+window learns it from the rejection.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Host:
     prompts: list[int] = field(default_factory=list)
     cached: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    refused: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +91,26 @@ class Host:
             },
         }
 
+    def refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """vLLM's 400 for a prompt past the window, or None where it fits."""
+        prompt = math.ceil(len(prompt_text(body)) / CHARS_PER_TOKEN)
+        if prompt <= self.window:
+            return None
+        with self.lock:
+            self.refused += 1
+        message = (
+            f"This model's maximum context length is {self.window} tokens. However, you "
+            f"requested {prompt} tokens in the messages. Please reduce the length of the messages."
+        )
+        return {
+            "error": {
+                "message": message,
+                "type": "BadRequestError",
+                "param": None,
+                "code": "context_length_exceeded",
+            }
+        }
+
     def models(self) -> dict[str, Any]:
         card: dict[str, Any] = {"id": MODEL, "object": "model", "owned_by": "vllm"}
         if self.publish:
@@ -125,7 +149,11 @@ def _handler(host: Host) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?")[0] != "/v1/chat/completions":
                 self._send(404, {"error": {"message": "not found"}})
                 return
-            self._send(200, host.answer(body))
+            refusal = host.refusal(body)
+            if refusal is not None:
+                self._send(400, refusal)
+            else:
+                self._send(200, host.answer(body))
 
     return Handler
 

@@ -16,7 +16,10 @@ and the busts the proxy's live guard named.
     /tmp/corpus-venv/bin/pip install -r benchmarks/framework_corpus/requirements.txt
     PYTHONPATH=. .venv/bin/python -m benchmarks proxy_corpus --venv /tmp/corpus-venv
 
-(`--only NAME` runs one driver, `--json` prints the rows as JSON.)
+(`--only NAME` runs one driver, `--json` prints the rows as JSON, `--results FILE` writes
+them where the docs page's chart is drawn from: `benchmarks/results/framework_corpus.json`,
+`--chart FILE.png` draws it now.) warmloop's own loop runs the same task on each wire
+(`drivers/warmloop_*.py`, in this environment): the row the frameworks stand beside.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import tempfile
 from dataclasses import asdict, dataclass
+from datetime import date
 from pathlib import Path
 
+from benchmarks.corpus_chart import draw
 from benchmarks.framework_corpus.record import DRIVERS, record
 from benchmarks.framework_corpus.script import TASK_TAG
 from benchmarks.framework_corpus.truth import Request, bound, price, read_lines, request_of
@@ -145,6 +151,8 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, default=Path("/tmp/corpus-venv"))
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--results", type=Path, help="write the rows here (the docs' chart)")
+    parser.add_argument("--chart", type=Path, help="draw the chart here (PNG)")
     args = parser.parse_args()
     drivers = [d for d in sorted(DRIVERS.glob("*.py")) if not args.only or d.stem in args.only]
     if args.only and len(drivers) != len(set(args.only)):
@@ -155,3 +163,9 @@ def main() -> None:
         if not args.json:
             print(f"{driver.stem}: done", flush=True)
     print(json.dumps([asdict(row) for row in rows], indent=1) if args.json else table(rows))
+    plain = [asdict(row) for row in rows]
+    if args.results is not None:
+        run = {"date": date.today().isoformat(), "python": sys.version.split()[0]}
+        args.results.write_text(json.dumps({"run": run, "rows": plain}, indent=1) + "\n")
+    if args.chart is not None:
+        draw(plain, args.chart)

@@ -17,25 +17,24 @@ keep-alive's due moment to the next (`KeepAlives.due`, `tick`), so nothing waits
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
 
+from benchmarks.simulated_provider import blocks
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost_breakdown
 from warmloop.facts.profiles import profile_for
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.keepalive import Caps
 from warmloop.proxy.server import Proxy
-from warmloop.simulate import Block, CacheSimulator, SimRequest, summary
+from warmloop.simulate import CacheSimulator, SimRequest, summary
 from warmloop.simulate import SimOutcome as Outcome
 
 MODEL = "claude-sonnet-4-6"
@@ -104,31 +103,16 @@ class Upstream:
         }
 
 
-def blocks(body: dict[str, Any]) -> tuple[Block, ...]:
-    """A Messages body as the simulator's blocks: each tool, system block and content block,
-    keyed by its content, a breakpoint where it carries `cache_control` ("Prompt caching >
-    Structuring your prompt": tools, then system, then messages)."""
-    system = body.get("system") or []
-    pieces: list[dict[str, Any]] = [*body.get("tools", [])]
-    pieces += [{"type": "text", "text": system}] if isinstance(system, str) else system
-    for message in body["messages"]:
-        content = message["content"]
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        pieces += [{"role": message["role"], **block} for block in content]
-    found = []
-    for piece in pieces:
-        marker = piece.get("cache_control")
-        text = json.dumps({k: v for k, v in piece.items() if k != "cache_control"}, sort_keys=True)
-        ttl = marker.get("ttl", "5m") if isinstance(marker, dict) else None
-        found.append(
-            Block(math.ceil(len(text) / 4), hashlib.sha256(text.encode()).hexdigest(), ttl)
-        )
-    return tuple(found)
+class Answering(Protocol):
+    """A loopback API's answers: a response body for each request body."""
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]: ...
 
 
 @contextmanager
-def serving(upstream: Upstream) -> Iterator[str]:
+def serving(upstream: Answering) -> Iterator[str]:
+    """Serve `upstream`'s answers on a loopback port (JSON, HTTP/1.1 keep-alive); its URL."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 

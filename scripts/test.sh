@@ -31,4 +31,19 @@ else
 fi
 # The docs site, strict: a broken link, a missing page or reference fails (output in site/).
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
-.venv/bin/pytest "$@"
+# The tests in two tiers, each given this script's arguments: the default one (plain `pytest`,
+# a few minutes), then the slow one (`-m slow`: real processes, the real engine, the whole
+# scenario benchmark). The slow tier runs even when the default one failed. Exit status 5 says the arguments selected no
+# test of that tier: a failure only when neither tier ran a test.
+fast=0
+.venv/bin/pytest "$@" || fast=$?
+slow=0
+.venv/bin/pytest -m slow "$@" || slow=$?
+for status in "$fast" "$slow"; do
+  if [[ $status != 0 && $status != 5 ]]; then
+    exit "$status"
+  fi
+done
+if [[ $fast == 5 && $slow == 5 ]]; then
+  exit 5
+fi

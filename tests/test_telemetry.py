@@ -308,3 +308,49 @@ def test_an_agent_name_must_be_a_line_of_text() -> None:
     for bad in ("", "  ", "two\nlines", 42):
         with pytest.raises(ConfigurationError, match="name must be"):
             Agent(ScriptedModel(), name=bad)  # type: ignore[arg-type]
+
+
+def test_a_sub_agents_run_span_is_a_child_of_the_parents_tool_span() -> None:
+    """A tree: the planner's `explore` call runs two explorers at once (`as_tool(parallel=
+    True)`); each explorer's `invoke_agent explorer` span hangs under the planner's
+    `execute_tool explore` span, which hangs under `invoke_agent planner`, and carries its
+    own conversation id, derived from the planner's."""
+    exporter, provider = traced()
+    tracer = provider.get_tracer("test")
+
+    def reply(rendered: object) -> object:
+        messages = rendered.payload["messages"]  # type: ignore[attr-defined]
+        task = next(m["content"] for m in messages if m["role"] == "user")
+        return call("submit", answer=f"{task}: fine")
+
+    explorer_model = ScriptedModel([reply] * 2, name="anthropic:claude-sonnet-4-6")  # type: ignore[list-item]
+    explorer = Agent(instrument(explorer_model, tracer=tracer), name="explorer")
+    planner_model = ScriptedModel(
+        [call("explore", tasks=["lexer", "parser"]), call("submit", answer="planned")],
+        name="anthropic:claude-sonnet-4-6",
+    )
+    planner = Agent(
+        instrument(planner_model, tracer=tracer),
+        [explorer.as_tool("explore", parallel=True)],
+        name="planner",
+    )
+    run = planner.run_sync("Plan.")
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    [root] = [s for s in spans if s.name == "invoke_agent planner"]
+    [tool_span] = [s for s in spans if s.name == "execute_tool explore"]
+    children = [s for s in spans if s.name == "invoke_agent explorer"]
+    assert len(children) == 2
+    assert tool_span.parent is not None
+    assert tool_span.parent.span_id == root.context.span_id
+    for child in children:
+        assert child.parent is not None
+        assert by_id[child.parent.span_id] is tool_span
+        attributes = dict(child.attributes or {})
+        assert attributes["gen_ai.agent.name"] == "explorer"
+        key = str(attributes["gen_ai.conversation.id"])
+        assert key != run.transcript.conversation
+        assert key.startswith(run.transcript.conversation[:40])
+        chats = [s for s in spans if s.parent and s.parent.span_id == child.context.span_id]
+        assert [s.name for s in chats] == ["chat claude-sonnet-4-6"]
+    assert len({s.context.trace_id for s in spans}) == 1  # one trace: the tree

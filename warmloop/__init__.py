@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from warmloop.agent.agent import Agent
+    from warmloop.agent.approvals import ToolDenied, WaitingForApproval
+    from warmloop.agent.delegation import fan_out
     from warmloop.agent.event_stream import EventStream
     from warmloop.agent.events import (
         CacheBust,
@@ -29,8 +31,10 @@ if TYPE_CHECKING:
         ToolFinished,
         ToolStarted,
     )
+    from warmloop.agent.handoff import Handoff, handoff
     from warmloop.agent.limits import UsageLimits
     from warmloop.agent.result import (
+        ChildRun,
         ExtractFailed,
         RequestFailed,
         Run,
@@ -102,6 +106,7 @@ _WHERE: dict[str, str] = {
     "AssistantTurn": "warmloop.messages",
     "CacheBust": "warmloop.agent.events",
     "CacheMiss": "warmloop.agent.events",
+    "ChildRun": "warmloop.agent.result",
     "CodeFailed": "warmloop.errors",
     "CodeMode": "warmloop.tools.code",
     "ConfigurationError": "warmloop.errors",
@@ -112,6 +117,7 @@ _WHERE: dict[str, str] = {
     "ExtractFailed": "warmloop.agent.result",
     "FinalOutput": "warmloop.agent.events",
     "FleetUnavailable": "warmloop.errors",
+    "Handoff": "warmloop.agent.handoff",
     "KeepAlivePolicy": "warmloop.keepalive.pinger",
     "KeptAlive": "warmloop.agent.events",
     "Maintained": "warmloop.agent.events",
@@ -156,6 +162,7 @@ _WHERE: dict[str, str] = {
     "Tool": "warmloop.tools.tool",
     "ToolCall": "warmloop.messages",
     "ToolCallDelta": "warmloop.providers.deltas",
+    "ToolDenied": "warmloop.agent.approvals",
     "ToolFailed": "warmloop.errors",
     "ToolFinished": "warmloop.agent.events",
     "ToolRaised": "warmloop.errors",
@@ -170,11 +177,14 @@ _WHERE: dict[str, str] = {
     "UsageLimitExceeded": "warmloop.agent.result",
     "UsageLimits": "warmloop.agent.limits",
     "UserText": "warmloop.messages",
+    "WaitingForApproval": "warmloop.agent.approvals",
     "WarmloopError": "warmloop.errors",
     "Workspace": "warmloop.workspace",
     "WorkspaceError": "warmloop.errors",
     "call": "warmloop.providers.scripted",
     "check_pairing": "warmloop.transcript",
+    "fan_out": "warmloop.agent.delegation",
+    "handoff": "warmloop.agent.handoff",
     "instrument": "warmloop.telemetry",
     "open_store": "warmloop.sessions.locate",
     "raw_call": "warmloop.providers.scripted",
@@ -189,6 +199,7 @@ __all__ = [
     "AssistantTurn",
     "CacheBust",
     "CacheMiss",
+    "ChildRun",
     "CodeFailed",
     "CodeMode",
     "ConfigurationError",
@@ -199,6 +210,7 @@ __all__ = [
     "ExtractFailed",
     "FinalOutput",
     "FleetUnavailable",
+    "Handoff",
     "KeepAlivePolicy",
     "KeptAlive",
     "Maintained",
@@ -243,6 +255,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallDelta",
+    "ToolDenied",
     "ToolFailed",
     "ToolFinished",
     "ToolRaised",
@@ -257,11 +270,14 @@ __all__ = [
     "UsageLimitExceeded",
     "UsageLimits",
     "UserText",
+    "WaitingForApproval",
     "WarmloopError",
     "Workspace",
     "WorkspaceError",
     "call",
     "check_pairing",
+    "fan_out",
+    "handoff",
     "instrument",
     "open_store",
     "raw_call",

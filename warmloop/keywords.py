@@ -11,7 +11,7 @@ import difflib
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import ParamSpec, TypeVar, cast
 
 from warmloop.errors import ConfigurationError
 
@@ -76,10 +76,10 @@ def checked_keywords(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         valid = keyword_names(function)
         if inspect.iscoroutinefunction(function):
-            coroutine = cast(Callable[P, Awaitable[Any]], function)
+            coroutine = cast(Callable[P, Awaitable[object]], function)
 
             @functools.wraps(function)
-            async def checked_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+            async def checked_async(*args: P.args, **kwargs: P.kwargs) -> object:
                 unknown_keywords(what, kwargs, valid)
                 return await coroutine(*args, **kwargs)
 

@@ -4,7 +4,8 @@ cache that session wrote is lost), every cache bust its runs saw, how long its r
 went on (the horizon the warm prune is priced over), how long its pauses lasted, by kind
 (the keep-alive rule's history: its own runs', and those a stored session it runs on
 recorded before), and which of its runs were followed by another run on their conversation,
-how much later (what the longer-TTL choice weighs at a run's likely last request), and per
+how much later (what the longer-TTL choice weighs at a run's likely last request), how
+soon its fresh conversations follow each other (what its opening's TTL is chosen on), and per
 model whether its cache lived through pauses inside the TTL (evictions seen on the wire:
 `keepalive.evictions`) and the least prompt it was seen to cache. A run reads and adds to
 it; nothing else writes it. A stored session keeps what its runs learned of its model's
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.messages import Meta
@@ -92,6 +94,9 @@ class Learned:
     minimums: dict[str, int] = field(default_factory=dict)
     """Per model: the least cached read seen, where it was below the table's minimum (the
     provider caches shorter prompts than the table assumes)."""
+    opened_at: deque[float] = field(default_factory=lambda: deque(maxlen=RUNS_REMEMBERED))
+    """When each recent fresh conversation of this agent sent its first request (the
+    keep-alive clock): how soon the cache entry of its opening is used again."""
     sessions: deque[str] = field(default_factory=lambda: deque(maxlen=SESSIONS_REMEMBERED))
     """Stored sessions whose pauses are learned: read from the store once, or lived (the
     most recent, so a worker that serves sessions for months keeps a bounded memory)."""
@@ -199,6 +204,18 @@ class Learned:
             gap = since
         if gap is not None:
             self.follow_ups.append(max(0.0, gap))
+
+    def opened(self, at: float) -> None:
+        """A fresh conversation of this agent sends its first request at `at`."""
+        self.opened_at.append(at)
+
+    def opening_returns(self, ttl: float) -> list[float]:
+        """Seconds from each burst of this agent's fresh starts to the next burst: starts
+        within `ttl` of the one before read the same entry of the opening and refresh it
+        (siblings of a fan-out), so what the entry must outlive is the wait between bursts
+        (the agent's next fan-out, its next session)."""
+        starts = sorted(self.opened_at)
+        return [b - a for a, b in pairwise(starts) if b - a > ttl]
 
     def outlook(self, sent: int, *, first: bool = True) -> tuple[float, float]:
         """What follows the next request of a run that has sent `sent` requests (`first`:

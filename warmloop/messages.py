@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass, field, fields, replace
-from typing import Annotated, Any, Literal, TypeAlias
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, cast
 
 from pydantic import Field
 
@@ -28,6 +28,7 @@ JsonObject: TypeAlias = dict[str, "JsonData"]
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Conversation and session ids: a short safe alphabet, never a path."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -175,27 +176,33 @@ def validate_id(value: object, what: str = "conversation id") -> str:
     return value
 
 
-def encodable(value: Any) -> Any:
+def encodable(value: T) -> T:
     """`value` with every lone surrogate in its text replaced by U+FFFD (the same object
     when there is none). Text enters a transcript only through this, so a transcript always
     encodes as UTF-8 (file names that are not UTF-8, `\\ud800` in model output)."""
+    # The one cast: a type checker cannot follow that each branch of `_encodable` rebuilds
+    # a value as its own type (a str, a list or tuple, a dict, a dataclass).
+    return cast(T, _encodable(value))
+
+
+def _encodable(value: object) -> object:
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if isinstance(value, tuple | list):
-        items = [encodable(v) for v in value]
+        items = [_encodable(v) for v in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return type(value)(items)
     if isinstance(value, dict):
-        pairs = [(encodable(k), encodable(v)) for k, v in value.items()]
+        pairs = [(_encodable(k), _encodable(v)) for k, v in value.items()]
         if all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True)):
             return value
         return dict(pairs)
-    if hasattr(value, "__dataclass_fields__"):
+    if is_dataclass(value) and not isinstance(value, type):
         changed = {}
         for item in fields(value):
             old = getattr(value, item.name)
-            new = encodable(old)
+            new = _encodable(old)
             if new is not old:
                 changed[item.name] = new
         return replace(value, **changed) if changed else value

@@ -143,9 +143,10 @@ class Tracing:
     @contextlib.contextmanager
     def run(self, conversation_id: str, agent_name: str | None = None) -> Iterator[RunSpan]:
         """An `invoke_agent` span around a run, current while it runs: the requests' and
-        tool calls' spans are its children; named `invoke_agent {name}` with
-        `gen_ai.agent.name` for an agent with a name. A run that raises ends it as
-        failed."""
+        tool calls' spans are its children, and so are the runs a tool call starts (a
+        sub-agent's `invoke_agent` span under the parent's `execute_tool` span). Named
+        `invoke_agent <name>` with `gen_ai.agent.name` for a named agent. A run that
+        raises ends it as failed."""
         if self.tracer is None:
             yield RunSpan(None, self.model_name)
             return
@@ -302,11 +303,12 @@ def output_messages(response: ModelResponse) -> str:
 
 def content_captured(explicit: bool | None = None) -> bool:
     """Whether message content goes into spans: `explicit` when given, else the
-    conventions' switch `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`; off by
+    conventions' switch `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (or 1,
+    yes: the proxy's bust events read the same switch); off by
     default, since prompts and tool results may hold what must not leave the process."""
     if explicit is not None:
         return explicit
-    return os.environ.get(CAPTURE_VARIABLE, "").strip().lower() == "true"
+    return os.environ.get(CAPTURE_VARIABLE, "").strip().lower() in {"true", "1", "yes"}
 
 
 def instrument(

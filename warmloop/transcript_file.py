@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -133,7 +133,7 @@ def _describe(error: ValidationError, limit: int = 3) -> str:
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _parse(text: str | bytes) -> dict[str, Any]:
+def _parse(text: str | bytes) -> dict[str, object]:
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -163,8 +163,9 @@ def load(text: str | bytes) -> Document:
     """Parse and validate a dumped transcript (all but its pairing, which `Transcript`
     checks); TranscriptError names what is wrong."""
     payload = _parse(text)
+    meta_data: object = {}
     if payload["format"] == FORMAT_V1:
-        revision, conversation, meta_data = payload["version"], payload["id"], {}
+        revision, conversation = payload["version"], payload["id"]
     else:
         revision, conversation = payload["revision"], payload["conversation"]
         meta_data = payload["meta"]
@@ -181,8 +182,8 @@ def load(text: str | bytes) -> Document:
     except ValidationError as exc:
         raise TranscriptError(f"transcript meta is not valid: {_describe(exc)}") from exc
     try:
-        validate_id(payload["id"], "transcript id")
-        validate_id(conversation)
+        transcript_id = validate_id(payload["id"], "transcript id")
+        conversation_id = validate_id(conversation)
     except ConfigurationError as exc:
         raise TranscriptError(f"transcript refused: {exc}") from exc
-    return Document(payload["id"], conversation, revision, meta, list(messages))
+    return Document(transcript_id, conversation_id, revision, meta, list(messages))

@@ -22,6 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = Path(__file__).resolve().parent / "drivers"
 CORPUS = ROOT / "tests" / "audit" / "corpus"
 URL = re.compile(r"http://127\.0\.0\.1:[0-9]+")
+OWN = "warmloop_"
+"""Drivers of warmloop's own loop (`drivers/warmloop_*.py`): run in the project's environment,
+the row the frameworks stand beside, never part of the audit's recorded corpus."""
+
+
+def interpreter(driver: Path, venv: Path) -> str:
+    """The Python that runs `driver`: the corpus venv's, or this one for warmloop's own."""
+    return sys.executable if driver.stem.startswith(OWN) else str(venv / "bin" / "python")
 
 
 def record(driver: Path, venv: Path, out: Path, *, proxy: bool = False) -> list[str]:
@@ -46,7 +54,7 @@ def record(driver: Path, venv: Path, out: Path, *, proxy: bool = False) -> list[
             if not found:
                 raise RuntimeError(f"warmloop {command[3]} printed no address")
             subprocess.run(
-                [str(venv / "bin" / "python"), str(driver)],
+                [interpreter(driver, venv), str(driver)],
                 env={**env, "BASE_URL": found[-1]},
                 check=True,
                 timeout=600,
@@ -91,7 +99,7 @@ def main() -> None:
         return
     for driver in sorted(DRIVERS.glob("*.py")):
         name = driver.stem
-        if args.only and name not in args.only:
+        if (args.only and name not in args.only) or name.startswith(OWN):
             continue
         with tempfile.TemporaryDirectory() as scratch:
             log = Path(scratch) / "requests.jsonl"

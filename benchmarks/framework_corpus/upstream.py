@@ -79,6 +79,8 @@ class Upstream:
             call: tuple[str, str] | str = (tool, arguments_json(tool, argument))
         elif "final_answer" in tools:
             call = ("final_answer", json.dumps({"answer": final_answer(task)}))
+        elif "submit" in tools:  # warmloop's typed commit (its default output: `answer`)
+            call = ("submit", json.dumps({"answer": final_answer(task)}))
         else:
             call = final_answer(task)
         if not tools:  # a text ReAct loop: the call is written out

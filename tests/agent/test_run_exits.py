@@ -251,6 +251,7 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow  # a real `warmloop run`, interrupted: the slow tier
 @pytest.mark.parametrize(
     ("sent", "code", "said"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],

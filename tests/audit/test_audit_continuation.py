@@ -46,3 +46,23 @@ def test_the_suffix_found_is_the_longest(tail: str, text: str) -> None:
     length = longest_suffix_within(tail, text)
     assert tail[len(tail) - length :] in text
     assert length == len(tail) or tail[len(tail) - length - 1 :] not in text
+
+
+def test_a_digit_inserted_before_a_number_is_kept_whole_not_read_past_as_a_changed_value() -> None:
+    """`10` after `0` is an insertion that keeps everything, though `0` and `10` read as two
+    counters: the reading that keeps more wins (issue 46)."""
+    found = continuation(['{"content":"0"},'], ['{"content":"10"},'])
+    assert found.kept == found.size
+
+
+def test_a_counter_written_first_is_read_past_and_the_rest_kept() -> None:
+    """A loop that writes its iteration number first and grows its history after it: the
+    number is read past, the history kept, so the later request carries the earlier on."""
+    earlier = ['{"content":"Iteration 3. Task: fix the parser. History: read a.py"},']
+    later = [
+        '{"content":"Iteration 4. Task: fix the parser. History: read a.py, '
+        'then b.py and c.py, both fixed"},'
+    ]
+    found = continuation(earlier, later)
+    assert found.lost == 1  # the counter's one digit
+    assert found.continues

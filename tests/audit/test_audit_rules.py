@@ -16,17 +16,19 @@ from tests.support.workspace_cases import hang_guard
 from warmloop.audit.report import AuditReport, _finite, audit
 from warmloop.cli.main import main
 from warmloop.exchange.log import read_log
+from warmloop.messages import JsonData
 
 TASK = "Audit the billing module and list every rounding error. " * 180  # ~2,500 tokens
 
 
 def anthropic_log(
-    path: Path, *, parallel: int, marked: bool, note: bool = False, idle: float = 5.0
+    path: Path, *, parallel: int, marked: bool, note: bool = False, idle: float = 90.0
 ) -> None:
-    """Two requests `idle` seconds apart; the second adds one turn of `parallel` tool calls
-    (and a text block after their results with `note`: 2 * parallel (+ 1) new blocks before
-    its marker). Anthropic reports a miss on the second (nothing read) as it does when no
-    marker reaches the last write."""
+    """Two requests `idle` seconds apart (past `miss_kinds.LANDED_SECONDS`: a miss the
+    marker does not explain is an eviction the timing supports, issue 48); the second adds
+    one turn of `parallel` tool calls (and a text block after their results with `note`:
+    2 * parallel (+ 1) new blocks before its marker). Anthropic reports a miss on the
+    second (nothing read) as it does when no marker reaches the last write."""
     task: dict[str, Any] = {"type": "text", "text": TASK}
     if marked:
         task["cache_control"] = {"type": "ephemeral"}
@@ -219,7 +221,7 @@ def test_the_cli_refuses_what_it_cannot_audit_and_prints_only_json(
 
 
 def test_the_json_report_has_no_number_json_cannot_hold() -> None:
-    document = {"usd": float("nan"), "costs": [{"lost": float("inf")}, 1.5], "n": 3}
+    document: JsonData = {"usd": float("nan"), "costs": [{"lost": float("inf")}, 1.5], "n": 3}
     assert json.dumps(_finite(document), allow_nan=False) == (
         '{"usd": null, "costs": [{"lost": null}, 1.5], "n": 3}'
     )

@@ -192,7 +192,7 @@ def test_the_providers_loss_is_charged_apart_from_the_clients_busts(tmp_path: Pa
 
 
 def test_json_carries_the_verdict_agreement_and_both_counts(tmp_path: Path) -> None:
-    document = to_json(report_of(tmp_path))
+    document: dict[str, Any] = to_json(report_of(tmp_path))  # the asserts check its shape
     anthropic = next(c for c in document["conversations"] if c["format"] == "anthropic")
     assert anthropic["totals"]["client_busts"] == 1
     assert anthropic["totals"]["provider_lost"] == 1

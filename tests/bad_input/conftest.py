@@ -27,6 +27,7 @@ def secret_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(variable, SECRET)
 
 
+@pytest.hookimpl(trylast=True)  # after `-m` deselected the other tier: the cases that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     counts: Counter[str] = Counter()
     for item in items:

@@ -263,6 +263,7 @@ BATCH_FILES: dict[str, tuple[bytes, str]] = {
 }
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 @pytest.mark.parametrize("row", list(BATCH_FILES))
 def test_a_batch_file_no_task_can_be_read_from_is_one_line(row: str, tmp_path: Any) -> None:
     data, says = BATCH_FILES[row]
@@ -271,6 +272,7 @@ def test_a_batch_file_no_task_can_be_read_from_is_one_line(row: str, tmp_path: A
     _one_line_error(*_warmloop_cli("batch", "submit", str(batch), "--db", DOWN_DB), says)
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_batch_submit_refuses_a_fifo_and_an_endless_device(tmp_path: Any) -> None:
     import os
 
@@ -281,6 +283,7 @@ def test_batch_submit_refuses_a_fifo_and_an_endless_device(tmp_path: Any) -> Non
         _one_line_error(code, output, "not a regular file")
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 @pytest.mark.parametrize("command", ["submit", "status", "worker"])
 def test_the_fleet_commands_say_a_database_that_is_down_in_one_line(
     command: str, tmp_path: Any
@@ -295,6 +298,7 @@ def test_the_fleet_commands_say_a_database_that_is_down_in_one_line(
     _one_line_error(*_warmloop_cli(*args, "--db", DOWN_DB), "reach")
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_a_fleet_url_that_is_not_postgresql_is_shown_without_its_password(tmp_path: Any) -> None:
     batch = tmp_path / "tasks.jsonl"
     batch.write_text('{"agent": "a", "task": "x"}\n', encoding="utf-8")
@@ -423,6 +427,7 @@ def test_a_missing_extra_is_named_where_the_object_is_made(
 # a worker with neither --db nor $WARMLOOP_FLEET_DB is told both ways, not "Missing option".
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_batch_submit_refuses_an_unknown_agent_before_submitting(tmp_path: Any) -> None:
     batch = tmp_path / "tasks.jsonl"
     batch.write_text('{"agent": "nobody", "task": "x"}\n', encoding="utf-8")
@@ -431,6 +436,7 @@ def test_batch_submit_refuses_an_unknown_agent_before_submitting(tmp_path: Any) 
     _one_line_error(code, output, "no agent 'nobody' in tests.fleet.agents:registry; it knows")
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_a_worker_without_a_database_names_the_option_and_the_variable() -> None:
     code, output = _warmloop_cli("worker", "--agents", "tests.fleet.agents:registry")
     _one_line_error(code, output, "pass --db URL or set $WARMLOOP_FLEET_DB")
@@ -739,6 +745,7 @@ FLEET_PERIODS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 @pytest.mark.parametrize("row", list(FLEET_PERIODS))
 def test_a_workers_periods_must_be_positive_seconds(row: str) -> None:
     options, says = FLEET_PERIODS[row]
@@ -746,6 +753,7 @@ def test_a_workers_periods_must_be_positive_seconds(row: str) -> None:
     _one_line_error(*_warmloop_cli(*worker, *options), says)
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 @pytest.mark.parametrize(
     "args",
     [
@@ -759,6 +767,7 @@ def test_fleet_workers_and_recover_say_a_database_that_is_down_in_one_line(
     _one_line_error(*_warmloop_cli(*args, "--db", DOWN_DB), "reach")
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_a_deadline_of_no_time_is_a_usage_error() -> None:
     code, output = _warmloop_cli("batch", "status", "b1", "--wait", "--deadline", "0")
     assert code == 2, output
@@ -766,6 +775,7 @@ def test_a_deadline_of_no_time_is_a_usage_error() -> None:
     assert "Traceback" not in output
 
 
+@pytest.mark.slow  # a real `warmloop` process: the slow tier
 def test_a_worker_on_a_url_that_is_not_postgresql_is_told_without_its_password() -> None:
     url = f"mysql://fleet:{FLEET_PASSWORD}@db/fleet"
     worker = ("worker", "--agents", "tests.fleet.agents:registry", "--db", url)

@@ -61,6 +61,7 @@ from warmloop.providers.local import model as local
 from warmloop.providers.local.chat_template import render_chatml
 from warmloop.providers.local.model import LocalModel
 from warmloop.providers.local.openings import MAGIC, OpeningCache
+from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.chat import OpenAICompatibleModel
 from warmloop.providers.openai.chat_format import ChatRenderer
 from warmloop.providers.openai.responses import OpenAIResponsesModel
@@ -1028,7 +1029,8 @@ async def test_no_log_record_holds_a_credential_of_the_base_url(
     base = f"https://user:{SECRET}-pw@host.test/v1?token={SECRET}&x=1"
     model = OpenAICompatibleModel(f"{base}#qwen")  # the client warmloop builds, ...
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(chat_reply))
-    model.client = model.client.with_options(http_client=http)  # ... on a mocked transport
+    # ... on a mocked transport, on every event loop
+    model._clients = LoopClients.given(model.client.with_options(http_client=http))
     outcome = await exercise(Agent(model), "Say ok.")
     expect(outcome, "ok")
     check_outcome(outcome)

@@ -13,6 +13,8 @@ from benchmarks.report import markdown, plot
 from benchmarks.scenario_table import run_all
 from benchmarks.scenarios import PENDING, SCENARIOS, discovery_120_tools
 
+pytestmark = pytest.mark.slow  # every scenario of the benchmark, run in full: the slow tier
+
 
 @pytest.fixture(scope="module")
 def results() -> list[LoopResult]:

@@ -28,6 +28,8 @@ from warmloop.providers.local.chat_template import DETAILS_KEY
 from warmloop.providers.local.models import DEFAULT_MODEL, MODELS
 from warmloop.transcript import Transcript
 
+pytestmark = pytest.mark.slow  # the real `warmloop` executable, a process per test: the slow tier
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "workspace"
 WARMLOOP = str(Path(sys.executable).with_name("warmloop"))

@@ -4,6 +4,7 @@ each provider's page, the table only adds what the package lacks, and an overrid
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ def _no_user_prices(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _shipped() -> dict[str, Any]:
-    data: dict[str, Any] = read_table(shipped_text("prices.json"), "prices.json")
+    data = read_table(shipped_text("prices.json"), "prices.json")
+    assert isinstance(data, dict)
     return data
 
 
@@ -36,7 +38,7 @@ def _doc_checked() -> dict[str, Any]:
     return data
 
 
-def _rates(entry: dict[str, Any]) -> Rates:
+def _rates(entry: Mapping[str, object]) -> Rates:
     table = parse_table(
         json.dumps({"models": {"openai:x": {**entry, "source": "s", "as_of": "2026-01-01"}}})
     )
@@ -82,7 +84,7 @@ def test_genai_prices_agrees_with_the_documented_figures_for_every_model_both_ha
     assert overriding == {"deepseek:deepseek-chat", "deepseek:deepseek-reasoner"}
 
 
-def _no_start(tier: dict[str, Any] | None) -> dict[str, Any]:
+def _no_start(tier: Mapping[str, object] | None) -> dict[str, object]:
     assert tier is not None
     return {k: v for k, v in tier.items() if k != "above_prompt_tokens"}
 

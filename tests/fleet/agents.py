@@ -10,9 +10,11 @@ import json
 import os
 import sys
 import urllib.request
+from pathlib import Path
 
 from openai import AsyncOpenAI
 
+from tests.support.trees import explorer, planner
 from warmloop import Agent, ScriptedModel, tool
 from warmloop.fleet.agent_registry import AgentRegistry
 from warmloop.providers.base import Rendered
@@ -93,3 +95,13 @@ def _prewarm() -> Agent:
     client = AsyncOpenAI(base_url=f"{host}/w/{worker}/v1", api_key="sk-test", max_retries=0)
     model = OpenAIResponsesModel("gpt-5.6-sol", client=client)
     return Agent(model, [], outputs={"answer": str}, instructions=INSTRUCTIONS * 200)
+
+
+@registry.agent("tree")
+def _tree() -> Agent:
+    """A planner fanning out eight explorers (`tests.support.trees`): each `look` logged to
+    $WARMLOOP_TEST_LOG, three of them waiting at the gate $WARMLOOP_TEST_GATE (a file the
+    test holds an exclusive lock on)."""
+    log, gate = os.environ.get("WARMLOOP_TEST_LOG"), os.environ.get("WARMLOOP_TEST_GATE")
+    child = explorer(Path(log) if log else None, Path(gate) if gate else None)
+    return planner(child)

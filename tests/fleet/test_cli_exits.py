@@ -44,6 +44,7 @@ def test_batch_submit_prints_the_id_before_saying_no_worker_took_it(
     assert "opening written" not in result.output, result.output
 
 
+@pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 def test_batch_submit_says_a_first_task_that_failed_and_exits_3(
     fleet_db: str, tmp_path: Path
 ) -> None:

@@ -16,10 +16,13 @@ import pytest
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import Workers
 from warmloop.fleet.client import Fleet
-from warmloop.fleet.fanout import batch_key, written
+from warmloop.fleet.fanout import batch_key
 from warmloop.fleet.tasks import Task
+from warmloop.keepalive.leader_first import written
 from warmloop.messages import Message
 from warmloop.sessions.postgres import PostgresStore
+
+pytestmark = pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 
 TASKS = 6
 

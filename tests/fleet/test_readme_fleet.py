@@ -14,8 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import ROOT
+
+pytestmark = pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 
 SECTION = (ROOT / "docs" / "guides" / "fleet.md").read_text(encoding="utf-8")
 

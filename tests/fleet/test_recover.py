@@ -9,11 +9,15 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import AGENTS, ROOT, Workers
 from warmloop.fleet.client import BatchStatus, Fleet
 from warmloop.fleet.liveness import Liveness
 from warmloop.fleet.tasks import Task
+
+pytestmark = pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 
 GIVE_UP = 120.0  # seconds: only a bound on a broken run, never a measure
 QUICK = ("--heartbeat", "0.5")  # dead 1.5 s after its last beat

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from benchmarks.fleet_host import FleetHost, serve
@@ -16,6 +17,7 @@ from warmloop.fleet.client import Fleet
 from warmloop.fleet.tasks import Task
 
 
+@pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 def test_a_task_that_cannot_run_fails_saying_why_and_the_others_finish(fleet_db: str) -> None:
     tasks = [
         Task("crash", "Do task-0.", session="s0", conversation_id="c0"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from benchmarks.fleet_host import FleetHost, serve
@@ -19,6 +20,8 @@ from warmloop.fleet.client import WAITING, BatchStatus, Fleet
 from warmloop.fleet.tasks import Task
 from warmloop.messages import ToolResult
 from warmloop.sessions.postgres import PostgresStore
+
+pytestmark = pytest.mark.slow  # real `warmloop worker` processes: the slow tier
 
 GIVE_UP = 120.0  # only a bound on a broken run, never a measure
 QUICK = ("--heartbeat", "0.5")

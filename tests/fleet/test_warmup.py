@@ -14,8 +14,8 @@ from typing import Any
 from tests.keepalive.test_prewarm import CITIES, gpt_5_6, prewarmed
 from tests.support.wire_servers import WireServer
 from warmloop import Agent, tool
-from warmloop.fleet.fanout import written
 from warmloop.fleet.warmup import prewarm_opening
+from warmloop.keepalive.leader_first import written
 from warmloop.messages import AssistantTurn, SystemText, UserText
 from warmloop.providers.select import resolve_model
 

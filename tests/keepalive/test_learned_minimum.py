@@ -107,3 +107,14 @@ async def test_a_read_below_the_minimum_lowers_it_and_the_short_prompt_is_kept_w
     assert (await keep_alives(wire_server, learn_first=False))[0] == 0
     # One that saw a 300-token read first keeps the same prompt warm.
     assert await keep_alives(wire_server, learn_first=True) == (1, {"openai:gpt-5.6-sol": READ})
+
+
+async def test_a_read_below_the_minimum_is_learned_without_keep_alive(
+    wire_server: WireServer,
+) -> None:
+    """A facts update never waits on another feature being on (issue 48): with
+    `keepalive=None` the agent still learns the 300-token read lowers the model's minimum."""
+    bodies: list[dict[str, Any]] = []
+    agent = Agent(server(wire_server, bodies), [lookup], instructions=SHORT, keepalive=None)
+    await agent.run("Which country is Paris in?")
+    assert agent.learned.minimums == {"openai:gpt-5.6-sol": READ}

@@ -77,11 +77,15 @@ def test_a_local_engine_is_pruned_only_at_the_trigger() -> None:
     assert decide(over, local, POLICY).reason == "trigger"
 
 
-def test_an_unknown_window_is_never_acted_on_warm_but_a_cold_cache_still_prunes() -> None:
-    # The same situation that pays with a known window, and one far over any trigger.
+def test_an_unknown_window_never_triggers_but_a_prune_that_pays_is_made_all_the_same() -> None:
+    # Far over any trigger, with nothing paid on prunable content yet: left alone.
     unknown = replace(WARM, window=None)
-    assert decide(unknown, PROFILE, POLICY) == Decision("none")
-    assert decide(replace(unknown, prompt_tokens=10**7), PROFILE, POLICY) == Decision("none")
+    huge = replace(unknown, prompt_tokens=10**7, excess=0.0)
+    assert decide(huge, PROFILE, POLICY) == Decision("none")
+    # The same situation that pays with a known window pays without one (issue 48): the
+    # prune rests on the prices and the horizon, not on the window.
+    assert decide(unknown, PROFILE, POLICY) == decide(WARM, PROFILE, POLICY)
+    assert decide(unknown, PROFILE, POLICY).reason == "pays"
     # Idle past the cache's life the prune is free whatever the window.
     assert decide(replace(unknown, idle=361.0), PROFILE, POLICY).reason == "cold"
 

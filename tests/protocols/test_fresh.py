@@ -93,6 +93,7 @@ def test_main_argument_is_the_first_required_string_else_an_optional_first_strin
         "list_files": "path",
         "read_file": "path",
         "search": "pattern",
+        "find_definition": "name",
         "submit": "answer",
     }
     add = ToolSpec("add", "Add.", {"properties": {"a": {"type": "integer"}}})

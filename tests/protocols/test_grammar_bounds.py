@@ -17,6 +17,7 @@ from warmloop.outputs import Outputs
 from warmloop.protocols.fresh import spent
 from warmloop.protocols.grammar import (
     MAX_ITEMS,
+    MAX_NAME_CHARS,
     MAX_PATH_CHARS,
     MAX_PATTERN_CHARS,
     MAX_STRING_CHARS,
@@ -24,6 +25,7 @@ from warmloop.protocols.grammar import (
 )
 from warmloop.providers.local.gemma import gemma_path
 from warmloop.tools.schema import ToolSpec
+from warmloop.workspace import MAX_NAME_CHARS as WORKSPACE_NAME_CHARS
 from warmloop.workspace import workspace_tools
 from warmloop.workspace.pattern import MAX_PATTERN_CHARS as WORKSPACE_PATTERN_CHARS
 
@@ -63,6 +65,7 @@ def vocab() -> Iterator[Any]:
 
 def test_the_pattern_bound_is_within_what_the_workspace_searches() -> None:
     assert 0 < MAX_PATTERN_CHARS <= WORKSPACE_PATTERN_CHARS
+    assert 0 < MAX_NAME_CHARS <= WORKSPACE_NAME_CHARS
 
 
 @pytest.mark.parametrize("tools", [SMALL, BIG, (*BIG, TAGS)], ids=["small", "big", "nested"])
@@ -102,6 +105,7 @@ def test_paths_answers_and_nested_strings_close_within_their_bounds(vocab: Any) 
         ("read_file", "path", MAX_PATH_CHARS),
         ("search", "path", MAX_PATH_CHARS),
         ("submit", "answer", MAX_STRING_CHARS),
+        ("find_definition", "name", MAX_NAME_CHARS),
     ):
         base = {"pattern": "x"} if name == "search" else {}
         assert accepts(vocab, grammar, name, {**base, argument: "a" * bound}), argument

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -234,3 +235,58 @@ def test_every_built_in_provider_is_one_folder_with_one_registration() -> None:
         for behaviour in _behaviour(fmt):
             module = getattr(behaviour, "__module__", "")
             assert module.startswith(folder + "."), (fmt.name, behaviour, module)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "warmloop.providers.openai.responses",
+        "warmloop.providers.anthropic.record",
+        "warmloop.providers.scripted",
+        "warmloop.providers.gemini.model",
+    ],
+)
+def test_a_provider_module_imported_first_registers_and_the_listing_keeps_its_order(
+    first: str,
+) -> None:
+    """A user may import a model class straight from its folder before anything else: the
+    folder's record registers, the rest load on the first lookup, and providers are listed
+    in the same order whichever came first (the audit's default references follow it)."""
+    code = (
+        f"import {first}\n"
+        "from warmloop.providers.registry import providers\n"
+        "from warmloop.audit.costs import default_providers\n"
+        "print([p.prefix for p in providers()], default_providers())"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert shown == (
+        "['local', 'anthropic', 'openai', 'openai-chat', 'deepseek', 'xai', "
+        "'openai-compatible', 'gemini'] ('anthropic:claude-sonnet-4-6', 'openai:gpt-5', "
+        "'deepseek:deepseek-flash', 'gemini:gemini-2.5-flash')"
+    )
+
+
+def test_threads_that_look_up_first_together_all_see_every_built_in() -> None:
+    """The built-ins load on the first lookup: two threads looking up at once (a proxy's
+    first two requests) both wait for all of them. A second thread that went on while the
+    first was still loading found no wire format for a path, and its request went unlogged."""
+    code = """
+import threading
+from warmloop.providers.registry import wire_formats, providers
+gate = threading.Barrier(16)
+seen = []
+def look():
+    gate.wait()
+    seen.append((len(list(wire_formats())), len(list(providers()))))
+threads = [threading.Thread(target=look) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sorted(set(seen)))
+"""
+    for _ in range(3):
+        shown = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        assert shown == "[(4, 8)]"

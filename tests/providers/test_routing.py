@@ -66,6 +66,12 @@ class Host:
         body = json.loads(request.content)
         done = body["messages"][-1]["role"] == "tool"
         name, arguments = ("submit", {"answer": "ok"}) if done else ("lookup", {"key": "k"})
+        return self.calling(body, name, arguments)
+
+    def calling(
+        self, body: dict[str, Any], name: str, arguments: dict[str, str]
+    ) -> httpx2.Response:
+        """A completion whose one tool call is `name(**arguments)`."""
         call = {
             "id": f"call_{len(self.requests)}",
             "type": "function",
@@ -267,3 +273,52 @@ async def test_openai_responses_sends_the_key_in_the_body_and_refuses_a_credenti
     with pytest.raises(ConfigurationError, match="contains the model's API key"):
         await model.send(rendered, session_id=API_KEY)
     assert len(seen) == 1
+
+
+class TreeHost(Host):
+    """The Chat Completions host of a parent and its sub-agent: the parent (its
+    instructions name it) first asks the `explorer` tool, the child looks a key up; each
+    submits once its last message is a tool result."""
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        chat = request.url.path.endswith("/chat/completions")
+        if chat and body["messages"][-1]["role"] != "tool":
+            self.requests.append(request)
+            parent = "Plan" in body["messages"][0]["content"]
+            if parent:
+                return self.calling(body, "explorer", {"task": "k"})
+            return self.calling(body, "lookup", {"key": "k"})
+        return super().__call__(request)
+
+
+async def test_a_sub_agent_sends_its_parents_key_where_the_router_reads_one(
+    wire_server: WireServer,
+) -> None:
+    """NVIDIA Dynamo reads `X-Dynamo-Session-ID` and, for a sub-agent's requests,
+    `X-Dynamo-Parent-Session-ID` (docs.nvidia.com/dynamo, "Session IDs")."""
+    host = TreeHost()
+
+    def model() -> Model:
+        return OpenAICompatibleModel(
+            SERVER,
+            client=client(wire_server, host),
+            session_header="X-Dynamo-Session-ID",
+            parent_session_header="X-Dynamo-Parent-Session-ID",
+        )
+
+    child = Agent(model(), [lookup], name="explorer", instructions="Look things up.")
+    parent = Agent(model(), [child.as_tool()], instructions="Plan with the explorer.")
+    run = await parent.run("Plan.")
+
+    key = run.transcript.conversation
+    [row] = run.children
+    assert row.run is not None
+    child_key = row.run.transcript.conversation
+    sessions = host.header("X-Dynamo-Session-ID")
+    parents = host.header("X-Dynamo-Parent-Session-ID")
+    # The parent's request, the child's two, the parent's last: only the child's name a parent.
+    assert sessions == [key, child_key, child_key, key]
+    assert parents == [None, key, key, None]
+    assert child_key != key
+    assert host.header("X-Session-ID") == [None] * 4

@@ -1,8 +1,8 @@
 """What `warmloop proxy` adds, through each official SDK to the loopback server: a routing key
 per conversation on the provider's own host where the client sent none (OpenAI's
 `prompt_cache_key`, "Prompt caching > Requests are routed ... prompt_cache_key"; xAI's
-`x-grok-conv-id`, "Prompt Caching > Maximizing Cache Hits"), Anthropic breakpoints only on a
-request that carries none ("Prompt caching > cache_control"), each fix switchable."""
+`x-grok-conv-id`, "Prompt Caching > Maximizing Cache Hits"), Anthropic breakpoints beside the
+client's own where they leave room ("Prompt caching > cache_control"), each fix switchable."""
 
 from __future__ import annotations
 
@@ -102,7 +102,9 @@ def test_the_cache_key_fix_switches_off(wire_server: WireServer) -> None:
     assert "prompt_cache_key" not in captured.bodies[0]
 
 
-def test_breakpoints_the_client_placed_are_left_where_they_are(wire_server: WireServer) -> None:
+def test_breakpoints_the_client_placed_stay_and_the_proxy_adds_what_they_leave(
+    wire_server: WireServer,
+) -> None:
     captured = Captured()
     wire_server.serve(captured)
     marked: Any = [
@@ -117,8 +119,9 @@ def test_breakpoints_the_client_placed_are_left_where_they_are(wire_server: Wire
             messages=[{"role": "user", "content": PARSER}],
         )
     body = captured.bodies[0]
-    assert body["system"] == marked
-    assert body["messages"] == [{"role": "user", "content": PARSER}]
+    assert body["system"] == marked  # the client's, as it sent it
+    write = {"type": "text", "text": PARSER, "cache_control": {"type": "ephemeral"}}
+    assert body["messages"] == [{"role": "user", "content": [write]}]
 
 
 @pytest.mark.parametrize("fixes", [OFF, Fixes(breakpoints=False)], ids=["record", "no-breakpoints"])

@@ -241,7 +241,8 @@ def test_the_daily_cap_counts_every_conversations_keep_alives(wire_server: WireS
     prices = prices_for("anthropic:claude-sonnet-4-6")
     assert prices is not None
     one = cost(Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices)
-    caps = Caps(daily_usd=1.5 * one)  # one keep-alive a day, whichever conversation
+    # one keep-alive a day, whichever conversation (none kept for those that come back)
+    caps = Caps(daily_usd=1.5 * one, unproven_share=1.0)
     with keeping(wire_server, upstream, clock, caps=caps) as proxy:
         keepalives = proxy.keepalives
         assert keepalives is not None
@@ -512,3 +513,22 @@ def test_markers_the_client_placed_keep_their_ttl(wire_server: WireServer) -> No
                 clock.now = START + 2400
     assert "1h" not in json.dumps(upstream.bodies[-1])
     assert upstream.bodies[-1]["system"] == system
+
+
+def test_conversations_that_never_came_back_spend_only_their_share_of_the_daily_cap(
+    wire_server: WireServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two new conversations (no pause of their own yet) and a daily cap of 2.5
+    keep-alives: half of it is kept for conversations that come back, so one goes out."""
+    upstream, clock = Upstream(), Clock()
+    prices = prices_for("anthropic:claude-sonnet-4-6")
+    assert prices is not None
+    one = cost(Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices)
+    with keeping(wire_server, upstream, clock, caps=Caps(daily_usd=2.5 * one)) as proxy:
+        keepalives = proxy.keepalives
+        assert keepalives is not None
+        ask(proxy, MESSAGES)
+        ask(proxy, [{"role": "user", "content": "Another task."}], system="You review code.")
+        clock.now += INTERVAL
+        assert keepalives.tick() == 1
+    assert "conversations that have not come back would pass" in capsys.readouterr().err

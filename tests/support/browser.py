@@ -58,12 +58,20 @@ class Page:
                 return result
 
     def open(self, path: Path) -> None:
+        self.visit(path.resolve().as_uri())
+
+    def visit(self, url: str, ready: str = "document.readyState === 'complete'") -> None:
+        """Navigate to `url` and wait until the page says `ready` (a JavaScript test)."""
         self.call("Page.enable")
-        self.call("Page.navigate", url=path.resolve().as_uri())
+        self.call("Page.navigate", url=url)
+        self.wait_for(ready)
+
+    def wait_for(self, expression: str) -> None:
+        """Wait until the page's `expression` (JavaScript) is true (a live page redraws)."""
         deadline = time.monotonic() + START_SECONDS
-        while self.evaluate("document.readyState") != "complete":
+        while self.evaluate(expression) is not True:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{path} did not finish loading")
+                raise TimeoutError(f"the page never had {expression}")
             time.sleep(0.05)
 
     def evaluate(self, expression: str) -> Any:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.loopback import serve_in_thread
 from tests.support.wire import wire_stream
 
 TTL = 300.0
@@ -338,6 +339,7 @@ class FakeApi:
 def handler_for(api: FakeApi) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as an API's server: no 40 ms wait on a delayed ACK
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -397,8 +399,7 @@ class FakeServer:
         self.api = FakeApi(clock)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self.api))
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_thread(self.server)
 
     @property
     def url(self) -> str:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.loopback import serve_in_thread
+
 
 @dataclass(frozen=True)
 class ToolUse:
@@ -145,8 +147,7 @@ def _handler(script: Script, anthropic: bool) -> type[BaseHTTPRequestHandler]:
 def serve(script: Script, *, anthropic: bool = False) -> Iterator[str]:
     """Serve `script` on 127.0.0.1; yields the base URL (with /v1 for Chat Completions)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script, anthropic))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         yield base if anthropic else f"{base}/v1"

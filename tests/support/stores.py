@@ -35,20 +35,35 @@ STORES = ["sqlite", "postgres"]
 OpenStore = Callable[..., SqlStore]
 
 
+_STARTED: dict[str, str] = {}
+"""What scripts/postgres.sh gave this test session: its URL ("url") or why it failed ("why")."""
+
+
 def _server_url() -> str:
+    """The test server's URL: $WARMLOOP_TEST_POSTGRES, else what scripts/postgres.sh prints,
+    run once per test session (each fleet test asks; a server that cannot be started, after
+    an install try of up to 15 minutes, is not tried again per test), else a skip."""
     url = os.environ.get(POSTGRES_VARIABLE, "").strip()
     if url:
         return url
+    if not _STARTED:
+        _STARTED.update(_start_server())
+    if "why" in _STARTED:
+        pytest.skip(_STARTED["why"])
+    return _STARTED["url"]
+
+
+def _start_server() -> dict[str, str]:
     try:
         done = subprocess.run(
             ["bash", str(SCRIPT)], capture_output=True, text=True, timeout=900, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"PostgreSQL could not be started ({exc}); its session tests need a server")
+        return {"why": f"PostgreSQL could not be started ({exc}); its session tests need a server"}
     if done.returncode != 0:
         why = " ".join(done.stderr.split()[-40:])
-        pytest.skip(f"PostgreSQL could not be started by scripts/postgres.sh: {why}")
-    return done.stdout.strip()
+        return {"why": f"PostgreSQL could not be started by scripts/postgres.sh: {why}"}
+    return {"url": done.stdout.strip()}
 
 
 def with_database(url: str, name: str) -> str:

@@ -16,7 +16,10 @@ past its body is cut short: the server sends the body it has and closes the conn
 `hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
 server), setting `held` when one arrives. `hold_last_event()` sends every streamed reply
 but its last event, then waits for `release_last` (set by the test) before the rest, so a
-test can see what reached the caller before the server's last byte.
+test can see what reached the caller before the server's last byte. `connections` counts
+the TCP connections it accepted, `closed` those the client has closed since (`wait_closed`
+waits for them), `most_open` the most that were open at once.
+`serving()` is the same server outside a fixture (one a test module shares).
 
 `connect(server, prefix)` builds the model a selection prefix names, pointed at the server
 with the options that provider's selection takes (`base_url`, `api_key`);
@@ -32,6 +35,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -45,6 +49,7 @@ from google.genai import types
 from openai import AsyncOpenAI
 
 from tests.support.fake_servers import Failure, Reply, Said, ToolUse
+from tests.support.loopback import serve_in_thread
 from tests.support.wire_streams import event_stream
 from warmloop.providers.base import Model
 from warmloop.providers.select import resolve_model
@@ -53,6 +58,8 @@ Handler = Callable[[httpx2.Request], httpx2.Response]
 HttpxHandler = Callable[[httpx.Request], httpx.Response]
 Predicate = Callable[[str, dict[str, Any]], bool]
 
+CLOSE_GUARD = 30.0
+"""Seconds `wait_closed` waits: only a bound on a hang, never a measure."""
 PROVIDERS = ("openai", "openai-chat", "deepseek", "openai-compatible", "anthropic", "gemini")
 """Every selection prefix whose SDK speaks HTTP to an API (`connect` builds each)."""
 OPENAI_SDK = ("openai", "openai-chat", "deepseek", "openai-compatible")
@@ -73,6 +80,8 @@ class WireServer:
     url: str = ""
     received: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     connections: int = 0
+    closed: int = 0
+    most_open: int = 0
     holding: Predicate | None = None
     held: threading.Event = field(default_factory=threading.Event)
     released: threading.Event = field(default_factory=threading.Event)
@@ -82,6 +91,15 @@ class WireServer:
     release_last: threading.Event = field(default_factory=threading.Event)
     last_unreleased: bool = False
     """A held last event went out without the test releasing it (the hang guard ran out)."""
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
+
+    def wait_closed(self) -> bool:
+        """Wait until the client has closed every connection it opened; whether it did (a
+        close takes milliseconds: CLOSE_GUARD only bounds waiting on one that never comes)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.closed == self.connections, CLOSE_GUARD)
 
     def serve(self, handler: Handler) -> str:
         """Answer with `handler` from now on; the base URL."""
@@ -122,11 +140,19 @@ class WireServer:
 def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the client's pool reuses the connection
+        disable_nagle_algorithm = True  # as an API's server: no 40 ms wait on a delayed ACK
 
         def setup(self) -> None:
             super().setup()
             with state.lock:
                 state.connections += 1
+                state.most_open = max(state.most_open, state.connections - state.closed)
+
+        def finish(self) -> None:  # the client closed the connection (or the server did)
+            super().finish()
+            with state.changed:
+                state.closed += 1
+                state.changed.notify_all()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -182,16 +208,21 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def wire_server() -> Iterator[WireServer]:
+class _Listening(ThreadingHTTPServer):
+    request_queue_size = 1024
+    """As an API's front end takes a burst: http.server's backlog of 5 reset connections
+    when a proxy opened a hundred at once."""
+
+
+@contextmanager
+def serving() -> Iterator[WireServer]:
     """A keep-alive loopback server (see the module docstring), answering `scripted([])`
-    until the test sets its handler; held requests are released at teardown."""
+    until its handler is set; held requests are released when it stops."""
     state = WireServer(scripted([]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(state))
+    server = _Listening(("127.0.0.1", 0), _handler_class(state))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(server)
     try:
         yield state
     finally:
@@ -203,6 +234,13 @@ def wire_server() -> Iterator[WireServer]:
         raise AssertionError(f"the wire server's handler failed: {state.errors[0]!r}") from (
             state.errors[0]
         )
+
+
+@pytest.fixture
+def wire_server() -> Iterator[WireServer]:
+    """A keep-alive loopback server for one test (`serving`)."""
+    with serving() as state:
+        yield state
 
 
 def connect(server: WireServer, prefix: str, **options: Any) -> Model:
@@ -254,6 +292,22 @@ def scripted(replies: Sequence[Reply | Said]) -> Handler:
     """Answer request n with reply n in the wire of its path (a 400 past the script);
     GETs (a server's model list) with an empty list, other paths (an engine's own
     discovery routes) with a 404."""
+
+    def reply(n: int, body: str) -> Reply | Said:
+        return replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
+
+    return _answering(reply)
+
+
+def by_request(choose: Callable[[str], Reply | Said]) -> Handler:
+    """Answer each model request with `choose(its body)`, as `scripted` answers: a reply
+    chosen by what was asked, whatever order the requests come in (concurrent runs)."""
+    return _answering(lambda n, body: choose(body))
+
+
+def _answering(choose: Callable[[int, str], Reply | Said]) -> Handler:
+    """A handler: GETs answered with an empty list, paths of no wire with a 404, model
+    request n with `choose(n, its body)` in the wire of its path."""
     lock = threading.Lock()
     count = 0
 
@@ -267,7 +321,7 @@ def scripted(replies: Sequence[Reply | Said]) -> Handler:
         with lock:
             count += 1
             n = count
-        reply = replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
+        reply = choose(n, request.content.decode())
         if isinstance(reply, Failure):
             error = {"type": "invalid_request_error", "message": reply.message}
             return httpx2.Response(reply.status, json={"type": "error", "error": error})

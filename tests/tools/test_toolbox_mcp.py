@@ -23,6 +23,8 @@ from warmloop.tools.mcp import McpServer
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 
+pytestmark = pytest.mark.slow  # real MCP server processes: the slow tier
+
 SERVER = [sys.executable, "-m", "tests.support.mcp_server"]
 
 

@@ -235,7 +235,12 @@ def test_search_is_capped(tmp_path: Path) -> None:
 def test_tool_specs_do_not_mention_the_root(root: Path) -> None:
     specs = json.dumps([t.spec.full() for t in workspace_tools(root)])
     assert str(root) not in specs
-    assert [t.name for t in workspace_tools(root)] == ["list_files", "read_file", "search"]
+    assert [t.name for t in workspace_tools(root)] == [
+        "list_files",
+        "read_file",
+        "search",
+        "find_definition",
+    ]
 
 
 def test_example_workspace_is_explorable() -> None:

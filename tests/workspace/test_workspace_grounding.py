@@ -101,6 +101,20 @@ def test_the_read_suggested_for_a_searched_name_is_around_its_definition() -> No
     assert '"path": "b.py", "start_line": 28, "end_line": 40' in problem
 
 
+def test_a_searched_name_seen_defined_answers_a_task_that_asks_for_a_definition() -> None:
+    """With the map in the opening the model knows the name and searches it first: where the
+    task asks for a function and the run has seen that name defined, the name is the answer
+    (the demo's question went to the step budget's end, refused three times, issue 50)."""
+    call = ToolCall("call_0", "search", '{"pattern": "order_total"}')
+    hits = "a/__init__.py:3: from a.orders import order_total\na/orders.py:17: def order_total(x):"
+    task = UserText("Which function computes the order total?")
+    messages: list[Message] = [task, AssistantTurn(tool_calls=(call,)), *seen(hits)]
+    assert unread_answer(Answer(answer="order_total"), messages) is None
+    mentioned = seen("a/__init__.py:3: from a.orders import order_total")
+    problem = unread_answer(Answer(answer="order_total"), [task, messages[1], *mentioned])
+    assert problem is not None  # searched and never seen defined: still refused
+
+
 def test_the_pattern_echoed_by_a_search_that_found_nothing_is_not_read() -> None:
     results = seen("no matches for 'order total' under .")
     problem = refused("order total", results)
@@ -218,17 +232,26 @@ def test_a_name_of_code_must_be_spelled_as_the_files_spell_it() -> None:
     assert asked("What holds?", "Hinges", 'a.py:4: featured = "hinges"') is None
 
 
-def test_a_name_offered_beside_a_failed_search_is_not_an_answer() -> None:
-    failed = (
-        "no matches for 'month range' under .\n"
-        "closest lines by the words 'month', 'range' (case-insensitive):\n"
-        "cal.py:38: def month_bounds(year, month):\n"
-        "closest names: month_bounds, month_to_range"
+def test_a_name_offered_beside_a_failed_look_up_is_not_an_answer() -> None:
+    failed = ToolResult(
+        "call_0",
+        "find_definition",
+        "no definition of 'month_range' in the workspace\n"
+        "closest names: month_bounds, month_to_range\n"
+        "[search finds where the name is written]",
     )
-    problem = asked("What gives a month's range?", "month_to_range", failed)
+    messages: list[Message] = [UserText("What gives a month's range?"), failed]
+    problem = unread_answer(Answer(answer="month_to_range"), messages)
     assert problem is not None
     assert '"search", "arguments": {"pattern": "month_to_range"}' in problem
-    assert asked("What gives a month's range?", "month_bounds", failed) is None
+    forgiven = (
+        "no matches for 'month range' under .\n"
+        "closest definitions and lines by the words 'month', 'rang' (names split at _ and "
+        "case, docstrings and comments; word endings ignored), definitions first:\n"
+        "cal.py:38: def month_bounds(year, month)  # The first and last day of a month."
+    )
+    assert asked("What gives a month's range?", "month_bounds", forgiven) is None
+    assert asked("What gives a month's range?", "rang", forgiven) is not None  # an echo
 
 
 def test_the_suggested_read_covers_the_line_the_answer_is_on() -> None:

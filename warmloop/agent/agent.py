@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from contextvars import ContextVar
@@ -16,10 +17,21 @@ from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any, Generic, Literal
 
+from warmloop.agent.approvals import (
+    Decision,
+    before_turn,
+    checked_approvals,
+    run_start,
+    stored_wait,
+    task_at,
+)
+from warmloop.agent.delegation import OutputExtractor, agent_tool
 from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
+from warmloop.agent.handoff import Handoff, handoffs_by_tool, with_handoff_tools
 from warmloop.agent.limits import UsageLimits, run_limits
+from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
 from warmloop.agent.state import RunState
@@ -42,7 +54,6 @@ from warmloop.providers.base import Model
 from warmloop.providers.deferred import KeyLater, model_named
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
 from warmloop.providers.select import examples
-from warmloop.sessions.locate import stored_transcript
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -93,6 +104,40 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
     return value
 
 
+def _model_of(model: Model | str) -> Model:
+    """`model`, or the model a selection string names; anything else is refused."""
+    if isinstance(model, str):
+        model = model_named(model)  # its API key checked when a run needs it
+    if not isinstance(model, Model):
+        raise ConfigurationError(
+            f"model must be a warmloop Model (name, facts, discover, render, send) or a "
+            f"selection string (e.g. {examples()}), got {model!r}"
+        )
+    return model
+
+
+def _check_hooks(**hooks: object) -> None:
+    """Each hook is a function or None: a wrong one is refused by its keyword's name."""
+    for name, hook in hooks.items():
+        if hook is not None and not callable(hook):
+            raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
+
+
+def _toolbox_of(tools: Iterable[Tool | ToolFunction] | Toolbox) -> Toolbox:
+    """The agent's tools as a Toolbox: a Toolbox instance (a catalog, code mode, MCP:
+    warmloop.tools) as given; none of them may take the outputs' tool name."""
+    toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+    if SUBMIT in toolbox:
+        raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
+    return toolbox
+
+
+def _keepalive_policy(keepalive: object) -> KeepAlivePolicy | None:
+    if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
+        raise ConfigurationError(f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}")
+    return keepalive
+
+
 class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
     `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
@@ -124,8 +169,10 @@ class Agent(Generic[DepsT, OutputT]):
     exception from a tool ends the run (`RunAborted`, caused by `ToolRaised`) unless the
     tool says otherwise (`@tool(errors_to_model=True)`) or `tool_errors_to_model=True`
     sends every tool's errors to the model.
-    `name` names the agent where people read about its runs: its telemetry spans
-    (`invoke_agent {name}`, `gen_ai.agent.name`).
+    `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent {name}`
+    spans with `gen_ai.agent.name`, the tool `as_tool` makes of it). `handoffs` (agents, or
+    `handoff(agent, ...)`) are the agents it may hand its conversation to, each through a
+    `transfer_to_<name>` tool (`agent.handoff`).
     """
 
     @checked_keywords("Agent(...)")
@@ -134,7 +181,7 @@ class Agent(Generic[DepsT, OutputT]):
         model: Model | str,
         tools: Iterable[Tool | ToolFunction] | Toolbox = (),
         *,
-        outputs: type[OutputT] | Mapping[str, Any] | None = None,
+        outputs: type[OutputT] | Mapping[str, object] | None = None,
         deps_type: type[DepsT] | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int = DEFAULT_MAX_STEPS,
@@ -150,39 +197,31 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
         tool_errors_to_model: bool = False,
         name: str | None = None,
+        handoffs: Iterable[Agent[Any, Any] | Handoff] = (),
     ) -> None:
         self.max_steps = _positive_int(max_steps, "max_steps", 1)
         self.max_syntax_errors = _positive_int(max_syntax_errors, "max_syntax_errors", 1)
         self.max_tool_retries = _positive_int(max_tool_retries, "max_tool_retries", 0)
-        self.name = check_name(name)  # before the hooks' loop, whose variable is `name`
-        if isinstance(model, str):
-            model = model_named(model)  # its API key checked when a run needs it
-        if not isinstance(model, Model):
-            raise ConfigurationError(
-                f"model must be a warmloop Model (name, facts, discover, render, send) or a "
-                f"selection string (e.g. {examples()}), got {model!r}"
-            )
+        model = _model_of(model)
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
-        hooks = (
-            ("on_message", on_message),
-            ("on_maintenance", on_maintenance),
-            ("check_outputs", check_outputs),
-            ("on_event", on_event),
+        self.name = check_name(name)
+        """What the agent is called: its rows in a parent's cost, its spans, its tools."""
+        _check_hooks(
+            on_message=on_message,
+            on_maintenance=on_maintenance,
+            check_outputs=check_outputs,
+            on_event=on_event,
         )
-        for name, hook in hooks:
-            if hook is not None and not callable(hook):
-                raise ConfigurationError(f"{name} must be a function or None, got {hook!r}")
         self.model = model
         self.model_settings = check_settings(model_settings, "Agent(model_settings=...)")
         with_settings(model, self.model_settings)  # one the provider does not take: now
         if max_result_chars != "window":
             max_result_chars = check_result_cap(max_result_chars)
         self.max_result_chars: int | Literal["window"] | None = max_result_chars
-        # A Toolbox instance (a catalog, code mode, MCP: warmloop.tools) is used as given.
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        if SUBMIT in self.toolbox:
-            raise ConfigurationError(f"{SUBMIT!r} is reserved for outputs; rename that tool")
+        self.handoffs = handoffs_by_tool(handoffs)
+        """The agents this one may hand its conversation to, by the tool that does it."""
+        self.toolbox = _toolbox_of(with_handoff_tools(tools, self.handoffs))
         self.outputs = Outputs(outputs)
         self.deps_type = check_deps_type(deps_type, self.toolbox)
         self.tool_specs = (*self.toolbox.specs(), self.outputs.spec)
@@ -191,11 +230,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.on_message = on_message
         self.maintenance = maintenance
         self.on_maintenance = on_maintenance
-        if keepalive is not None and not isinstance(keepalive, KeepAlivePolicy):
-            raise ConfigurationError(
-                f"keepalive must be a KeepAlivePolicy or None, got {keepalive!r}"
-            )
-        self.keepalive = keepalive
+        self.keepalive = _keepalive_policy(keepalive)
         self.check_outputs = check_outputs
         self.on_event = on_event
         self.tool_errors_to_model = check_flag(tool_errors_to_model, "tool_errors_to_model")
@@ -277,7 +312,10 @@ class Agent(Generic[DepsT, OutputT]):
         human's approval, an answer), by the keep-alive rule: `async with
         agent.waiting(run.transcript): ...`, or a stored session by name (`store=`).
         Nothing is appended or stored; the keep-alives are in the `Waiting` it yields.
-        Outside such a block a finished run's cache is never pinged."""
+        Outside such a block a finished run's cache is never pinged. A run waiting for
+        approval (`WaitingForApproval`) is kept as a pause of its tool: the request that
+        asked for the call is repeated, priced on this agent's earlier waits for that tool
+        (the stored session's included)."""
         if not isinstance(conversation, Transcript):
             validate_id(conversation)  # refused here, not on entering the block
         return self._waiting(conversation, store, since)
@@ -290,12 +328,58 @@ class Agent(Generic[DepsT, OutputT]):
         since: float | None,
     ) -> AsyncIterator[Waiting]:
         if not isinstance(conversation, Transcript):
-            conversation = await stored_transcript(conversation, store, "to wait on")
+            session = conversation
+            conversation, pauses = await stored_wait(session, store)
+            self.learned.stored(session, pauses, conversation.conversation)
         model = with_settings(self.model, self.model_settings)  # as the runs send
+        kept, kind = conversation, "waiting"
+        asked = before_turn(conversation)
+        if asked is not None:  # a run waiting for approval: the pause of the tool it asked
+            kept, kind = asked, f"tool:{conversation.pending_calls()[0].name}"
         async with waiting(
-            model, self.tool_specs, self.learned, self.keepalive, conversation, since
+            model, self.tool_specs, self.learned, self.keepalive, kept, since, kind
         ) as wait:
             yield wait
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        parallel: bool = False,
+        expected_seconds: float | None = None,
+        output_extractor: OutputExtractor | None = None,
+        max_concurrency: int | None = None,
+        needs_approval: bool = False,
+        fork: bool = False,
+        timeout: float | None = math.inf,
+    ) -> Tool:
+        """This agent as a tool of another (the OpenAI Agents SDK's `as_tool`): the tool
+        takes a `task`, runs this agent on it as a child of the calling run (with its
+        deps), and returns the output as text (`output_extractor(run)` to choose). With
+        `parallel=True` it takes `tasks` and runs one child per task by `fan_out` (the first
+        alone until its usage shows the opening written), returning a JSON list. The name
+        defaults to the agent's; `expected_seconds` is how long a call usually takes (the
+        parent's keep-alive prices its wait on it until it has seen some). Siblings share
+        one opening and a routing key derived from the parent's; under a parent with a
+        stored session each child is stored too, by its task's content
+        (`agent.delegation`). `needs_approval=True`: a call waits for a person's decision
+        (`agent.resume`). `fork=True`: each child goes on from the calling run's
+        conversation before the turn that called it (give this agent the caller's tools,
+        so it reads the caller's cached prefix). `timeout`: none by default (a child's
+        run is bounded by its own `max_steps`; a toolbox's 120 s would cut a long one)."""
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            parallel=parallel,
+            expected_seconds=expected_seconds,
+            output_extractor=output_extractor,
+            max_concurrency=max_concurrency,
+            needs_approval=needs_approval,
+            fork=fork,
+            timeout=timeout,
+        )
 
     def result_cap(self, facts: ModelFacts) -> int | None:
         """The cap on one tool result under `facts`: the smaller of the toolbox's and
@@ -314,6 +398,7 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
         deps: object = None,
         usage_limits: UsageLimits | None = None,
+        approvals: Mapping[str, Decision] | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
             raise ConfigurationError(
@@ -321,6 +406,11 @@ class Agent(Generic[DepsT, OutputT]):
             )
         if conversation_id is not None:
             validate_id(conversation_id)
+        parent = current_parent()
+        if conversation_id is None and history is None and hook is None and parent is not None:
+            # A fresh child conversation routes where its siblings' cache lives.
+            key = child_conversation(parent.conversation, self.fingerprint, self.instructions)
+            conversation_id = key
         if resume_at is not None and (hook is None or not 0 <= resume_at <= len(hook.transcript)):
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
@@ -349,6 +439,7 @@ class Agent(Generic[DepsT, OutputT]):
                 listener=listener,
                 streaming=listener is not None,
                 limits=limits,
+                approvals=dict(approvals or {}),
             )
         )
 
@@ -369,6 +460,11 @@ class Agent(Generic[DepsT, OutputT]):
             raise ConfigurationError(
                 "a session continues its own stored conversation: pass session= or history=, "
                 "not both"
+            )
+        if self.handoffs:
+            raise ConfigurationError(
+                "an agent with handoffs= runs without session= for now: its target would go "
+                "on with a copy of the conversation the session does not store"
             )
         return open_session(
             session,
@@ -414,6 +510,40 @@ class Agent(Generic[DepsT, OutputT]):
                 model_settings=model_settings,
                 deps=deps,
                 usage_limits=usage_limits,
+            )
+            return await runner.run()
+
+    @checked_keywords("agent.resume(...)")
+    async def resume(
+        self,
+        session: str,
+        *,
+        approvals: Mapping[str, Decision] | None = None,
+        store: SessionStore | str | PathLike[str] | None = None,
+        model_settings: ModelSettings | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+    ) -> Run[OutputT]:
+        """Go on with the stored run of `session` where it stopped, in any process: one
+        waiting for approval (`WaitingForApproval`), with `approvals` deciding its calls by
+        id (True runs one, False or `ToolDenied(message)` answers it refused; a call left
+        undecided keeps it waiting), or one a crash cut short (a stored response is never
+        requested again, a returned tool never run again). The run continues the same
+        conversation, so its next request reads what the cache holds of it."""
+        validate_id(session, "session id")
+        async with self._session(session, store, None, None, resuming=True) as hook:
+            assert hook is not None
+            messages = hook.transcript.messages
+            start = run_start(messages)
+            decisions = checked_approvals(approvals, hook.transcript.pending_calls())
+            runner = self._runner(
+                task_at(messages, start),
+                None,
+                None,
+                hook,
+                start,
+                model_settings=model_settings,
+                deps=deps,
+                approvals=decisions,
             )
             return await runner.run()
 

@@ -2,14 +2,15 @@
 `InterruptAgentFlow`): the loop catches each in one place and appends its messages.
 
 They never leave the run: a run ends with a `Run` (`Submitted`) or a `RunError`
-(`agent/result.py`); a `FormatError` goes on to the next step, an `Exhausted` to the extract
-step."""
+(`agent/result.py`; `AwaitingApproval` as `WaitingForApproval`); a `FormatError` goes on to
+the next step, an `Exhausted` to the extract step."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, Message
+from warmloop.agent.handoff import Handoff
+from warmloop.messages import AssistantTurn, Message, ToolCall
 from warmloop.outputs import submitted
 
 
@@ -44,3 +45,22 @@ class Submitted(StepExit):
         super().__init__()
         self.outputs = submitted(outputs)
         self.extracted = extracted
+
+
+class AwaitingApproval(StepExit):
+    """Calls of the step wait for a person's decision (`agent.approvals`): the run ends
+    waiting, its results so far stored, these calls unanswered."""
+
+    def __init__(self, calls: tuple[ToolCall, ...]) -> None:
+        super().__init__()
+        self.calls = calls
+
+
+class HandedOff(StepExit):
+    """A call handed the conversation to another agent (`agent.handoff`): the step's other
+    calls are answered, the run ends, and the target goes on."""
+
+    def __init__(self, handoff: Handoff, call: ToolCall) -> None:
+        super().__init__()
+        self.handoff = handoff
+        self.call = call

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Generic, cast
 
+from warmloop.agent.fork import fork_at
 from warmloop.agent.trajectory import TrajectoryStep, trajectory
 from warmloop.errors import WarmloopError
 from warmloop.facts.model_facts import ModelFacts
-from warmloop.facts.pricing import CostReport, cost_report
+from warmloop.facts.pricing import ChildCost, CostReport, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.output_types import Convert
@@ -49,6 +50,9 @@ class Run(Generic[OutputT]):
     included); its `priced_as` names the price entry that bills the run."""
     convert: Convert | None = field(default=None, repr=False, compare=False)
     """Turns `outputs` into the declared output type (None: `output` is `outputs`)."""
+    children: list[ChildRun] = field(default_factory=list)
+    """The runs this one started inside its tool calls (sub-agents), and the run it handed
+    its conversation to, in the order they ended (`agent.delegation`)."""
 
     @cached_property
     def output(self) -> OutputT:
@@ -78,15 +82,66 @@ class Run(Generic[OutputT]):
         """Share of all input tokens of the run that were served from the cache."""
         return self.usage.cache_hit_rate
 
+    @property
+    def tree_usage(self) -> Usage:
+        """Usage summed over the run's requests and every child's, theirs included: what
+        the whole tree used (`usage` is this run's own)."""
+        return sum((child.tree_usage for child in self.children), self.usage)
+
     def cost(self) -> CostReport:
-        """The run's cost in USD under the pricing table (`total` is None when unpriced)."""
+        """The run's cost in USD under the pricing table (`total` is None when unpriced),
+        with a row per child run (`children`, `tree_total`)."""
         priced_as = self.facts.priced_as if self.facts is not None else None
-        return cost_report(self.model, self.usages(), priced_as=priced_as)
+        rows = [child.cost_row() for child in self.children]
+        return cost_report(self.model, self.usages(), priced_as=priced_as, children=rows)
+
+    def fork(self, step: int | None = None) -> Transcript:
+        """A new branch of the conversation ending with step `step` of this run (None: its
+        end): pass it as `history=` to go on from there, reading the cached prefix."""
+        return fork_at(self.transcript, step, start=self.start)
 
     @property
     def trajectory(self) -> list[TrajectoryStep]:
         """This run's tool calls, derived from the transcript (never stored)."""
         return trajectory(self.transcript.messages[self.start :])
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A run started inside a tool call of another run (a sub-agent), or handed its
+    conversation (`kind="handoff"`): which agent, for which call and task, what its
+    requests used (under `model`, priced as `priced_as`), and how it ended: `run`, or the
+    `error` it raised. `replayed`: its result was taken from its stored session (a tree
+    resumed after a crash), nothing was sent again; its usages are what it used then."""
+
+    agent: str
+    call_id: str
+    task: str
+    model: str
+    usages: tuple[Usage, ...] = field(repr=False)
+    run: Run | None = field(default=None, repr=False)
+    error: RunError | None = None
+    replayed: bool = False
+    priced_as: str | None = None
+    kind: str = "delegated"
+
+    @property
+    def tree_usage(self) -> Usage:
+        """The child's usage, its own children's included."""
+        own = sum(self.usages, Usage())
+        if self.run is None:
+            return own
+        return sum((child.tree_usage for child in self.run.children), own)
+
+    def cost_row(self) -> ChildCost:
+        """The child's row in its parent's cost report."""
+        grandchildren = [c.cost_row() for c in self.run.children] if self.run else []
+        report = cost_report(
+            self.model, self.usages, priced_as=self.priced_as, children=grandchildren
+        )
+        how = " replayed" if self.replayed else " failed" if self.error is not None else ""
+        where = f" ({self.kind}{how}, {self.call_id})" if self.call_id else f" ({self.kind}{how})"
+        return ChildCost(f"{self.agent}{where}", report)
 
 
 class RunError(WarmloopError):

@@ -5,11 +5,12 @@ from that one list (no positional copy to keep in step with the agent)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from warmloop.agent.events import Event
+from warmloop.agent.handoff import Handoff
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.maintenance.maintainer import MaintenanceEvent
@@ -44,6 +45,7 @@ class Settings:
     on_event: Callable[[Event], None] | None = None
     tool_errors_to_model: bool = False
     name: str | None = None
+    handoffs: Mapping[str, Handoff] = field(default_factory=dict)
 
     @classmethod
     def of(cls, agent: object) -> Settings:

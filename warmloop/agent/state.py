@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from warmloop.agent.approvals import Decision
 from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended, maintenance_event
 from warmloop.agent.limits import RunLimits
+from warmloop.agent.result import ChildRun
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
 from warmloop.facts.usage import Usage
@@ -80,6 +82,10 @@ class RunState:
     """Stream each request where the model can (its text and tool calls as deltas)."""
     limits: RunLimits | None = None
     """The run's `UsageLimits`, checked before each request (`agent/limits.py`)."""
+    children: list[ChildRun] = field(default_factory=list)
+    """The runs started inside this run's tool calls, as they ended (`agent.lineage`)."""
+    approvals: Mapping[str, Decision] = field(default_factory=dict)
+    """Decisions on calls that wait for approval, by call id (`agent.approvals`)."""
 
     def __post_init__(self) -> None:
         model = self.settings.model

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NoReturn
 
 from warmloop.agent.acting import Acting
+from warmloop.agent.approvals import waiting_error
 from warmloop.agent.events import FinalOutput
-from warmloop.agent.exits import Exhausted, FormatError, Submitted
+from warmloop.agent.exits import AwaitingApproval, Exhausted, FormatError, HandedOff, Submitted
+from warmloop.agent.lineage import tracked
 from warmloop.agent.request import RequestCycle
-from warmloop.agent.result import ExtractFailed, Run, RunAborted, RunError
+from warmloop.agent.result import ChildRun, ExtractFailed, Run, RunAborted, RunError
 from warmloop.agent.resumption import Position, position
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.errors import WarmloopError
@@ -44,12 +47,13 @@ class Runner:
         self.acting = Acting(state)
 
     async def run(self) -> Run:
-        """The run, inside an `invoke_agent` span when its model is instrumented."""
+        """The run, inside an `invoke_agent` span when its model is instrumented, recorded
+        as a child of the run whose tool call started it (`agent.lineage`)."""
         state = self.state
-        traced = tracing(state.settings.model)
-        with traced.run(state.transcript.conversation, state.settings.name) as span:
+        name = state.settings.name
+        with tracing(state.settings.model).run(state.transcript.conversation, name) as span:
             try:
-                return await self.run_steps()
+                return await tracked(state, self.run_steps)  # a child records itself
             finally:
                 span.ended(state.usages(), state.facts)
 
@@ -98,6 +102,12 @@ class Runner:
                 await self.extract(end)
         except Submitted as end:
             return self.finish(end)
+        except HandedOff as end:
+            return await self.handed_off(end)
+        except AwaitingApproval as end:
+            hook = state.hook
+            session = hook.lease.session_id if hook is not None else None
+            raise waiting_error(end.calls, state.transcript, session) from None
 
     async def one_step(self) -> None:
         """Query, then act; a turn that did not parse gets its correction instead."""
@@ -202,6 +212,30 @@ class Runner:
             last_error=last_error,
         )
 
+    async def handed_off(self, end: HandedOff) -> Run:
+        """The target of a handoff goes on with the conversation (a fork: the same routing
+        key, every message so far) to its end; this run ends with its outputs, its run a
+        child row (`kind="handoff"`)."""
+        state = self.state
+        to = end.handoff
+        task = to.task()
+        run = await to.agent.run(task, history=state.transcript, deps=state.deps)
+        facts = run.facts
+        state.children.append(
+            ChildRun(
+                to.agent_name,
+                end.call.id,
+                task,
+                run.model,
+                tuple(run.usages()),
+                run=run,
+                priced_as=facts.priced_as if facts is not None else None,
+                kind="handoff",
+            )
+        )
+        own = self.finish(Submitted(run.outputs, extracted=run.extracted))
+        return replace(own, transcript=run.transcript, convert=run.convert)
+
     def interrupted(self, exc: BaseException) -> None:
         """Close the step in progress and attach the transcript to `exc`."""
         state = self.state
@@ -226,6 +260,7 @@ class Runner:
             warnings=list(state.warnings),
             facts=state.facts,
             convert=state.settings.outputs.output,
+            children=list(state.children),
         )
 
 

@@ -1,15 +1,15 @@
 """One event loop per thread for the sync entry point (`Agent.run_sync`).
 
 An SDK client (AsyncOpenAI's, AsyncAnthropic's, google-genai's) pools its HTTP connections,
-and a pooled connection belongs to the event loop that opened it. `asyncio.run` per call
-closed that loop after each call, so a second `run_sync` in one process found its model's
-pooled connection on a closed loop (`RuntimeError: Event loop is closed`) against every
-server that keeps its connections alive, as every real API does. As pydantic-ai's
-`run_sync` and the OpenAI Agents SDK's `Runner.run_sync` do, a thread's sync calls share
-one loop: an `asyncio.Runner`, which turns Ctrl-C into the call's cancellation as
-`asyncio.run` does. What a call leaves running is cancelled before it returns (as
-`asyncio.run` would); the loop is closed when its thread ends, or at exit for the main
-thread. The thread's current event loop (`asyncio.set_event_loop`) is left alone.
+and a pooled connection belongs to the event loop that opened it, so a model keeps one
+client per loop, closed when the loop shuts down (`providers.loop_clients`). A loop per
+call would make a new client and new connections (a TLS handshake) for every call. As
+pydantic-ai's `run_sync` and the OpenAI Agents SDK's `Runner.run_sync` do, a thread's sync
+calls share one loop, so they share its client and connections: an `asyncio.Runner`,
+which turns Ctrl-C into the call's cancellation as `asyncio.run` does. What a call leaves
+running is cancelled before it returns (as `asyncio.run` would); the loop is closed (its
+clients with it) when its thread ends, or at exit for the main thread. The thread's
+current event loop (`asyncio.set_event_loop`) is left alone.
 
 A process forked from one that ran a sync call inherits that loop, whose selector and
 self-pipe are its parent's: a child never runs or closes it (it waited forever on the
@@ -24,7 +24,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -37,7 +37,7 @@ class ThreadLoop:
         self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
         self.loop = self.runner.get_loop()
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Coroutine[object, None, T]) -> T:
         """Run `coroutine` to its end on this loop, then cancel what it left running."""
         try:
             return self.runner.run(coroutine)
@@ -84,6 +84,6 @@ def thread_loop() -> ThreadLoop:
     return found
 
 
-def run_in_thread_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+def run_in_thread_loop(coroutine: Coroutine[object, None, T]) -> T:
     """Run `coroutine` on this thread's loop for sync calls (see the module docstring)."""
     return thread_loop().run(coroutine)

@@ -12,8 +12,9 @@ under the model's own profile.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from warmloop.audit.attribution import attribute
 from warmloop.audit.blocks import (
@@ -31,7 +32,12 @@ from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
 from warmloop.wire.guard import compare
-from warmloop.wire.miss_kinds import ReuseFacts, miss_cause
+from warmloop.wire.miss_kinds import (
+    ReuseFacts,
+    affinity_miss,
+    affinity_window,
+    miss_cause,
+)
 from warmloop.wire.pieces import Pieces
 from warmloop.wire.verdict import ProviderVerdict
 
@@ -102,6 +108,23 @@ def prompt_tokens(entry: Entry) -> tuple[int, Usage | None]:
     return estimate_tokens(entry.stream.length), None
 
 
+def server_tools(entry: Entry) -> bool:
+    """Whether the request offered a tool its provider runs (web search, code execution):
+    then its billed input holds what that tool fetched, which is in no request's text."""
+    read = entry.wire.server_tools
+    text = next((t for label, t in entry.stream.head if label == "tools"), "")
+    if read is None or not text:
+        return False
+    try:
+        return read(json.loads(text))
+    except ValueError:
+        return False
+
+
+KEY_FIELD = "prompt_cache_key="
+"""How `exchange.formats.routing_key` names a key sent as `prompt_cache_key`."""
+
+
 def marker_cause(previous: Pieces, current: Pieces, lookback: int) -> str | None:
     """Why explicit breakpoints could not read the previous request's write, or None."""
     marks = [i for i, mark in enumerate(current.marks) if mark is not None]
@@ -153,8 +176,82 @@ def _simulate_own(
     return usages
 
 
-def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
-    """The findings of every request of a conversation, under its model's own profile."""
+@dataclass(frozen=True)
+class _Shared:
+    """What a request shares with its parent: the tokens it could read at most (`limit`),
+    the reusable prefix, the pause since the parent, and where it stopped extending it or
+    why it read less than it could."""
+
+    divergence: Divergence | None = None
+    cause: tuple[str, str] | None = None
+    reusable: int = 0
+    limit: int = 0
+    idle: float | None = None
+
+
+def _against_parent(
+    conversation: Conversation,
+    profile: CacheProfile,
+    k: int,
+    current: Pieces,
+    sizes: Sequence[int],
+    times: Sequence[float],
+    seen: Sequence[Pieces],
+    sent: Sequence[ReuseFacts],
+    affinity: float | None = None,
+) -> _Shared:
+    """Request `k` measured against its parent: the guard's divergence and cause where it
+    does not extend it, else the kind of miss where it read less than it could."""
+    parent = conversation.parents[k]
+    if parent is None:
+        return _Shared()
+    entry, before = conversation.entries[k], conversation.entries[parent]
+    tokens = sizes[k]
+    idle = times[k] - times[parent] if entry.record.at is not None else None
+    check = compare(before.stream, entry.stream, context=EXCERPT)
+    limit = min(sizes[parent], tokens)
+    # Each request's tokens per character differ a little: never past the limit. Tokens a
+    # server-side tool fetched are billed as input but are in no request's text: the
+    # shared text is then sized as text, never as a share of the bill.
+    if sent[k].server_tools or sent[parent].server_tools:
+        reusable = min(estimate_tokens(check.reusable), limit)
+    else:
+        reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
+    bust = check.bust
+    if bust is not None:
+        lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
+        divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
+        return _Shared(divergence, (bust.kind, bust.cause), reusable, limit, idle)
+    lookback = profile.lookback_blocks if profile.mode == "explicit" else None
+    explicit = conversation.wire.explicit_breakpoints
+    marker = marker_cause(seen[parent], current, lookback) if explicit and lookback else None
+    cause = miss_cause(profile, sent, k, parent, reusable, idle, marker, affinity)
+    return _Shared(None, cause, reusable, limit, idle)
+
+
+def _reuse_facts(entry: Entry, current: Pieces, at: float | None, usage: Usage) -> ReuseFacts:
+    """What the miss rules know of one logged request: its times, the TTL it writes for,
+    what it read and wrote, its pieces, whether it carried a cache key, and whether it
+    offered tools the server runs."""
+    record = entry.record
+    return ReuseFacts(
+        at,
+        record.answered_at,
+        written_ttl(entry.wire, record.body, current),
+        usage.cache_read_tokens,
+        current.texts,
+        keyed=entry.key is not None and entry.key.startswith(KEY_FIELD),
+        written=usage.cache_write_tokens,
+        server_tools=server_tools(entry),
+    )
+
+
+def analyse(
+    conversation: Conversation, profile: CacheProfile, affinity: float | None = None
+) -> list[Finding]:
+    """The findings of every request of a conversation, under its model's own profile
+    (`affinity`: the router's affinity window in seconds, where the caller knows it; else
+    one the conversation's own gaps show is named: `with_affinity`)."""
     entries = conversation.entries
     sized_usage = [prompt_tokens(entry) for entry in entries]
     sizes = [tokens for tokens, _ in sized_usage]
@@ -164,7 +261,6 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         else []
     )
     times = request_times(entries)
-    explicit = conversation.wire.explicit_breakpoints
     findings: list[Finding] = []
     seen: list[Pieces] = []
     sent: list[ReuseFacts] = []
@@ -174,31 +270,14 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
         current = pieces(entry)
         record = entry.record
         at = times[k] if record.at is not None else None
-        ttl = written_ttl(entry.wire, record.body, current)
-        sent.append(ReuseFacts(at, record.answered_at, ttl, usage.cache_read_tokens, current.texts))
-        divergence, cause, reusable, limit, idle = None, None, 0, 0, None
+        sent.append(_reuse_facts(entry, current, at, usage))
+        shared = _against_parent(
+            conversation, profile, k, current, sizes, times, seen, sent, affinity
+        )
         parent = conversation.parents[k]
-        if parent is not None:
-            before = entries[parent]
-            idle = times[k] - times[parent] if entry.record.at is not None else None
-            check = compare(before.stream, entry.stream, context=EXCERPT)
-            limit = min(sizes[parent], tokens)
-            # Each request's tokens per character differ a little: never past the limit.
-            reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
-            bust = check.bust
-            if bust is not None:
-                lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
-                divergence = Divergence(bust.section, bust.position, lead, bust.before, bust.after)
-                cause = (bust.kind, bust.cause)
-            else:
-                lookback = profile.lookback_blocks if profile.mode == "explicit" else None
-                marker = (
-                    marker_cause(seen[parent], current, lookback) if explicit and lookback else None
-                )
-                cause = miss_cause(profile, sent, k, parent, reusable, idle, marker)
-        section = divergence.section if divergence else None
+        section = shared.divergence.section if shared.divergence else None
         earlier = entries[parent] if parent is not None else None
-        verdict, agrees, cause = attribute(entry, earlier, section, cause)
+        verdict, agrees, cause = attribute(entry, earlier, section, shared.cause)
         findings.append(
             Finding(
                 number=k + 1,
@@ -210,10 +289,10 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
                 cached=usage.cache_read_tokens,
                 written=usage.cache_write_tokens,
                 uncached=usage.uncached_tokens,
-                limit=limit,
-                reusable=reusable,
-                idle_seconds=idle,
-                divergence=divergence,
+                limit=shared.limit,
+                reusable=shared.reusable,
+                idle_seconds=shared.idle,
+                divergence=shared.divergence,
                 cause_kind=cause[0] if cause else None,
                 cause=cause[1] if cause else None,
                 diagnostics=describe_diagnostics(entry.record.diagnostics, entry.wire),
@@ -223,4 +302,34 @@ def analyse(conversation: Conversation, profile: CacheProfile) -> list[Finding]:
             )
         )
         seen.append(current)
-    return findings
+    return findings if affinity is not None else with_affinity(findings, profile)
+
+
+def with_affinity(findings: Sequence[Finding], profile: CacheProfile) -> list[Finding]:
+    """`findings` with the evictions past an affinity window named `affinity`, where the
+    conversation's own returns inside the TTL show one (`miss_kinds.affinity_window`:
+    every return after a longer pause missed, every one after a shorter pause read)."""
+    returns = [
+        (f.idle_seconds, f.cause_kind == "evicted")
+        for f in findings
+        if f.parent is not None
+        and f.divergence is None
+        and f.idle_seconds is not None
+        and f.cause_kind in (None, "evicted")
+        and f.reusable >= profile.min_cacheable_tokens
+    ]
+    window = affinity_window(returns)
+    if window is None:
+        return list(findings)
+    said = (
+        f"an affinity window this conversation's gaps show (it read after "
+        f"{window[0] / 60:.1f} min idle and missed after every pause from "
+        f"{window[1] / 60:.1f} min)"
+    )
+    out = []
+    for f in findings:
+        if f.cause_kind == "evicted" and f.idle_seconds is not None:
+            kind, cause = affinity_miss(profile, f.idle_seconds, said)
+            f = replace(f, cause_kind=kind, cause=cause)
+        out.append(f)
+    return out

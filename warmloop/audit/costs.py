@@ -32,7 +32,7 @@ from warmloop.facts.profiles import CacheProfile, profile_for
 from warmloop.facts.usage import Usage
 from warmloop.providers.registry import providers
 from warmloop.simulate import Block, CacheSimulator, SimRequest
-from warmloop.wire.miss_kinds import LOGGED_MISSES
+from warmloop.wire.miss_kinds import LOGGED_MISSES, OPENING_REWRITTEN
 from warmloop.wire.pieces import Pieces
 
 
@@ -178,7 +178,10 @@ def provider_cost(
         if finding.cause_kind in LOGGED_MISSES:  # the log shows a miss the rules cannot
             logged = CacheSimulator(profile)
         actual = input_dollars(_replay(logged, request, fallback), prices)
-        pairs.append((actual, input_dollars(perfect.request(ideal), prices)))
+        best = input_dollars(perfect.request(ideal), prices)
+        if finding.cause_kind == OPENING_REWRITTEN:  # it could have read what it wrote
+            best = min(best, actual - opening_saving(finding.reusable, prices))
+        pairs.append((actual, best))
     actual_total = sum(a for a, _ in pairs)
     lost = charged(findings, pairs, max(actual_total - sum(b for _, b in pairs), 0.0))
     return ProviderCost(
@@ -187,6 +190,14 @@ def provider_cost(
         actual_total - sum(lost.values()),
         dict(sorted(lost.items(), key=lambda item: -item[1])),
         tuple(pairs),
+    )
+
+
+def opening_saving(tokens: int, prices: Prices) -> float:
+    """What reading a shared opening of `tokens` saves over writing it again (a write where
+    writes are billed, else uncached input: `Rates.cache_write`)."""
+    return input_dollars(Usage(cache_write_tokens=tokens), prices) - input_dollars(
+        Usage(cache_read_tokens=tokens), prices
     )
 
 

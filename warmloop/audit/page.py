@@ -219,6 +219,8 @@ def _summary(report: AuditReport) -> str:
     return (
         f'<section class="summary"><h2>The whole log</h2>'
         f"<p>{len(report.conversations)} conversations, {requests} requests</p>{costs}"
+        f"<p>Re-write factor {report.rewrite_factor:.2f}x: tokens written to the cache over "
+        "the largest context each conversation held (1.00x writes every token once)</p>"
         f"<h3>Top causes</h3>{f'<ol>{causes}</ol>' if causes else '<p>None.</p>'}</section>"
     )
 

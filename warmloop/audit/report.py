@@ -8,12 +8,12 @@ report as plain data (what `warmloop audit --json` prints).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
+from warmloop.audit.opening_rewrites import Rewritten, rewritten_openings
 from warmloop.exchange.formats import (
     detect_format,
     format_from_path,
@@ -25,7 +25,8 @@ from warmloop.exchange.formats import (
 )
 from warmloop.exchange.grouping import Conversation, Entry, group
 from warmloop.exchange.log import LogContents, LoggedRequest, slim
-from warmloop.wire.miss_kinds import PROVIDER_LOST
+from warmloop.messages import JsonData, JsonObject
+from warmloop.wire.miss_kinds import OPENING_REWRITTEN, PROVIDER_LOST
 from warmloop.wire.stream import canonical_stream
 
 CAUSE_LABELS = {
@@ -54,6 +55,9 @@ CAUSE_LABELS = {
     "evicted": "evicted within the TTL",
     "unexplained": "not explained",
     "provider-lost": "the provider (it lost the entry)",
+    "no-cache-key": "no prompt_cache_key on a model that needs one",
+    "affinity": "the router's affinity shorter than the TTL",
+    "opening-rewritten": "a shared opening written again (sub-agents, forks)",
 }
 """How each cause kind is named for people."""
 
@@ -74,6 +78,22 @@ class ConversationReport:
     profile: str
     findings: tuple[Finding, ...]
     costs: tuple[ProviderCost, ...]
+    written_tokens: int = 0
+    """Tokens written to the cache: the billed cache writes where the provider reports them
+    (explicit caching), else every token not read (automatic caching writes them all)."""
+
+    @property
+    def largest_prompt(self) -> int:
+        """The largest context the conversation held (prompt tokens of one request)."""
+        return max((f.prompt_tokens for f in self.findings), default=0)
+
+    @property
+    def rewrite_factor(self) -> float:
+        """Tokens written to the cache over the largest context the conversation held: 1.0
+        where each token was written once, more where history was written again (a
+        rewrite, a miss, a re-sent opening). Users compute it by hand from their bills."""
+        largest = self.largest_prompt
+        return self.written_tokens / largest if largest else 0.0
 
     @property
     def prompt_tokens(self) -> int:
@@ -150,6 +170,14 @@ class AuditReport:
     source: str
     conversations: tuple[ConversationReport, ...]
     skipped: tuple[str, ...]
+
+    @property
+    def rewrite_factor(self) -> float:
+        """Tokens written to the cache over the largest contexts the conversations held,
+        summed over the log (see `ConversationReport.rewrite_factor`)."""
+        largest = sum(c.largest_prompt for c in self.conversations)
+        written = sum(c.written_tokens for c in self.conversations)
+        return written / largest if largest else 0.0
 
     @property
     def lost_by_cause(self) -> dict[str, dict[str, float]]:
@@ -233,15 +261,26 @@ def _entries(
     return entries
 
 
-def _report(conversation: Conversation, providers: Sequence[str] | None) -> ConversationReport:
+def _report(
+    conversation: Conversation,
+    providers: Sequence[str] | None,
+    opening: Rewritten | None = None,
+    affinity: float | None = None,
+) -> ConversationReport:
     first = conversation.entries[0].record
     model = model_name(first.body, first.path)
     profile = own_profile(conversation.wire, model)
-    findings = analyse(conversation, profile)
+    findings = analyse(conversation, profile, affinity)
+    if opening is not None and findings[0].cause_kind is None:
+        findings[0] = replace(
+            findings[0], cause_kind=OPENING_REWRITTEN, cause=opening.cause, reusable=opening.shared
+        )
     specs = providers_for(model_spec(conversation.wire, model), providers or None)
     costs = tuple(
         cost for spec in specs if (cost := provider_cost(conversation, findings, spec)) is not None
     )
+    explicit = profile.mode == "explicit"
+    written = sum(f.written + (0 if explicit else f.uncached) for f in findings)
     return ConversationReport(
         conversation.number,
         conversation.label,
@@ -250,6 +289,7 @@ def _report(conversation: Conversation, providers: Sequence[str] | None) -> Conv
         profile.entry,
         tuple(findings),
         costs,
+        written,
     )
 
 
@@ -258,26 +298,32 @@ def audit(
     *,
     source: str = "",
     providers: Iterable[str] | None = None,
+    affinity: float | None = None,
 ) -> AuditReport:
     """Audit a log: group, canonicalise, compare, classify and price every conversation.
     `contents` is what `read_log` returned, or what `iter_log` yields: then no request is
-    held whole, and a conversation's requests go once its findings and costs are made."""
+    held whole, and a conversation's requests go once its findings and costs are made.
+    `affinity`: the router's documented affinity window in seconds, where the log went
+    through one (a miss after a longer pause, inside the TTL, is the router's); without it
+    a window is named only where a conversation's own gaps show one."""
     chosen = list(providers) if providers is not None else None
     skipped: list[str] = []
     refused: list[str] = []
     if isinstance(contents, LogContents):
         skipped.extend(contents.skipped)
     conversations = group(_entries(contents, skipped, refused))
+    openings = rewritten_openings(conversations)
     reports = []
     for conversation in conversations:
-        reports.append(_report(conversation, chosen))
+        opening = openings.get(conversation.number)
+        reports.append(_report(conversation, chosen, opening, affinity))
         conversation.entries.clear()  # the report holds what it shows (excerpts, no streams)
     return AuditReport(source, tuple(reports), (*skipped, *refused))
 
 
-def to_json(report: AuditReport) -> dict[str, Any]:
+def to_json(report: AuditReport) -> JsonObject:
     """The report as plain JSON-ready data, totals included."""
-    conversations = []
+    conversations: list[JsonData] = []
     for conversation in report.conversations:
         conversations.append(
             {
@@ -295,6 +341,9 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                     "cached_over_limit": round(conversation.cached_over_limit, 4),
                     "client_busts": len(conversation.busts),
                     "provider_lost": len(conversation.provider_lost),
+                    "written_tokens": conversation.written_tokens,
+                    "largest_prompt": conversation.largest_prompt,
+                    "rewrite_factor": round(conversation.rewrite_factor, 3),
                 },
                 "requests": [asdict(f) for f in conversation.findings],
                 "costs": [
@@ -303,37 +352,44 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                         "actual_usd": cost.actual,
                         "perfect_usd": cost.perfect,
                         "lost_usd": cost.lost,
-                        "lost_by_cause_usd": cost.lost_by_cause,
+                        "lost_by_cause_usd": _dollars(cost.lost_by_cause),
                     }
                     for cost in conversation.costs
                 ],
             }
         )
-    document: dict[str, Any] = _finite(
-        {
-            "source": report.source,
-            "conversations": conversations,
-            "lost_by_cause_usd": report.lost_by_cause,
-            "causes": [
-                {
-                    "kind": total.kind,
-                    "label": total.label,
-                    "requests": total.requests,
-                    "resent_tokens": total.resent_tokens,
-                    "resent_tokens_per_request": round(total.resent_per_request, 1),
-                    "lost_usd": total.lost_usd,
-                }
-                for total in report.causes
-            ],
-            "skipped": list(report.skipped),
-        }
-    )
-    return document
+    document: JsonObject = {
+        "source": report.source,
+        "conversations": conversations,
+        "lost_by_cause_usd": {
+            p: _dollars(by_cause) for p, by_cause in report.lost_by_cause.items()
+        },
+        "causes": [
+            {
+                "kind": total.kind,
+                "label": total.label,
+                "requests": total.requests,
+                "resent_tokens": total.resent_tokens,
+                "resent_tokens_per_request": round(total.resent_per_request, 1),
+                "lost_usd": _dollars(total.lost_usd),
+            }
+            for total in report.causes
+        ],
+        "rewrite_factor": round(report.rewrite_factor, 3),
+        "skipped": list(report.skipped),
+    }
+    return {key: _finite(item) for key, item in document.items()}
 
 
-def _finite(value: Any) -> Any:
+def _dollars(by_name: Mapping[str, float]) -> JsonObject:
+    """Dollars by cause or by provider as a JSON object (a copy: the report keeps its own)."""
+    return dict(by_name)
+
+
+def _finite(value: JsonData) -> JsonData:
     """`value` with every NaN or infinite number as null: JSON has no such numbers, and a
-    log's absurd counts (10^400 tokens) must not make the report unreadable."""
+    log's absurd counts (10^400 tokens) must not make the report unreadable. A tuple (what
+    `asdict` makes of a finding's tuples) becomes a list, as JSON writes it."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

@@ -146,7 +146,8 @@ def conversation_view(conversation: ConversationReport) -> Iterator[RenderableTy
         (conversation.label, "bold"),
         f" · {conversation.format} · {conversation.model or 'unknown model'} · "
         f"{len(conversation.findings)} requests · hit rate {conversation.hit_rate:.0%} · "
-        f"cached/limit {conversation.cached_over_limit:.2f}",
+        f"cached/limit {conversation.cached_over_limit:.2f} · "
+        f"re-write factor {conversation.rewrite_factor:.2f}x",
     )
     lost = len(conversation.provider_lost)
     if lost:
@@ -168,6 +169,11 @@ def report_view(report: AuditReport) -> Iterator[RenderableType]:
     for conversation in report.conversations:
         yield from conversation_view(conversation)
         yield Text("")
+    if report.conversations:
+        yield Text(
+            f"re-write factor {report.rewrite_factor:.2f}x: tokens written to the cache over "
+            "the largest context each conversation held (1.00x writes every token once)"
+        )
     if report.causes:
         yield causes_table(report)
     for problem in report.skipped:

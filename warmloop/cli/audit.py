@@ -17,6 +17,8 @@ from warmloop.cli.console import console as safe_console
 from warmloop.cli.console import json_text
 from warmloop.cli.proxy import (
     diagnose_option,
+    limit_options,
+    limits_of,
     port_option,
     say_undiagnosable,
     serve,
@@ -44,12 +46,22 @@ CHUNK = 1 << 16
     help="JSONL log to append to.",
 )
 @diagnose_option
-def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
+@limit_options
+def record(
+    upstream: str,
+    port: int,
+    out: Path,
+    diagnose: bool,
+    max_body_mb: float,
+    client_timeout: float,
+    max_connections: int,
+) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API and log each one (body, time,
     usage) for `warmloop audit`. Point your client's base URL at the printed address."""
     console = safe_console()
     try:
-        recorder = Proxy(upstream, out, port=port, diagnose=diagnose)
+        limits = limits_of(max_body_mb, client_timeout, max_connections)
+        recorder = Proxy(upstream, out, port=port, diagnose=diagnose, limits=limits)
     except WarmloopError as exc:
         fail(str(exc))
     if diagnose:
@@ -73,7 +85,21 @@ def record(upstream: str, port: int, out: Path, diagnose: bool) -> None:
     metavar="SPEC",
     help="Price under these models' cache rules (repeatable; default: four providers).",
 )
-def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str, ...]) -> None:
+@click.option(
+    "--affinity",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="The affinity window of the router the log went through (a gateway's sticky "
+    "sessions); a miss after a longer pause, inside the TTL, is named `affinity`.",
+)
+def audit(
+    file: Path,
+    as_json: bool,
+    html_out: Path | None,
+    providers: tuple[str, ...],
+    affinity: float | None,
+) -> None:
     """Explain a request log (from `warmloop record`, or JSONL of raw request bodies):
     per request what the cache served, where the prefix moved and why, and what it cost."""
     if html_out is not None and _same_file(html_out, file):
@@ -86,7 +112,9 @@ def audit(file: Path, as_json: bool, html_out: Path | None, providers: tuple[str
                 f"its prices with {PRICES_ENV})"
             )
     try:
-        report = audit_log(iter_log(file), source=file.name, providers=providers or None)
+        report = audit_log(
+            iter_log(file), source=file.name, providers=providers or None, affinity=affinity
+        )
     except WarmloopError as exc:
         fail(str(exc))
     if html_out is not None:

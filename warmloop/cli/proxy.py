@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import click
 import httpx2
@@ -15,10 +15,11 @@ from warmloop.cli.console import console as safe_console
 from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.shared import fail
 from warmloop.errors import WarmloopError
+from warmloop.proxy.body import MAX_REQUEST_BYTES
 from warmloop.proxy.fixes import Fixes
 from warmloop.proxy.keepalive import CONVERSATION_CAP_USD, DAILY_CAP_USD, Caps
-from warmloop.proxy.server import Proxy
-from warmloop.proxy.status import STATUS_PATH
+from warmloop.proxy.server import CLIENT_SECONDS, MAX_CONNECTIONS, Limits, Proxy
+from warmloop.proxy.status import PAGE_PATH, SERVICE, STATUS_PATH
 
 F = TypeVar("F", bound=Callable[..., Any])
 STATUS_SECONDS = 10.0
@@ -46,6 +47,44 @@ diagnose_option = click.option(
     "diagnostic fields; api.anthropic.com and api.openai.com only).",
 )
 """`--diagnose` (`record` and `proxy`)."""
+
+
+def limit_options(command: F) -> F:
+    """`--max-body-mb`, `--client-timeout`, `--max-connections` (`record` and `proxy`)."""
+    for option in (
+        click.option(
+            "--max-connections",
+            type=click.IntRange(1),
+            default=MAX_CONNECTIONS,
+            show_default=True,
+            help="Client connections served at once; one more is answered 503.",
+        ),
+        click.option(
+            "--client-timeout",
+            type=click.FloatRange(0, min_open=True),
+            default=CLIENT_SECONDS,
+            show_default=True,
+            metavar="SECONDS",
+            help="The longest a client may stay silent while its request is read.",
+        ),
+        click.option(
+            "--max-body-mb",
+            type=click.FloatRange(0, min_open=True),
+            default=MAX_REQUEST_BYTES / 2**20,
+            show_default=True,
+            metavar="MIB",
+            help="The largest request body taken (refused with 413 while reading past it).",
+        ),
+    ):
+        command = option(command)
+    return command
+
+
+def limits_of(max_body_mb: float, client_timeout: float, max_connections: int) -> Limits:
+    """The limits the options name (a `ConfigurationError` for one that is not finite)."""
+    if max_body_mb != max_body_mb or max_body_mb == float("inf"):
+        max_body_mb = -1.0  # refused below, by name
+    return Limits(client_timeout, int(max_body_mb * 2**20), max_connections)
 
 
 def say_undiagnosable(server: Proxy, console: Console) -> None:
@@ -127,6 +166,7 @@ def say_undiagnosable(server: Proxy, console: Console) -> None:
     is_flag=True,
     help="Show the running proxy's conversations on --port (reuse, busts, dollars saved).",
 )
+@limit_options
 def proxy(
     upstream: str | None,
     port: int,
@@ -140,6 +180,9 @@ def proxy(
     keepalive_cap: float,
     keepalive_daily_cap: float,
     show_status: bool,
+    max_body_mb: float,
+    client_timeout: float,
+    max_connections: int,
 ) -> None:
     """Proxy model requests on 127.0.0.1 to the upstream API, adding cache breakpoints and
     routing keys where the client sent none; never what the model reads. Point your
@@ -152,6 +195,7 @@ def proxy(
     try:
         fixes = Fixes(breakpoints, cache_key, session_header)
         caps = Caps(keepalive_cap, keepalive_daily_cap) if keepalive else None
+        limits = limits_of(max_body_mb, client_timeout, max_connections)
         server = Proxy(
             upstream,
             out,
@@ -161,6 +205,7 @@ def proxy(
             diagnose=diagnose,
             keepalive=caps,
             name="warmloop proxy",
+            limits=limits,
         )
     except WarmloopError as exc:
         fail(str(exc))
@@ -168,7 +213,8 @@ def proxy(
     if diagnose:
         say_undiagnosable(server, console)
     logged = f"; logging to {out}" if out is not None else ""
-    serve(server, console, f"proxying to {server.upstream}{logged}")
+    page = f"; live status at {server.url}{PAGE_PATH}"
+    serve(server, console, f"proxying to {server.shown_upstream}{logged}{page}")
 
 
 def serve(server: Proxy, console: Console, doing: str) -> None:
@@ -190,8 +236,9 @@ def serve(server: Proxy, console: Console, doing: str) -> None:
         server.close()
 
 
-def print_status(port: int) -> None:
-    """Print the status page of the proxy serving on 127.0.0.1:`port`."""
+def fetch_status(port: int) -> dict[str, Any]:
+    """The status page of the proxy serving on 127.0.0.1:`port`; exits with a message
+    when nothing answers there, or something that is not a warmloop proxy does."""
     url = f"http://127.0.0.1:{port}{STATUS_PATH}"
     try:
         page = httpx2.get(url, timeout=STATUS_SECONDS, trust_env=False).json()
@@ -200,6 +247,39 @@ def print_status(port: int) -> None:
             f"no warmloop proxy answered on 127.0.0.1:{port} ({type(exc).__name__}); start "
             "one with `warmloop proxy --upstream URL`, or pass the --port it serves on"
         )
+    except RecursionError:
+        page = None
+    if not _is_status(page):
+        fail(
+            f"the server on 127.0.0.1:{port} is not a warmloop proxy (its {STATUS_PATH} is "
+            "not the proxy's page); pass the --port `warmloop proxy` serves on"
+        )
+    return page
+
+
+def _is_status(page: object) -> TypeGuard[dict[str, Any]]:
+    """Whether `page` is the proxy's status page, in the fields `print_status` reads."""
+    if not isinstance(page, dict) or page.get("service") != SERVICE:
+        return False
+    rows = page.get("by_conversation")
+    counts = ("conversations", "requests", "busts")
+    return (
+        all(isinstance(page.get(k), int) for k in counts)
+        and isinstance(page.get("saved_usd"), int | float)
+        and isinstance(rows, list)
+        and all(
+            isinstance(r, dict)
+            and all(isinstance(r.get(k), int) for k in ("requests", "busts"))
+            and isinstance(r.get("id"), str)
+            and isinstance(r.get("format"), str)
+            for r in rows
+        )
+    )
+
+
+def print_status(port: int) -> None:
+    """Print the status page of the proxy serving on 127.0.0.1:`port`."""
+    page = fetch_status(port)
     console = safe_console()
     reuse = page.get("reuse")
     console.print(

@@ -48,8 +48,10 @@ from warmloop.providers.registry import provider_of
 from warmloop.providers.select import examples
 from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
-from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_tools
+from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_instructions, workspace_tools
 from warmloop.workspace.grounding import unread_answer
+from warmloop.workspace.map_build import map_budget
+from warmloop.workspace.map_cache import MapCache
 
 json_option = click.option(
     "--json",
@@ -144,14 +146,19 @@ def run(
         console.print(Text(f"model {shown}, workspace {workspace}", style="dim"))
     limits = UsageLimits(cost_limit=max_cost) if max_cost is not None else None
     try:
+        opened = command_store(store) if session is not None else None
+        info = opened.info(session) if opened is not None and session is not None else None
         if agent_spec is not None:
             agent = shown_agent(load_agent(agent_spec), waits, console)
             end.model = redact_spec(agent.model.name)
             console.print(Text(f"agent {agent_spec}, model {end.model}", style="dim"))
         else:
             built = BuiltIn(model_spec, options, base_url, n_ctx, context_window, max_steps)
-            agent = built.agent(context, workspace, waits, console)
-        opened = opened_session(session, store, agent, agent_spec, console)
+            # A session that goes on keeps the instructions (and map) it opened with.
+            resumed = info is not None and info.length > 0
+            agent = built.agent(context, workspace, waits, console, resumed=resumed)
+        if opened is not None and session is not None:
+            check_session(session, info, agent, agent_spec, opened, console)
         with terminate_as_interrupt():
             try:
                 result = agent.run_sync(task, session=session, store=opened, usage_limits=limits)
@@ -175,8 +182,11 @@ class BuiltIn:
     context_window: int | None
     max_steps: int
 
-    def agent(self, context: CliContext, workspace: Path, waits: Waits, console: Console) -> Agent:
-        """The workspace's read-only tools on the model the flags name, shown live."""
+    def agent(
+        self, context: CliContext, workspace: Path, waits: Waits, console: Console, *, resumed: bool
+    ) -> Agent:
+        """The workspace's read-only tools on the model the flags name, shown live; a
+        session that goes on (`resumed`) keeps the instructions (and map) it opened with."""
         tools = workspace_tools(workspace)
         chosen = model_options(
             self.model_spec,
@@ -186,10 +196,13 @@ class BuiltIn:
             context_window=self.context_window,
         )
         model = context.model_factory(self.model_spec, **chosen)
+        instructions = (
+            WORKSPACE_INSTRUCTIONS if resumed else mapped_instructions(model, workspace, console)
+        )
         return Agent(
             model,
             tools,
-            instructions=f"{DEFAULT_INSTRUCTIONS} {WORKSPACE_INSTRUCTIONS}",
+            instructions=f"{DEFAULT_INSTRUCTIONS} {instructions}",
             max_steps=self.max_steps,
             check_outputs=answer_check(model),
             on_event=waits.events(
@@ -199,25 +212,21 @@ class BuiltIn:
         )
 
 
-def opened_session(
-    session: str | None,
-    store: str | None,
+def check_session(
+    session: str,
+    info: SessionInfo | None,
     agent: Agent,
     agent_spec: str | None,
+    opened: SessionStore,
     console: Console,
-) -> SessionStore | None:
-    """The store session `session` lives in, its tools checked against `agent`'s and how
-    long it was idle said; None without `--session`."""
-    if session is None:
-        return None
-    opened = command_store(store)
-    info = opened.info(session)
-    if agent_spec is not None:  # the user's agent: its tools exactly, or refused
+) -> None:
+    """Session `session`'s tools checked against `agent`'s (the user's agent: exactly, or
+    refused; the built-in one: a change told), and how long it was idle said."""
+    if agent_spec is not None:
         check_session_tools(session, info, agent, agent_spec, opened)
     elif (changed := same_tools(session, info, agent, opened)) is not None:
         console.print(Text(changed), style="yellow", soft_wrap=True)
     console.print(resume_line(session, info, time.time()))
-    return opened
 
 
 def finished(console: Console, result: Run, end: RunEnd, opened: SessionStore | None) -> None:
@@ -356,6 +365,21 @@ def resume(
         as_json=as_json,
         max_cost=max_cost,
     )
+
+
+def mapped_instructions(model: Model, workspace: Path, console: Console) -> str:
+    """The workspace instructions with the workspace's map, in a budget of the model's
+    window (`map_budget`), kept in the user's cache directory between runs; the map's size
+    and what building it cost are shown (a changed workspace is a new opening)."""
+    try:
+        window: int | None = model.facts.context_window
+    except WarmloopError:  # a model whose window is not known yet: the default budget
+        window = None
+    instructions, build = workspace_instructions(
+        workspace, budget_tokens=map_budget(window), cache=MapCache()
+    )
+    console.print(Text(build.describe(), style="dim"), soft_wrap=True)
+    return instructions
 
 
 def answer_check(model: Model) -> OutputCheck | None:

@@ -9,10 +9,16 @@ continues. Each rung keeps only its latest `PER_ANCHOR` requests, so a lookup co
 hash per rung and the index holds O(requests x log length) small integers, whatever the
 number of conversations. A hash collision only adds a candidate: the caller measures each
 one exactly (`continuation`).
+
+`loose_anchors` cuts the same rungs from the text with every run of digits read as one
+`#`: a loop that writes its iteration number or the time first still finds the request
+before it on the deep rungs (the measure reads past such values too). They are asked only
+after the exact ones: many conversations from one template share every loose rung.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 
 FIRST = 16
@@ -34,6 +40,7 @@ def _ladder(limit: int = 1 << 40) -> tuple[int, ...]:
 
 
 DEPTHS = _ladder()
+DIGITS = re.compile(r"[0-9]+")
 
 
 def anchors(scope: Hashable, text: str) -> list[int]:
@@ -45,6 +52,11 @@ def anchors(scope: Hashable, text: str) -> list[int]:
             break
         found.append(hash((scope, depth, text[:depth])))
     return found
+
+
+def loose_anchors(scope: Hashable, text: str) -> list[int]:
+    """The rungs of `text` with its digit runs read as `#` (in a domain of their own)."""
+    return anchors(("loose", scope), DIGITS.sub("#", text))
 
 
 class AnchorIndex:

@@ -6,8 +6,9 @@ The format comes from the endpoint path when there is one (each registered wire 
 from the body's shape, as each format's record claims it (`WireFormat.detect`: the most
 specific claim wins). Each format's logged layout (`logged_layout`) is read with the keys
 that never reach the prompt (streaming switches, output budgets, sampling, Anthropic's
-`diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`) added to the keys
-the canonical stream leaves out, so switching them is not reported as a bust.
+`diagnostics`, OpenAI's `prompt_cache_options.comparison_response_id`, client metadata
+such as Codex's `client_metadata`) added to the keys the canonical stream leaves out, so
+switching them is not reported as a bust.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
-from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile, profile_for
@@ -46,9 +46,12 @@ NOT_IN_PROMPT = frozenset(
         "prompt_cache_retention",
         "logprobs",
         "top_logprobs",
+        "client_metadata",
     }
 )
-"""Request keys that choose how a reply is sampled or delivered, not what the prompt is."""
+"""Request keys that choose how a reply is sampled or delivered, not what the prompt is,
+and client metadata the model never reads (Codex's `client_metadata`, whose `turn_id`
+changes every turn; Anthropic's `metadata` is a routing key already)."""
 
 
 @cache
@@ -69,7 +72,9 @@ def format_from_path(path: str) -> WireFormat | None:
     return next((fmt for fmt in wire_formats() if fmt.endpoint_match(path)), None)
 
 
-def claimed_by(value: Mapping[str, Any], claim: Callable[[WireFormat], Claim | None]) -> WireFormat:
+def claimed_by(
+    value: Mapping[str, object], claim: Callable[[WireFormat], Claim | None]
+) -> WireFormat:
     """The registered format whose claim on `value` is highest (the first registered of
     equal claims); a ConfigurationError when none claims it."""
     best: tuple[int, WireFormat] | None = None
@@ -83,7 +88,7 @@ def claimed_by(value: Mapping[str, Any], claim: Callable[[WireFormat], Claim | N
     return best[1]
 
 
-def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:
+def detect_format(body: Mapping[str, object], path: str = "") -> WireFormat:
     """The wire format of a request body (the path decides when it names an endpoint).
     Without such a path the format is truly unknown and is guessed from the body's shape,
     as the formats' records claim it: the guess is this function's alone, and only such a
@@ -94,7 +99,7 @@ def detect_format(body: Mapping[str, Any], path: str = "") -> WireFormat:
     return claimed_by(body, lambda fmt: fmt.detect)
 
 
-def model_name(body: Mapping[str, Any], path: str = "") -> str:
+def model_name(body: Mapping[str, object], path: str = "") -> str:
     """The model a request asked for: the body's `model`, else the one in a Gemini path."""
     model = body.get("model")
     if isinstance(model, str) and model:
@@ -126,7 +131,7 @@ def own_profile(wire: WireFormat, model: str) -> CacheProfile:
         return profile_for(f"{wire.provider}:")
 
 
-def routing_key(body: Mapping[str, Any]) -> str | None:
+def routing_key(body: Mapping[str, object]) -> str | None:
     """The key a client used to keep a conversation together (`prompt_cache_key`,
     Anthropic's `metadata.user_id`, OpenAI's `user`), or None."""
     for key in ("prompt_cache_key", "user", "safety_identifier"):
@@ -139,7 +144,7 @@ def routing_key(body: Mapping[str, Any]) -> str | None:
     return None
 
 
-def written_ttl(wire: WireFormat, body: Mapping[str, Any], found: Pieces) -> str | None:
+def written_ttl(wire: WireFormat, body: Mapping[str, object], found: Pieces) -> str | None:
     """The TTL a logged request writes for, as its format reads it (its markers', or its
     retention field's); None: the model's default."""
     return wire.written_ttl(body, found) if wire.written_ttl is not None else None

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from warmloop.exchange.anchors import AnchorIndex, anchors
+from warmloop.exchange.anchors import AnchorIndex, anchors, loose_anchors
 from warmloop.exchange.continuation import Continuation, continuation
 from warmloop.exchange.log import LoggedRequest
 from warmloop.providers.records import WireFormat
@@ -162,9 +162,14 @@ def group(entries: Sequence[Entry]) -> list[Conversation]:
     placed = _Placed()
     index = AnchorIndex()
     for number, entry in enumerate(entries):
-        rungs = anchors((entry.wire.name, entry.key), "".join(entry.conversation_items))
+        text = "".join(entry.conversation_items)
+        rungs = anchors((entry.wire.name, entry.key), text)
+        loose = loose_anchors((entry.wire.name, entry.key), text)
         offered = index.candidates(rungs)
         chosen = best_parent(entry, [entries[n] for n in offered])
+        if chosen is None:  # a value written first (an iteration number): the loose rungs
+            offered = [n for n in index.candidates(loose) if n not in offered]
+            chosen = best_parent(entry, [entries[n] for n in offered])
         parent = placed.parent(entry, offered[chosen] if chosen is not None else None)
         if entry.key is not None:
             found = keyed.get((entry.wire.name, entry.key))
@@ -180,5 +185,5 @@ def group(entries: Sequence[Entry]) -> list[Conversation]:
             fresh = Conversation(len(conversations) + 1, entry.wire, None)
             conversations.append(fresh)
             placed.add(fresh, entry, -1)
-        index.add(rungs, number)
+        index.add([*rungs, *loose], number)
     return conversations

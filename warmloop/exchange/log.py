@@ -22,11 +22,10 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.providers.registry import wire_formats
@@ -61,11 +60,11 @@ class LoggedRequest:
     """One logged request: its body and what is known about it (line numbers from 1)."""
 
     line: int
-    body: Mapping[str, Any]
+    body: Mapping[str, object]
     at: float | None = None
     path: str = ""
-    usage: Mapping[str, Any] | None = None
-    diagnostics: Mapping[str, Any] | None = None
+    usage: Mapping[str, object] | None = None
+    diagnostics: Mapping[str, object] | None = None
     status: int | None = None
     response_id: str | None = None
     """The id of the response (the recorder logs it), which a later request's diagnostics
@@ -88,12 +87,18 @@ def slim(record: LoggedRequest) -> LoggedRequest:
     return replace(
         record,
         body={k: record.body[k] for k in BODY_FACTS if k in record.body},
-        usage=_interned(record.usage),
-        diagnostics=_interned(record.diagnostics),
+        usage=_interned_object(record.usage),
+        diagnostics=_interned_object(record.diagnostics),
     )
 
 
-def _interned(value: Any) -> Any:
+def _interned_object(value: Mapping[str, object] | None) -> Mapping[str, object] | None:
+    """A usage or diagnostics object with its keys interned (`_interned`)."""
+    interned = _interned(value)
+    return interned if isinstance(interned, Mapping) else None
+
+
+def _interned(value: object) -> object:
     """`value` with every key one shared string: a decoded line's keys are its own copies,
     and every request's usage repeats the same few."""
     if isinstance(value, dict):
@@ -124,7 +129,7 @@ def parse_time(value: object) -> float | None:
     return seconds
 
 
-def _mapping(value: object) -> Mapping[str, Any] | None:
+def _mapping(value: object) -> Mapping[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
@@ -228,7 +233,7 @@ MAX_DEPTH = 100
 everything that reads one (the canonical stream, the audit's blocks) walks it recursively."""
 
 
-def deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: object, limit: int) -> bool:
     """Whether `value` nests more than `limit` arrays and objects deep (no recursion)."""
     stack = [(value, 1)]
     while stack:
@@ -244,7 +249,7 @@ def deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _lines(handle: Any) -> Iterator[tuple[int, str]]:
+def _lines(handle: Iterable[str]) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(handle, start=1):
         if line.strip():
             yield number, line
@@ -266,7 +271,7 @@ class LogWriter:
             ) from exc
         self._new_line = _ends_mid_line(path, os.fstat(self._fd).st_size)
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Mapping[str, object]) -> None:
         """Append `record` as one line (compact JSON, UTF-8)."""
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         with self._lock:

@@ -27,18 +27,17 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
 
 from warmloop.errors import ConfigurationError, WarmloopError
-from warmloop.facts.maintained_prices import with_maintained
+from warmloop.facts.maintained_prices import matched_entry, with_maintained
 from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
 from warmloop.facts.profiles import bills_nothing
-from warmloop.facts.table_file import read_table, shipped_text
+from warmloop.facts.table_file import read_table, shipped_text, string_map
 from warmloop.facts.usage import Usage
 
 PRICES_ENV = "WARMLOOP_PRICES"
@@ -127,6 +126,9 @@ class PriceTable:
     models: Mapping[str, Prices]
     aliases: Mapping[str, str]
     provider_aliases: Mapping[str, str]
+    matched: Callable[[str, str], Prices | None] | None = None
+    """Prices for a (provider, model) the table does not list, from the maintained package's
+    own matching (`maintained_prices.matched_entry`); None: only the table's entries."""
 
     def lookup(self, model_name: str) -> Prices | None:
         """Prices for a selection string, or None when it is unknown or a local engine.
@@ -135,25 +137,31 @@ class PriceTable:
         `openai-compatible:...`) have no price; a provider alias swaps the provider
         (`openai-chat:gpt-5` is priced as `openai:gpt-5`, the same model on another API);
         then the exact key, then a model alias (a name billed as another model); then the
-        same two with a dated snapshot suffix removed (`-20250929`, `-2025-08-07`).
-        Nothing else is tried: a near miss such as `gpt-5-pro` is unknown, not `gpt-5`.
+        same two with a dated snapshot suffix removed (`-20250929`, `-2025-08-07`); then,
+        for a name the table does not list, the maintained genai-prices package's own match
+        (`gpt-4o-2024-08-06` is its `gpt-4o`, `gpt-5-pro` its own `gpt-5-pro`, never a
+        neighbour's price), where the shipped table has that package behind it.
         """
         provider, model = split_spec(model_name, self.provider_aliases)
         if not model or bills_nothing(f"{provider}:{model}"):
             return None
-        return find_entry(self.models, self.aliases, table_keys(provider, model))
+        found = find_entry(self.models, self.aliases, table_keys(provider, model))
+        if found is None and self.matched is not None:
+            return self.matched(provider, model)
+        return found
 
     def merged(self, other: PriceTable, where: str = "merged price table") -> PriceTable:
         """This table with `other`'s entries on top: same keys replaced, new keys added."""
         # A key is a model or an alias, never both, so the newer meaning of a key wins.
         models = {k: v for k, v in self.models.items() if k not in other.aliases}
         aliases = {k: v for k, v in self.aliases.items() if k not in other.models}
-        return _checked(
+        table = _checked(
             models | dict(other.models),
             aliases | dict(other.aliases),
             dict(self.provider_aliases) | dict(other.provider_aliases),
             where,
         )
+        return replace(table, matched=self.matched)
 
 
 def parse_table(text: str, origin: str = "") -> PriceTable:
@@ -172,7 +180,20 @@ def shipped_table() -> PriceTable:
     with the rates of the models it takes from genai-prices (`maintained_prices`)."""
     where = "price table"
     data = with_maintained(read_table(shipped_text("prices.json"), where), date.today())
-    return _checked(*_parse(data, where, ""), where)
+    return replace(_checked(*_parse(data, where, ""), where), matched=_maintained_match)
+
+
+@lru_cache(maxsize=256)
+def _maintained_match(provider: str, model: str) -> Prices | None:
+    """The maintained package's price for a name the shipped table does not list."""
+    table = read_table(shipped_text("prices.json"), "price table")
+    section = table.get("genai_prices", {}) if isinstance(table, dict) else {}
+    if not isinstance(section, dict):
+        return None
+    entry = matched_entry(section, provider, model, date.today())
+    if entry is None:
+        return None
+    return _entry(f"{provider}:{model}", dict(entry), "price table (genai-prices match)", "")
 
 
 def load_prices(path: str | os.PathLike[str]) -> PriceTable:
@@ -240,18 +261,18 @@ def _checked(
 
 
 def _parse(
-    data: Any, where: str, origin: str
+    data: object, where: str, origin: str
 ) -> tuple[dict[str, Prices], dict[str, str], dict[str, str]]:
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ConfigurationError(f"{where} needs a top-level object with a 'models' object")
     _no_unknown(data, _TABLE_KEYS, where)
     models = {key: _entry(key, value, where, origin) for key, value in data["models"].items()}
-    aliases = _string_map(data.get("aliases", {}), "aliases", where)
-    provider_aliases = _string_map(data.get("provider_aliases", {}), "provider_aliases", where)
+    aliases = string_map(data.get("aliases", {}), f"{where}: 'aliases'")
+    provider_aliases = string_map(data.get("provider_aliases", {}), f"{where}: 'provider_aliases'")
     return models, aliases, provider_aliases
 
 
-def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+def _no_unknown(value: Mapping[str, object], known: Iterable[str], where: str) -> None:
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise ConfigurationError(
@@ -259,7 +280,7 @@ def _no_unknown(value: Mapping[str, Any], known: Iterable[str], where: str) -> N
         )
 
 
-def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
+def _entry(key: str, value: object, table: str, origin: str) -> Prices:
     where = f"{table}, entry {key!r}"
     provider, model = split_model_name(key)
     if ":" not in key or not model or key != key.strip().lower():
@@ -293,7 +314,7 @@ def _entry(key: str, value: Any, table: str, origin: str) -> Prices:
     return Prices(key, _rates(value, where), value["source"], as_of, note, long_context, origin)
 
 
-def _rates(value: Mapping[str, Any], where: str) -> Rates:
+def _rates(value: Mapping[str, object], where: str) -> Rates:
     input_rate, cache_read, output = (
         _rate(value, k, where) for k in ("input", "cache_read", "output")
     )
@@ -327,7 +348,7 @@ def _rates(value: Mapping[str, Any], where: str) -> Rates:
     return Rates(input_rate, cache_read, output, sold)
 
 
-def _rate(value: Mapping[str, Any], field: str, where: str) -> float:
+def _rate(value: Mapping[str, object], field: str, where: str) -> float:
     number = value.get(field)
     if (
         not isinstance(number, int | float)
@@ -339,11 +360,3 @@ def _rate(value: Mapping[str, Any], field: str, where: str) -> float:
             f"{where}: {field!r} must be a non-negative number (USD per million tokens)"
         )
     return float(number)
-
-
-def _string_map(value: Any, name: str, where: str) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ConfigurationError(f"{where}: {name!r} must map strings to strings")
-    return dict(value)

@@ -81,11 +81,14 @@ def cost(usage: Usage, prices: Prices) -> float:
 
 @dataclass(frozen=True)
 class CostReport:
-    """The cost of a run's requests under one model's prices; costs are None when unpriced."""
+    """The cost of a run's requests under one model's prices; costs are None when unpriced.
+    `children`: a row per run it started (sub-agents, a handoff), each priced under its own
+    model; `usage`, `breakdown` and `total` are the run's own, `tree_total` adds the rows."""
 
     model: str
     prices: Prices | None
     usages: tuple[Usage, ...]
+    children: tuple[ChildCost, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -112,8 +115,31 @@ class CostReport:
         breakdown = self.breakdown
         return None if breakdown is None else breakdown.total
 
+    @property
+    def tree_total(self) -> float | None:
+        """The run's cost with every child's (theirs included), in USD; None when any of
+        them is unpriced."""
+        totals = [self.total, *(child.report.tree_total for child in self.children)]
+        return None if any(t is None for t in totals) else sum(t for t in totals if t)
+
     def describe(self) -> str:
-        """One line for people: total and split, with the price date, or why it is unknown."""
+        """For people: the run's total and split, with the price date, or why it is
+        unknown; then a line per child (indented by depth) and the tree's total."""
+        lines = [self._own_line()]
+        for child in self.children:
+            lines += ["  " + line for line in child.describe().splitlines()]
+        if self.children:
+            total = self.tree_total
+            shown = f"${total:.4f}" if total is not None else "unknown (a run is unpriced)"
+            lines.append(f"tree total {shown} over {self.tree_requests} requests")
+        return "\n".join(lines)
+
+    @property
+    def tree_requests(self) -> int:
+        """Requests of the run and of every child, theirs included."""
+        return len(self.usages) + sum(child.report.tree_requests for child in self.children)
+
+    def _own_line(self) -> str:
         breakdown = self.breakdown
         if breakdown is None or self.prices is None:
             if is_unpriced_engine(self.model):
@@ -134,14 +160,29 @@ class CostReport:
         )
 
 
+@dataclass(frozen=True)
+class ChildCost:
+    """One child run's row in its parent's report: what it is (`name`: its agent and the
+    call it ran for) and its own report, its children's rows included."""
+
+    name: str
+    report: CostReport
+
+    def describe(self) -> str:
+        """The child's line (`name: ...`), then its own children's, indented."""
+        first, *rest = self.report.describe().splitlines()
+        return "\n".join([f"{self.name}: {first}", *rest])
+
+
 def cost_report(
     model_name: str,
     usages: Iterable[Usage],
     table: PriceTable | None = None,
     *,
     priced_as: str | None = None,
+    children: Iterable[ChildCost] = (),
 ) -> CostReport:
     """Price every request of a run under `model_name`'s entry, or `priced_as`'s (a host
-    that bills like a known model; default table: `price_table`)."""
+    that bills like a known model; default table: `price_table`), with a row per child."""
     prices = (table or price_table()).lookup(priced_as or model_name)
-    return CostReport(model_name, prices, tuple(usages))
+    return CostReport(model_name, prices, tuple(usages), tuple(children))

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
-from typing import Any, Literal, cast
+from typing import Literal, TypeGuard, TypeVar
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_names import find_entry, split_model_name, split_spec, table_keys
-from warmloop.facts.table_file import read_table, shipped_text
+from warmloop.facts.table_file import read_table, shipped_text, string_map
 from warmloop.facts.usage import Usage
 
 CacheMode = Literal["explicit", "automatic", "engine"]
@@ -27,6 +27,7 @@ Matching = Literal["common_prefix", "whole_entry"]
 
 MODES: tuple[CacheMode, ...] = ("explicit", "automatic", "engine")
 MATCHINGS: tuple[Matching, ...] = ("common_prefix", "whole_entry")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,14 @@ class CacheProfile:
     `prewarm`: the model prepares its cache on a request that generates nothing (OpenAI's
     `prompt_cache_options.prewarm`, GPT-5.6 and later), so a keep-alive or a warm-up pays
     for no output where its wire format carries it (`WireFormat.prewarm`).
+    `needs_cache_key`: a request without the routing key (`prompt_cache_key`) falls back to
+    an older, far less reliable matching (GPT-5.6 and later), so a miss on such a request
+    is the missing key's (`wire.miss_kinds`). `default_ttl_depends`: what the provider's
+    default retention depends on where the client cannot know it (OpenAI before GPT-5.5:
+    the organisation's data-retention setting), "" where the default is documented;
+    `default_retention_known` reads it. `durable_seconds`: how long a prefix evicted from
+    the cache stays readable from a durable tier (Vertex AI's implicit caching: up to 24 h),
+    None where there is none: a pause inside it needs no keep-alive.
     """
 
     model: str
@@ -80,6 +89,16 @@ class CacheProfile:
     as_of: date
     note: str = ""
     prewarm: bool = False
+    needs_cache_key: bool = False
+    default_ttl_depends: str = ""
+    durable_seconds: float | None = None
+
+    @property
+    def default_retention_known(self) -> bool:
+        """Whether the retention a request that names none gets is documented for this
+        model: False where it depends on something the client cannot see (OpenAI before
+        GPT-5.5, on models selling two retentions: the organisation's data retention)."""
+        return not (self.default_ttl_depends and len(self.retentions) > 1)
 
     def retention_for(self, name: str) -> Retention:
         """The retention called `name`; a name this model does not offer is an error."""
@@ -191,7 +210,7 @@ def profile_for(model_spec: str, *, cache_ttl: str | None = None) -> CacheProfil
 
 
 _PARTS = ("providers", "models", "aliases", "provider_aliases")
-_registered: list[dict[str, Any]] = []
+_registered: list[dict[str, object]] = []
 
 
 @cache
@@ -218,9 +237,9 @@ def register_profiles(text: str) -> None:
     ConfigurationError. The hook a provider added from outside the package uses
     (docs/adding-a-provider.md)."""
     parse_table(text)  # complete and valid on its own
-    added: dict[str, Any] = read_table(text, "the registered profiles")
+    added = _object(read_table(text, "the registered profiles"), "the registered profiles")
     data = _table_data()
-    taken = sorted(k for part in _PARTS for k in added.get(part, {}) if k in data.get(part, {}))
+    taken = sorted(k for part in _PARTS for k in _part(added, part) if k in _part(data, part))
     if taken:
         raise ConfigurationError(
             f"profile entries {', '.join(taken)} are in the table already; add only new keys"
@@ -229,12 +248,26 @@ def register_profiles(text: str) -> None:
     profile_table.cache_clear()
 
 
-def _table_data() -> dict[str, Any]:
-    data: dict[str, Any] = read_table(shipped_text("profiles.json"), "profiles.json")
+def _table_data() -> dict[str, object]:
+    data = _object(read_table(shipped_text("profiles.json"), "profiles.json"), "profiles.json")
     for added in _registered:
         for part in _PARTS:
-            data[part] = {**data.get(part, {}), **added.get(part, {})}
+            data[part] = {**_part(data, part), **_part(added, part)}
     return data
+
+
+def _object(data: object, where: str) -> dict[str, object]:
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{where} must be a JSON object of profile table parts")
+    return data
+
+
+def _part(data: Mapping[str, object], part: str) -> Mapping[str, object]:
+    """One part of a table (`providers`, `models`, ...): empty where the table has none."""
+    found = data.get(part, {})
+    if not isinstance(found, dict):
+        raise ConfigurationError(f"profile table {part!r} must be an object")
+    return found
 
 
 def parse_table(text: str) -> ProfileTable:
@@ -244,11 +277,12 @@ def parse_table(text: str) -> ProfileTable:
         isinstance(data.get(name), dict) for name in ("providers", "models")
     ):
         raise ConfigurationError("profile table needs 'providers' and 'models' objects")
-    raw_providers: dict[str, Any] = data["providers"]
+    raw_providers: dict[str, Mapping[str, object]] = {}
     providers: dict[str, CacheProfile] = {}
-    for name, value in raw_providers.items():
+    for name, value in data["providers"].items():
         if not isinstance(value, dict) or name != name.strip().lower() or ":" in name:
             raise ConfigurationError(f"profile provider {name!r}: a lower-case name and object")
+        raw_providers[name] = value
         providers[name] = _profile(name, name, value)
     models: dict[str, CacheProfile] = {}
     families: list[tuple[str, CacheProfile]] = []
@@ -267,11 +301,13 @@ def parse_table(text: str) -> ProfileTable:
         else:
             models[key] = _profile(key, provider, merged)
     families.sort(key=lambda item: len(item[0]), reverse=True)
-    aliases = _string_map(data.get("aliases", {}), "aliases")
+    aliases = string_map(data.get("aliases", {}), "profile table 'aliases'")
     for alias, target in aliases.items():
         if target not in models:
             raise ConfigurationError(f"profile alias {alias!r} points to {target!r}: no entry")
-    provider_aliases = _string_map(data.get("provider_aliases", {}), "provider_aliases")
+    provider_aliases = string_map(
+        data.get("provider_aliases", {}), "profile table 'provider_aliases'"
+    )
     for alias, target in provider_aliases.items():
         if target not in providers:
             raise ConfigurationError(f"profile provider alias {alias!r} -> unknown {target!r}")
@@ -296,52 +332,109 @@ _FIELDS = frozenset(
         "as_of",
         "note",
         "prewarm",
+        "needs_cache_key",
+        "default_ttl_depends",
+        "durable_seconds",
     }
+)
+_OPTIONAL = frozenset(
+    {"note", "prewarm", "needs_cache_key", "default_ttl_depends", "durable_seconds"}
 )
 
 
-def _profile(key: str, provider: str, value: Mapping[str, Any]) -> CacheProfile:
+class _Fields:
+    """One profile entry's fields (all of `_FIELDS`, those in `_OPTIONAL` optional), each
+    read as its kind: a field of another kind is a ConfigurationError naming the entry, the
+    field and what it must be."""
+
+    def __init__(self, where: str, value: Mapping[str, object]) -> None:
+        unknown = set(value) - _FIELDS
+        missing = _FIELDS - set(value) - _OPTIONAL
+        if unknown or missing:
+            raise ConfigurationError(
+                f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}"
+            )
+        self.where = where
+        self.value = value
+
+    def _wrong(self, name: str, what: str) -> ConfigurationError:
+        return ConfigurationError(f"{self.where}: {name!r} must be {what}")
+
+    def choice(self, name: str, options: Collection[T], what: str) -> T:
+        """The option the field names (`what` says which there are)."""
+        found = self.value[name]
+        if found in options:
+            return next(option for option in options if option == found)
+        raise self._wrong(name, what)
+
+    def flag(self, name: str) -> bool:
+        found = self.value[name]
+        if isinstance(found, bool):
+            return found
+        raise self._wrong(name, "true or false")
+
+    def count(self, name: str, low: int) -> int:
+        found = self.value[name]
+        if _is_int(found) and found >= low:
+            return found
+        raise self._wrong(name, f"an integer >= {low}")
+
+    def optional_count(self, name: str, low: int) -> int | None:
+        """A count, or None (null) where the provider has no such limit."""
+        return None if self.value[name] is None else self.count(name, low)
+
+    def rate(self, name: str) -> float:
+        found = self.value[name]
+        if _is_rate(found):
+            return float(found)
+        raise self._wrong(name, "a non-negative number")
+
+    def text(self, name: str) -> str:
+        found = self.value[name]
+        if _is_text(found):
+            return found
+        raise self._wrong(name, "a non-empty string")
+
+    def note(self, name: str = "note") -> str:
+        found = self.value.get(name, "")
+        if isinstance(found, str):
+            return found
+        raise self._wrong(name, "a string")
+
+    def optional_seconds(self, name: str) -> float | None:
+        """A positive number of seconds, or None where the field is absent or null."""
+        found = self.value.get(name)
+        if found is None:
+            return None
+        if _is_rate(found) and found > 0:
+            return float(found)
+        raise self._wrong(name, "a positive number of seconds or null")
+
+    def table(self, name: str) -> Mapping[str, object]:
+        found = self.value[name]
+        if isinstance(found, dict) and found:
+            return found
+        raise self._wrong(name, "a non-empty object")
+
+
+def _profile(key: str, provider: str, value: Mapping[str, object]) -> CacheProfile:
     where = f"profile entry {key!r}"
-    unknown = set(value) - _FIELDS
-    missing = _FIELDS - set(value) - {"note", "prewarm"}
-    if unknown or missing:
-        raise ConfigurationError(
-            f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}"
-        )
-
-    def field(name: str, check: Callable[[Any], bool], what: str) -> Any:
-        if not check(value[name]):
-            raise ConfigurationError(f"{where}: {name!r} must be {what}")
-        return value[name]
-
-    def count(name: str, low: int, optional: bool = False) -> int | None:
-        def ok(v: Any) -> bool:
-            return (optional and v is None) or (_is_int(v) and v >= low)
-
-        return cast("int | None", field(name, ok, f"an integer >= {low}"))
-
-    mode = field("mode", lambda v: v in MODES, f"one of {MODES}")
-    matching = field("matching", lambda v: v in MATCHINGS, f"one of {MATCHINGS}")
-    flags = {
-        name: field(name, lambda v: isinstance(v, bool), "true or false")
-        for name in ("persists_common_prefix", "writes_billed")
-    }
-    prewarm = (
-        field("prewarm", lambda v: isinstance(v, bool), "true or false")
-        if "prewarm" in value
-        else False
-    )
-    read_multiplier = field("read_multiplier", _is_rate, "a non-negative number")
-    text = {name: field(name, _is_text, "a non-empty string") for name in ("source", "as_of")}
-    note = field("note", lambda v: isinstance(v, str), "a string") if "note" in value else ""
+    read = _Fields(where, value)
+    mode = read.choice("mode", MODES, f"one of {MODES}")
+    matching = read.choice("matching", MATCHINGS, f"one of {MATCHINGS}")
+    persists_common_prefix = read.flag("persists_common_prefix")
+    writes_billed = read.flag("writes_billed")
+    prewarm = read.flag("prewarm") if "prewarm" in value else False
+    needs_key = read.flag("needs_cache_key") if "needs_cache_key" in value else False
+    read_multiplier = read.rate("read_multiplier")
+    source, as_of_text = read.text("source"), read.text("as_of")
+    note = read.note()
     try:
-        as_of = date.fromisoformat(text["as_of"])
+        as_of = date.fromisoformat(as_of_text)
     except ValueError as exc:
         raise ConfigurationError(f"{where}: 'as_of' must be a YYYY-MM-DD date") from exc
-    ttls = field("ttls", lambda v: isinstance(v, dict) and bool(v), "a non-empty object")
-    retentions = tuple(_retention(where, name, rule) for name, rule in ttls.items())
-    default_ttl = field("default_ttl", lambda v: v in ttls, "the name of one of its ttls")
-    if not flags["writes_billed"] and any(r.write_multiplier != 1.0 for r in retentions):
+    retentions, default_ttl = _retentions(read)
+    if not writes_billed and any(r.write_multiplier != 1.0 for r in retentions):
         raise ConfigurationError(f"{where}: unbilled writes need write_multiplier 1.0")
     profile = CacheProfile(
         model="",
@@ -349,27 +442,37 @@ def _profile(key: str, provider: str, value: Mapping[str, Any]) -> CacheProfile:
         entry=key,
         mode=mode,
         matching=matching,
-        persists_common_prefix=flags["persists_common_prefix"],
-        context_window=cast(int, count("context_window", 1)),
-        min_cacheable_tokens=cast(int, count("min_cacheable_tokens", 0)),
-        increment_tokens=cast(int, count("increment_tokens", 1)),
-        max_breakpoints=count("max_breakpoints", 1, optional=True),
-        lookback_blocks=count("lookback_blocks", 1, optional=True),
-        writes_billed=flags["writes_billed"],
-        read_multiplier=float(read_multiplier),
+        persists_common_prefix=persists_common_prefix,
+        context_window=read.count("context_window", 1),
+        min_cacheable_tokens=read.count("min_cacheable_tokens", 0),
+        increment_tokens=read.count("increment_tokens", 1),
+        max_breakpoints=read.optional_count("max_breakpoints", 1),
+        lookback_blocks=read.optional_count("lookback_blocks", 1),
+        writes_billed=writes_billed,
+        read_multiplier=read_multiplier,
         retentions=retentions,
         ttl=default_ttl,
-        source=text["source"],
+        source=source,
         as_of=as_of,
         note=note,
         prewarm=prewarm,
+        needs_cache_key=needs_key,
+        default_ttl_depends=read.note("default_ttl_depends"),
+        durable_seconds=read.optional_seconds("durable_seconds"),
     )
     if mode == "explicit" and (profile.max_breakpoints is None or profile.lookback_blocks is None):
         raise ConfigurationError(f"{where}: explicit caching needs max_breakpoints and lookback")
     return profile
 
 
-def _retention(where: str, name: str, rule: Any) -> Retention:
+def _retentions(read: _Fields) -> tuple[tuple[Retention, ...], str]:
+    """The retentions an entry offers (`ttls`) and the one it uses by default."""
+    ttls = read.table("ttls")
+    retentions = tuple(_retention(read.where, name, rule) for name, rule in ttls.items())
+    return retentions, read.choice("default_ttl", ttls, "the name of one of its ttls")
+
+
+def _retention(where: str, name: str, rule: object) -> Retention:
     where = f"{where} ttl {name!r}"
     required = {"seconds", "cold_after", "write_multiplier"}
     if not isinstance(rule, dict) or not required <= rule.keys():
@@ -387,7 +490,7 @@ def _retention(where: str, name: str, rule: Any) -> Retention:
     return Retention(name, seconds, cold_after, float(rule["write_multiplier"]), long_rate)
 
 
-def _lifetime(where: str, value: Any, name: str) -> float:
+def _lifetime(where: str, value: object, name: str) -> float:
     if value is None:
         return math.inf
     if not _is_rate(value) or value <= 0:
@@ -395,22 +498,18 @@ def _lifetime(where: str, value: Any, name: str) -> float:
     return float(value)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_rate(value: Any) -> bool:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return ok and math.isfinite(value) and value >= 0
+def _is_rate(value: object) -> TypeGuard[int | float]:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
-def _is_text(value: Any) -> bool:
+def _is_text(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip())
-
-
-def _string_map(value: Any, name: str) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ConfigurationError(f"profile table {name!r} must map strings to strings")
-    return dict(value)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
 
 from warmloop.errors import ConfigurationError
 
@@ -19,11 +18,11 @@ def shipped_text(name: str) -> str:
     return resources.files("warmloop.facts").joinpath(name).read_text("utf-8")
 
 
-def read_table(text: str, where: str) -> Any:
+def read_table(text: str, where: str) -> object:
     """The JSON value of a table file (its caller checks the shape); `where` names the
     table in error messages."""
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        data: object = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"{where} is not valid JSON ({exc}); fix the file") from exc
     except _DuplicateKey as exc:
@@ -33,14 +32,23 @@ def read_table(text: str, where: str) -> Any:
     return data
 
 
+def string_map(value: object, what: str) -> dict[str, str]:
+    """`value` as a map of strings to strings (aliases, ids); `what` names it in the error."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigurationError(f"{what} must map strings to strings")
+    return dict(value)
+
+
 class _DuplicateKey(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
     for key, value in pairs:
         if key in seen:
             raise _DuplicateKey(key)

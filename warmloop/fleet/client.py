@@ -24,15 +24,8 @@ from psycopg.rows import TupleRow
 from sqlalchemy.engine import make_url
 
 from warmloop.errors import ConfigurationError
-from warmloop.fleet.fanout import (
-    CONFIRM_SECONDS,
-    ROUTING_KEYS,
-    Warmed,
-    batch_key,
-    unconfirmed,
-    usage_from_json,
-    written,
-)
+from warmloop.facts.usage import Usage
+from warmloop.fleet.fanout import ROUTING_KEYS, batch_key, usage_from_json
 from warmloop.fleet.json_only import require_json
 from warmloop.fleet.liveness import Liveness, WorkerState
 from warmloop.fleet.outage import DATABASE_ERRORS, unreachable
@@ -40,6 +33,7 @@ from warmloop.fleet.queues import APP_NAME, APP_VERSION, DEFAULT_QUEUE, WARM_UP,
 from warmloop.fleet.recovery import held_tasks
 from warmloop.fleet.stored import SERIALIZER, Stored, read_stored
 from warmloop.fleet.tasks import Task, TaskResult
+from warmloop.keepalive.leader_first import Warmed, released, unconfirmed, written
 from warmloop.providers.redact import redact_url
 from warmloop.sessions.locate import open_store
 
@@ -355,15 +349,14 @@ class Fleet:
                     requests = info.requests if info is not None else 0
                     if requests:
                         answered.setdefault(workflow_id, now)
-                    if info is not None and written(info.usage):
-                        outcome[workflow_id] = Warmed(True, requests)
-                    elif requests and done.status in FINISHED:
-                        outcome[workflow_id] = Warmed(False, requests, unconfirmed(requests))
-                    elif requests and now >= answered[workflow_id] + CONFIRM_SECONDS:
-                        why = unconfirmed(requests, CONFIRM_SECONDS)
-                        outcome[workflow_id] = Warmed(False, requests, why)
-                    elif done.status in FINISHED:
-                        outcome[workflow_id] = Warmed(False, 0, self._why_failed(workflow_id))
+                    usage = info.usage if info is not None else Usage()
+                    waited = now - answered[workflow_id] if requests else None
+                    finished = done.status in FINISHED
+                    warmed = released(usage, requests, finished=finished, waited=waited)
+                    if warmed is not None and not warmed.requests:
+                        warmed = replace(warmed, why=self._why_failed(workflow_id))
+                    if warmed is not None:
+                        outcome[workflow_id] = warmed
                     else:
                         late = now >= start + UNTAKEN_SECONDS
                         untaken = done.status == "ENQUEUED" and late and workflow_id not in told

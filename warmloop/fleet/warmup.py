@@ -2,9 +2,9 @@
 (`CacheProfile.prewarm`: OpenAI's `prompt_cache_options.prewarm`, GPT-5.6 and later) and the
 wire format carries it (`WireFormat.prewarm`: Responses), a warm batch writes each agent's
 opening with the request its first task would send, marked `prewarm`: no answer, no output
-tokens billed, nothing appended to any conversation; its usage says whether the opening
-was written (`fanout.written`), and every task of the agent goes at once. Elsewhere the
-agent's first task goes alone (`client.Fleet.submit_batch`).
+tokens billed, nothing appended to any conversation; its usage says whether the opening was
+written (`keepalive.leader_first.written`), and every task of the agent goes at once.
+Elsewhere the agent's first task goes alone (`client.Fleet.submit_batch`).
 
 The request is the first one a run of the task renders (`agent/steps.py`: the instructions,
 then the task), with the task's routing key, so it lands where the tasks sharing that key

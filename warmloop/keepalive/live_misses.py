@@ -56,5 +56,8 @@ def _sent(request: SentRequest, timed: bool) -> ReuseFacts:
     cached = record.usage.cache_read_tokens if record is not None else 0
     pieces = (*(text for _, text in wire.head), *wire.items)
     # A run sends its next request once this one is answered: no write of its is unlanded
-    # (a fan-out's concurrent requests are the audit's to name, from the log's times).
-    return ReuseFacts(request.at if timed else None, None, request.ttl, cached, pieces)
+    # (a fan-out's concurrent requests are the audit's to name, from the log's times), so
+    # the answer is taken to come at the send, which an eviction's timing needs.
+    at = request.at if timed else None
+    written = record.usage.cache_write_tokens if record is not None else 0
+    return ReuseFacts(at, at, request.ttl, cached, pieces, written=written)

@@ -73,11 +73,11 @@ class RunPauses:
         if not self.requests:
             return None
         table = self.model.facts.profile
+        current = self.requests[-1]
+        if current.record is not None:  # a fact learned whether or not keep-alive is on
+            self.learned.cached(table, current.record.usage.cache_read_tokens)
         if self.policy is None:  # no clock: the miss is named without times
             return live_miss(self.learned.profile(table), self.requests, timed=False)
-        current = self.requests[-1]
-        if current.record is not None:
-            self.learned.cached(table, current.record.usage.cache_read_tokens)
         if len(self.requests) > 1:
             previous = self.requests[-2]
             self.learned.gap(current.at - previous.at)
@@ -122,6 +122,12 @@ class RunPauses:
         chars, last = rendered.length, self.last
         ratio = last.prompt_tokens / last.chars if last is not None and last.chars else 0.25
         written = max(0, chars - last.chars) if last is not None else chars
+        profile = self.learned.profile(facts.profile)
+        opening = None
+        if sent == 0 and self.first:  # a fresh conversation's first request: its opening
+            returns = self.learned.opening_returns(profile.retention.seconds)
+            self.learned.opened(self.now())
+            opening = opening_retention(profile, rendered.wire_format, int(chars * ratio), returns)
         longer = longer_retention(
             self.learned.profile(facts.profile),
             rendered.wire_format,
@@ -133,6 +139,8 @@ class RunPauses:
             shares=self.learned.outlook(sent, first=self.first),
             survival=self.learned.survival(facts.profile.model),
         )
+        if opening is not None and (longer is None or opening.seconds > longer.seconds):
+            longer = opening
         if longer is None:
             return rendered, None
         return with_cache_ttl(rendered, longer.name), longer.name
@@ -184,10 +192,11 @@ class RunPauses:
         finally:
             if pinger is not None:
                 await pinger.stop()
-            if policy is not None:
-                # From the last request: the cache's clock, which the history is read on.
-                latest = self.last
-                self.learned.paused(kind, self.now() - (latest.at if latest else 0.0))
+            latest = self.last
+            if policy is not None and latest is not None:
+                # From the last request: the cache's clock, which the history is read on (a
+                # run that resumed a stored step sent none yet: nothing was measured).
+                self.learned.paused(kind, self.now() - latest.at)
 
     def _pinger(
         self,
@@ -282,6 +291,29 @@ def longer_retention(
     return None if choice.retention.name == profile.ttl else choice.retention
 
 
+def opening_retention(
+    profile: CacheProfile, wire_format: str, prompt_tokens: int, returns: Sequence[float]
+) -> Retention | None:
+    """The longer TTL a fresh conversation's first request is written with so that its
+    opening (tools, instructions) outlives the wait until this agent's next fresh start
+    (`returns`: the waits seen between bursts of them; nobody keeps the entry warm
+    meanwhile), or None: `choose_retention` over them, among the retentions a request
+    carries on its own. This is the TTL of a sub-agent's opening chosen by when its
+    parent sends it again (its next fan-out), and of any agent's opening by when its next
+    session starts."""
+    carried = tuple(r for r in profile.retentions if per_request(wire_format, r.name))
+    if not returns or profile.retention not in carried:
+        return None
+    choice = choose_retention(
+        replace(profile, retentions=carried),
+        prompt_tokens,
+        prompt_tokens,
+        (),
+        unattended=returns,
+    )
+    return None if choice.retention.name == profile.ttl else choice.retention
+
+
 @dataclass
 class Waiting:
     """A wait between runs kept warm (`Agent.waiting`): the keep-alives it sent, as
@@ -299,13 +331,15 @@ async def waiting(
     policy: KeepAlivePolicy | None,
     transcript: Transcript,
     since: float | None = None,
+    kind: str = "waiting",
 ) -> AsyncIterator[Waiting]:
     """Keep `transcript`'s cache warm while the body waits (a human's answer, an
-    approval), by the same rule as inside a run, with this agent's earlier waits as its
-    history. The keep-alive is the conversation rendered as the next run will send it
-    before its new message (so its first one also writes the last turn, which the
-    follow-up then reads); `since`: seconds since the last request (default: from the
-    transcript's `last_request_at`)."""
+    approval), by the same rule as inside a run, with this agent's earlier waits of `kind`
+    as its history. The keep-alive is `transcript` rendered as the next request will send
+    it before what is new (for a follow-up, its first one also writes the last turn, which
+    the follow-up then reads; for an approval, the request that asked for the call);
+    `since`: seconds since the last request (default: from the transcript's
+    `last_request_at`)."""
     wait = Waiting()
     if policy is None or not len(transcript):
         yield wait
@@ -320,7 +354,7 @@ async def waiting(
         model, policy, learned, wait.maintenance.append, wait.warnings.append, [start]
     )
     try:
-        async with pauses.pause("waiting", model.facts, transcript.conversation, 0):
+        async with pauses.pause(kind, model.facts, transcript.conversation, 0):
             yield wait
     finally:
         await pauses.settle()

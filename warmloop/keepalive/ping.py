@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from warmloop.facts.profiles import CacheProfile
 from warmloop.providers.base import Rendered
@@ -44,7 +43,7 @@ def answer_tokens(rendered: Rendered, profile: CacheProfile | None = None) -> in
     least = fmt.least_answer
     if fmt.thinking_budget is not None:
         *parents, budget = fmt.thinking_budget
-        node: Any = rendered.payload
+        node: object = rendered.payload
         for key in parents:
             node = node.get(key) if isinstance(node, Mapping) else None
         if isinstance(node, Mapping) and isinstance(node.get(budget), int):
@@ -64,10 +63,11 @@ def keepalive_request(rendered: Rendered, profile: CacheProfile | None = None) -
     if least == 0 and fmt.prewarm is not None:
         return replace(rendered, payload=fmt.prewarm(rendered.payload), keepalive=True)
     path = fmt.answer
-    payload: dict[str, Any] = dict(rendered.payload)
+    payload: dict[str, object] = dict(rendered.payload)
     node = payload
     for key in path[:-1]:
-        node[key] = node = dict(node.get(key) or {})
+        child = node.get(key)
+        node[key] = node = dict(child) if isinstance(child, Mapping) else {}
     node[path[-1]] = least
     return replace(rendered, payload=payload, keepalive=True)
 

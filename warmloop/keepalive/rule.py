@@ -10,7 +10,8 @@ agent knows, and decides in base-input tokens (multiples of the uncached input p
   the answer) and what letting the cache go cold costs over a warm resume (`miss`: the
   resume writes the prefix the cold prune leaves, instead of reading the whole). None, so
   never pinged, where the cache lives for hours or has no TTL (DeepSeek's disk cache, a
-  self-hosted engine: `PING_TTL_LIMIT`), or where a miss costs no more than a read.
+  self-hosted engine: `PING_TTL_LIMIT`), where a durable tier serves an evicted prefix for
+  hours (Vertex AI: `durable`), or where a miss costs no more than a read.
 - `keep_alive`: at each moment the cache would expire (every `interval`: the TTL less a
   margin), ping or let it go cold. Without history it is the rent-or-buy rule: keep
   pinging while the pings of this pause, this one included, cost no more than one miss.
@@ -90,6 +91,13 @@ def pingable(retention: Retention) -> bool:
     return math.isfinite(retention.seconds) and retention.seconds <= PING_TTL_LIMIT
 
 
+def durable(profile: CacheProfile) -> bool:
+    """Whether a durable tier serves what the cache evicts for longer than any pause worth
+    pinging through (Vertex AI keeps evicted implicit prefixes up to 24 h:
+    `CacheProfile.durable_seconds`): a keep-alive would buy a read the resume gets anyway."""
+    return profile.durable_seconds is not None and profile.durable_seconds > PING_TTL_LIMIT
+
+
 def pause_costs(
     profile: CacheProfile,
     prefix_tokens: int,
@@ -106,7 +114,7 @@ def pause_costs(
     all (evictions learned from the wire): a keep-alive saves the miss only then. None
     when the cache is never pinged (see the module docstring)."""
     rule = retention or profile.retention
-    if profile.mode == "engine" or not pingable(rule):
+    if profile.mode == "engine" or not pingable(rule) or durable(profile):
         return None
     cached = profile.cacheable(prefix_tokens)
     if cached <= 0:
@@ -227,17 +235,75 @@ def choose_retention(
     # What the request writes: its new tokens, and, where the pause before it evicted the
     # entry (1 - survival), the prefix it would have read: a longer TTL is paid on both.
     written = written_tokens + (1.0 - survival) * max(0, prefix_tokens - written_tokens)
+    waited_share, unattended_share = _shares(history, unattended, shares)
+    following = _Following(
+        profile,
+        prefix_tokens,
+        cold_tokens,
+        output_ratio,
+        survival,
+        history,
+        unattended,
+        waited_share,
+        unattended_share,
+    )
+    default_cost = following.cost_under(default)
+    choice = RetentionChoice(default, default_cost, default_cost)
+    for longer in sorted(profile.retentions, key=lambda r: r.seconds):
+        if longer.seconds <= default.seconds:
+            continue
+        if not profile.writes_billed:  # costs nothing more and never lives shorter
+            choice = RetentionChoice(longer, following.cost_under(longer), default_cost)
+            continue
+        extra = (longer.write_multiplier - default.write_multiplier) * written
+        cost = extra + following.cost_under(longer)
+        if following.informed and cost < choice.expected - 1e-9:
+            choice = RetentionChoice(longer, cost, default_cost)
+    return choice
+
+
+def _shares(
+    history: Sequence[float], unattended: Sequence[float], shares: tuple[float, float] | None
+) -> tuple[float, float]:
+    """The chances that the gap after a request is waited through and that nobody waits
+    on it (`choose_retention`'s `shares`, each gap seen equally likely when None); none
+    for a kind of gap never seen."""
     if shares is None:
         seen = len(history) + len(unattended)
         shares = (len(history) / seen, len(unattended) / seen) if seen else (0.0, 0.0)
-    waited_share = shares[0] if history else 0.0
-    unattended_share = shares[1] if unattended else 0.0
-    informed = waited_share > 0 or unattended_share > 0
+    return (shares[0] if history else 0.0, shares[1] if unattended else 0.0)
 
-    def pause_under(retention: Retention) -> float:
-        if not informed:
+
+@dataclass(frozen=True)
+class _Following:
+    """What may follow a request, priced under a retention (`cost_under`): a gap like those
+    in `history` (waited through, pinged by the rule) by `waited_share`, one like those in
+    `unattended` (nobody waits: a miss once past the TTL) by `unattended_share`, each
+    inside its TTL survived by `survival`."""
+
+    profile: CacheProfile
+    prefix_tokens: int
+    cold_tokens: int | None
+    output_ratio: float
+    survival: float
+    history: Sequence[float]
+    unattended: Sequence[float]
+    waited_share: float
+    unattended_share: float
+
+    @property
+    def informed(self) -> bool:
+        """Whether any gap seen says what follows (else nothing is priced)."""
+        return self.waited_share > 0 or self.unattended_share > 0
+
+    def cost_under(self, retention: Retention) -> float:
+        """The expected cost of what follows with the request written for `retention`."""
+        if not self.informed:
             return 0.0
-        write = default.write_multiplier if profile.writes_billed else 1.0  # the resume's
+        profile, prefix_tokens, cold_tokens = self.profile, self.prefix_tokens, self.cold_tokens
+        history, unattended = self.history, self.unattended
+        # The resume writes at the model's retention, whatever this request was written with.
+        write = profile.retention.write_multiplier if profile.writes_billed else 1.0
         cold = prefix_tokens if cold_tokens is None else min(cold_tokens, prefix_tokens)
         cached = profile.cacheable(prefix_tokens)
         miss = max(0.0, write * cold - profile.read_multiplier * cached)
@@ -245,7 +311,7 @@ def choose_retention(
             profile,
             prefix_tokens,
             cold_tokens=cold_tokens,
-            output_ratio=output_ratio,
+            output_ratio=self.output_ratio,
             retention=retention,
         )
         if costs is None:
@@ -253,20 +319,6 @@ def choose_retention(
         else:
             waited = expected_cost(costs, history) * len(history)
         missed = sum(math.isfinite(p) and p >= retention.seconds for p in unattended)
-        cost = waited_share * waited / len(history) if history else 0.0
-        cost += unattended_share * miss * missed / len(unattended) if unattended else 0.0
-        return survival * cost
-
-    default_cost = pause_under(default)
-    choice = RetentionChoice(default, default_cost, default_cost)
-    for longer in sorted(profile.retentions, key=lambda r: r.seconds):
-        if longer.seconds <= default.seconds:
-            continue
-        if not profile.writes_billed:  # costs nothing more and never lives shorter
-            choice = RetentionChoice(longer, pause_under(longer), default_cost)
-            continue
-        extra = (longer.write_multiplier - default.write_multiplier) * written
-        cost = extra + pause_under(longer)
-        if informed and cost < choice.expected - 1e-9:
-            choice = RetentionChoice(longer, cost, default_cost)
-    return choice
+        cost = self.waited_share * waited / len(history) if history else 0.0
+        cost += self.unattended_share * miss * missed / len(unattended) if unattended else 0.0
+        return self.survival * cost

@@ -22,9 +22,13 @@ whose requests each add thousands of tokens prunes there as it would on a hosted
 and one whose requests add little is left alone; a host that bills like a hosted provider
 but was not told so (no `cache_rules`) is planned nearly as it would be with them.
 
-An unknown window (`Situation.window` None: only assumed) is never acted on: no trigger and
-no warm prune; a provider's rejection of a prompt as too long is then the maintenance
-point, and it names the window.
+An unknown window (`Situation.window` None: only assumed) is never acted on: no trigger; a
+provider's rejection of a prompt as too long is then the maintenance point, and it names
+the window. A warm prune that pays is made whatever the window: it rests on the cache's
+prices and the run's horizon, never on the window, and waiting for a rejection to name
+the window carried the dropped tokens on every request until then (a 70-request session
+at a host that publishes no window cost 1.08-1.36x the offline optimum under a +-30% sweep
+of its reads and window, against 1.04x where the window was published: issue 48).
 
 Costs are in base-input tokens (multiples of the uncached input price).
 """
@@ -125,8 +129,6 @@ def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolic
         if s.dropped_tokens > 0:
             return Decision("prune", "trigger", cost, saving)
         return Decision("fold", "trigger") if policy.fold else Decision("none")
-    if s.window is None:  # a warm cache is never rewritten on a guessed window
-        return Decision("none")
     if s.dropped_tokens > 0 and s.excess >= cost and saving > cost:
         return Decision("prune", "pays", cost, saving)
     return Decision("none")

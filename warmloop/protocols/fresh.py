@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from warmloop.messages import AssistantTurn, Message, ToolResult
 from warmloop.tools.gateway import SUBMIT
@@ -57,7 +56,7 @@ def main_argument(spec: ToolSpec) -> str | None:
     return None
 
 
-def _broadest(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+def _broadest(spec: ToolSpec, arguments: Mapping[str, object]) -> dict[str, object]:
     """The call's arguments without those at their schema default."""
     properties = spec.parameters.get("properties")
     defaults = properties if isinstance(properties, dict) else {}
@@ -68,7 +67,7 @@ def _broadest(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _ranged(arguments: Mapping[str, Any]) -> bool:
+def _ranged(arguments: Mapping[str, object]) -> bool:
     """Whether a call pages through its target (a numeric argument such as a line range):
     the next page is new, so such a call spends nothing."""
     return any(isinstance(v, int | float) and not isinstance(v, bool) for v in arguments.values())
@@ -100,17 +99,17 @@ def spent(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Spent:
                 continue
             left = _broadest(spec, arguments)
             main = main_argument(spec)
-            if call.name == SUBMIT:  # a refused answer: not offered again, unless looked up
-                if main is not None and isinstance(left.get(main), str):
-                    answers.add(left[main])
-                continue
             asked = left.get(main) if main is not None else None
+            if call.name == SUBMIT:  # a refused answer: not offered again, unless looked up
+                if isinstance(asked, str):
+                    answers.add(asked)
+                continue
             if isinstance(asked, str):
                 answers.discard(asked)
             if not left and not spec.parameters.get("required"):
                 gone.add(call.name)
-            elif main is not None and isinstance(left.get(main), str) and not _ranged(left):
-                values.setdefault((call.name, main), set()).add(left[main])
+            elif main is not None and isinstance(asked, str) and not _ranged(left):
+                values.setdefault((call.name, main), set()).add(asked)
     submit = main_argument(specs[SUBMIT]) if SUBMIT in specs else None
     if answers and submit is not None:
         values[(SUBMIT, submit)] = answers

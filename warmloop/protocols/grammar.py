@@ -23,10 +23,11 @@ import copy
 import importlib
 import json
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeAlias
 
 from warmloop.errors import ConfigurationError
+from warmloop.messages import JsonObject
 from warmloop.protocols.fresh import Spent
 from warmloop.protocols.react_text import ACTION, THOUGHT
 from warmloop.tools.gateway import GATEWAY
@@ -47,7 +48,10 @@ MAX_STRING_CHARS = 400
 """Any other string's bound (an answer, a key, a reason, a string nested in a list): with
 a 160-character thought it still fits `LocalModel`'s default output budget of 256 tokens
 at the usual three or more characters a token."""
-ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS}
+MAX_NAME_CHARS = 120
+"""A name's bound in the grammar (find_definition's `name`): a dotted module path and a
+qualified name fit; the workspace refuses names over 200 characters."""
+ARGUMENT_CHARS = {"pattern": MAX_PATTERN_CHARS, "path": MAX_PATH_CHARS, "name": MAX_NAME_CHARS}
 MAX_ITEMS = 32
 """A list's bound in the grammar where its schema sets none (or a higher `maxItems`): a
 list a model writes in one step; one that repeats an item past 32 is the same loop."""
@@ -70,7 +74,7 @@ def literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def grammar_schema(spec: ToolSpec) -> dict[str, Any]:
+def grammar_schema(spec: ToolSpec) -> JsonObject:
     """The argument schema a tool's grammar follows: its grammar-only schema when it has
     one, else the schema the model is shown."""
     return dict(spec.grammar_parameters or spec.parameters)
@@ -83,7 +87,20 @@ def tools_key(tools: Sequence[ToolSpec]) -> str:
     )
 
 
-def _converter() -> Any:
+class _SchemaConverter(Protocol):
+    """What the grammar uses of llama.cpp's JSON-schema-to-GBNF converter (untyped): it
+    turns schemas into rules it keeps by name, and writes them all out."""
+
+    _rules: dict[str, str]
+
+    def resolve_refs(self, schema: JsonObject, url: str) -> JsonObject: ...
+
+    def visit(self, schema: JsonObject, name: str) -> str: ...
+
+    def format_grammar(self) -> str: ...
+
+
+def _converter() -> _SchemaConverter:
     try:
         grammars = importlib.import_module("llama_cpp.llama_grammar")
     except ImportError as exc:
@@ -91,7 +108,7 @@ def _converter() -> Any:
             "the grammar for local models needs llama-cpp-python; "
             "install it with: pip install 'warmloop[local]'"
         ) from exc
-    converter: Any = grammars.SchemaConverter(
+    converter: _SchemaConverter = grammars.SchemaConverter(
         prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
     )
     return converter
@@ -171,7 +188,7 @@ def string_bounds(spec: ToolSpec) -> dict[str, tuple[int, int]]:
     bounds: dict[str, tuple[int, int]] = {}
     for argument, schema in properties.items():
         bound = string_bound(str(argument), schema)
-        if bound is not None:
+        if bound is not None and isinstance(schema, dict):  # a bound is a string schema's
             shortest = schema.get("minLength", 0)
             bounds[str(argument)] = (bound, shortest if isinstance(shortest, int) else 0)
     return bounds
@@ -239,7 +256,12 @@ def unlike(values: Sequence[str], name: str, bound: int = MAX_STRING_CHARS) -> l
     return rules
 
 
-def narrowed(spec: ToolSpec, spent: Spent) -> tuple[dict[str, Any], dict[str, list[str]]] | None:
+_Narrowed: TypeAlias = tuple[JsonObject, dict[str, list[str]]]
+"""A tool's grammar schema without its spent values, and per free-string argument the
+values it must avoid."""
+
+
+def narrowed(spec: ToolSpec, spent: Spent) -> _Narrowed | None:
     """The grammar schema of `spec` without spent values, and the free-string properties
     that must avoid some values; None when nothing is left to ask of the tool."""
     schema = copy.deepcopy(grammar_schema(spec))
@@ -249,8 +271,9 @@ def narrowed(spec: ToolSpec, spent: Spent) -> tuple[dict[str, Any], dict[str, li
         if tool != spec.name or not isinstance(properties, dict) or argument not in properties:
             continue
         prop = properties[argument]
-        if isinstance(prop, dict) and isinstance(prop.get("enum"), list):
-            left = [v for v in prop["enum"] if v not in values]
+        enum = prop.get("enum") if isinstance(prop, dict) else None
+        if isinstance(prop, dict) and isinstance(enum, list):
+            left = [v for v in enum if v not in values]
             if not left:
                 return None
             properties[argument] = {**prop, "enum": left}
@@ -275,46 +298,79 @@ def action_grammar(
         raise ConfigurationError("a step grammar needs at least one tool; give the agent tools")
     if max_thought_chars < 1:
         raise ConfigurationError("max_thought_chars must be at least 1")
-    spent = spent or Spent()
-    offered = [t for t in tools if t.name not in spent.tools]
-    shaped = [(t, narrowed(t, spent)) for t in offered or tools]
-    choices = [(t, n) for t, n in shaped if n is not None] or [
-        (t, (copy.deepcopy(grammar_schema(t)), {})) for t in tools
-    ]
+    choices = _choices(tools, spent or Spent())
     converter = _converter()
     alternatives = []
     extra: list[str] = []
     for index, (spec, (schema, avoid)) in enumerate(choices):
-        prefix = f"{spec.name}-arguments"
-        bounds = string_bounds(spec)
-        properties = schema.get("properties")
-        for argument in bounds:
-            if isinstance(properties, dict) and argument in properties:
-                # A sentinel enum gives the argument its own rule, bounded below.
-                properties[argument] = {"enum": [AVOID_SENTINEL]}
-        bound_lists(schema)
-        try:
-            # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
-            schema = converter.resolve_refs(schema, f"tool-{index}")
-            rule = converter.visit(schema, prefix)
-        except (AssertionError, KeyError, TypeError, ValueError) as exc:
-            raise ConfigurationError(
-                f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "
-                f"({exc}); simplify the argument types (plain JSON types, lists, models)"
-            ) from exc
-        for argument in sorted({*bounds, *avoid}):
-            # The sentinel enum gave the argument its own rule: a bounded string, one that
-            # is also "none of these" where values are spent.
-            name = RULE_CHARS.sub("-", f"{prefix}-{argument}")
-            if converter._rules.pop(name, None) is None:
-                continue
-            bound, shortest = bounds.get(argument, (MAX_STRING_CHARS, 0))
-            if argument in avoid:
-                extra += unlike(avoid[argument], name, bound)
-            else:
-                extra.append(bounded_string(name, bound, shortest))
-        head = literal(f"{literal(spec.name)}, {literal('arguments')}: ")
-        alternatives.append(f"{head} {rule}")
+        alternative, rules = _alternative(converter, index, spec, schema, avoid)
+        alternatives.append(alternative)
+        extra += rules
+    return _grammar_text(converter, alternatives, extra, max_thought_chars)
+
+
+def _choices(tools: Sequence[ToolSpec], spent: Spent) -> list[tuple[ToolSpec, _Narrowed]]:
+    """The tools a step may call, each with its grammar schema `narrowed` by what is
+    spent: the tools with something left to ask, or all of them as they are when none
+    has."""
+    offered = [t for t in tools if t.name not in spent.tools]
+    shaped = [(t, narrowed(t, spent)) for t in offered or tools]
+    return [(t, n) for t, n in shaped if n is not None] or [
+        (t, (copy.deepcopy(grammar_schema(t)), {})) for t in tools
+    ]
+
+
+def _alternative(
+    converter: _SchemaConverter,
+    index: int,
+    spec: ToolSpec,
+    schema: JsonObject,
+    avoid: Mapping[str, list[str]],
+) -> tuple[str, list[str]]:
+    """One tool's alternative of the `action` rule (its name, then its arguments' rule,
+    which the converter keeps), and the rules of its bounded and avoiding strings."""
+    prefix = f"{spec.name}-arguments"
+    bounds = string_bounds(spec)
+    properties = schema.get("properties")
+    for argument in bounds:
+        if isinstance(properties, dict) and argument in properties:
+            # A sentinel enum gives the argument its own rule, bounded below.
+            properties[argument] = {"enum": [AVOID_SENTINEL]}
+    bound_lists(schema)
+    try:
+        # resolve_refs rewrites `$ref`s in place, and each tool's refs must stay its own.
+        schema = converter.resolve_refs(schema, f"tool-{index}")
+        rule = converter.visit(schema, prefix)
+    except (AssertionError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"tool {spec.name!r}: its argument schema cannot be turned into a grammar "
+            f"({exc}); simplify the argument types (plain JSON types, lists, models)"
+        ) from exc
+    extra: list[str] = []
+    for argument in sorted({*bounds, *avoid}):
+        # The sentinel enum gave the argument its own rule: a bounded string, one that
+        # is also "none of these" where values are spent.
+        name = RULE_CHARS.sub("-", f"{prefix}-{argument}")
+        if converter._rules.pop(name, None) is None:
+            continue
+        bound, shortest = bounds.get(argument, (MAX_STRING_CHARS, 0))
+        if argument in avoid:
+            extra += unlike(avoid[argument], name, bound)
+        else:
+            extra.append(bounded_string(name, bound, shortest))
+    head = literal(f"{literal(spec.name)}, {literal('arguments')}: ")
+    return f"{head} {rule}", extra
+
+
+def _grammar_text(
+    converter: _SchemaConverter,
+    alternatives: Sequence[str],
+    extra: Sequence[str],
+    max_thought_chars: int,
+) -> str:
+    """The whole grammar: the step (a thought, then one of the `alternatives`), the string
+    rules of `extra`, and the converter's rules with their strings kept strict JSON and
+    bounded."""
     rules: dict[str, str] = converter._rules
     rules["char"] = STRICT_CHAR
     if "string" in rules:  # a string nested in a list or object, or a free object's key

@@ -100,14 +100,17 @@ def action_json(tool: str, arguments: Mapping[str, JsonValue]) -> str:
 # use other files and names than any real task, so a model copies the shape, not answers.
 EXAMPLES: tuple[WorkedExample, ...] = (
     WorkedExample(
-        "Which function sends the invoice email?",
+        "Which function mails the invoice?",
         (
             ExampleStep(
-                "I search the files for one word of the task, invoice",
+                "I search the files for one word of the task, mails",
                 "search",
-                {"pattern": "invoice"},
-                "settings.toml:1: [invoice]\n"
-                "billing/mail.py:8: def send_invoice(order: Order) -> None:",
+                {"pattern": "mails"},
+                "no matches for 'mails' under .\n"
+                "closest definitions and lines by the words 'mail' (names split at _ and case, "
+                "docstrings and comments; word endings ignored), definitions first:\n"
+                "billing/mail.py:8: def send_invoice(order: Order) -> None  # Mail the "
+                "invoice of an order, trying again on failure.",
             ),
             ExampleStep(
                 "The search shows the function send_invoice in billing/mail.py",
@@ -152,6 +155,26 @@ EXAMPLES: tuple[WorkedExample, ...] = (
                 "submit",
                 {"answer": "8"},
             ),
+        ),
+    ),
+    WorkedExample(
+        "How many times does send_invoice try to send a mail?",
+        (
+            ExampleStep(
+                "I look up send_invoice, the name the task gives",
+                "find_definition",
+                {"name": "send_invoice"},
+                "billing/mail.py:8: def send_invoice(order: Order) -> None\n"
+                '  """Mail the invoice of an order, trying again on failure."""\n'
+                "  uses: Order (billing/orders.py:3), MAX_TRIES (billing/limits.py:2)",
+            ),
+            ExampleStep(
+                "send_invoice uses MAX_TRIES, so I look that up next",
+                "find_definition",
+                {"name": "MAX_TRIES"},
+                "billing/limits.py:2: MAX_TRIES = 3",
+            ),
+            ExampleStep("MAX_TRIES in billing/limits.py is 3", "submit", {"answer": "3"}),
         ),
     ),
 )

@@ -6,22 +6,25 @@ The base URL is taken as given, except its query: the SDKs append paths to a bas
 text, so `...?token=x` would become `...?token=xchat/completions`, and the query travels as
 default query parameters instead. Timeout and retries are checked, and left to the SDK's
 defaults when not given. A client the caller built is used as it is, with only the options
-they set. The credentials a client holds (its key, the base URL's user info and query) are
+they set; a function the caller passed makes one per event loop (`loop_clients`). The
+credentials a client holds (its key, the base URL's user info and query) are
 what `failures` keeps out of every message, and `redact.guard_logs` out of every log record
 of the SDK and its HTTP library.
 
-The openai and anthropic SDKs take the same settings (`sdk_client`); google-genai takes its
+The openai and anthropic SDKs take the same settings (`sdk_clients`); google-genai takes its
 timeout and retries per request, so `GeminiModel` builds its client from `api_key` alone.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from warmloop.errors import ConfigurationError, MissingApiKey
+from warmloop.providers.loop_clients import LoopClients, given_clients
 from warmloop.providers.redact import guard_logs, url_secrets
 
 MIN_KEY_CHARS = 8
@@ -29,10 +32,13 @@ MIN_KEY_CHARS = 8
 
 
 class Configurable(Protocol):
-    """An openai or anthropic SDK client: `with_options` returns a copy with new settings."""
+    """An openai or anthropic SDK client: `with_options` returns a copy with new settings
+    (sharing its HTTP client), `close` closes its connections."""
 
     @property
     def with_options(self) -> Callable[..., Any]: ...
+
+    async def close(self) -> None: ...
 
 
 Client = TypeVar("Client", bound=Configurable)
@@ -82,23 +88,32 @@ def client_options(
     return options
 
 
-def sdk_client(
+def sdk_clients(
     make: Callable[..., Client],
-    given: Client | None,
+    given: Client | Callable[[], Client] | None,
     *,
     key: Callable[[], str],
     base_url: str | None = None,
     max_retries: int | None = None,
     timeout: float | None = None,
-) -> Client:
-    """A client of the openai or anthropic SDK: `given` with the settings that were given,
-    else a new one from `make` with the key `key()` finds."""
+) -> LoopClients[Client]:
+    """The openai or anthropic SDK clients a model sends with, one per event loop
+    (`loop_clients`): `given` with the settings that were given, on every loop; a function
+    `given` called once per loop; else new ones from `make` with the key `key()` finds."""
     options = client_options(base_url, max_retries, timeout)
     if given is None:
         made = key()
         guard_logs(client_secrets(made))
-        return make(api_key=made, **options)
-    return cast(Client, given.with_options(**options)) if options else given
+        return LoopClients.made(functools.partial(make, api_key=made, **options), _close)
+    return given_clients(given, _close, lambda client: _configured(client, options))
+
+
+def _configured(client: Client, options: dict[str, Any]) -> Client:
+    return cast(Client, client.with_options(**options)) if options else client
+
+
+async def _close(client: Configurable) -> None:
+    await client.close()
 
 
 def client_secrets(key: object, base_url: str | None = None) -> tuple[str, ...]:

@@ -28,7 +28,8 @@ class CommonOptions(TypedDict, total=False):
     api_key: str | None
     """The API key (else the provider's key variable)."""
     client: Any
-    """An SDK client built by the caller, used as given."""
+    """An SDK client built by the caller, used as given on every event loop; or a function
+    that makes one, called once per event loop (docs/guides/concurrency.md)."""
     base_url: str | None
     """Send requests here instead of the provider's own endpoint."""
     timeout: float | None

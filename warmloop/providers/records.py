@@ -30,21 +30,71 @@ from warmloop.wire.verdict import ProviderVerdict
 TtlWriter = Callable[[Mapping[str, Any], str], dict[str, Any]]
 PayloadWriter = Callable[[Mapping[str, Any]], dict[str, Any]]
 """A payload with what it writes kept for a TTL (the prompt itself unchanged)."""
-UsageReader = Callable[[Mapping[str, Any]], Usage]
+JsonRead = Mapping[str, object]
+"""A JSON object as a reader takes it: every value narrowed (isinstance) where it is read."""
+UsageReader = Callable[[JsonRead], Usage]
 """warmloop's `Usage` from one wire format's usage object, as its responses carry it."""
-Claim = Callable[[Mapping[str, Any]], int]
+Claim = Callable[[JsonRead], int]
 """How specifically a body (or a usage object) has this format's shape: below 0, not at
 all; of the formats that claim one, the highest claim wins (`exchange.formats`)."""
-VerdictReader = Callable[[Mapping[str, Any] | None, str | None], ProviderVerdict | None]
+VerdictReader = Callable[[JsonRead | None, str | None], ProviderVerdict | None]
 """The provider's cache diagnostics object (and the earlier response the request named) as
 a verdict; `{}` is the documented silence of a request that named one."""
-PieceReader = Callable[[Mapping[str, Any], str], Pieces]
+PieceReader = Callable[[JsonRead, str], Pieces]
 """A body's blocks as the provider's lookback counts them, each with the client's marker
 (`head`: the request parameters' canonical text, the first piece)."""
-BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None], dict[str, Any] | None]
-"""A client's body with the format's cache breakpoints placed where it placed none, for the
-model's profile; None when it carries its own, or is not shaped for them."""
-TtlReader = Callable[[Mapping[str, Any], Pieces], str | None]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How much of a conversation's prompt stays put from one request to the next, as the
+    proxy has seen it: where a breakpoint written now will be read by the next request.
+    A conversation that rebuilds its prompt (a framework that re-renders the last message
+    every step) moves it at the same place each time; a marker past that place writes
+    what nothing reads, at a premium."""
+
+    tools: bool = True
+    system: bool = True
+    messages: int | None = None
+    """Leading messages (conversation items) that stay; None: every one (append-only)."""
+
+    def allows(self, message: int) -> bool:
+        """Whether a marker on message `message` (its index) can be read later."""
+        return self.system and (self.messages is None or message < self.messages)
+
+    def within(self, other: Reach) -> Reach:
+        """What stays under both (the earlier bust and this one)."""
+        counts = [n for n in (self.messages, other.messages) if n is not None]
+        return Reach(
+            self.tools and other.tools,
+            self.system and other.system,
+            min(counts) if counts else None,
+        )
+
+    @staticmethod
+    def before(section: str) -> Reach:
+        """What stays when a request moves the prefix in `section` (the guard's label:
+        `request`, `tools`, `system`, `message <i>`)."""
+        if section.startswith("message "):
+            index = section.removeprefix("message ")
+            return Reach(messages=int(index)) if index.isdigit() else Reach(messages=0)
+        if section == "system":
+            return Reach(system=False, messages=0)
+        return Reach(tools=False, system=False, messages=0)
+
+
+FULL_REACH = Reach()
+"""Every marker can be read: no request of the conversation has moved its prefix."""
+BreakpointPlacer = Callable[[Mapping[str, Any], CacheProfile | None, Reach], dict[str, Any] | None]
+"""A client's body with the format's cache breakpoints placed where the client's own leave
+room and reach (`Reach`), for the model's profile; None when nothing is added (the client's
+own fill the provider's limit, or it is not shaped for them). The client's markers are
+never moved or changed."""
+ServerTools = Callable[[object], bool]
+"""Whether a request's tools (decoded from its canonical tools text) include one the
+provider runs itself (web search, code execution), whose results it bills as the request's
+input though they are in no request: such tokens are never a reusable prefix."""
+TtlReader = Callable[[JsonRead, Pieces], str | None]
 """The TTL a logged body writes for (its markers' or its retention field's); None: the
 model's default."""
 
@@ -98,8 +148,10 @@ class WireFormat:
     `written_ttl` (the TTL a body writes for), `place_breakpoints` (the proxy's markers
     where the client placed none; placed on any host where the cache reads only at
     markers, else only on the provider's own host), `beta_header` (the header
-    `diagnostics_beta` is added to) and `renderer` (`"module:Class"` of the renderer that
-    writes its payloads, for a model that speaks it without being it: the scripted model).
+    `diagnostics_beta` is added to), `server_tools` (whether its tools include one the
+    provider runs, whose results are billed as input: `ServerTools`) and `renderer`
+    (`"module:Class"` of the renderer that writes its payloads, for a model that speaks it
+    without being it: the scripted model).
     """
 
     name: str
@@ -129,6 +181,7 @@ class WireFormat:
     place_breakpoints: BreakpointPlacer | None = None
     beta_header: str | None = None
     renderer: str | None = None
+    server_tools: ServerTools | None = None
 
     @property
     def per_request_ttl(self) -> bool:

@@ -11,6 +11,7 @@ prefix and name by `facts.model_names.split_model_name`, the one splitter.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Iterator
 
 from warmloop.errors import ConfigurationError
@@ -30,20 +31,50 @@ _providers: dict[str, ProviderRecord] = {}
 _by_alias: dict[str, ProviderRecord] = {}
 _formats: dict[str, WireFormat] = {}
 _loaded = False
+_ready = False
+_loading = threading.RLock()
+"""Held while the built-ins load: another thread's first lookup waits for all of them (a
+proxy's first two requests arrive together), while a lookup the loading thread itself makes
+from inside a record module sees what is registered so far."""
 
 
 def _built_in() -> None:
-    """Register the built-in providers, once (each module registers itself on import)."""
-    global _loaded
-    if not _loaded:
+    """Register the built-in providers, once (each module registers itself on import; one a
+    user imported first has registered already), then check that every provider's wire
+    format is registered: a registration made before this one may name a built-in's."""
+    global _loaded, _ready
+    if _ready:
+        return
+    with _loading:
+        if _loaded:  # done by another thread, or this one is loading them now
+            return
         _loaded = True
         for module in BUILT_IN:
             importlib.import_module(module)
+        _ready = True
+        for record in _providers.values():
+            _check_format(record)
+
+
+def _check_format(record: ProviderRecord) -> None:
+    if record.wire_format is not None and record.wire_format not in _formats:
+        raise ConfigurationError(
+            f"provider {record.prefix!r} speaks wire format {record.wire_format!r}, which is "
+            "not registered; call register_wire_format first"
+        )
+
+
+def _rank(record: ProviderRecord) -> int:
+    """Where a provider is listed: the built-ins in `BUILT_IN`'s order, whichever module was
+    imported first, then every other in the order it was registered."""
+    for number, module in enumerate(BUILT_IN):
+        if record.model.startswith(module.removesuffix(".record") + "."):
+            return number
+    return len(BUILT_IN)
 
 
 def register_wire_format(fmt: WireFormat) -> WireFormat:
     """Add a wire format; a name already registered is a ConfigurationError."""
-    _built_in()
     if fmt.name in _formats:
         raise ConfigurationError(
             f"wire format {fmt.name!r} is already registered; give the new one its own name"
@@ -54,8 +85,8 @@ def register_wire_format(fmt: WireFormat) -> WireFormat:
 
 def register_provider(record: ProviderRecord) -> ProviderRecord:
     """Add a provider; a prefix or alias already taken, or a wire format not registered
-    yet, is a ConfigurationError."""
-    _built_in()
+    yet, is a ConfigurationError (once the built-ins are registered: one registered
+    before them may speak a built-in format)."""
     for name in (record.prefix, *record.aliases):
         if name in _by_alias:
             raise ConfigurationError(
@@ -63,11 +94,8 @@ def register_provider(record: ProviderRecord) -> ProviderRecord:
             )
         if not name or ":" in name:
             raise ConfigurationError(f"provider prefix {name!r} must be non-empty, without ':'")
-    if record.wire_format is not None and record.wire_format not in _formats:
-        raise ConfigurationError(
-            f"provider {record.prefix!r} speaks wire format {record.wire_format!r}, which is "
-            "not registered; call register_wire_format first"
-        )
+    if _ready:
+        _check_format(record)
     _providers[record.prefix] = record
     for name in (record.prefix, *record.aliases):
         _by_alias[name] = record
@@ -95,9 +123,11 @@ def provider_of(spec: str) -> ProviderRecord | None:
 
 
 def providers() -> Iterator[ProviderRecord]:
-    """Every registered provider a selection string builds, in registration order."""
+    """Every registered provider a selection string builds: the built-ins in `BUILT_IN`'s
+    order, then the others in registration order."""
     _built_in()
-    return iter(tuple(record for record in _providers.values() if record.listed))
+    listed = sorted((r for r in _providers.values() if r.listed), key=_rank)
+    return iter(tuple(listed))
 
 
 def find_wire_format(name: str) -> WireFormat | None:

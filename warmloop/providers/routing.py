@@ -18,6 +18,12 @@ request and tells nothing):
 - DeepSeek (a disk cache from token 0, no routing) and Anthropic and Gemini (no documented
   routing key) get none.
 
+A sub-agent's requests also carry its parent's key where a self-hosted router reads one
+(`parent_session_header=`, e.g. NVIDIA Dynamo's `X-Dynamo-Parent-Session-ID` beside
+`session_header="X-Dynamo-Session-ID"`: docs.nvidia.com/dynamo, "Session IDs"): the agent
+sets it for the child's run (`parent_key`, `agent.lineage`), and the model reads it as it
+sends (`current_parent_key`).
+
 A header never enters the prompt bytes, so it cannot move the cache prefix. The key is the
 conversation id, which is validated (1 to 64 letters, digits, `_`, `-`: no line break can
 split a header) and is never derived from a credential; one that contains the model's API key
@@ -26,8 +32,10 @@ or a secret of its base URL is refused, not sent.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import validate_id
@@ -99,3 +107,21 @@ def routing_key(conversation: str, secrets: Iterable[str] = ()) -> str:
                 "conversation with something else"
             )
     return key
+
+
+_PARENT_KEY: ContextVar[str | None] = ContextVar("warmloop_parent_key", default=None)
+
+
+@contextlib.contextmanager
+def parent_key(conversation: str) -> Iterator[None]:
+    """Requests sent inside the block are a child conversation's, under `conversation`."""
+    token = _PARENT_KEY.set(conversation)
+    try:
+        yield
+    finally:
+        _PARENT_KEY.reset(token)
+
+
+def current_parent_key() -> str | None:
+    """The parent conversation of the requests sent here (None: a root conversation)."""
+    return _PARENT_KEY.get()

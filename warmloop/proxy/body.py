@@ -1,7 +1,10 @@
 """A request body read off the client's connection, whole, as its framing says: one
 decimal Content-Length, or chunked; anything else is a `Refusal` the proxy answers itself
 (see `Proxy` for the statuses). Memory follows the bytes that came, not the length
-announced."""
+announced, and never passes the limit (`MAX_REQUEST_BYTES`, `--max-body-mb`): a body
+announced longer is refused before a byte of it is read, a chunked one as soon as its
+chunks pass it. A client that stops sending mid-body is refused once the connection's read
+timeout passes (408)."""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ from io import BufferedIOBase
 
 from warmloop.proxy.forwarding import shown
 
-MAX_REQUEST_BYTES = 1024 * 1024 * 1024
-"""The largest request body taken (1 GiB, above every provider's limit); a bigger one is
-refused with 413 rather than held in memory."""
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+"""The largest request body taken by default (64 MiB, above the providers' limits:
+Anthropic's 32 MB, Gemini's 20 MB inline); a bigger one is refused with 413 rather than
+held in memory and parsed."""
 READ_BLOCK = 1024 * 1024
 """A request body is read in blocks this size, so memory follows the bytes that came, not
 the length announced."""
@@ -36,12 +40,22 @@ class Refusal(Exception):
 class BodyReader:
     """Reads one request's body from `rfile` by what `headers` say of its framing."""
 
-    def __init__(self, rfile: BufferedIOBase, headers: Message) -> None:
+    def __init__(
+        self, rfile: BufferedIOBase, headers: Message, limit: int = MAX_REQUEST_BYTES
+    ) -> None:
         self.rfile = rfile
         self.headers = headers
+        self.limit = limit
 
     def read(self) -> bytes:
-        """The whole body, as its framing says; `Refusal` when the framing lies."""
+        """The whole body, as its framing says; `Refusal` when the framing lies, the body
+        passes the limit or stops coming."""
+        try:
+            return self._read()
+        except TimeoutError as exc:
+            raise Refusal(408, "the body stopped coming before its end; send it whole") from exc
+
+    def _read(self) -> bytes:
         codings = self.headers.get_all("Transfer-Encoding")
         if codings:
             if [c.strip().lower() for c in codings] != ["chunked"]:
@@ -57,8 +71,10 @@ class BodyReader:
                 400, f"Content-Length must be one decimal number of bytes, got {shown(given)}"
             )
         length = int(lengths[0])
-        if length > MAX_REQUEST_BYTES:
-            raise Refusal(413, f"the body ({length} bytes) is over {MAX_REQUEST_BYTES} bytes")
+        if length > self.limit:
+            raise Refusal(
+                413, f"the body ({length} bytes) is over {self.limit} bytes (--max-body-mb)"
+            )
         return self._exactly(length, "the body ended before its Content-Length")
 
     def _exactly(self, size: int, short: str) -> bytes:
@@ -88,8 +104,8 @@ class BodyReader:
                 raise Refusal(400, f"a chunk size must be hexadecimal, got {shown(given)}")
             size = int(text, 16)
             total += size
-            if total > MAX_REQUEST_BYTES:
-                raise Refusal(413, f"the chunked body is over {MAX_REQUEST_BYTES} bytes")
+            if total > self.limit:
+                raise Refusal(413, f"the chunked body is over {self.limit} bytes (--max-body-mb)")
             if size == 0:
                 break
             chunks.append(self._exactly(size, "a chunk ended early"))

@@ -17,11 +17,11 @@ JSON object, another endpoint and any other host go upstream byte for byte as se
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from warmloop.exchange import json_body
 from warmloop.exchange.formats import format_from_path, logged_layout
 from warmloop.exchange.formats import routing_key as find_routing_key
 from warmloop.providers.records import WireFormat
@@ -65,7 +65,7 @@ class Diagnoser:
         if method != "POST" or format_from_path(path) is not self.wire:
             return None
         try:
-            request = json.loads(body)
+            request = json_body.loads(body)
         except ValueError:
             return None
         if not isinstance(request, dict) or _asks_already(request, self.wire):
@@ -83,7 +83,7 @@ class Diagnoser:
         request[outer] = {**options, inner: earlier}
         if self.wire.diagnostics_beta is not None and self.wire.beta_header is not None:
             headers = _with_beta(headers, self.wire.beta_header, self.wire.diagnostics_beta)
-        sent = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
+        sent = json_body.dumps(request)
         return Asked(stream, key, headers, sent)
 
     def answered(self, asked: Asked, response_id: str | None) -> None:

@@ -2,14 +2,16 @@
 key, a session header; never anything the model reads.
 
 Each fix is switchable (`Fixes`) and each rule is read where warmloop keeps it:
-- cache breakpoints where the client placed none, by the format's own placement
-  (`WireFormat.place_breakpoints`: for Anthropic Messages, warmloop's own placement, at
-  most 4, each read found within the 20-block lookback; for OpenAI's Chat Completions and
-  Responses, the explicit breakpoint on the opening system or developer message, for a
-  model whose profile takes breakpoints, so every session of an agent reads the shared
-  opening). A request that carries any marker is the client's and is left alone. Where the
-  format's cache reads and writes only at markers (`explicit_breakpoints`) they are placed
-  on any host; where a marker is an extra field, only on the provider's own host;
+- cache breakpoints where the client's own leave room, by the format's own placement
+  (`WireFormat.place_breakpoints`: for Anthropic Messages, warmloop's own placement, the
+  client's markers counted wherever they are and never moved, at most 4 in all, each read
+  found within the 20-block lookback; for OpenAI's Chat Completions and Responses, the
+  explicit breakpoint on the opening system or developer messages, for a model whose
+  profile takes breakpoints, so every session of an agent reads the shared opening), and
+  only where the conversation's `Reach` says the next request reads them (a conversation
+  seen rebuilding its prompt gets no write nothing reads). Where the format's cache reads
+  and writes only at markers (`explicit_breakpoints`) they are placed on any host; where a
+  marker is an extra field, only on the provider's own host;
 - the routing key the provider record names (`ProviderRecord.routing`: `prompt_cache_key`
   in the body for OpenAI, a header for xAI), where the client sent none, on the provider's
   own hosts only (`ProviderRecord.hosts`: another host speaking the same wire may refuse a
@@ -22,15 +24,15 @@ credential.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from warmloop.exchange import json_body
 from warmloop.exchange.formats import own_profile
 from warmloop.facts.profiles import CacheProfile
-from warmloop.providers.records import ProviderRecord, WireFormat
+from warmloop.providers.records import FULL_REACH, ProviderRecord, Reach, WireFormat
 from warmloop.providers.registry import providers
 from warmloop.providers.routing import header_name, routing_key
 
@@ -54,7 +56,10 @@ class Fixes:
 
 
 BREAKPOINTS = "cache breakpoints"
-"""What `Fixed.added` names when the proxy placed the breakpoints."""
+"""What `Fixed.added` names when the proxy placed the breakpoints (the client placed none)."""
+CLIENT_AND_BREAKPOINTS = "cache breakpoints beside the client's"
+"""What `Fixed.added` names when the proxy added breakpoints to the client's own (a TTL
+is then never changed: the client's markers are the client's)."""
 OFF = Fixes(breakpoints=False, cache_key=False)
 """Every fix off: `warmloop record`."""
 
@@ -85,18 +90,20 @@ def apply(
     body: dict[str, Any],
     headers: list[tuple[str, str]],
     conversation: str,
+    reach: Reach = FULL_REACH,
 ) -> Fixed:
     """The request with the fixes `fixes` turns on added; `body` is the client's parsed body
-    (not changed), `conversation` the id its routing key and header carry."""
+    (not changed), `conversation` the id its routing key and header carry, `reach` how much
+    of its prompt stays put (`LiveConversation.reach`)."""
     key = routing_key(conversation)
     added: list[str] = []
     out: dict[str, Any] = body
     place = wire.place_breakpoints
     if fixes.breakpoints and place and (wire.explicit_breakpoints or provider is not None):
-        marked = place(body, _profile(wire, body))
+        marked = place(body, _profile(wire, body), reach)
         if marked is not None:
             out = marked
-            added.append(BREAKPOINTS)
+            added.append(BREAKPOINTS if not _marks(body, wire) else CLIENT_AND_BREAKPOINTS)
     routing = provider.routing if provider is not None else None
     if fixes.cache_key and routing is not None and routing.field and routing.field not in out:
         out = {**out, routing.field: key}
@@ -116,13 +123,25 @@ def apply(
     return Fixed(_encoded(out) if out is not body else None, headers, tuple(added))
 
 
+def _marks(body: Mapping[str, Any], wire: WireFormat) -> bool:
+    """Whether the client's body carries a cache marker of its format anywhere."""
+    keys = wire.layout.markers
+    stack: list[Any] = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            if not keys.isdisjoint(value):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def _profile(wire: WireFormat, body: Mapping[str, Any]) -> CacheProfile | None:
     model = body.get("model")
     return own_profile(wire, model) if isinstance(model, str) else None
 
 
 def _encoded(body: Mapping[str, Any]) -> bytes:
-    try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # a lone surrogate the client escaped: escape it again
-        return json.dumps(body, separators=(",", ":")).encode()
+    return json_body.dumps(body)  # every number as the client wrote it

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urlsplit
 import httpx2
 
 from warmloop.errors import ConfigurationError
+from warmloop.exchange.response_facts import READ_CODINGS
 
 HOP_BY_HOP = frozenset(
     {
@@ -78,6 +79,28 @@ def forwarded_headers(headers: Message) -> list[tuple[str, str]]:
     names too), Host and Content-Length (the upstream connection sets its own)."""
     hop = HOP_BY_HOP | connection_options(headers)
     return [(k, v) for k, v in headers.items() if k.lower() not in hop]
+
+
+def readable(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`headers` with Accept-Encoding narrowed to the content codings a response is read in
+    (`exchange.response_facts.READ_CODINGS`: gzip, deflate, identity), each with its
+    q-value: an answer in br or zstd would leave its usage unread (no figures, no
+    keep-alive), and the client takes what it listed. `*` stands for those three; with none
+    left, identity."""
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        if name.lower() != "accept-encoding":
+            out.append((name, value))
+            continue
+        kept: list[str] = []
+        for part in value.split(","):
+            coding = part.split(";", 1)[0].strip().lower()
+            if coding == "*":
+                kept += [f"{c}{part.strip()[1:]}" for c in READ_CODINGS if c != "identity"]
+            elif coding in READ_CODINGS or coding == "x-gzip":
+                kept.append(part.strip())
+        out.append((name, ", ".join(dict.fromkeys(kept)) or "identity"))
+    return out
 
 
 def one_line(text: str) -> str:

@@ -17,6 +17,7 @@ from warmloop.proxy.conversations import LiveConversations
 from warmloop.proxy.fixes import BREAKPOINTS, Fixes, apply, home_provider
 from warmloop.proxy.keepalive import Caps, KeepAlives
 from warmloop.proxy.retention import longer_ttl
+from warmloop.proxy.returns import kind_of
 from warmloop.proxy.status import Forwarded, saved_usd, status_page
 from warmloop.proxy.tracing import trace_bust
 
@@ -68,7 +69,10 @@ class Live:
         if not self.fixes.any:
             return Forwarded(placed, request, headers)
         provider = home_provider(self.upstream, wire)
-        fixed = apply(self.fixes, wire, provider, request, headers, placed.conversation.id)
+        conversation = placed.conversation
+        fixed = apply(
+            self.fixes, wire, provider, request, headers, conversation.id, conversation.reach
+        )
         if self.keepalives is not None and BREAKPOINTS in fixed.added and fixed.body:
             tally = self.keepalives.tally(placed.conversation.id)
             longer = longer_ttl(wire, request, path, fixed.body, tally.last, tally.history)
@@ -84,11 +88,12 @@ class Live:
         exchange: tuple[httpx2.URL, bytes, int],
         path: str,
         raw_usage: dict[str, Any],
+        asked_tool: bool | None = None,
     ) -> None:
         """Add an answered request's usage to its conversation's figures (with what the
-        breakpoints the proxy placed saved, where it placed them), and start its pause.
-        `exchange`: the URL, the body as forwarded (before `--diagnose`'s fields) and the
-        status."""
+        breakpoints the proxy placed saved, where it placed them), and start its pause (of
+        the kind the answer makes it: `proxy.returns`). `exchange`: the URL, the body as
+        forwarded (before `--diagnose`'s fields) and the status."""
         usage = wire.read_usage(raw_usage) if wire.read_usage is not None else None
         if usage is None or sent.placed is None:
             return
@@ -100,7 +105,16 @@ class Live:
         url, body, status = exchange
         if self.keepalives is not None and status < 400:
             self.keepalives.paused(
-                conversation.id, wire, url, sent.headers, body, path, usage, sent.ttl
+                conversation.id,
+                wire,
+                url,
+                sent.headers,
+                body,
+                path,
+                usage,
+                sent.ttl,
+                kind_of(asked_tool),
+                conversation.agent,
             )
 
     def traced(

@@ -1,7 +1,7 @@
 """The upstream's answer sent back to the client as it arrives: status, headers but the
-hop-by-hop ones, and the raw body chunk by chunk (chunked where the upstream gave no
-length), so server-sent events stream through live; the first bytes are kept for reading
-usage."""
+hop-by-hop ones (those its own `Connection` header names too), and the raw body chunk by
+chunk (chunked where the upstream gave no length), so server-sent events stream through
+live; the first bytes are kept for reading usage."""
 
 from __future__ import annotations
 
@@ -21,8 +21,13 @@ def relay(
     bytes kept for reading usage, or None when the upstream broke off."""
     handler.send_response_only(response.status_code, response.reason_phrase)
     length = response.headers.get("content-length")
+    named = {
+        token.strip().lower()
+        for value in response.headers.get_list("connection")
+        for token in value.split(",")
+    }
     for key, value in response.headers.multi_items():
-        if key.lower() not in HOP_BY_HOP:
+        if key.lower() not in HOP_BY_HOP and key.lower() not in named:
             handler.send_header(key, value)
     chunked = length is None and handler.command != "HEAD"
     if chunked:

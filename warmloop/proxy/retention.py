@@ -6,10 +6,10 @@ client's own markers are the client's: this is only asked where the proxy placed
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from warmloop.exchange import json_body
 from warmloop.exchange.formats import logged_layout, model_name, own_profile
 from warmloop.keepalive.pauses import longer_retention
 from warmloop.keepalive.ping import with_cache_ttl
@@ -44,9 +44,9 @@ def longer_ttl(
     )
     if longer is None:
         return None
-    payload = json.loads(body)
+    payload = json_body.loads(body)
     layout = logged_layout(wire)
     rendered = Rendered(payload, lambda p: canonical_stream(p, layout), wire_format=wire.name)
     written = with_cache_ttl(rendered, longer.name).payload
-    sent = json.dumps(written, ensure_ascii=False, separators=(",", ":")).encode()
+    sent = json_body.dumps(written)
     return sent, longer.name

@@ -20,15 +20,27 @@ api.anthropic.com and api.openai.com; any other upstream gets every request as s
 The request target can only be a path on the upstream: the URL is the upstream's with the
 target as its path, and a target that is no plain path (another host, control bytes, dot
 segments) is refused, as is a body whose framing lies (see `Proxy` for what is refused).
+
+A front end's limits: each read from a client waits `client_seconds` at most (a silent
+connection is closed, a body that stops coming refused), a body is taken up to `max_body`
+bytes (refused while reading past it), and `max_connections` connections are served at
+once (one more is answered 503 at once). A model request asks its upstream for the content
+codings the proxy reads (`forwarding.readable`: gzip, deflate, identity), so its usage is
+never left unread. Credentials never leave: the upstream URL is shown redacted, the query
+of a target never echoed, and the HTTP library's log records are filtered as the CLI's are
+(`providers.redact.guard_logs`).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,10 +49,18 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 
 from warmloop.errors import ConfigurationError
+from warmloop.exchange import json_body
 from warmloop.exchange.formats import format_from_path
 from warmloop.exchange.log import LogWriter
-from warmloop.exchange.response_facts import decoded, response_facts
-from warmloop.proxy.body import BodyReader, Refusal
+from warmloop.exchange.response_facts import (
+    READ_CODINGS,
+    ResponseFacts,
+    decoded,
+    response_facts,
+)
+from warmloop.providers.records import WireFormat
+from warmloop.providers.redact import MASK, guard_logs, redact_url, url_secrets
+from warmloop.proxy.body import MAX_REQUEST_BYTES, BodyReader, Refusal
 from warmloop.proxy.diagnose import Asked, Diagnoser, diagnosable
 from warmloop.proxy.fixes import OFF, Fixes
 from warmloop.proxy.forwarding import (
@@ -48,18 +68,24 @@ from warmloop.proxy.forwarding import (
     connection_options,
     forwarded_headers,
     one_line,
+    readable,
     shown,
     target_problem,
 )
 from warmloop.proxy.keepalive import Caps
 from warmloop.proxy.live import Live
 from warmloop.proxy.relay import relay
-from warmloop.proxy.status import STATUS_PATH, Forwarded, status_page
+from warmloop.proxy.status import PAGE_PATH, STATUS_HTML, STATUS_PATH, Forwarded, status_page
 from warmloop.proxy.tracing import global_tracer
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
+CLIENT_SECONDS = 60.0
+"""The longest a client may stay silent while the proxy reads its request (a request line,
+headers, a body), and while an answer waits on it to read; past it the connection closes."""
+MAX_CONNECTIONS = 512
+"""Client connections served at once, by default (`--max-connections`)."""
 UPSTREAM_READ_SECONDS = 600.0
 """The longest the upstream may stay silent, before its status line or inside a body, before
 the exchange is given up: the official SDKs' own default, as a model that does not stream
@@ -93,8 +119,11 @@ class Proxy:
         tick_thread: bool = True,
         tracer: Tracer | None = None,
         name: str = "warmloop record",
+        limits: Limits | None = None,
     ) -> None:
         self.upstream = check_upstream(upstream)
+        guard_logs(url_secrets(self.upstream))  # httpx2 logs each request's URL, query and all
+        self.limits = limits or Limits()
         self.fixes = fixes
         self.name = name
         wire = diagnosable(self.upstream) if diagnose else None
@@ -104,14 +133,7 @@ class Proxy:
         self._base_path = self._base.raw_path.rstrip(b"/")
         self.clock = clock
         self.writer = LogWriter(out) if out is not None else None
-        self.client = httpx2.Client(
-            timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
-            transport=transport,
-            trust_env=False,
-            # a proxy keeps no cookies: one client's Set-Cookie is never sent for another
-            cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
-        )
-        self.client.headers.clear()  # no Accept-Encoding or User-Agent of its own
+        self.client = _upstream_client(transport)
         on = fixes.any or guard or keepalive is not None
         self.live = (
             Live(
@@ -133,15 +155,7 @@ class Proxy:
         """Keeps conversations warm through pauses (None: `--no-keepalive`, `record`); its
         thread sends them when due (`tick_thread` False: a test calls `tick()` itself)."""
         self._tick_thread = tick_thread
-        handler = type("Handler", (_Handler,), {"recorder": self})
-        try:
-            self.server = _Server(("127.0.0.1", port), handler)
-        except OSError as exc:
-            if self.writer is not None:
-                self.writer.close()
-            raise ConfigurationError(
-                f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
-            ) from exc
+        self.server = self._listen(port)
         self.server.warn = self.warn
         self._thread: threading.Thread | None = None
         self._handled = threading.Condition()
@@ -149,10 +163,30 @@ class Proxy:
         """Requests handled to the end (their answer relayed, its usage filed, the log
         line written): the client has its answer a moment before."""
 
+    def _listen(self, port: int) -> _Server:
+        """The server on 127.0.0.1:`port`, its handlers bound to this proxy and its limits;
+        a `ConfigurationError` (the log closed) when the port is taken."""
+        handler = type(
+            "Handler", (_Handler,), {"recorder": self, "timeout": self.limits.client_seconds}
+        )
+        try:
+            return _Server(("127.0.0.1", port), handler, self.limits.max_connections)
+        except OSError as exc:
+            if self.writer is not None:
+                self.writer.close()
+            raise ConfigurationError(
+                f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass another --port"
+            ) from exc
+
     @property
     def url(self) -> str:
         """The proxy's base URL (give it to the client, with the API's path prefix)."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def shown_upstream(self) -> str:
+        """The upstream as it may be shown: user info and query values redacted."""
+        return redact_url(self.upstream)
 
     def start(self) -> Proxy:
         """Serve in a background thread."""
@@ -221,14 +255,61 @@ class Proxy:
         return self._base.copy_with(raw_path=self._base_path + target.encode("ascii"))
 
 
+def _upstream_client(transport: httpx2.BaseTransport | None) -> httpx2.Client:
+    """The one client the proxy sends every request upstream with: no environment proxies,
+    no cookies (one client's Set-Cookie is never sent for another), and no headers of its
+    own (no Accept-Encoding or User-Agent: the client's are forwarded)."""
+    client = httpx2.Client(
+        timeout=httpx2.Timeout(UPSTREAM_READ_SECONDS, connect=UPSTREAM_CONNECT_SECONDS),
+        transport=transport,
+        trust_env=False,
+        cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+    )
+    client.headers.clear()
+    return client
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024
+    """Connections the kernel holds before they are accepted (http.server's 5 made a
+    burst of clients wait seconds on SYN retries)."""
     warn: Callable[[str], None]
+
+    def __init__(self, address: tuple[str, int], handler: type, slots: int) -> None:
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(slots)
+        self.cap = slots
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # past the cap: a 503 at once, so the accept loop never waits on a slot
+        if not self.slots.acquire(blocking=False):
+            self.warn(f"503 for a connection: {self.cap} are open (--max-connections)")
+            _busy(request, self.cap)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # the last resort for a request no handler answered: one line, not a traceback
         error = sys.exc_info()[1]
         self.warn(f"dropped a connection: {type(error).__name__}: {error}")
+
+
+QUERY_VALUE = re.compile(r"([?&][^=\s&?'\"]*=)[^&\s'\"]*")
+"""A query's value in a message (http.server's own refusals quote the request line)."""
+PAGES = (STATUS_PATH, PAGE_PATH)
+"""The proxy's own pages: no provider's API has these paths."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -255,7 +336,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse(self, status: int, message: str) -> None:
         """Answer `status` with a JSON error, say so on stderr, and close the connection (a
-        body that was not read whole leaves the stream at no request boundary)."""
+        body that was not read whole leaves the stream at no request boundary). A query's
+        values (an API key in `?key=`) are never echoed."""
+        message = QUERY_VALUE.sub(lambda found: found.group(1) + MASK, message)
         method = self.command or "request"
         path = (getattr(self, "path", "") or "").split("?", 1)[0]
         self.recorder.warn(f"{status} for {method} {shown(path)}: {message}")
@@ -284,37 +367,66 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _proxy(self) -> None:
         recorder = self.recorder
-        if self.command == "GET" and self._target() == STATUS_PATH:
-            self._answer(200, recorder.status())
+        target = self._target()
+        if self.command == "GET" and target in PAGES:
+            self._page(target)
             return
         arrived = recorder.clock()
         started = time.perf_counter()
+        untouched = untouched_target(target)
+        target = untouched if untouched is not None else target
         try:
             # read whole first, so a refusal leaves nothing unread
-            body = BodyReader(self.rfile, self.headers).read()
-            url = recorder.upstream_url(self._target())
+            body = BodyReader(self.rfile, self.headers, recorder.limits.max_body).read()
+            url = recorder.upstream_url(target)
         except Refusal as refusal:
             self._refuse(refusal.status, refusal.message)
             return
         headers = forwarded_headers(self.headers)
         if "close" in connection_options(self.headers):
             self.close_connection = True  # http.server sees `close` only as the whole value
-        path = self.path.split("?", 1)[0]
+        path = target.split("?", 1)[0]
         wire = format_from_path(path) if self.command == "POST" else None
         sent: Forwarded | None = None
-        if recorder.live is not None and wire is not None:
-            request = _object(body)
-            if request is not None:
+        if wire is not None and untouched is None:
+            headers = readable(headers)  # its usage is read: ask for what the proxy reads
+            if recorder.live is not None and (request := _object(body)) is not None:
                 sent = recorder.live.place(wire, request, headers, path)
                 headers = sent.headers
                 body = sent.body if sent.body is not None else body
-        plain = body  # as forwarded, before `--diagnose` asks for the provider's verdict
-        diagnoser = recorder.diagnoser
-        asked: Asked | None = None
-        if diagnoser is not None:
-            asked = diagnoser.ask(self.command, path, headers, body)
-            if asked is not None:
-                headers, body = asked.headers, asked.body
+        asked = (
+            recorder.diagnoser.ask(self.command, path, headers, body)
+            if (recorder.diagnoser is not None and untouched is None)
+            else None
+        )
+        going = (asked.headers, asked.body) if asked is not None else (headers, body)
+        answer = self._exchanged(url, *going)
+        if answer is None or wire is None:
+            return
+        facts, status, answered, streamed = answer
+        self._filed(wire, sent, asked, (url, body, status), facts, path)
+        seconds = round(time.perf_counter() - started, 4)
+        self._logged(going[1], path, (arrived, answered, seconds), status, facts, streamed)
+
+    def _page(self, target: str) -> None:
+        """Answer one of the proxy's own pages: the status as JSON, or as a live HTML page."""
+        if target == STATUS_PATH:
+            self._answer(200, self.recorder.status())
+            return
+        data = STATUS_HTML.encode()
+        self.send_response_only(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _exchanged(
+        self, url: httpx2.URL, headers: list[tuple[str, str]], body: bytes
+    ) -> tuple[ResponseFacts, int, float, bool] | None:
+        """Send the request upstream and relay its answer; what the answer says (its facts,
+        status, when its last byte went out, whether it streamed), or None when it failed
+        or broke off (the client was told)."""
+        recorder = self.recorder
         try:
             with recorder.client.stream(
                 self.command, url, headers=headers, content=body
@@ -327,19 +439,46 @@ class _Handler(BaseHTTPRequestHandler):
         except httpx2.HTTPError as exc:
             timed_out = isinstance(exc, httpx2.TimeoutException)
             self._refuse(504 if timed_out else 502, f"upstream: {type(exc).__name__}: {exc}")
-            return
+            return None
         if kept is None:
-            return
-        if wire is None:
-            return
+            return None
+        if encoding.strip().lower() not in ("", *READ_CODINGS):
+            recorder.warn(f"read no usage: the upstream answered in {shown(encoding)}")
         facts = response_facts(decoded(kept, encoding), content_type)
+        return facts, status, answered, "event-stream" in content_type
+
+    def _filed(
+        self,
+        wire: WireFormat,
+        sent: Forwarded | None,
+        asked: Asked | None,
+        exchange: tuple[httpx2.URL, bytes, int],
+        facts: ResponseFacts,
+        path: str,
+    ) -> None:
+        """File an answered model request's usage in its conversation (its pause starts),
+        trace its bust, and remember its response for `--diagnose`."""
+        recorder = self.recorder
         if recorder.live is not None and sent is not None:
             if facts.usage is not None:
-                recorder.live.answered(wire, sent, (url, plain, status), path, facts.usage)
+                recorder.live.answered(wire, sent, exchange, path, facts.usage, facts.asked_tool)
             asked_for = facts.diagnostics if asked is not None else None
             recorder.live.traced(wire, sent, path, asked_for)
-        if diagnoser is not None and asked is not None and status < 400:
-            diagnoser.answered(asked, facts.response_id)
+        if recorder.diagnoser is not None and asked is not None and exchange[2] < 400:
+            recorder.diagnoser.answered(asked, facts.response_id)
+
+    def _logged(
+        self,
+        body: bytes,
+        path: str,
+        times: tuple[float, float, float],
+        status: int,
+        facts: ResponseFacts,
+        streamed: bool,
+    ) -> None:
+        """Append the request's line to the log, when there is one (`times`: when it
+        arrived, when its answer's last byte went out, the seconds it took)."""
+        recorder = self.recorder
         if recorder.writer is None:
             return
         try:
@@ -351,14 +490,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(request, dict):
             return
+        arrived, answered, seconds = times
         recorder.record(
             {
                 "at": arrived,
                 "method": self.command,
                 "path": path,
                 "status": status,
-                "stream": "event-stream" in content_type,
-                "seconds": round(time.perf_counter() - started, 4),
+                "stream": streamed,
+                "seconds": seconds,
                 "body": request,
                 "usage": facts.usage,
                 "diagnostics": facts.diagnostics,
@@ -368,11 +508,60 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
+UNTOUCHED = "/untouched"
+"""A route whose requests go upstream exactly as the client wrote them (no marker, key,
+header or narrowed encoding; filed in no conversation): a client pointed at
+`http://127.0.0.1:8788/untouched` bypasses every fix, its path sent without the prefix."""
+
+
+def untouched_target(target: str) -> str | None:
+    """The target without the untouched route's prefix, or None when it is not on it."""
+    if target == UNTOUCHED or target.startswith((UNTOUCHED + "/", UNTOUCHED + "?")):
+        rest = target[len(UNTOUCHED) :]
+        return rest if rest.startswith("/") else "/" + rest
+    return None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A front end's limits (see the module docstring): each read from a client waits
+    `client_seconds` at most, a body is taken up to `max_body` bytes, and `max_connections`
+    client connections are served at once."""
+
+    client_seconds: float = CLIENT_SECONDS
+    max_body: int = MAX_REQUEST_BYTES
+    max_connections: int = MAX_CONNECTIONS
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("the client timeout", self.client_seconds),
+            ("the body limit", self.max_body),
+            ("the connection cap", self.max_connections),
+        ):
+            if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+                raise ConfigurationError(f"{name} must be a finite number above 0, got {value!r}")
+
+
+def _busy(request: Any, cap: int) -> None:
+    """Answer a connection past the cap with a 503, without reading it."""
+    message = f"warmloop proxy: {cap} connections are open; retry"
+    body = json.dumps({"error": {"message": message}}).encode()
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    )
+    try:
+        request.settimeout(1.0)
+        request.sendall(head.encode() + body)
+    except OSError:
+        pass  # it left: nothing to say
+
+
 def _object(body: bytes) -> dict[str, Any] | None:
     """A request body as a JSON object, or None (not JSON, not an object, nested too deep:
     such a request goes upstream as sent, to be answered with the upstream's own error)."""
     try:
-        found = json.loads(body)
+        found = json_body.loads(body)
     except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None

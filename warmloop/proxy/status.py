@@ -1,6 +1,8 @@
 """The proxy's status page (`GET /warmloop/status` on the proxy, `warmloop proxy --status`):
-per conversation, its requests, busts, prompt tokens and the share read from cache, and the
-dollars the breakpoints the proxy placed saved against the same requests without them.
+per conversation, its lineage (a parent and its sub-agents share one), its requests, busts
+and forks, prompt tokens and the share read from cache, and the dollars the breakpoints the
+proxy placed saved against the same requests without them. A routing key is shown hashed
+(`exchange.identity.shown_key`): Claude Code's holds a device and a session id.
 
 Only the breakpoints' saving is priced: on a wire that caches only at markers, a request
 that carries none reads nothing, so the same request without the proxy pays its whole
@@ -14,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from warmloop.exchange.formats import model_name, model_spec
+from warmloop.exchange.identity import shown_key
 from warmloop.facts.price_table import prices_for
 from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage
@@ -22,6 +25,12 @@ from warmloop.proxy.conversations import LiveConversation, Placed
 
 STATUS_PATH = "/warmloop/status"
 """The proxy answers this path itself; no provider's API has it."""
+PAGE_PATH = "/warmloop"
+"""The live status page (HTML): the same figures, fetched from `STATUS_PATH` every
+`REFRESH_MS` milliseconds. Loopback only, like the proxy; it loads nothing from elsewhere."""
+REFRESH_MS = 2000
+SERVICE = "warmloop proxy"
+"""The status page's `service`: what `warmloop proxy --status` checks it talks to."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +81,13 @@ def status_page(
     rows = [
         {
             "id": c.id,
+            "lineage": c.lineage,
+            "parent": c.parent,
             "format": c.wire.name,
-            "key": c.key,
+            "key": shown_key(c.key),
             "requests": c.requests,
             "busts": c.busts,
+            "forks": c.forks,
             "prompt_tokens": c.prompt_tokens,
             "cached_tokens": c.cached_tokens,
             "reuse": round(c.cached_tokens / c.prompt_tokens, 4) if c.prompt_tokens else None,
@@ -88,6 +100,7 @@ def status_page(
     prompt = sum(c.prompt_tokens for c in conversations)
     cached = sum(c.cached_tokens for c in conversations)
     return {
+        "service": SERVICE,
         "conversations": len(rows),
         "requests": sum(c.requests for c in conversations),
         "busts": sum(c.busts for c in conversations),
@@ -96,3 +109,96 @@ def status_page(
         **(kept if keepalives is not None else {}),
         "by_conversation": rows,
     }
+
+
+STATUS_HTML = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>warmloop proxy</title>
+<link rel="icon" href="data:,">
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.3em; margin: 0 0 .3em; }
+#totals { margin: .5em 0 1em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child, td.text, th.text { text-align: left; }
+tr.child td:first-child { padding-left: 2em; }
+.bust { color: #b00; font-weight: 600; }
+#error { color: #b00; }
+</style>
+</head>
+<body>
+<h1>warmloop proxy</h1>
+<div id="totals">loading...</div>
+<div id="error"></div>
+<table>
+<thead><tr>
+<th>conversation</th><th class="text">format</th><th class="text">key</th>
+<th>requests</th><th>busts</th><th>forks</th><th>reuse</th><th>saved</th><th>keep-alives</th>
+<th>keep-alive cost</th>
+<th>keep-alives saved</th>
+</tr></thead>
+<tbody id="rows"></tbody>
+</table>
+<script>
+"use strict";
+const REFRESH = __REFRESH__;
+function share(v) { return v === null || v === undefined ? "-" : (100 * v).toFixed(0) + "%"; }
+function usd(v) { return v === null || v === undefined ? "-" : "$" + v.toFixed(4); }
+function cell(row, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls) td.className = cls;
+  row.appendChild(td);
+}
+function draw(page) {
+  const kept = "keepalives" in page;
+  document.getElementById("totals").textContent =
+    page.conversations + " conversations, " + page.requests + " requests, " +
+    page.busts + " busts, reuse " + share(page.reuse) + ", saved " + usd(page.saved_usd) +
+    " by the breakpoints placed" + (kept ? "; " + page.keepalives + " keep-alives (" +
+    usd(page.keepalive_usd) + ") saved " + usd(page.keepalive_saved_usd) + " net" : "");
+  const body = document.getElementById("rows");
+  body.replaceChildren();
+  const rows = page.by_conversation.slice();
+  const order = new Map();
+  rows.forEach((r, i) => order.set(r.id, i));
+  rows.sort((a, b) => (order.get(a.lineage) ?? 0) - (order.get(b.lineage) ?? 0) ||
+    (a.parent ? 1 : 0) - (b.parent ? 1 : 0) || order.get(a.id) - order.get(b.id));
+  for (const r of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = r.id;
+    if (r.parent) tr.className = "child";
+    cell(tr, r.id);
+    cell(tr, r.format, "text");
+    cell(tr, r.key ?? "-", "text");
+    cell(tr, r.requests);
+    cell(tr, r.busts, r.busts ? "bust" : "");
+    cell(tr, r.forks);
+    cell(tr, share(r.reuse));
+    cell(tr, usd(r.saved_usd));
+    cell(tr, kept ? r.keepalives : "-");
+    cell(tr, kept ? usd(r.keepalive_usd) : "-");
+    cell(tr, kept ? usd(r.keepalive_saved_usd) : "-");
+    body.appendChild(tr);
+  }
+  document.body.dataset.loaded = "yes";
+}
+async function refresh() {
+  try {
+    const answer = await fetch("__STATUS__", { cache: "no-store" });
+    draw(await answer.json());
+    document.getElementById("error").textContent = "";
+  } catch (e) {
+    document.getElementById("error").textContent = "the proxy did not answer: " + e;
+  }
+}
+refresh();
+setInterval(refresh, REFRESH);
+</script>
+</body>
+</html>
+""".replace("__REFRESH__", str(REFRESH_MS)).replace("__STATUS__", STATUS_PATH)
+"""The live status page: a table of the conversations, a parent's sub-agents under it."""

@@ -3,9 +3,13 @@
 `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
 `gen_ai.conversation.id`: the proxy's conversation id) carrying one span event,
 `warmloop.cache.bust`, with the cause (`warmloop.cache.bust.cause`, the guard's kind) and
-where the prefix moved (`warmloop.cache.bust.detail`), and, where `--diagnose` asked the
-provider, its own verdict (`warmloop.cache.provider_verdict`, as on an instrumented
-model's span). The span is made once the answer is read, so the verdict is on it.
+where the prefix moved (`warmloop.cache.bust.detail`: the character and the section), and,
+where `--diagnose` asked the provider, its own verdict (`warmloop.cache.provider_verdict`,
+as on an instrumented model's span). The span is made once the answer is read, so the
+verdict is on it. The prompt's text (the guard's sentence, with what the prefix was and
+became) is in the detail only where the application opted in to content capture, as the
+GenAI conventions have it (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`):
+telemetry backends are seldom where prompts may go.
 
 Without the `otel` extra nothing is traced and OpenTelemetry is never imported; with it and
 no tracer given, the global tracer provider's `warmloop` tracer is used (a no-op until the
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from warmloop.exchange.formats import model_name, model_spec
 from warmloop.providers.records import WireFormat
-from warmloop.telemetry import TRACER_NAME, provider_name
+from warmloop.telemetry import CAPTURE_VARIABLE, TRACER_NAME, content_captured, provider_name
 from warmloop.wire.guard import Bust
 from warmloop.wire.verdict import ProviderVerdict
 
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 BUST_EVENT = "warmloop.cache.bust"
+CAPTURE_CONTENT = CAPTURE_VARIABLE
+"""The GenAI conventions' opt-in to message content on spans (`telemetry`'s, one switch)."""
 
 
 def global_tracer() -> Tracer | None:
@@ -56,7 +62,12 @@ def trace_bust(
         "gen_ai.request.model": model,
         "gen_ai.conversation.id": conversation,
     }
-    event = {"warmloop.cache.bust.cause": bust.kind, "warmloop.cache.bust.detail": str(bust)}
+    detail = (
+        str(bust)
+        if content_captured()
+        else f"cache bust at character {bust.position} ({bust.section})"
+    )
+    event = {"warmloop.cache.bust.cause": bust.kind, "warmloop.cache.bust.detail": detail}
     if verdict is not None:
         event["warmloop.cache.provider_verdict"] = verdict.reason
     with tracer.start_as_current_span(

@@ -92,13 +92,17 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def transaction(self, *, write: bool, durable: bool = False) -> Iterator[Cursor]:
-        # Every commit is as durable as the server's `synchronous_commit` makes it.
+        # Every commit is as durable as the server's `synchronous_commit` makes it. A read
+        # of several statements (a load: the session's row, then its messages) is one
+        # snapshot: under READ COMMITTED a commit between them reads as a damaged session.
         try:
             with (
                 self._pool.connection() as connection,
                 connection.transaction(),
                 connection.cursor() as cursor,
             ):
+                if not write:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield _Cursor(cursor)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise SessionError(f"session store {self.location}: {exc}") from exc

@@ -91,7 +91,7 @@ def stored_runs(
     messages: Sequence[Message], requests: Sequence[StoredRequest]
 ) -> tuple[StoredRun, ...]:
     """The runs `requests` (at their turns' positions in `messages`) fall into."""
-    starts = [i for i in range(len(messages)) if _task(messages, i)]
+    starts = [i for i in range(len(messages)) if is_task(messages, i)]
     runs: list[list[StoredRequest]] = [[] for _ in starts]
     for request in requests:
         run = bisect_right(starts, request.position) - 1
@@ -108,7 +108,7 @@ def stored_runs(
     return tuple(found)
 
 
-def _task(messages: Sequence[Message], index: int) -> bool:
+def is_task(messages: Sequence[Message], index: int) -> bool:
     """Whether the message at `index` is a run's task (see the module docstring)."""
     message = messages[index]
     if not isinstance(message, UserText) or message.only_tool:

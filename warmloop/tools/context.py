@@ -27,7 +27,8 @@ DepsT = TypeVar("DepsT", default=None)
 @dataclass(frozen=True)
 class RunContext(Generic[DepsT]):
     """The run a tool is called in: `deps` (the run's `deps=`; None without), `messages`
-    (the transcript so far, read-only), `usage` (the run's requests so far), `facts` (the
+    (the transcript so far, read-only), `usage` (the run's requests so far, and those of
+    the runs its tool calls started that ended: sub-agents), `facts` (the
     model's; None outside a run), `step` (1 for the run's first request)."""
 
     deps: DepsT

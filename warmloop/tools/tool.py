@@ -38,7 +38,10 @@ class Tool:
     class that context declares, when one can be checked. `errors_to_model=True` sends an
     exception the function raises to the model as the call's error result; by default
     (None: the agent's `tool_errors_to_model`) only `ModelRetry` goes to the model and any
-    other exception ends the run."""
+    other exception ends the run. `needs_approval=True` (the OpenAI Agents SDK's name): a
+    call of the tool is not run until a person decides; the run ends waiting for it
+    (`WaitingForApproval`), and `agent.resume(session, approvals=...)` goes on, in any
+    process."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
@@ -49,6 +52,7 @@ class Tool:
     context: str | None = None
     deps: type | None = None
     errors_to_model: bool | None = None
+    needs_approval: bool = False
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout, f"tool {self.spec.name!r}")
@@ -76,6 +80,7 @@ class Tool:
         repeatable: bool = True,
         expected_seconds: float | None = None,
         errors_to_model: bool | None = None,
+        needs_approval: bool = False,
     ) -> Tool:
         """The schema from the type hints; the description and each argument's
         description from the docstring (Google, NumPy or Sphinx style)."""
@@ -94,7 +99,14 @@ class Tool:
             context,
             deps,
             check_flag(errors_to_model, "errors_to_model"),
+            needs_approval=_flag(needs_approval, "needs_approval"),
         )
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 @overload
@@ -108,6 +120,7 @@ def tool(
     repeatable: bool = True,
     expected_seconds: float | None = None,
     errors_to_model: bool | None = None,
+    needs_approval: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -119,9 +132,10 @@ def tool(
     repeatable: bool = True,
     expected_seconds: float | None = None,
     errors_to_model: bool | None = None,
+    needs_approval: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorator: `@tool` or `@tool(name=..., description=..., timeout=..., repeatable=...,
-    expected_seconds=..., errors_to_model=...)`."""
+    expected_seconds=..., errors_to_model=..., needs_approval=...)`."""
     if function is not None:
         return Tool.from_function(function)
     check_timeout(timeout, "tool")
@@ -135,6 +149,7 @@ def tool(
         repeatable=repeatable,
         expected_seconds=expected_seconds,
         errors_to_model=errors_to_model,
+        needs_approval=needs_approval,
     )
 
 

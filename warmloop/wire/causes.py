@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 
-def _json(text: str) -> Any:
+def _json(text: str) -> object:
     try:
-        return json.loads(text.rstrip(","))
+        value: object = json.loads(text.rstrip(","))
+        return value
     except ValueError:
         return None
 
@@ -26,12 +26,12 @@ _DECLARATIONS = ("functionDeclarations", "function_declarations")
 """Gemini's one tool entry holding every function (REST spelling, then the SDK's)."""
 
 
-def _declarations(value: Any) -> list[Any] | None:
+def _declarations(value: object) -> list[object] | None:
     """The tools of a tools section one per entry: Gemini's declaration lists opened up,
     OpenAI Chat's `function` wrappers unwrapped, any other entry as it is."""
     if not isinstance(value, list):
         return None
-    found: list[Any] = []
+    found: list[object] = []
     for tool in value:
         inner = next((tool[k] for k in _DECLARATIONS if isinstance(tool, dict) and k in tool), None)
         if isinstance(inner, list):
@@ -43,7 +43,7 @@ def _declarations(value: Any) -> list[Any] | None:
     return found
 
 
-def _name(tool: Any) -> str:
+def _name(tool: object) -> str:
     """A tool's name; a built-in without one (Gemini's `{"googleSearch": {}}`) by its key."""
     if isinstance(tool, dict) and isinstance(tool.get("name"), str):
         return str(tool["name"])
@@ -52,12 +52,12 @@ def _name(tool: Any) -> str:
     return json.dumps(tool, sort_keys=True)[:60]
 
 
-def _tool_names(value: Any) -> list[str] | None:
+def _tool_names(value: object) -> list[str] | None:
     tools = _declarations(value)
     return None if tools is None else [_name(tool) for tool in tools]
 
 
-def _changed_tool(old: Any, new: Any) -> str | None:
+def _changed_tool(old: object, new: object) -> str | None:
     """The name of the first tool whose definition differs (same names, same order)."""
     before, after = _declarations(old), _declarations(new)
     if before is None or after is None or len(before) != len(after):
@@ -74,7 +74,7 @@ _REASONING_KEYS = frozenset(
 _REASONING_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
 
 
-def _reasoning_marks(value: Any) -> set[str]:
+def _reasoning_marks(value: object) -> set[str]:
     found: set[str] = set()
     if isinstance(value, dict):
         found.update(k for k in value if k in _REASONING_KEYS)
@@ -91,7 +91,7 @@ def _reasoning_marks(value: Any) -> set[str]:
     return found
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -101,7 +101,7 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _shape(value: Any) -> Any:
+def _shape(value: object) -> object:
     """The structure of a value with its strings blanked: what stays when content is edited."""
     if isinstance(value, dict):
         return {k: _shape(v) for k, v in value.items()}
@@ -174,7 +174,11 @@ _SUMMARY_WORDS = re.compile(r"summar|compact|condens|recap", re.IGNORECASE)
 
 
 def _item_cause(
-    section: str, old_value: Any, new_value: Any, old_items: Sequence[str], new_items: Sequence[str]
+    section: str,
+    old_value: object,
+    new_value: object,
+    old_items: Sequence[str],
+    new_items: Sequence[str],
 ) -> Cause | None:
     """Causes that need the conversation items from the divergence on (both requests)."""
     dropped = _reasoning_marks(old_value) - _reasoning_marks(new_value)
@@ -213,7 +217,7 @@ def _item_cause(
     return None
 
 
-def _content_cause(section: str, old_value: Any, new_value: Any) -> Cause | None:
+def _content_cause(section: str, old_value: object, new_value: object) -> Cause | None:
     """An item that kept its structure but whose text was cut or swapped for a placeholder."""
     if old_value is None or _shape(old_value) != _shape(new_value):
         return None
@@ -271,7 +275,9 @@ invalidates the cache": thinking and tool choice) that a `ModelSettings` field s
 that field: a follow-up run given other settings than the conversation's misses here."""
 
 
-def _keyed_settings(keys: list[str], old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _keyed_settings(
+    keys: list[str], old: Mapping[str, object], new: Mapping[str, object]
+) -> list[str]:
     """The changed `keys` a model setting sets, each named with its setting."""
     found = []
     for key in keys:
@@ -284,7 +290,7 @@ def _keyed_settings(keys: list[str], old: dict[str, Any], new: dict[str, Any]) -
     return found
 
 
-def _request_cause(old_value: Any, new_value: Any) -> Cause:
+def _request_cause(old_value: object, new_value: object) -> Cause:
     if isinstance(old_value, dict) and isinstance(new_value, dict):
         keys = sorted(
             k for k in old_value.keys() | new_value.keys() if old_value.get(k) != new_value.get(k)
@@ -303,6 +309,52 @@ def _request_cause(old_value: Any, new_value: Any) -> Cause:
         if keys:
             return Cause("parameters", f"request parameters changed: {', '.join(keys)}")
     return Cause("parameters", "request parameters changed (model, tool choice or another setting)")
+
+
+def _tools_cause(old_value: object, new_value: object) -> Cause:
+    """What changed in the tools section: their order, which tools, or one's definition."""
+    old_names, new_names = _tool_names(old_value), _tool_names(new_value)
+    if old_names is not None and new_names is not None:
+        if sorted(old_names) == sorted(new_names) and old_names != new_names:
+            return Cause("tools-changed", "tools reordered (same tools, another order)")
+        if set(old_names) != set(new_names):
+            added = sorted(set(new_names) - set(old_names))
+            removed = sorted(set(old_names) - set(new_names))
+            detail = "; ".join(
+                part
+                for part in (
+                    f"added {', '.join(added)}" if added else "",
+                    f"removed {', '.join(removed)}" if removed else "",
+                )
+                if part
+            )
+            return Cause("tools-changed", f"tools added or removed ({detail})")
+    name = _changed_tool(old_value, new_value)
+    named = f" ({name!r}: description or schema)" if name else " (description or schema)"
+    return Cause("tool-schema", f"a tool's definition changed{named}")
+
+
+def _value_cause(
+    section: str, old_piece: str, new_piece: str, before: str, after: str, offset: int | None
+) -> Cause:
+    """The last resort: a value that changes by itself (a uuid, a timestamp, a number), or a
+    section re-rendered."""
+    volatile = volatile_value(old_piece, new_piece, offset) if offset is not None else None
+    digits = any(c.isdigit() for c in before[:8]) and any(c.isdigit() for c in after[:8])
+    if volatile is not None:
+        kind, was, now = volatile
+        lead = f"a number changed in {section}" if digits else f"a {kind} changed in {section}"
+        return Cause("volatile-value", f"{lead}: a {kind} in the prompt ({was!r} -> {now!r})")
+    if digits:
+        return Cause(
+            "volatile-value",
+            f"a number changed in {section}: a counter, timestamp or id in the prompt?",
+        )
+    if section == "system":
+        return Cause("system-changed", "the system prompt changed between requests")
+    return Cause(
+        "history-rewritten", f"{section} was replaced or re-rendered: history is not append-only"
+    )
 
 
 def classify(
@@ -326,25 +378,7 @@ def classify(
     if old_value is not None and old_value == new_value:
         return Cause("key-order", f"key order changed in {section}: same content, different bytes")
     if section == "tools":
-        old_names, new_names = _tool_names(old_value), _tool_names(new_value)
-        if old_names is not None and new_names is not None:
-            if sorted(old_names) == sorted(new_names) and old_names != new_names:
-                return Cause("tools-changed", "tools reordered (same tools, another order)")
-            if set(old_names) != set(new_names):
-                added = sorted(set(new_names) - set(old_names))
-                removed = sorted(set(old_names) - set(new_names))
-                detail = "; ".join(
-                    part
-                    for part in (
-                        f"added {', '.join(added)}" if added else "",
-                        f"removed {', '.join(removed)}" if removed else "",
-                    )
-                    if part
-                )
-                return Cause("tools-changed", f"tools added or removed ({detail})")
-        name = _changed_tool(old_value, new_value)
-        named = f" ({name!r}: description or schema)" if name else " (description or schema)"
-        return Cause("tool-schema", f"a tool's definition changed{named}")
+        return _tools_cause(old_value, new_value)
     if section == "request":
         return _request_cause(old_value, new_value)
     if section.startswith("message") or section == "system":
@@ -357,19 +391,4 @@ def classify(
         found = _inserted(section, old_piece, new_piece, offset)
         if found is not None:
             return found
-    volatile = volatile_value(old_piece, new_piece, offset) if offset is not None else None
-    digits = any(c.isdigit() for c in before[:8]) and any(c.isdigit() for c in after[:8])
-    if volatile is not None:
-        kind, was, now = volatile
-        lead = f"a number changed in {section}" if digits else f"a {kind} changed in {section}"
-        return Cause("volatile-value", f"{lead}: a {kind} in the prompt ({was!r} -> {now!r})")
-    if digits:
-        return Cause(
-            "volatile-value",
-            f"a number changed in {section}: a counter, timestamp or id in the prompt?",
-        )
-    if section == "system":
-        return Cause("system-changed", "the system prompt changed between requests")
-    return Cause(
-        "history-rewritten", f"{section} was replaced or re-rendered: history is not append-only"
-    )
+    return _value_cause(section, old_piece, new_piece, before, after, offset)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import operator
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import overload
 
 from warmloop.wire.views import Prefix
 
@@ -55,7 +55,15 @@ def dumps(value: object, *, sort_keys: bool = False) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
 
 
-def strip_keys(value: Any, keys: frozenset[str]) -> Any:
+@overload
+def strip_keys(value: dict[str, object], keys: frozenset[str]) -> dict[str, object]: ...
+
+
+@overload
+def strip_keys(value: object, keys: frozenset[str]) -> object: ...
+
+
+def strip_keys(value: object, keys: frozenset[str]) -> object:
     """`value` with `keys` removed at every depth (the original is never changed)."""
     if isinstance(value, dict):
         return {k: strip_keys(v, keys) for k, v in value.items() if k not in keys}
@@ -64,8 +72,8 @@ def strip_keys(value: Any, keys: frozenset[str]) -> Any:
     return value
 
 
-def _get(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = payload
+def _get(payload: Mapping[str, object], path: tuple[str, ...]) -> object:
+    value: object = payload
     for key in path:
         if not isinstance(value, Mapping) or key not in value:
             return None
@@ -73,7 +81,17 @@ def _get(payload: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def without_paths(payload: Mapping[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
+def _conversation(payload: Mapping[str, object], path: tuple[str, ...]) -> Sequence[object]:
+    """The conversation items at `path` (none when the key is absent or empty)."""
+    items = _get(payload, path) or []
+    if not isinstance(items, Sequence):
+        raise TypeError(f"the conversation at {'.'.join(path)} is not a list")
+    return items
+
+
+def without_paths(
+    payload: Mapping[str, object], paths: Iterable[tuple[str, ...]]
+) -> dict[str, object]:
     """A copy of `payload` without the values at `paths` (containers copied on the way)."""
     out = dict(payload)
     for path in paths:
@@ -164,10 +182,10 @@ class ConversationList(list):  # type: ignore[type-arg]
     changed = False
 
 
-def _noting(name: str) -> Any:
+def _noting(name: str) -> Callable[..., object]:
     method = getattr(list, name)
 
-    def changing(self: ConversationList, *args: Any) -> Any:
+    def changing(self: ConversationList, *args: object) -> object:
         self.changed = True
         return method(self, *args)
 
@@ -203,8 +221,8 @@ class ItemsProof:
     it); any other list, or a changed one, is compared item by item."""
 
     items: ConversationList
-    source: Sequence[Any]
-    previous: Sequence[Any]
+    source: Sequence[object]
+    previous: Sequence[object]
     kept: int
 
 
@@ -218,10 +236,10 @@ class Canonicalizer:
         self._ends: list[int] = []
         self._small: dict[int, tuple[object, str]] = {}
         self._derived = 0
-        self._source: Sequence[Any] | None = None
+        self._source: Sequence[object] | None = None
         """The renderer's items `_items` holds, object for object (None: unknown)."""
 
-    def stream(self, payload: Mapping[str, Any], proof: ItemsProof | None = None) -> WireStream:
+    def stream(self, payload: Mapping[str, object], proof: ItemsProof | None = None) -> WireStream:
         """The canonical stream of `payload` (`proof`: what its renderer knows of it)."""
         layout = self.layout
         parts = [p for p in (layout.conversation, layout.tools, layout.system) if p]
@@ -240,7 +258,7 @@ class Canonicalizer:
             if value is not None:
                 head.append((label, self._value_text(value, small)))
         self._small = small
-        items = _get(payload, layout.conversation) or []
+        items = _conversation(payload, layout.conversation)
         kept = self._sync(items, proof)
         self._derived += 1
         system_items = 0
@@ -305,6 +323,6 @@ class Canonicalizer:
         return keep
 
 
-def canonical_stream(payload: Mapping[str, Any], layout: WireLayout) -> WireStream:
+def canonical_stream(payload: Mapping[str, object], layout: WireLayout) -> WireStream:
     """The canonical stream of one payload (no memory between calls)."""
     return Canonicalizer(layout).stream(payload)

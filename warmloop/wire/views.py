@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any, Generic, TypeVar, overload
+from typing import Generic, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -83,8 +83,3 @@ class Prefix(Sequence[T], Generic[T]):
             self._backing.extend(new)
             return Prefix(self._backing)
         return Prefix(self.to_list() + new)
-
-
-def prefix_of(items: Sequence[Any]) -> Prefix[Any]:
-    """`items` as a view: itself if it is one, else a view of a new list of them."""
-    return items if isinstance(items, Prefix) else Prefix(list(items))

@@ -17,22 +17,28 @@ A documented internal for benchmarks: `benchmarks/` may import it (the list is i
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Concatenate, ParamSpec
 
 from warmloop.errors import ConfigurationError, WorkspaceError
 from warmloop.tools.tool import Tool
+from warmloop.workspace.code_index import CodeIndex, ParseMemo
+from warmloop.workspace.code_map import DEFAULT_MAP_TOKENS
 from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
+from warmloop.workspace.follow import find_definition
 from warmloop.workspace.grammar_paths import with_path_enums
 from warmloop.workspace.grounding import read_around
+from warmloop.workspace.map_build import MapBuild, build_map
+from warmloop.workspace.map_cache import MapCache
 from warmloop.workspace.names import parse_name, show_name
-from warmloop.workspace.nearby import DEFINITION, nearby
+from warmloop.workspace.nearby import DEFINITION, SearchedFile, nearby
 from warmloop.workspace.outline import Outline
 from warmloop.workspace.pattern import LinePattern, compile_pattern
 
@@ -49,14 +55,29 @@ MAX_WALK_ENTRIES = 100_000
 MAX_SEARCH_FILES = 5_000
 MAX_SEARCH_BYTES = 20_000_000
 MAX_ECHO_CHARS = 120
+MAX_NAME_CHARS = 200
+"""The longest name find_definition takes (a dotted module path and a name fit)."""
 MAX_SKIPPED_SHOWN = 5
 """Unread files a search names; more are counted."""
 
 WORKSPACE_INSTRUCTIONS = (
-    "You can read the files of a workspace with list_files, read_file and search. Paths are "
-    "relative to the workspace root. Look before you answer; quote file paths and line "
-    "numbers where they help."
+    "You can read the files of a workspace with list_files, read_file, search and "
+    "find_definition. Paths are relative to the workspace root. Look before you answer; "
+    "quote file paths and line numbers where they help."
 )
+
+
+def workspace_instructions(
+    root: Path, *, budget_tokens: int = DEFAULT_MAP_TOKENS, cache: MapCache | None = None
+) -> tuple[str, MapBuild]:
+    """WORKSPACE_INSTRUCTIONS followed by the map of the workspace at `root` (its files and
+    what each defines, in about `budget_tokens` tokens: `code_map`), and what building the
+    map cost. The map is a pure function of the files, so every run over unchanged files
+    has the same instructions, and so the same opening (its KV state is saved once)."""
+    workspace = Workspace(root)
+    build = build_map(workspace.root, workspace.source_files(), budget_tokens, cache)
+    return f"{WORKSPACE_INSTRUCTIONS}\n\n{build.map.text}", build
+
 
 P = ParamSpec("P")
 
@@ -109,6 +130,7 @@ class Workspace:
             raise ConfigurationError(
                 f"workspace {root} cannot be opened ({exc.strerror})"
             ) from None
+        self._parses = ParseMemo()  # what each file defines, by content: parsed once
         spellings = {str(self.root), str(root.absolute())} - {"/"}
         # Longest first, so a root inside another spelling is replaced whole.
         self._roots = sorted(spellings, key=len, reverse=True)
@@ -270,17 +292,70 @@ class Workspace:
             )
         return "\n".join([*lines, note] if note else lines)
 
+    @_confined
+    def find_definition(self, name: str) -> str:
+        """Where the workspace defines `name` and what it is (`follow`): each definition as
+        a hit, its docstring, a class's bases and members, what a body uses."""
+        if len(name) > MAX_NAME_CHARS:
+            raise ValueError(
+                f"the name is {len(name)} characters, more than {MAX_NAME_CHARS}; pass one "
+                "name (`Stock`, `Stock.remove`, `inventory.stock`)"
+            )
+        index = CodeIndex.build(self.source_files(), self._parses)
+        return find_definition(index, name, self._text_of)
+
+    def _text_of(self, shown: str) -> str | None:
+        """The text of the file shown as `shown`, as read_file reads it; None if it cannot
+        be read now."""
+        try:
+            with self.locate(shown) as file:
+                data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
+        except WorkspaceError:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def _searched(self, shown: str, name: str, data: bytes, text: str) -> SearchedFile:
+        """A file a search read, for `nearby`: its lines, its definitions (parsed once per
+        content) and, read only if a line of it is shown, the definition each line is in."""
+        digest = hashlib.sha256(data).hexdigest()
+        outline = functools.cache(lambda: Outline.of(name, text))
+        return SearchedFile(
+            shown,
+            split_lines(text),
+            lambda: self._parses.parse(shown, digest, text)[0].definitions,
+            lambda line: outline().at(line),
+        )
+
+    def source_files(self) -> Iterator[tuple[str, bytes]]:
+        """Every text file of the workspace as shown and its bytes, within the bounds a
+        search reads (MAX_SEARCH_FILES files, MAX_SEARCH_BYTES bytes, MAX_FILE_BYTES
+        each); binary and unreadable files are left out."""
+        files = size = 0
+        with self.locate(".") as top:
+            for file in self.walk(top):
+                if files == MAX_SEARCH_FILES or size >= MAX_SEARCH_BYTES:
+                    return
+                shown = self.show(file.parts)
+                try:
+                    data = read_regular(file.dir_fd, file.name, shown, MAX_FILE_BYTES)
+                except WorkspaceError:
+                    continue
+                files += 1
+                size += len(data)
+                if b"\0" not in data[:BINARY_SNIFF_BYTES]:
+                    yield shown, data
+
     def _search(
         self, matcher: LinePattern, top: Place
-    ) -> tuple[list[Match], str, list[str], list[tuple[str, list[str]]]]:
+    ) -> tuple[list[Match], str, list[str], list[SearchedFile]]:
         """The matches under `top` (each file as shown, line number, the line stripped), a
         note if the search stopped early, the files it
-        could not read (too big, or not readable), and, while nothing matched, the lines
-        of each file searched (for `nearby`)."""
+        could not read (too big, or not readable), and, while nothing matched, each file
+        searched with its lines and definitions (for `nearby`)."""
         walk = self.walk(top)
         matches: list[Match] = []
         skipped: list[str] = []
-        searched: list[tuple[str, list[str]]] = []
+        searched: list[SearchedFile] = []
         files = size = 0
         note = ""
         for file in walk:
@@ -314,7 +389,7 @@ class Workspace:
             if note:
                 break
             if not matches:
-                searched.append((shown, split_lines(decoded)))
+                searched.append(self._searched(shown, file.name, data, decoded))
         if walk.stopped and not note:
             note = f"[search stopped after {MAX_WALK_ENTRIES} directory entries; narrow the path]"
         return matches, note, skipped, [] if matches else searched
@@ -339,8 +414,9 @@ def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
 
 
 def workspace_tools(root: Path) -> list[Tool]:
-    """The read-only tools `list_files`, `read_file` and `search`, confined to `root`; what
-    they raise goes to the model as their error result (`errors_to_model`)."""
+    """The read-only tools `list_files`, `read_file`, `search` and `find_definition`,
+    confined to `root`; what they raise goes to the model as their error result
+    (`errors_to_model`)."""
     workspace = Workspace(root)
 
     def list_files(path: str = ".") -> str:
@@ -360,8 +436,12 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Search files under a path for a regex (RE2 syntax); each match is `path:line: text`."""
         return workspace.search(pattern, path)
 
+    def find_definition(name: str) -> str:
+        """Find where a function, class, constant or module is defined, and what it is."""
+        return workspace.find_definition(name)
+
     # A path outside, a file that is not there, a bad pattern: the model's to fix, told.
-    functions = (list_files, read_file, search)
+    functions = (list_files, read_file, search, find_definition)
     tools = [Tool.from_function(f, errors_to_model=True) for f in functions]
     files = listed_files(workspace)
     return [with_path_enums(t, files) for t in tools]

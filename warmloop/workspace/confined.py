@@ -110,6 +110,23 @@ class Cursor:
 
 
 @dataclass
+class _Walk:
+    """One walk of `locate`: the parts still to take (the next last), the directory it is
+    in, and the links followed and retries taken so far (both bounded)."""
+
+    pending: list[str]
+    cursor: Cursor
+    shown: str
+    links: int = 0
+    retries: int = 0
+
+    def restart(self, cursor: Cursor) -> None:
+        """Go on from `cursor` (the root), closing the one it was in."""
+        self.cursor.close()
+        self.cursor = cursor
+
+
+@dataclass
 class Place:
     """Where a path led: entry `name` of the open directory `dir_fd` (`.`: that directory).
 
@@ -157,58 +174,69 @@ class ConfinedRoot:
             )
         pending = self._under_root(name, shown) if name.startswith("/") else split(name)
         pending.reverse()  # popped from the end
-        cursor = self._cursor()
-        links = retries = 0
+        walk = _Walk(pending, self._cursor(), shown)
         try:
-            while pending:
-                part = pending.pop()
+            while walk.pending:
+                part = walk.pending.pop()
                 if part == "..":
-                    if cursor.names:
-                        self._up(cursor, shown)
-                    else:  # above the root: only a way back in under the root's own name
-                        pending = self._restart(str(self.path) + "/..", pending, shown)
-                        cursor.close()
-                        cursor = self._cursor()
+                    self._left(walk)
                     continue
-                info = self._lstat(part, cursor.fd, shown)
+                info = self._lstat(part, walk.cursor.fd, shown)
                 if stat.S_ISLNK(info.st_mode):
-                    links += 1
-                    if links > MAX_LINKS:
-                        raise WorkspaceError(
-                            f"path {shown} is a symlink loop; copy the path exactly as "
-                            "list_files shows it"
-                        )
-                    try:
-                        target = os.readlink(part, dir_fd=cursor.fd)
-                    except OSError:
-                        retries = self._retry(retries, shown)
-                        pending.append(part)  # no longer a link: look again
-                        continue
-                    if target.startswith("/"):
-                        pending = self._restart(target, pending, shown)
-                        cursor.close()
-                        cursor = self._cursor()
-                    else:
-                        pending.extend(reversed(split(target)))
+                    self._followed(walk, part)
                     continue
-                if not pending:
-                    parts = (*cursor.names, part)
-                    return Place(parts, cursor.release(), part, info)
+                if not walk.pending:
+                    parts = (*walk.cursor.names, part)
+                    return Place(parts, walk.cursor.release(), part, info)
                 if not stat.S_ISDIR(info.st_mode):
                     raise self._missing(shown)
-                try:
-                    cursor.down(part)
-                except OSError as exc:
-                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-                        raise WorkspaceError(
-                            f"path {shown} cannot be opened ({reason(exc)})"
-                        ) from None
-                    retries = self._retry(retries, shown)
-                    pending.append(part)  # swapped since the lstat: look again
-            info = os.fstat(cursor.fd)
-            return Place(tuple(cursor.names), cursor.release(), ".", info)
+                self._entered(walk, part)
+            info = os.fstat(walk.cursor.fd)
+            return Place(tuple(walk.cursor.names), walk.cursor.release(), ".", info)
         finally:
-            cursor.close()
+            walk.cursor.close()
+
+    def _left(self, walk: _Walk) -> None:
+        """Step up to the parent; above the root, only a way back in under the root's own
+        name (the walk starts again at the root)."""
+        if walk.cursor.names:
+            self._up(walk.cursor, walk.shown)
+            return
+        walk.pending = self._restart(str(self.path) + "/..", walk.pending, walk.shown)
+        walk.restart(self._cursor())
+
+    def _followed(self, walk: _Walk, part: str) -> None:
+        """Follow the link `part` of the cursor's directory: its target's parts go next (an
+        absolute target starts the walk again at the root, under it)."""
+        walk.links += 1
+        if walk.links > MAX_LINKS:
+            raise WorkspaceError(
+                f"path {walk.shown} is a symlink loop; copy the path exactly as list_files shows it"
+            )
+        try:
+            target = os.readlink(part, dir_fd=walk.cursor.fd)
+        except OSError:
+            walk.retries = self._retry(walk.retries, walk.shown)
+            walk.pending.append(part)  # no longer a link: look again
+            return
+        if target.startswith("/"):
+            walk.pending = self._restart(target, walk.pending, walk.shown)
+            walk.restart(self._cursor())
+        else:
+            walk.pending.extend(reversed(split(target)))
+
+    def _entered(self, walk: _Walk, part: str) -> None:
+        """Step down into the directory `part`; one swapped since its lstat is looked at
+        again (a bounded number of times)."""
+        try:
+            walk.cursor.down(part)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                raise WorkspaceError(
+                    f"path {walk.shown} cannot be opened ({reason(exc)})"
+                ) from None
+            walk.retries = self._retry(walk.retries, walk.shown)
+            walk.pending.append(part)  # swapped since the lstat: look again
 
     def _cursor(self) -> Cursor:
         # The cursor closes what it holds, so it starts on a descriptor of its own.

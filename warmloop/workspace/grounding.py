@@ -9,7 +9,9 @@ echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`
 case-insensitive for a plain word and exact for a name of code (`parse_value`,
 `JSONDecoder`), after quotes, backticks and runs of white space are normalised, and
 whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
-is refused too: it says nothing the files told; so is a name only offered beside a search
+is refused too: it says nothing the files told (unless the task asks for a function, method
+or class and the run has seen that name defined: the map named it, the search found its
+`def`); so is a name only offered beside a search
 that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
 the task asks for a function, method or class, the answer must be a definition the run
 has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
@@ -30,13 +32,17 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from warmloop.messages import AssistantTurn, Message, ToolResult, UserText
+from warmloop.messages import AssistantTurn, Message, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
+from warmloop.workspace.code_map import DOC_MARK, map_lines
+from warmloop.workspace.follow import NOT_DEFINED
 from warmloop.workspace.nearby import DEFINITION
+from warmloop.workspace.nearby import NOTE as NEARBY_NOTE
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
     ASKS_FOR_FILE,
     exactly,
+    first_code_name,
     led_to,
     named_in,
 )
@@ -53,10 +59,26 @@ line inside the definition NAME (`outline`)."""
 NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
 """A line read_file shows: `  12 | text`."""
 READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
-ECHOES = ("no matches for ", "closest lines by the words ", "[the lines around a match: ")
+ECHOES = (
+    "no matches for ",
+    NEARBY_NOTE,
+    "[the lines around a match: ",
+    NOT_DEFINED,
+)
 """Lines that repeat the model's own pattern or the tool's own words, not the files."""
-READ_FILE, SEARCH, LIST_FILES = "read_file", "search", "list_files"
-WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES})
+READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION = (
+    "read_file",
+    "search",
+    "list_files",
+    "find_definition",
+)
+MAP = "the workspace map"
+"""The map in the run's instructions (`code_map`), read as what the tools would show: its
+files, and its definitions' headers as their files spell them."""
+WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION})
+BASES = "  bases: "
+"""find_definition's line of a class's bases (`ProtocolError, defined at h11/_util.py:12`):
+each is a class the run has seen, as a header's bases are."""
 NO_FILES = "(no files under "
 NAMES = "closest names: "
 QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
@@ -131,6 +153,8 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
                 defined.update(_defines(tool, line, shown))
                 if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
                     paths.add(head["path"])
+                if tool == MAP and not line.startswith(" ") and shown:
+                    paths.add(shown[0])  # a file's line: its path
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
                 paths.add(hit["path"])
@@ -148,6 +172,11 @@ def _defines(tool: str, line: str, texts: list[str], within: str | None = None) 
     names = [within] if within else []
     if tool in (READ_FILE, SEARCH):
         names += [m[1] or m[2] for text in texts if (m := DEFINITION.match(text)) is not None]
+    if tool == FIND_DEFINITION and line.startswith(BASES):
+        names += [b.split(",")[0].strip().rsplit(".", 1)[-1] for b in line[len(BASES) :].split(";")]
+    if tool == MAP:  # `def order_total(...)  # its docstring`: the header defines the name
+        headers = [text.split(DOC_MARK.strip(), 1)[0] for text in texts]
+        names += [m[1] or m[2] for text in headers if (m := DEFINITION.match(text)) is not None]
     return [part for name in names for part in (name, name.rsplit(".", 1)[-1])]
 
 
@@ -159,11 +188,11 @@ def file_text(tool: str, line: str) -> list[str] | None:
             return [numbered["text"]]
         head = READ_HEAD.match(line)
         return [] if head is None else [head["path"], *filter(None, [head["within"]])]
-    if tool in WORKSPACE_TOOLS and is_note(line):
+    if (tool in WORKSPACE_TOOLS and is_note(line)) or (tool == MAP and is_note(line.strip())):
         return []
-    if tool == LIST_FILES:
-        return [line]
-    if tool == SEARCH and line.startswith(NAMES):
+    if tool in (LIST_FILES, MAP):
+        return [line.strip()]
+    if tool in (SEARCH, FIND_DEFINITION) and line.startswith(NAMES):
         return []  # names picked from lines near a failed search: leads to search, not to submit
     return None if HIT.match(line) is not None else [line]
 
@@ -230,7 +259,7 @@ def searched(messages: Sequence[Message]) -> set[str]:
     return patterns
 
 
-def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
+def copied_place(name: str, value: str, seen: Seen, task: str, follows: bool = False) -> str | None:
     """Why `value` is refused when it is a place a hit or a read showed (`path:line`, maybe
     copied with the hit's `in NAME` and text), with what to submit instead: the definition
     the line is in where `task` asks for a function or class, the path where it asks for a
@@ -257,10 +286,10 @@ def copied_place(name: str, value: str, seen: Seen, task: str) -> str | None:
         return f"{problem} Submit the file alone: {json.dumps(submit)}."
     text = place["text"] or next((hit.text for hit in found), "")
     if ASKS_FOR_FILE.search(task) and (next_name := led_to(text, task)) is not None:
-        search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
+        verb = "look it up" if follows else "search for it"
         return (
-            f"{problem} The task names {path} itself; the line names {next_name}: search for "
-            f"it next: {search}."
+            f"{problem} The task names {path} itself; the line names {next_name}: {verb} "
+            f"next: {follow_action(next_name, follows)}."
         )
     read = {"tool": "read_file", "arguments": read_around(path, line)}
     return (
@@ -287,70 +316,125 @@ def unread_answer(outputs: BaseModel, messages: Sequence[Message]) -> str | None
     and the read that would show the lines around the best hit. Every answer is checked
     alike (the agent's step budget ends a run, not a count of refusals)."""
     results = [m for m in messages if isinstance(m, ToolResult)]
-    seen = seen_text([(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error])
-    patterns = searched(messages)
+    opening = next((m.text for m in messages if isinstance(m, SystemText)), "")
+    mapped = [(MAP, "\n".join(lines))] if (lines := map_lines(opening)) else []
+    seen = seen_text(
+        mapped + [(r.name, r.content) for r in results if r.name != SUBMIT and not r.is_error]
+    )
     task = next((m.text for m in messages if isinstance(m, UserText)), "")
     definition = ASKS_FOR_DEFINITION.search(task) is not None
+    run = _Run(seen, searched(messages), task, definition, FIND_DEFINITION in opening)
     for name, value in outputs.model_dump().items():
         if not isinstance(value, str):
             continue
-        if (place := copied_place(name, value, seen, task)) is not None:
-            return place
-        answer = normal(bare(value))
-        if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
-            continue
-        shown = json.dumps(bare(value), ensure_ascii=False)
-        spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
-        hit = best_hit(bare(value), seen.hits)
-        if spelled.removesuffix("()") in named_in(task):
-            problem = (
-                f"Not accepted yet: {name} {shown} is named in the task itself: it is where "
-                "to start, not the answer."
-            )
-            hit = subject_hit(task, seen.hits) or hit
-            if hit is not None and (next_name := led_to(hit.text, task)) is not None:
-                search = json.dumps({"tool": "search", "arguments": {"pattern": next_name}})
-                return (
-                    f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
-                    f"task asks for it, else search for it next: {search}."
-                )
-        elif answer in patterns:
-            problem = (
-                f"Not accepted yet: {name} {shown} is what this run searched for, not a "
-                "value the files gave."
-            )
-        elif not (written(spelled, seen.exact) if exactly(spelled) else written(answer, seen.text)):
-            problem = (
-                f"Not accepted yet: {name} {shown} is not written in any file line this run "
-                "has seen (a line number, another spelling or your own words are not a value "
-                "from the files)."
-            )
-            if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
-                search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
-                return f"{problem} If it is a name in the files, search for it first: {search}."
-        elif definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
-            seen.defined
-        ):
-            problem = (
-                f"Not accepted yet: the task asks for a function, method or class, and {name} "
-                f"{shown} is not one this run has seen defined (a file or a line is where it "
-                "is, not its name). A search hit inside a definition names it: "
-                "`path:line in NAME: text`."
-            )
-        elif ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
-            search = json.dumps({"tool": "search", "arguments": {"pattern": spelled}})
-            return (
-                f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
-                f"not a file. Search for it to see the file that defines it: {search}."
-            )
-        else:
-            continue
-        if hit is None:
-            return f"{problem} Search the files for one word of the task first."
-        read = read_around(hit.path, hit.line)
-        action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
+        found = _unread(name, value, run)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What an answer is checked against: what the run's tool results showed, the
+    patterns it searched for, its task, and whether the task asks for a definition."""
+
+    seen: Seen
+    patterns: set[str]
+    task: str
+    definition: bool
+    follows: bool = False
+    """Whether the run can follow a name with find_definition (its instructions name it):
+    a refusal then offers that call where it would offer a search for a name."""
+
+
+def _unread(name: str, value: str, run: _Run) -> str | None:
+    """Why the output `name` is refused, and what to do instead; None when it is not (or
+    it is too long to be a value copied from the files)."""
+    seen, task = run.seen, run.task
+    if (place := copied_place(name, value, seen, task, run.follows)) is not None:
+        return place
+    answer = normal(bare(value))
+    if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
+        return None
+    shown = json.dumps(bare(value), ensure_ascii=False)
+    spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
+    hit = best_hit(bare(value), seen.hits)
+    if (given := spelled.removesuffix("()")) in named_in(task):
+        return _named_in_task(f"{name} {shown}", given, hit, run)
+    if answer in run.patterns and not (run.definition and given in seen.defined):
+        return _read_first(
+            f"Not accepted yet: {name} {shown} is what this run searched for, not a "
+            "value the files gave.",
+            hit,
+        )
+    if not (written(spelled, seen.exact) if exactly(spelled) else written(answer, seen.text)):
+        problem = (
+            f"Not accepted yet: {name} {shown} is not written in any file line this run "
+            "has seen (a line number, another spelling or your own words are not a value "
+            "from the files)."
+        )
+        if NAME.fullmatch(bare(value)):  # a name the model knows may be there: look
+            search = json.dumps({"tool": "search", "arguments": {"pattern": bare(value)}})
+            return f"{problem} If it is a name in the files, search for it first: {search}."
+        return _read_first(problem, hit)
+    if run.definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
+        seen.defined
+    ):
+        return _read_first(
+            f"Not accepted yet: the task asks for a function, method or class, and {name} "
+            f"{shown} is not one this run has seen defined (a file or a line is where it "
+            "is, not its name). A search hit inside a definition names it: "
+            "`path:line in NAME: text`.",
+            hit,
+        )
+    if ASKS_FOR_FILE.search(task) and NAME.fullmatch(spelled):
+        action = follow_action(spelled, run.follows)
+        verb = "Look it up" if run.follows else "Search for it"
         return (
-            f"{problem} Read the lines around the match first: {action}, then submit the "
-            "exact value written there."
+            f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
+            f"not a file. {verb} to see the file that defines it: {action}."
         )
     return None
+
+
+def follow_action(name: str, follows: bool) -> str:
+    """The call that leads on from `name`: find_definition where the run has it (it says
+    where the name is defined and what it is), else a search for it."""
+    if follows:
+        return json.dumps({"tool": FIND_DEFINITION, "arguments": {"name": name}})
+    return json.dumps({"tool": SEARCH, "arguments": {"pattern": name}})
+
+
+def _named_in_task(output: str, given: str, hit: Hit | None, run: _Run) -> str:
+    """Why an answer the task itself names (`given`) is refused (`output`: the output's
+    name and value): the line defining it, and the name that line leads to, are where to
+    look; where the run can follow a name and has not seen that line, the call that
+    shows it."""
+    problem = (
+        f"Not accepted yet: {output} is named in the task itself: it is where "
+        "to start, not the answer."
+    )
+    hit = subject_hit(run.task, run.seen.hits) or hit
+    if hit is not None and (next_name := led_to(hit.text, run.task)) is not None:
+        action = follow_action(next_name, run.follows)
+        verb = "look it up" if run.follows else "search for it"
+        return (
+            f"{problem} Its line `{hit.text}` names {next_name}: submit that if the "
+            f"task asks for it, else {verb} next: {action}."
+        )
+    subject = given if NAME.fullmatch(given) else first_code_name(run.task)
+    if run.follows and subject is not None:
+        return f"{problem} Look up what it leads to: {follow_action(subject, True)}."
+    return _read_first(problem, hit)
+
+
+def _read_first(problem: str, hit: Hit | None) -> str:
+    """`problem`, and the read that shows the lines around `hit` (a search without one)."""
+    if hit is None:
+        return f"{problem} Search the files for one word of the task first."
+    read = read_around(hit.path, hit.line)
+    action = json.dumps({"tool": "read_file", "arguments": read}, ensure_ascii=False)
+    return (
+        f"{problem} Read the lines around the match first: {action}, then submit the "
+        "exact value written there."
+    )

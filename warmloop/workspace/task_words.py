@@ -46,6 +46,17 @@ def named_in(task: str) -> frozenset[str]:
     return frozenset(word.strip(".") for word in TASK_NAME.findall(unquoted))
 
 
+def first_code_name(task: str) -> str | None:
+    """The first name of code `task` writes outside its quotes, not a path
+    (`LocalProtocolError` in "LocalProtocolError in h11/_util.py subclasses a class..."):
+    what it starts from; None when it writes none."""
+    for found in TASK_NAME.finditer(QUOTED.sub(" ", task)):
+        name = found[0].strip(".")
+        if "/" not in name and not name.endswith(".py") and exactly(name):
+            return name
+    return None
+
+
 def led_to(line: str, task: str) -> str | None:
     """The name a line of a file leads to beyond what `task` names: the first name of code
     on it that the task does not write (`JSONEncoder` in `_default_encoder = JSONEncoder(`,

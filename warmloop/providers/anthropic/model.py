@@ -1,7 +1,8 @@
 """Anthropic Messages API through the official `anthropic` SDK.
 
 `render` is pure (see `anthropic_format` for the wire shape and `anthropic_cache` for the
-breakpoints); `send` calls `AsyncAnthropic.messages.create` and parses the reply into an
+breakpoints); `send` calls `AsyncAnthropic.messages.create`, on the running event loop's own
+client (`loop_clients`), and parses the reply into an
 assistant turn whose raw content blocks are kept for the exact echo the API expects
 (thinking signatures), plus a normalised `Usage` with every cache counter.
 
@@ -33,9 +34,10 @@ from warmloop.providers.anthropic.format import AnthropicRenderer, parse_reply
 from warmloop.providers.anthropic.readers import BETA, read_verdict
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, library_network_errors, stainless_errors
+from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.registry import provider_record
 from warmloop.providers.streamed import cut_short, read_stream
 from warmloop.tools.schema import ToolSpec
@@ -62,7 +64,7 @@ class AnthropicModel(KnownFacts):
         model: str,
         *,
         api_key: str | None = None,
-        client: anthropic.AsyncAnthropic | None = None,
+        client: anthropic.AsyncAnthropic | Callable[[], anthropic.AsyncAnthropic] | None = None,
         max_tokens: int = 4096,
         cache_ttl: CacheTTL = "5m",
         thinking: Mapping[str, JsonValue] | None = None,
@@ -96,7 +98,7 @@ class AnthropicModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=cache_ttl, context_window=context_window, output_reserve=max_tokens
         )
-        self._client: anthropic.AsyncAnthropic = sdk_client(
+        self._clients: LoopClients[anthropic.AsyncAnthropic] = sdk_clients(
             RECORD.client_class(),
             client,
             key=lambda: find_key(api_key, *RECORD.key_variables),
@@ -104,6 +106,7 @@ class AnthropicModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
+        self._client = self._clients.client  # the settings; each loop sends with its own
         secrets = client_secrets(self._client.api_key, base_url)
         self._failures = Failures(self.name, model, RECORD.key_names, RECORD.sdk_errors(), secrets)
 
@@ -117,7 +120,8 @@ class AnthropicModel(KnownFacts):
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         asked, earlier = self._diagnostics(rendered, session_id)
         with self._failures.mapped(tries="the SDK's retries"):
-            message = await self._client.messages.create(**rendered.payload, **asked)
+            client = await self._clients.current()
+            message = await client.messages.create(**rendered.payload, **asked)
             response = parse_reply(
                 message, rendered.turn_index, name=self.name, cache_ttl=self.cache_ttl
             )
@@ -133,7 +137,8 @@ class AnthropicModel(KnownFacts):
         `message_delta` (output), which `parse_reply` reads as it reads a whole reply."""
         asked, earlier = self._diagnostics(rendered, session_id)
         with self._failures.mapped(tries="the SDK's retries"), read_stream(self.name):
-            async with self._client.messages.stream(**rendered.payload, **asked) as stream:
+            client = await self._clients.current()
+            async with client.messages.stream(**rendered.payload, **asked) as stream:
                 calls: dict[int, int] = {}  # content block index -> the call's place
                 stopped = False
                 async for event in assembled(stream, self.name):

@@ -21,7 +21,6 @@ previous message means no divergence was found.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from warmloop.facts.usage import Usage, count_at
 from warmloop.wire.pieces import Pieces, marker_ttl, piece_text
@@ -54,7 +53,7 @@ _REASONS = {
 _OWN_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 
 
-def read_usage(raw: Mapping[str, Any]) -> Usage:
+def read_usage(raw: Mapping[str, object]) -> Usage:
     """Anthropic's `usage`: its `input_tokens` counts only what follows the last breakpoint
     (the uncached part of the prompt)."""
     written = count_at(raw, "cache_creation_input_tokens")
@@ -69,14 +68,14 @@ def read_usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def claims_usage(raw: Mapping[str, Any]) -> int:
+def claims_usage(raw: Mapping[str, object]) -> int:
     """Any usage object no other format claims is read as Anthropic's (the last resort)."""
     del raw
     return 0
 
 
 def read_verdict(
-    diagnostics: Mapping[str, Any] | None, compared_with: str | None = None
+    diagnostics: Mapping[str, object] | None, compared_with: str | None = None
 ) -> ProviderVerdict | None:
     """Anthropic's `diagnostics` object as a verdict (None when it carries none). A request
     that named a previous message and got `diagnostics: null` back gets `no divergence`:
@@ -101,12 +100,13 @@ def _verdict(
     return ProviderVerdict(PROVIDER, reason, kind, missed, compared_with, speaker=SPEAKER)
 
 
-def detect(body: Mapping[str, Any]) -> int:
+def detect(body: Mapping[str, object]) -> int:
     """1 for a body of Anthropic's shape (a top-level system, Anthropic-only content blocks,
     else a Claude model), -1 otherwise; any Chat-only trait (a system, developer or tool
     role, tool_calls) rules it out."""
     own_blocks = "system" in body
-    for message in body.get("messages") or ():
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else ():
         if not isinstance(message, dict):
             continue
         if message.get("role") in {"system", "developer", "tool"} or "tool_calls" in message:
@@ -120,7 +120,7 @@ def detect(body: Mapping[str, Any]) -> int:
     return 1 if own_blocks or (isinstance(model, str) and "claude" in model.lower()) else -1
 
 
-def lookback_pieces(body: Mapping[str, Any], head: str) -> Pieces:
+def lookback_pieces(body: Mapping[str, object], head: str) -> Pieces:
     """The blocks Anthropic counts for its lookback, each with the marker the client sent:
     each tool, each system block and each content block of each message (a top-level
     `cache_control` marks the last block)."""
@@ -148,8 +148,25 @@ def lookback_pieces(body: Mapping[str, Any], head: str) -> Pieces:
     return Pieces(tuple(texts), tuple(marks))
 
 
-def written_ttl(body: Mapping[str, Any], found: Pieces) -> str | None:
+def written_ttl(body: Mapping[str, object], found: Pieces) -> str | None:
     """The TTL a logged body writes for: its last cache marker's; None: the default."""
     del body
     marks = [mark for mark in found.marks if mark is not None]
     return marks[-1] if marks else None
+
+
+SERVER_TOOLS = ("web_search_", "web_fetch_", "code_execution_", "tool_search_tool_")
+"""Anthropic's server tools ("Server tools": web search, web fetch, code execution, tool
+search), typed by a dated name and run by the API, their results billed as the request's
+input. Client tools (no type, or Anthropic-defined ones the client runs: bash, text editor,
+computer, memory) come back in the next request's text."""
+
+
+def server_tools(tools: object) -> bool:
+    """Whether a Messages request's tools include one the API runs (`SERVER_TOOLS`)."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, Mapping)
+        and isinstance(tool.get("type"), str)
+        and str(tool["type"]).startswith(SERVER_TOOLS)
+        for tool in tools
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from warmloop.messages import JsonValue
 from warmloop.providers.anthropic import readers
-from warmloop.providers.anthropic.cache import placed_where_none, with_ttl
+from warmloop.providers.anthropic.cache import placed_for_client, with_ttl
 from warmloop.providers.model_settings import Place
 from warmloop.providers.records import ProviderRecord, WireFormat
 from warmloop.providers.registry import register_provider, register_wire_format
@@ -44,7 +44,8 @@ FORMAT = WireFormat(
     read_verdict=readers.read_verdict,
     pieces=readers.lookback_pieces,
     written_ttl=readers.written_ttl,
-    place_breakpoints=placed_where_none,
+    server_tools=readers.server_tools,
+    place_breakpoints=placed_for_client,
 )
 
 

@@ -1,13 +1,15 @@
 """Google Gemini through the official google-genai SDK (`client.aio.models.generate_content`),
 `gemini:<model>`.
 
-`render` is pure (`gemini_format`); `send` calls the SDK with warmloop's own retries
-(`gemini_retry`: the SDK's ignore how long the server asks to wait), and what still fails
-becomes a `ProviderError` (`failures`). Gemini has no routing key: its cache is implicit.
+`render` is pure (`gemini_format`); `send` calls the SDK (the running event loop's own
+client, `loop_clients`) with warmloop's own retries (`gemini_retry`: the SDK's ignore how
+long the server asks to wait), and what still fails becomes a `ProviderError` (`failures`).
+Gemini has no routing key: its cache is implicit.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +30,7 @@ from warmloop.providers.failures import Failures, attempts
 from warmloop.providers.gemini.format import GeminiRenderer, parse_reply
 from warmloop.providers.gemini.reply_stream import streamed_reply
 from warmloop.providers.gemini.retry import GaveUp, with_retries
+from warmloop.providers.loop_clients import LoopClients, given_clients
 from warmloop.providers.registry import provider_record
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
@@ -51,7 +54,7 @@ class GeminiModel(KnownFacts):
         model: str,
         *,
         api_key: str | None = None,
-        client: genai.Client | None = None,
+        client: genai.Client | Callable[[], genai.Client] | None = None,
         max_retries: int = 4,
         retry_delay: float = 1.0,
         timeout: float = 600.0,
@@ -83,10 +86,8 @@ class GeminiModel(KnownFacts):
             timeout=max(1, round(timeout * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
-        self._client: genai.Client = client or RECORD.client_class()(
-            api_key=find_key(api_key, *RECORD.key_variables),
-            http_options=types.HttpOptions(base_url=base_url) if base_url else None,
-        )
+        self._clients: LoopClients[genai.Client] = gemini_clients(client, api_key, base_url)
+        self._client = self._clients.client  # the settings; each loop sends with its own
         # The SDK keeps the key on its API client (there is no public accessor).
         secrets = client_secrets(self._client._api_client.api_key, base_url)
         self._failures = Failures(self.name, model, RECORD.key_names, RECORD.sdk_errors(), secrets)
@@ -100,8 +101,9 @@ class GeminiModel(KnownFacts):
         payload = rendered.payload
         config = self._config(payload)
         with self._calling():
+            client = await self._clients.current()
             response = await with_retries(
-                lambda: self._client.aio.models.generate_content(
+                lambda: client.aio.models.generate_content(
                     model=payload["model"], contents=payload["contents"], config=config
                 ),
                 attempts=self.attempts,
@@ -119,7 +121,8 @@ class GeminiModel(KnownFacts):
         config = self._config(payload)
 
         async def opened() -> tuple[Chunks, types.GenerateContentResponse | None]:
-            chunks = await self._client.aio.models.generate_content_stream(
+            client = await self._clients.current()
+            chunks = await client.aio.models.generate_content_stream(
                 model=payload["model"], contents=payload["contents"], config=config
             )
             return chunks, await anext(chunks, None)  # the request is made here
@@ -159,3 +162,22 @@ class GeminiModel(KnownFacts):
                     f"{self.name}: malformed reply: {where} does not have the documented shape "
                     f"({exc.error_count()} problem(s)); try again or check the model name"
                 ) from exc
+
+
+def gemini_clients(
+    given: genai.Client | Callable[[], genai.Client] | None,
+    api_key: str | None,
+    base_url: str | None,
+) -> LoopClients[genai.Client]:
+    """The google-genai clients a model sends with, one per event loop (`loop_clients`):
+    what the caller passed, else made from the key and base URL."""
+    if given is not None:
+        return given_clients(given, _close)
+    options = types.HttpOptions(base_url=base_url) if base_url else None
+    key = find_key(api_key, *RECORD.key_variables)
+    make = functools.partial(RECORD.client_class(), api_key=key, http_options=options)
+    return LoopClients.made(make, _close)
+
+
+async def _close(client: genai.Client) -> None:
+    await client.aio.aclose()

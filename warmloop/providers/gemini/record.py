@@ -28,6 +28,7 @@ FORMAT = WireFormat(
     read_usage=readers.read_usage,
     detect=readers.detect,
     claims_usage=readers.claims_usage,
+    server_tools=readers.server_tools,
 )
 
 # "GenerationConfig" (google-genai `GenerateContentConfig`): temperature, top_p,

@@ -30,6 +30,7 @@ from typing import Any
 
 from warmloop.facts.profiles import CacheProfile, profile_table
 from warmloop.messages import JsonValue
+from warmloop.providers.records import FULL_REACH, Reach
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
 TTLS = ("30m", "12h")
@@ -96,44 +97,85 @@ def opening_breakpoint(items: str, part: str) -> Callable[..., dict[str, Any] | 
     (`messages` for Chat Completions, `input` for Responses) and whose text part is `part`
     (`text`, `input_text`): `opening_marked`, for models that take breakpoints."""
 
-    def placed(body: Mapping[str, Any], profile: CacheProfile | None) -> dict[str, Any] | None:
-        if profile is None or not takes_breakpoints(profile):
+    def placed(
+        body: Mapping[str, Any], profile: CacheProfile | None, reach: Reach = FULL_REACH
+    ) -> dict[str, Any] | None:
+        if profile is None or profile.max_breakpoints is None:
             return None
-        return opening_marked(body, items, part)
+        return opening_marked(body, items, part, profile.max_breakpoints, reach)
 
     return placed
 
 
-def opening_marked(body: Mapping[str, Any], items: str, part: str) -> dict[str, Any] | None:
-    """An OpenAI body with the explicit breakpoint on its opening system (or developer)
-    message, where every session of an agent can read it, or None: the body carries a
-    breakpoint of its own, opens with no such message, or is shaped otherwise. A string
-    content becomes the one text part (`part`) it stands for. A Responses request whose
-    opening is its `instructions` (a string, which no breakpoint can mark) goes as sent:
-    moving the instructions into a message would change what the model reads."""
+def opening_marked(
+    body: Mapping[str, Any],
+    items: str,
+    part: str,
+    limit: int = 4,
+    reach: Reach = FULL_REACH,
+) -> dict[str, Any] | None:
+    """An OpenAI body with the explicit breakpoint on its opening, where every session of
+    an agent can read it, or None. The opening is the leading run of system and developer
+    items; items without content in it (Codex's `additional_tools`, a developer item that
+    lists tools) are part of it but cannot carry a marker, so the breakpoint goes on the
+    last one that has content, after them. None: the opening already carries a breakpoint,
+    the client's own breakpoints (counted wherever they are) fill `limit`, `reach` says the
+    opening does not stay put, there is no opening, or the body is shaped otherwise. A
+    string content becomes the one text part (`part`) it stands for. A Responses request
+    whose opening is its `instructions` (a string, which no breakpoint can mark) goes as
+    sent: moving the instructions into a message would change what the model reads."""
     messages = body.get(items)
-    if not isinstance(messages, list) or not messages or _has_breakpoint(messages):
+    if not isinstance(messages, list) or not messages:
         return None
-    first = messages[0]
-    if not isinstance(first, Mapping) or first.get("role") not in OPENING_ROLES:
+    run = 0
+    while (
+        run < len(messages)
+        and isinstance(messages[run], Mapping)
+        and messages[run].get("role") in OPENING_ROLES
+    ):
+        run += 1
+    carrying = [i for i in range(run) if _content_of(messages[i]) is not None]
+    if not carrying or _count_breakpoints(messages) >= limit:
         return None
-    content = first.get("content")
-    if isinstance(content, str) and content:
+    index = carrying[-1]
+    if not reach.allows(index) or _count_breakpoints(messages[:run]):
+        return None
+    first = messages[index]
+    content = _content_of(first)
+    if isinstance(content, str):
         marked: Any = marked_text(content, part)
-    elif _block_list(content) and content:
-        marked = [*content[:-1], {**content[-1], BREAKPOINT_FIELD: dict(BREAKPOINT)}]
     else:
-        return None
-    return {**body, items: [{**first, "content": marked}, *messages[1:]]}
+        assert content is not None
+        marked = [*content[:-1], {**content[-1], BREAKPOINT_FIELD: dict(BREAKPOINT)}]
+    return {
+        **body,
+        items: [*messages[:index], {**first, "content": marked}, *messages[index + 1 :]],
+    }
 
 
-def _has_breakpoint(messages: list[Any]) -> bool:
-    return any(
-        isinstance(block, Mapping) and BREAKPOINT_FIELD in block
-        for message in messages
-        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
-        for block in message["content"]
-    )
+def _content_of(item: Any) -> str | list[Any] | None:
+    """An item's content when a breakpoint can go on it (a non-empty string or list of
+    parts), else None."""
+    content = item.get("content") if isinstance(item, Mapping) else None
+    if isinstance(content, str) and content:
+        return content
+    if _block_list(content) and content:
+        return list(content)
+    return None
+
+
+def _count_breakpoints(value: Any) -> int:
+    """The explicit breakpoints in `value`, at any depth."""
+    count = 0
+    stack = [value]
+    while stack:
+        found = stack.pop()
+        if isinstance(found, Mapping):
+            count += BREAKPOINT_FIELD in found
+            stack.extend(found.values())
+        elif isinstance(found, list):
+            stack.extend(found)
+    return count
 
 
 def _block_list(value: Any) -> bool:

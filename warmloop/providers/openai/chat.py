@@ -5,7 +5,8 @@ Rendering and reading are `chat_format` (pure, memoised per message). This modul
 edge: `send` puts a rendered payload on the wire with the conversation's routing key where
 the host reads it (`routing`: `prompt_cache_key` for OpenAI, a session header for self-hosted
 fleets and xAI; never part of the prefix stream) and parses the reply into an
-`AssistantTurn` and a normalised `Usage`. Retries of 408/409/429/5xx and timeouts are the
+`AssistantTurn` and a normalised `Usage`, on the running event loop's own client
+(`loop_clients`). Retries of 408/409/429/5xx and timeouts are the
 SDK's own (`max_retries`, `timeout`); whatever still fails becomes a `ProviderError`
 (`failures`).
 """
@@ -27,9 +28,10 @@ from warmloop.facts.model_facts import ModelFacts, table_facts
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
+from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.openai.chat_format import ChatRenderer, parse_reply
 from warmloop.providers.openai.chat_stream import streamed_body
@@ -39,7 +41,7 @@ from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
-from warmloop.providers.routing import header_name, routing_key
+from warmloop.providers.routing import current_parent_key, header_name, routing_key
 from warmloop.providers.streamed import read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
@@ -78,16 +80,22 @@ _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters
 ERRORS = stainless_errors(openai, openai.OpenAIError)
 
 
+Given = AsyncOpenAI | Callable[[], AsyncOpenAI] | None
+"""What `client=` takes: a client, used as given; a function that makes one per event loop."""
+
+
 class ChatCompletionsModel(KnownFacts):
-    """A Model speaking Chat Completions through an AsyncOpenAI client. The conversation's
-    routing key travels as `prompt_cache_key` when `cache_key`, and in the header named
-    `session_header` when one is named (`routing`)."""
+    """A Model speaking Chat Completions through AsyncOpenAI clients, one per event loop
+    (`clients`; `client` holds their settings). The conversation's routing key travels as
+    `prompt_cache_key` when `cache_key`, and in the header named `session_header` when one
+    is named; a sub-agent's parent key in the header named `parent_session_header` when one
+    is named (`routing`)."""
 
     def __init__(
         self,
         name: str,
         model: str,
-        client: AsyncOpenAI,
+        clients: LoopClients[AsyncOpenAI],
         *,
         facts: ModelFacts,
         record: ProviderRecord,
@@ -97,20 +105,23 @@ class ChatCompletionsModel(KnownFacts):
         session_header: str | None = None,
         breakpoint: bool = False,
         secrets: tuple[str, ...] = (),
+        parent_session_header: str | None = None,
     ) -> None:
         self.name = name
         self.model = model
         self.facts = facts
-        self.client = client
+        self._clients = clients
+        self.client = clients.client
         self.record = record
         """Its provider's record: the key variables, error mapping and routing key."""
-        self.secrets = (*secrets, *client_secrets(client.api_key))
+        self.secrets = (*secrets, *client_secrets(self.client.api_key))
         """Credentials (in the base URL, the API key) scrubbed from every error message."""
         self._failures = Failures(name, model, record.key_names, record.sdk_errors(), self.secrets)
         self._refusals = RetentionRefusals(name)
         self.text_protocol = text_protocol
         self.cache_key = cache_key
         self.session_header = header_name(session_header)
+        self.parent_session_header = header_name(parent_session_header)
         merged = dict(params or {})
         if text_protocol:
             merged.setdefault("stop", TEXT_STOP)
@@ -129,7 +140,7 @@ class ChatCompletionsModel(KnownFacts):
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             # The raw body: hosts differ from the SDK's types (no `type`, no `arguments`,
             # extra reasoning fields), and what they sent is what the next request echoes.
-            create = self.client.chat.completions.with_raw_response.create
+            create = (await self._clients.current()).chat.completions.with_raw_response.create
             raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             return parse_reply(
                 read_body(raw.content, self.name),
@@ -148,8 +159,9 @@ class ChatCompletionsModel(KnownFacts):
         kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
+                client = await self._clients.current()
                 chunks = await self._refusals.send(
-                    lambda sent: self.client.chat.completions.create(**sent), kwargs, session_id
+                    lambda sent: client.chat.completions.create(**sent), kwargs, session_id
                 )
                 async with chunks:
                     body = await streamed_body(chunks, deltas, self.name)
@@ -167,8 +179,12 @@ class ChatCompletionsModel(KnownFacts):
         key = routing_key(session_id, self.secrets)
         if self.cache_key:
             kwargs[CACHE_KEY_FIELD] = key
-        if self.session_header is not None:
-            kwargs["extra_headers"] = {self.session_header: key}
+        headers = {self.session_header: key} if self.session_header is not None else {}
+        parent = current_parent_key()
+        if self.parent_session_header is not None and parent is not None:
+            headers[self.parent_session_header] = routing_key(parent, self.secrets)
+        if headers:
+            kwargs["extra_headers"] = headers
         if extra_body:
             kwargs["extra_body"] = extra_body
         return kwargs
@@ -183,7 +199,7 @@ class OpenAIChatModel(ChatCompletionsModel):
         model: str,
         *,
         api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
+        client: Given = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         prompt_cache_retention: str | None = None,
@@ -198,21 +214,11 @@ class OpenAIChatModel(ChatCompletionsModel):
             prompt_cache_retention = free_retention(name)
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
-        # A given client is used as it is: the defaults above are not settings its caller
-        # chose (here and in the two models below).
-        if client is None:
-            client = sdk_client(
-                record.client_class(),
-                None,
-                key=lambda: find_key(api_key, *record.key_variables),
-                base_url=base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        clients = chat_clients(record, client, api_key, base_url, max_retries, timeout)
         super().__init__(
             name,
             model,
-            client,
+            clients,
             facts=facts,
             record=record,
             text_protocol=text_protocol,
@@ -235,7 +241,7 @@ class VendorChatModel(ChatCompletionsModel):
         model: str,
         *,
         api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
+        client: Given = None,
         base_url: str | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
@@ -245,20 +251,12 @@ class VendorChatModel(ChatCompletionsModel):
     ) -> None:
         base_url = self.default_url if base_url is None else base_url
         record = provider_record(self.vendor)
-        if client is None:
-            client = sdk_client(
-                record.client_class(),
-                None,
-                key=lambda: find_key(api_key, *record.key_variables),
-                base_url=base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        clients = chat_clients(record, client, api_key, base_url, max_retries, timeout)
         name = f"{self.vendor}:{model}"
         super().__init__(
             name,
             model,
-            client,
+            clients,
             facts=table_facts(name, context_window=context_window),
             record=record,
             text_protocol=text_protocol,
@@ -299,7 +297,9 @@ class OpenAICompatibleModel(ChatCompletionsModel):
 
     The conversation's routing key travels in the header `session_header` (default
     `X-Session-ID`, what vLLM's router and an nginx `hash` upstream read; None sends none);
-    `prompt_cache_key` only when `cache_key=True`, as no such host documents it.
+    `prompt_cache_key` only when `cache_key=True`, as no such host documents it. A
+    sub-agent's requests carry its parent's key in `parent_session_header` when named
+    (NVIDIA Dynamo reads `X-Dynamo-Parent-Session-ID`; default none).
     """
 
     def __init__(
@@ -307,7 +307,7 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         base_url_or_name: str,
         *,
         api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
+        client: Given = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         text_protocol: bool = False,
@@ -317,24 +317,15 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         base_url: str | None = None,
         context_window: int | None = None,
         cache_rules: str | None = None,
+        parent_session_header: str | None = None,
     ) -> None:
         if base_url is not None:  # then the selection string names only the model
             base_url, model = split_server_spec(f"{base_url}#{base_url_or_name}")
         else:
             base_url, model = split_server_spec(base_url_or_name)
-        if client is None:
-            client = sdk_client(
-                SERVER.client_class(),
-                None,
-                key=lambda: find_key(api_key, *SERVER.key_variables, placeholder=PLACEHOLDER_KEY),
-                base_url=base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
-            # The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into headers on every
-            # request: OpenAI identifiers the user's own server has no business seeing.
-            client.organization = None
-            client.project = None
+        clients = chat_clients(
+            SERVER, client, api_key, base_url, max_retries, timeout, make=_server_client
+        )
         self.base_url = base_url
         name = f"openai-compatible:{redact_url(base_url)}#{model}"
         facts = table_facts(
@@ -347,12 +338,13 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         super().__init__(
             name,
             model,
-            client,
+            clients,
             facts=replace(facts, profile=replace(facts.profile, model=name)),
             text_protocol=text_protocol,
             params=params,
             cache_key=cache_key,
             session_header=session_header,
+            parent_session_header=parent_session_header,
             record=SERVER,
             secrets=url_secrets(base_url),
         )
@@ -367,14 +359,50 @@ class OpenAICompatibleModel(ChatCompletionsModel):
         headers = {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_KEY else {}
         # Through the SDK's own HTTP client: the same proxies, TLS settings and transport
         # as every request (the SDK keeps it as `_client`; there is no public accessor).
+        client = await self._clients.current()
         found = await discover_window(
-            self.base_url, self.model, headers=headers, client=self.client._client
+            self.base_url, self.model, headers=headers, client=client._client
         )
         if found is None:
             self.facts = replace(self.facts, window_note=f"the server published none ({ASKED})")
         else:
             self.facts = self.facts.told_window(found.tokens, "discovered", found.where)
         return self.facts
+
+
+def chat_clients(
+    record: ProviderRecord,
+    given: Given,
+    api_key: str | None,
+    base_url: str | None,
+    max_retries: int,
+    timeout: float,
+    *,
+    make: Callable[..., AsyncOpenAI] | None = None,
+) -> LoopClients[AsyncOpenAI]:
+    """A Chat Completions model's clients (`sdk_clients`), made by `make` (else the record's
+    SDK client); a given client is used as it is, since these models' defaults are no
+    settings its caller chose. A self-hosted server's key may be a placeholder."""
+    chosen = given is None
+    placeholder = PLACEHOLDER_KEY if record is SERVER else None
+    return sdk_clients(
+        make or record.client_class(),
+        given,
+        key=lambda: find_key(api_key, *record.key_variables, placeholder=placeholder),
+        base_url=base_url if chosen else None,
+        max_retries=max_retries if chosen else None,
+        timeout=timeout if chosen else None,
+    )
+
+
+def _server_client(**options: Any) -> AsyncOpenAI:
+    """A self-hosted server's client. The SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID into
+    headers on every request: OpenAI identifiers the user's own server has no business
+    seeing."""
+    client: AsyncOpenAI = SERVER.client_class()(**options)
+    client.organization = None
+    client.project = None
+    return client
 
 
 def _rules_spec(cache_rules: str) -> str:

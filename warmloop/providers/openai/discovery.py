@@ -88,15 +88,17 @@ async def _json(
                 timeout=seconds,  # the caller's, not a given client's own
                 follow_redirects=False,
             ) as response:
-                if not response.is_success:
-                    logger.debug("context window: %s answered HTTP %d", what, response.status_code)
-                    return None
+                # Read to its end even when refused (a 404 from a host that is not this
+                # engine): a connection left with unread body is closed, not pooled.
                 data = bytearray()
                 async for chunk in response.aiter_bytes():
                     data += chunk
                     if len(data) > _MAX_BODY:
                         logger.debug("context window: %s reply is over %d bytes", what, _MAX_BODY)
                         return None
+                if not response.is_success:
+                    logger.debug("context window: %s answered HTTP %d", what, response.status_code)
+                    return None
         return json.loads(data)
     except (httpx2.HTTPError, httpx2.InvalidURL, TimeoutError, ValueError, RecursionError) as exc:
         # The exception's text can hold the URL, query included: only its type is logged.

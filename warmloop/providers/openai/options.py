@@ -38,3 +38,4 @@ class OpenAICompatibleOptions(ChatOptions, total=False):
     cache_key: bool
     session_header: str | None
     cache_rules: str | None
+    parent_session_header: str | None

@@ -16,7 +16,6 @@ GPT-5.6 and later; `openai` SDK 3.57 `types/responses/response.py`): the request
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from warmloop.facts.usage import Usage, count_at, prompt_split
 from warmloop.wire.pieces import Pieces
@@ -55,7 +54,7 @@ _REASONS = {
 }
 
 
-def chat_usage(raw: Mapping[str, Any]) -> Usage:
+def chat_usage(raw: Mapping[str, object]) -> Usage:
     """Chat Completions' `usage` (DeepSeek's hit and miss counts where it gives them)."""
     if "prompt_cache_hit_tokens" in raw:  # DeepSeek
         hit = count_at(raw, "prompt_cache_hit_tokens")
@@ -69,7 +68,7 @@ def chat_usage(raw: Mapping[str, Any]) -> Usage:
     return Usage.of_parts(uncached, read, write, count_at(raw, "completion_tokens"))
 
 
-def responses_usage(raw: Mapping[str, Any]) -> Usage:
+def responses_usage(raw: Mapping[str, object]) -> Usage:
     """OpenAI Responses' `usage`."""
     uncached, read, write = prompt_split(
         count_at(raw, "input_tokens"),
@@ -79,36 +78,36 @@ def responses_usage(raw: Mapping[str, Any]) -> Usage:
     return Usage.of_parts(uncached, read, write, count_at(raw, "output_tokens"))
 
 
-def claims_chat_usage(raw: Mapping[str, Any]) -> int:
+def claims_chat_usage(raw: Mapping[str, object]) -> int:
     """2 for a usage object with Chat Completions' `prompt_tokens`, -1 otherwise."""
     return 2 if "prompt_tokens" in raw else -1
 
 
-def claims_responses_usage(raw: Mapping[str, Any]) -> int:
+def claims_responses_usage(raw: Mapping[str, object]) -> int:
     """1 for a usage object with Responses' `input_tokens_details` or `total_tokens` (and
     no `prompt_tokens`, which Chat claims higher), -1 otherwise."""
     return 1 if "input_tokens_details" in raw or "total_tokens" in raw else -1
 
 
-def detect_chat(body: Mapping[str, Any]) -> int:
+def detect_chat(body: Mapping[str, object]) -> int:
     """Any body is a Chat Completions body when no other format claims it (the shape most
     hosts speak): 0, the least claim."""
     del body
     return 0
 
 
-def detect_responses(body: Mapping[str, Any]) -> int:
+def detect_responses(body: Mapping[str, object]) -> int:
     """2 for a Responses body (an `input` and no `messages`), -1 otherwise."""
     return 2 if "input" in body and "messages" not in body else -1
 
 
 def read_verdict(
-    diagnostics: Mapping[str, Any] | None, compared_with: str | None = None
+    diagnostics: Mapping[str, object] | None, compared_with: str | None = None
 ) -> ProviderVerdict | None:
     """Responses' `prompt_cache_diagnostics` object as a verdict (None when absent)."""
-    if not diagnostics or not isinstance(diagnostics.get("type"), str):
+    word = diagnostics.get("type") if diagnostics else None
+    if diagnostics is None or not isinstance(word, str):
         return None
-    word = diagnostics["type"]
     if word == "cache_miss":
         reason = diagnostics.get("reason")
         reason = reason if isinstance(reason, str) else "unknown"
@@ -119,7 +118,7 @@ def read_verdict(
     return ProviderVerdict(PROVIDER, word, kind, None, compared_with, speaker=SPEAKER)
 
 
-def written_ttl(body: Mapping[str, Any], found: Pieces) -> str | None:
+def written_ttl(body: Mapping[str, object], found: Pieces) -> str | None:
     """The TTL a logged body writes for: `prompt_cache_options.ttl` (GPT-5.6 and later),
     else `prompt_cache_retention`; None: the model's default."""
     del found
@@ -128,3 +127,21 @@ def written_ttl(body: Mapping[str, Any], found: Pieces) -> str | None:
         return str(options["ttl"])
     retention = body.get("prompt_cache_retention")
     return retention if isinstance(retention, str) else None
+
+
+HOSTED_TOOLS = ("web_search", "file_search", "code_interpreter", "image_generation", "mcp")
+"""Responses tool types OpenAI runs itself ("Tools": web search, file search, code
+interpreter, image generation, remote MCP), their results billed as the request's input;
+`web_search` covers `web_search_preview` and the dated variants. A `function` or `custom`
+tool, local shell and computer use run on the client: their results come in the next
+request, as its text."""
+
+
+def server_tools(tools: object) -> bool:
+    """Whether a Responses request's tools include one OpenAI runs (`HOSTED_TOOLS`)."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, Mapping)
+        and isinstance(tool.get("type"), str)
+        and str(tool["type"]).startswith(HOSTED_TOOLS)
+        for tool in tools
+    )

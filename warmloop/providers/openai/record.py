@@ -76,6 +76,7 @@ RESPONSES_FORMAT = WireFormat(
     claims_usage=readers.claims_responses_usage,
     read_verdict=readers.read_verdict,
     written_ttl=readers.written_ttl,
+    server_tools=readers.server_tools,
     place_breakpoints=opening_breakpoint("input", "input_text"),
 )
 

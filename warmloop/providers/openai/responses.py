@@ -1,9 +1,9 @@
 """The OpenAI Responses API through the official `openai` SDK (`openai:<model>`).
 
 `render` is pure (`responses_format`). `send` adds `prompt_cache_key` (the session id; on
-OpenAI's own API, or with `cache_key=True`), calls the SDK and parses the reply; the SDK
-retries 429/5xx/timeouts itself, and what still fails becomes a `ProviderError`
-(`failures`).
+OpenAI's own API, or with `cache_key=True`), calls the SDK (the running event loop's own
+client, `loop_clients`) and parses the reply; the SDK retries 429/5xx/timeouts itself, and
+what still fails becomes a `ProviderError` (`failures`).
 
 `diagnose=True` (GPT-5.6 and later: the models whose profile takes cache breakpoints) asks
 OpenAI's prompt cache diagnostics: `prompt_cache_options.comparison_response_id` = the
@@ -14,7 +14,8 @@ to the rendered payload the guard compares.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable, Sequence
+import logging
+from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,12 +23,14 @@ from openai import AsyncOpenAI
 
 from warmloop.errors import ConfigurationError, ProviderError
 from warmloop.facts.model_facts import table_facts
+from warmloop.facts.profiles import CacheProfile
 from warmloop.messages import JsonValue
 from warmloop.providers.base import KnownFacts, ModelResponse, Rendered
 from warmloop.providers.clients import api_key as find_key
-from warmloop.providers.clients import client_secrets, sdk_client
+from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, read_body, retries
+from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
 from warmloop.providers.openai.readers import read_verdict
 from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_reply
@@ -39,6 +42,7 @@ from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
 
+logger = logging.getLogger(__name__)
 RECORD = provider_record("openai")
 """Its key variable, client, error mapping and routing key (`providers.builtin`)."""
 INCLUDE = ("reasoning.encrypted_content",)
@@ -57,14 +61,15 @@ class OpenAIResponsesModel(KnownFacts):
     `cache_key`: whether requests carry `prompt_cache_key`. None (default): only on
     OpenAI's own API, i.e. without a `base_url`; a host at a `base_url` (a
     Responses-compatible gateway, Bedrock) may reject a field it does not document, or
-    ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given."""
+    ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given (a
+    function that makes one is called once per event loop)."""
 
     def __init__(
         self,
         model: str,
         *,
         api_key: str | None = None,
-        client: AsyncOpenAI | None = None,
+        client: AsyncOpenAI | Callable[[], AsyncOpenAI] | None = None,
         prompt_cache_retention: str | None = None,
         reasoning: dict[str, JsonValue] | None = None,
         max_retries: int | None = None,
@@ -85,20 +90,11 @@ class OpenAIResponsesModel(KnownFacts):
         self.facts = table_facts(
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
-        if not isinstance(diagnose, bool):
-            raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
-        if diagnose and not takes_breakpoints(self.facts.profile):
-            raise ConfigurationError(
-                f"diagnose: OpenAI's prompt cache diagnostics need GPT-5.6 or later, and "
-                f"{model!r} is not one; drop diagnose or select such a model"
-            )
-        self.diagnose = diagnose
-        if cache_key is not None and not isinstance(cache_key, bool):
-            raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-        self.cache_key = base_url is None if cache_key is None else cache_key
+        self.diagnose = _diagnose(diagnose, self.facts.profile, model)
+        self.cache_key = _cache_key(cache_key, base_url, self.facts.profile)
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
-        self.client: AsyncOpenAI = sdk_client(
+        self._clients: LoopClients[AsyncOpenAI] = sdk_clients(
             RECORD.client_class(),
             client,
             key=lambda: find_key(api_key, *RECORD.key_variables),
@@ -106,6 +102,7 @@ class OpenAIResponsesModel(KnownFacts):
             max_retries=max_retries,
             timeout=timeout,
         )
+        self.client = self._clients.client  # the settings; each loop sends with its own
         self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
             self.name,
@@ -115,10 +112,7 @@ class OpenAIResponsesModel(KnownFacts):
             self._secrets,
             status_style="HTTP {code}",
         )
-        params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
-        if reasoning is not None:
-            params["reasoning"] = dict(reasoning)
-        params |= retention_params(self.facts.profile, prompt_cache_retention)
+        params = _params(self.facts.profile, reasoning, prompt_cache_retention)
         breakpoint = takes_breakpoints(self.facts.profile)
         self._renderer = ResponsesRenderer(model, params, breakpoint=breakpoint)
         self._refusals = RetentionRefusals(self.name)
@@ -132,7 +126,7 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         # The SDK retried what was worth retrying (`max_retries`) before it raised.
         with self._failures.mapped(tries=retries(self.client.max_retries)):
-            create = self.client.responses.with_raw_response.create
+            create = (await self._clients.current()).responses.with_raw_response.create
             raw = await self._refusals.send(lambda sent: create(**sent), kwargs, session_id)
             body = read_body(raw.content, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
@@ -149,8 +143,9 @@ class OpenAIResponsesModel(KnownFacts):
         kwargs, earlier = self._request(rendered, session_id)
         with self._failures.mapped(tries=retries(self.client.max_retries)):
             with read_stream(self.name):
+                client = await self._clients.current()
                 events = await self._refusals.send(
-                    lambda sent: self.client.responses.create(**sent, stream=True),
+                    lambda sent: client.responses.create(**sent, stream=True),
                     kwargs,
                     session_id,
                 )
@@ -225,3 +220,43 @@ async def streamed_body(
     if body is None:
         raise cut_short(name, "response.completed")
     return body
+
+
+def _diagnose(diagnose: object, profile: CacheProfile, model: str) -> bool:
+    """`diagnose=` checked: a bool, and only on a model with OpenAI's cache diagnostics."""
+    if not isinstance(diagnose, bool):
+        raise ConfigurationError(f"diagnose must be true or false, got {diagnose!r}")
+    if diagnose and not takes_breakpoints(profile):
+        raise ConfigurationError(
+            f"diagnose: OpenAI's prompt cache diagnostics need GPT-5.6 or later, and "
+            f"{model!r} is not one; drop diagnose or select such a model"
+        )
+    return diagnose
+
+
+def _cache_key(cache_key: object, base_url: str | None, profile: CacheProfile) -> bool:
+    """`cache_key=` checked; None: sent to OpenAI's own endpoint only (no `base_url`). A
+    model that matches through the key (GPT-5.6 and later) and will get none is warned of:
+    its requests fall back to the older matching."""
+    if cache_key is not None and not isinstance(cache_key, bool):
+        raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
+    sends = base_url is None if cache_key is None else cache_key
+    if profile.needs_cache_key and not sends:
+        logger.warning(
+            "%s matches its cache through prompt_cache_key, and its requests will carry "
+            "none (a base_url without cache_key=True): they fall back to the older, far less "
+            "reliable matching; pass cache_key=True if the host forwards the key",
+            profile.model,
+        )
+    return sends
+
+
+def _params(
+    profile: CacheProfile, reasoning: Mapping[str, JsonValue] | None, retention: str | None
+) -> dict[str, JsonValue]:
+    """The request parameters every request of the model carries (no storage, the
+    encrypted reasoning echoed, its reasoning settings and retention)."""
+    params: dict[str, JsonValue] = {"store": False, "include": list(INCLUDE)}
+    if reasoning is not None:
+        params["reasoning"] = dict(reasoning)
+    return params | retention_params(profile, retention)
