@@ -363,6 +363,34 @@ async def test_a_responses_host_at_a_base_url_that_refuses_undocumented_fields_a
     assert "prompt_cache_key" in wire_server.bodies("/responses")[-1]
 
 
+@pytest.mark.parametrize("how", ["OPENAI_BASE_URL", "client", "client-function"])
+async def test_no_prompt_cache_key_goes_to_a_host_named_outside_base_url(
+    how: str, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From recorded traffic (issue 45): only the `base_url=` argument was checked, so a
+    # gateway named by OPENAI_BASE_URL or by a passed client still got OpenAI's
+    # `prompt_cache_key`, which a strict host refuses. The client's own URL decides.
+    from openai import AsyncOpenAI
+
+    from warmloop.providers.select import resolve_model
+
+    answer = scripted([ToolUse("submit", SUBMIT_ARGS)])
+    wire_server.serve(answer)
+    url = f"{wire_server.url}/v1"
+    options: dict[str, Any] = {}
+    if how == "OPENAI_BASE_URL":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        options["api_key"] = SECRET
+    elif how == "client":
+        options["client"] = AsyncOpenAI(api_key=SECRET, base_url=url)
+    else:
+        options["client"] = lambda: AsyncOpenAI(api_key=SECRET, base_url=url)
+    model = resolve_model("openai:gpt-5", **options)
+    assert (await Agent(model).run("Answer.")).outputs.model_dump()["answer"] == "done"
+    (body,) = wire_server.bodies("/responses")
+    assert "prompt_cache_key" not in body
+
+
 # Issue 32: streams
 
 
