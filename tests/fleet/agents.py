@@ -93,7 +93,7 @@ def _prewarm() -> Agent:
     warm batch's warm-up is a prewarm; it submits at once."""
     host, worker = os.environ["WARMLOOP_FLEET_HOST"], os.environ["WARMLOOP_FLEET_WORKER"]
     client = AsyncOpenAI(base_url=f"{host}/w/{worker}/v1", api_key="sk-test", max_retries=0)
-    model = OpenAIResponsesModel("gpt-5.6-sol", client=client)
+    model = OpenAIResponsesModel("gpt-5.6-sol", client=client, cache_key=True)  # as OpenAI
     return Agent(model, [], outputs={"answer": str}, instructions=INSTRUCTIONS * 200)
 
 
