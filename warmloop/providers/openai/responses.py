@@ -42,7 +42,7 @@ from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_
 from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.registry import provider_record
 from warmloop.providers.routing import routing_key
-from warmloop.providers.streamed import cut_short, read_stream
+from warmloop.providers.streamed import cut_short, paced, read_seconds, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
@@ -157,7 +157,9 @@ class OpenAIResponsesModel(KnownFacts):
                     session_id,
                 )
                 async with events:  # closed at once, even when read up to its last event
-                    body = await streamed_body(events, deltas, self.name)
+                    # Each event within the timeout: comments alone cannot hold the stream.
+                    seconds = read_seconds(self.client.timeout)
+                    body = await streamed_body(paced(events, seconds, self.name), deltas, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
         return self._diagnosed(response, body, rendered, session_id, earlier)
 
