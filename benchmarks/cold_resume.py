@@ -74,7 +74,7 @@ def resume(
     first: SimOutcome = outcomes[-1]
     usage = first.usage
     return FirstRequest(
-        usage.input_tokens + usage.cache_write_tokens,
+        usage.uncached_tokens + usage.cache_write_tokens,
         usage.prompt_tokens,
         first.cost.total if first.cost else 0.0,
         bool(run.maintenance),

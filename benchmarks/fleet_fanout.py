@@ -181,7 +181,7 @@ def batch(spec: str, *, warm: bool, key: str, machines: int, concurrency: int) -
         sum(u.cache_read_tokens < OPENING_TOKENS - 128 for u in firsts),  # 128-token steps
         sum(u.cache_write_tokens for u in every),
         sum(u.cache_read_tokens for u in every),
-        sum(u.input_tokens for u in every),
+        sum(u.uncached_tokens for u in every),
         sum(cost_breakdown(u, prices).total for u in every),
         where.spilled,
         released,

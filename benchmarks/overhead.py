@@ -85,7 +85,7 @@ def provider_usage(characters: int, cached: int) -> Usage:
     (a fixed usage made it climb with the history, and the protected tail with it)."""
     total = -(-characters // CHARS_PER_TOKEN)
     read = min(cached, total)
-    return Usage(input_tokens=total - read, cache_read_tokens=read, output_tokens=30)
+    return Usage(input_tokens=total, cache_read_tokens=read, output_tokens=30)
 
 
 Samples = dict[int, dict[str, list[float]]]

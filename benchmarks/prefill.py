@@ -134,7 +134,7 @@ class Strategy:
         started = time.perf_counter()
         usage = self.model.prefill(tokens)
         self.seconds.append(time.perf_counter() - started)
-        self.evaluated.append(usage.input_tokens)
+        self.evaluated.append(usage.uncached_tokens)
         self.reused.append(usage.cache_read_tokens)
 
 

@@ -95,7 +95,7 @@ class Upstream:
             "stop_reason": "tool_use" if first else "end_turn",
             "stop_sequence": None,
             "usage": {
-                "input_tokens": usage.input_tokens,
+                "input_tokens": usage.uncached_tokens,  # Anthropic's: the uncached part
                 "cache_read_input_tokens": usage.cache_read_tokens,
                 "cache_creation_input_tokens": usage.cache_write_tokens,
                 "output_tokens": usage.output_tokens,

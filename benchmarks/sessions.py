@@ -54,7 +54,8 @@ async def grow(store: SqlStore, name: str) -> Samples:
     k = 0
     while len(transcript) < SIZES[-1] + WINDOW * 2:
         transcript.extend(step_messages(k))
-        records.append(RequestRecord(Usage(10, 1000 + k, 0, 20), 0.5, PrefixCheck(1, 1)))
+        usage = Usage.of_parts(10, 1000 + k, 0, 20)
+        records.append(RequestRecord(usage, 0.5, PrefixCheck(1, 1)))
         started, cpu = time.perf_counter(), time.process_time()
         await recorder.appended(transcript, records)
         elapsed = (time.perf_counter() - started, time.process_time() - cpu)

@@ -124,8 +124,14 @@ class Growing(Disclosure):
 
     box: GrowingToolbox
 
-    def step(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> Disclosure:
-        super().step(transcript, max_result_chars=max_result_chars)
+    def step(
+        self,
+        transcript: Transcript,
+        *,
+        max_result_chars: Cap = OWN_CAP,
+        errors_to_model: bool = False,
+    ) -> Disclosure:
+        super().step(transcript, max_result_chars=max_result_chars, errors_to_model=errors_to_model)
         self.known |= self.box.bound  # bound tools are the (remembered) discovered ones
         return self
 

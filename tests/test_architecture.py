@@ -21,7 +21,7 @@ PACKAGE = Path(warmloop.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("facts", "keywords"),
+    ("facts", "keywords", "testing"),
     ("messages", "re2_syntax", "regular", "wire", "simulate"),
     ("transcript_file",),
     ("transcript",),

@@ -24,9 +24,9 @@ def echo(value: str) -> str:
     return value
 
 
-@tool
+@tool(errors_to_model=True)
 def fail(value: str) -> str:
-    """Always fails."""
+    """Always fails, and tells the model."""
     raise ValueError(value)
 
 

@@ -143,3 +143,14 @@ def test_the_readme_lists_the_whole_public_api() -> None:
     names = {n for line in listed for n in re.findall(r"`(\w+)`", line)}
     assert names == set(warmloop.__all__)
     assert set(re.findall(r"^::: warmloop\.(\w+)$", API, re.M)) == set(warmloop.__all__)
+
+
+def test_the_readmes_docs_list_names_every_guide_and_the_switchers_page() -> None:
+    """Every page in docs/guides/ is linked from the README's documentation list, and the
+    page for switchers from pydantic-ai and the Agents SDK is on its first screen (issue 45)."""
+    guides = {path.name for path in (ROOT / "docs" / "guides").glob("*.md")}
+    docs = README.split("## Documentation", 1)[1]
+    linked = set(re.findall(r"\(docs/guides/([\w.-]+\.md)\)", docs))
+    assert linked == guides
+    first_screen = "\n".join(README.splitlines()[:30])
+    assert "(docs/coming-from.md)" in first_screen

@@ -48,7 +48,7 @@ def usages(profile: CacheProfile, *requests: SimRequest) -> list[Usage]:
 
 
 def u(miss: int = 0, read: int = 0, write: int = 0, write_1h: int = 0, out: int = 0) -> Usage:
-    return Usage(miss, read, write, out, write_1h)
+    return Usage.of_parts(miss, read, write, out, cache_write_1h_tokens=write_1h)
 
 
 # --- explicit breakpoints (Anthropic) -------------------------------------------------------
@@ -396,7 +396,7 @@ def test_every_prompt_token_is_read_written_or_missed_and_cost_is_never_negative
     for request, outcome in zip(requests, simulate(requests, profile, prices), strict=True):
         usage = outcome.usage
         assert usage.prompt_tokens == request.prompt_tokens
-        assert min(usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens) >= 0
+        assert min(usage.uncached_tokens, usage.cache_read_tokens, usage.cache_write_tokens) >= 0
         assert 0 <= usage.cache_write_1h_tokens <= usage.cache_write_tokens
         assert outcome.cost is None or outcome.cost.total >= 0
 
@@ -422,7 +422,7 @@ def test_append_only_with_a_breakpoint_on_the_newest_block_reads_all_the_last_on
     outcomes = simulate(requests, SONNET)
     for previous, outcome in zip(requests, outcomes[1:], strict=False):
         assert outcome.usage.cache_read_tokens == previous.prompt_tokens
-        assert outcome.usage.input_tokens == 0
+        assert outcome.usage.uncached_tokens == 0
 
 
 @settings(max_examples=100, deadline=None)

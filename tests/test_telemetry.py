@@ -5,6 +5,7 @@ name them (semantic-conventions v1.41.0, docs/gen-ai/gen-ai-agent-spans.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from warmloop import Agent, ScriptedModel, call, tool
+from warmloop import Agent, ConfigurationError, ModelRetry, ScriptedModel, call, tool
 from warmloop.agent.result import RequestFailed
 from warmloop.telemetry import NO_TRACING, instrument, provider_name, tracing
 
@@ -141,8 +142,8 @@ def test_a_two_step_run_is_one_agent_span_over_its_requests_and_its_tool_call() 
 
 @tool
 def broken(city: str) -> str:
-    """Always fails."""
-    raise RuntimeError(f"no map of {city}")
+    """Always fails, and tells the model."""
+    raise ModelRetry(f"no map of {city}")
 
 
 def test_a_failed_tool_call_ends_its_span_with_an_error_and_the_run_goes_on() -> None:
@@ -216,6 +217,97 @@ def test_a_span_a_tool_makes_is_a_child_of_its_tool_span() -> None:
     assert inside.parent is not None
     assert around.context is not None
     assert inside.parent.span_id == around.context.span_id
+
+
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+
+
+def captured_tool_span(monkeypatch: pytest.MonkeyPatch, **options: bool) -> dict[str, object]:
+    exporter, provider = traced()
+    model = instrument(
+        ScriptedModel([call("shout", text="hi"), "HI"]),
+        tracer=provider.get_tracer("t"),
+        **options,
+    )
+    Agent(model, [shout]).run_sync("Shout hi.")
+    spans = exporter.get_finished_spans()
+    (tool_span,) = [s for s in spans if s.name == "execute_tool shout"]
+    chats = [dict(s.attributes or {}) for s in spans if s.name.startswith("chat ")]
+    return {**dict(tool_span.attributes or {}), "chats": chats}
+
+
+def test_message_content_is_kept_out_of_spans_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    attributes = captured_tool_span(monkeypatch)
+    assert "gen_ai.tool.call.arguments" not in attributes
+    assert "gen_ai.tool.call.result" not in attributes
+    assert all("gen_ai.output.messages" not in chat for chat in attributes["chats"])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("how", ["parameter", "environment"])
+def test_message_content_is_captured_when_opted_in(
+    monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    if how == "environment":
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        attributes = captured_tool_span(monkeypatch)
+    else:
+        attributes = captured_tool_span(monkeypatch, capture_content=True)
+    assert attributes["gen_ai.tool.call.arguments"] == '{"text": "hi"}'
+    assert attributes["gen_ai.tool.call.result"] == "HI"
+    chats = attributes["chats"]
+    assert isinstance(chats, list)
+    first = json.loads(chats[0]["gen_ai.output.messages"])
+    assert first == [
+        {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": "call_0_0",
+                    "name": "shout",
+                    "arguments": '{"text": "hi"}',
+                }
+            ],
+        }
+    ]
+    assert json.loads(chats[1]["gen_ai.output.messages"])[0]["parts"] == [
+        {"type": "text", "content": "HI"}
+    ]
+
+
+def test_the_parameter_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    attributes = captured_tool_span(monkeypatch, capture_content=False)
+    assert "gen_ai.tool.call.result" not in attributes
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "anthropic:claude-sonnet-4-6",
+        "openai:gpt-5",
+        "openai-chat:gpt-4o",
+        "gemini:gemini-2.5-flash",
+        "deepseek:deepseek-chat",
+        "xai:grok-4",
+        "openai-compatible:http://127.0.0.1:8000/v1#served",
+    ],
+)
+def test_instrument_takes_every_model_string(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    model = instrument(spec)
+    assert model.name == spec
+    assert model.facts.context_window > 0
+
+
+def test_an_agent_name_must_be_a_line_of_text() -> None:
+    for bad in ("", "  ", "two\nlines", 42):
+        with pytest.raises(ConfigurationError, match="name must be"):
+            Agent(ScriptedModel(), name=bad)  # type: ignore[arg-type]
 
 
 def test_a_sub_agents_run_span_is_a_child_of_the_parents_tool_span() -> None:

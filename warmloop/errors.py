@@ -48,6 +48,11 @@ class MissingApiKey(ConfigurationError):
         self.variables = variables
 
 
+class ModelRequestsRefused(ConfigurationError):
+    """A request to a provider's API while requests are off in this process (a test run:
+    `warmloop.testing.ALLOW_MODEL_REQUESTS = False`); nothing was sent."""
+
+
 class ProviderError(WarmloopError):
     """A provider request failed for good (auth, invalid request, retries exhausted)."""
 
@@ -110,6 +115,39 @@ class FleetUnavailable(WarmloopError):
 class ToolFailed(WarmloopError):
     """A tool reports that it failed (a remote tool's error result, a server that stopped);
     the message is what the model is told, as a tool error."""
+
+
+class ModelRetry(ToolFailed):
+    """Raised in a tool to tell the model what is wrong with its call, so it tries again
+    (pydantic-ai's name): the message is the call's error result, and the run goes on. Any
+    other exception a tool raises ends the run (`ToolRaised`), unless the tool or the agent
+    sends errors to the model (`errors_to_model=True`)."""
+
+
+SHOWN_CHARS = 500
+"""The most of a tool's own message `ToolRaised` repeats (the whole is its `error`)."""
+
+
+class ToolRaised(WarmloopError):
+    """A tool raised an exception other than `ModelRetry` (or `ToolFailed`), and neither the
+    tool nor the agent sends errors to the model: the run ends (a `RunAborted` whose cause
+    this is). `tool` names the tool; `error`, also this error's `__cause__`, is what it
+    raised."""
+
+    def __init__(self, tool: str, error: BaseException) -> None:
+        try:
+            said = str(error)
+        except Exception:  # a message that cannot be shown is no reason for a traceback
+            said = "(its message cannot be shown)"
+        if len(said) > SHOWN_CHARS:
+            said = f"{said[:SHOWN_CHARS]}... ({len(said):,} characters)"
+        super().__init__(
+            f"tool {tool!r} raised {type(error).__name__}: {said}; raise ModelRetry in the "
+            "tool to tell the model instead, or send its errors to the model with "
+            "@tool(errors_to_model=True) (Agent(tool_errors_to_model=True) for every tool)"
+        )
+        self.tool = tool
+        self.error = error
 
 
 class CodeFailed(ToolFailed):

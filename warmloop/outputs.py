@@ -6,25 +6,46 @@ A documented internal for benchmarks: `benchmarks/` may import it (the list is i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from warmloop.errors import ConfigurationError
 from warmloop.messages import Message, ToolCall, ToolResult
-from warmloop.output_types import Convert, output_model, same
+from warmloop.output_types import WRAPPED, Convert, output_model, same
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import encodable
 from warmloop.tools.schema import ToolSpec, model_schema, typed_model
 from warmloop.tools.tool import describe_invalid, parse_arguments
 
 SUBMITTED = "Submitted."
+
 OutputT = TypeVar("OutputT", default=Any)
 """A run's output type: what `outputs=` declares (Any for the named-fields forms)."""
 OutputSpec = type | Mapping[str, object] | None
 """What `outputs=` takes: a type (`output_types`), or names mapped to types."""
-OutputCheck = Callable[[BaseModel, Sequence[Message]], str | None]
+if TYPE_CHECKING:
+
+    class SubmittedOutputs(BaseModel):
+        """The validated arguments of `submit` (a run's `outputs`): a pydantic model whose
+        fields the agent declared at run time, so a type checker cannot know them; any
+        field read from it is `Any` (`run.outputs.country`). `run.output` is the typed
+        view, of the declared output type."""
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    SubmittedOutputs = BaseModel  # at run time: the outputs model itself
+
+
+def submitted(outputs: BaseModel) -> SubmittedOutputs:
+    """`outputs` as a run carries them: the same object, its fields readable by name under
+    a type checker."""
+    return cast(SubmittedOutputs, outputs)
+
+
+OutputCheck = Callable[[SubmittedOutputs, Sequence[Message]], str | None]
 """Checks valid outputs against the run's messages (its calls and their results): None to
 accept, else why not and what to do first (sent back as submit's error; see `Agent`)."""
 
@@ -40,6 +61,9 @@ class Outputs:
 
     def __init__(self, spec: OutputSpec = None) -> None:
         self.output: Convert = _answer if spec is None else same
+        self.text_field = "answer" if spec is None else WRAPPED if spec is str else None
+        """The one field a plain-text reply fills where the output is text (the default
+        `answer: str`, or `outputs=str`); None where a text reply is no answer."""
         if spec is None:
             spec = {"answer": str}
         if isinstance(spec, Mapping):
@@ -75,6 +99,14 @@ class Outputs:
                 ),
                 is_error=True,
             )
+
+    def from_text(self, text: str) -> BaseModel | None:
+        """The outputs a plain-text reply stands for where the output is text (as a
+        pydantic-ai agent whose output type is `str` takes it); None where it is not, or
+        for a reply with no text."""
+        if self.text_field is None or not text.strip():
+            return None
+        return self.model.model_validate({self.text_field: encodable(text)})
 
     def extract_prompt(self, reason: str) -> str:
         """The one user turn the extract step appends before its final request."""

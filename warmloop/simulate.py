@@ -141,7 +141,7 @@ def summary(outcomes: Sequence[SimOutcome]) -> SimSummary:
         reads=usage.cache_read_tokens,
         writes=usage.cache_write_tokens,
         writes_1h=usage.cache_write_1h_tokens,
-        misses=usage.input_tokens,
+        misses=usage.uncached_tokens,
         output_tokens=usage.output_tokens,
         cost=cost,
     )
@@ -237,7 +237,7 @@ class CacheSimulator:
         # Long-rate writes are billed by their retention: OpenAI's twelve hours, else an hour.
         twelve = mode == "automatic" and retention.name == "12h"
         return Usage(
-            input_tokens=prompt - read - written,
+            input_tokens=prompt,
             cache_read_tokens=read,
             cache_write_tokens=written,
             output_tokens=request.output_tokens,

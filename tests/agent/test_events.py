@@ -67,6 +67,7 @@ def test_iter_yields_the_run_in_order_and_the_run_at_the_end() -> None:
         "MessageAppended",  # the result
         "RequestSent",
         "ToolCallDelta",
+        "PartialOutput",  # the submit call, parsed
         "RequestAnswered",
         "MessageAppended",
         "MessageAppended",
@@ -135,7 +136,9 @@ def test_a_failed_run_raises_its_error_after_its_events() -> None:
         return seen
 
     seen = kinds(asyncio.run(consume()))
-    assert seen == ["MessageAppended", "MessageAppended", "RequestSent", "ToolCallDelta"]
+    assert seen == [
+        "MessageAppended", "MessageAppended", "RequestSent", "ToolCallDelta", "PartialOutput",
+    ]  # fmt: skip
 
 
 def test_asking_for_the_run_before_it_ends_says_so() -> None:

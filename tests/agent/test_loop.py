@@ -93,7 +93,7 @@ def test_submit_validation_errors_come_back_and_the_loop_goes_on() -> None:
     )
     model.enqueue(call("submit", answer="x", confidence=0.5))
     run = agent(model, outputs=Answer).run_sync("task")
-    assert run.outputs == Answer(answer="x", confidence=0.5)
+    assert run.output == Answer(answer="x", confidence=0.5)
     results = [m for m in run.transcript if isinstance(m, ToolResult)]
     assert [r.is_error for r in results] == [True, True, False]
     assert "confidence: Field required" in results[0].content
@@ -122,9 +122,9 @@ def test_calls_after_a_valid_submit_are_answered_but_not_executed() -> None:
     check_pairing(run.transcript.messages)
 
 
-def test_extract_when_the_model_answers_without_a_tool() -> None:
+def test_extract_when_the_model_answers_without_a_tool_and_the_output_is_not_text() -> None:
     model = ScriptedModel(["It is 42.", call("submit", answer="42")])
-    run = agent(model).run_sync("task")
+    run = agent(model, outputs={"answer": str}).run_sync("task")
     assert run.extracted
     assert run.outputs.model_dump() == {"answer": "42"}
     extract_prompt = run.transcript.messages[-3]
@@ -161,7 +161,7 @@ def test_the_extract_step_executes_only_submit() -> None:
 def test_a_failed_extract_raises_with_the_whole_transcript() -> None:
     model = ScriptedModel(["no tools", "still no tools"])
     with pytest.raises(ExtractFailed) as info:
-        agent(model).run_sync("task")
+        agent(model, outputs={"answer": str}).run_sync("task")
     assert kinds(info.value.transcript) == ["system", "user", "assistant", "user", "assistant"]
     assert "without valid outputs" in str(info.value)
 

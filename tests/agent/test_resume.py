@@ -41,7 +41,7 @@ def pay(amount: int) -> str:
 REPLIES: list[Reply | str] = [
     Reply(calls=(("lookup", '{"key": "a"}'), ("lookup", '{"key": "b"}'))),
     call("lookup", key="c"),
-    "I think it is done.",  # no tool call: the extract step follows
+    "I think it is done.",  # no tool call: with named outputs, the extract step follows
     call("submit", answer="abc"),
 ]
 
@@ -147,7 +147,8 @@ def test_an_unfinished_call_runs_again_only_if_its_tool_is_repeatable(
 def test_a_run_cut_during_its_extract_step_resumes_it_as_the_extract_step(
     tmp_path: Path,
 ) -> None:
-    whole = Agent(scripted(REPLIES), [lookup]).run_sync("task")
+    named = {"answer": str}  # named fields: a text reply is no answer, the extract step follows
+    whole = Agent(scripted(REPLIES), [lookup], outputs=named).run_sync("task")
     assert whole.extracted
     final = whole.transcript.messages
     prompt = next(n for n, m in enumerate(final) if isinstance(m, UserText) and m.only_tool)
@@ -156,7 +157,9 @@ def test_a_run_cut_during_its_extract_step_resumes_it_as_the_extract_step(
             tmp_path / f"cut{length}.db", final[:length], whole.transcript.conversation
         )
         run = asyncio.run(
-            Agent(scripted(REPLIES), [lookup]).run("task", session="s", store=store, resume_at=0)
+            Agent(scripted(REPLIES), [lookup], outputs=named).run(
+                "task", session="s", store=store, resume_at=0
+            )
         )
         assert run.transcript.messages == final, f"cut after {length} messages"
         assert run.extracted, f"cut after {length} messages"

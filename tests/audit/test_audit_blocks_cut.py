@@ -68,6 +68,6 @@ def test_a_window_request_shorter_than_its_parent_reads_all_it_can_when_perfect(
         if parent is not None and finding.prompt_tokens < parent.prompt_tokens:
             shorter += 1
             read = profile.cacheable(finding.prompt_tokens)
-            usage = Usage(input_tokens=finding.prompt_tokens - read, cache_read_tokens=read)
+            usage = Usage(input_tokens=finding.prompt_tokens, cache_read_tokens=read)
             assert perfect == pytest.approx(input_dollars(usage, prices))
     assert shorter >= 3

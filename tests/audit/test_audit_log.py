@@ -124,7 +124,7 @@ def test_anthropic_streamed_usage_merges_message_start_and_delta() -> None:
     }
     delta = {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 40}}
     facts = response_facts(sse(start, delta, {"type": "message_stop"}), "text/event-stream")
-    assert normalise_usage(facts.usage or {}) == Usage(5, 900, 0, 40)
+    assert normalise_usage(facts.usage or {}) == Usage.of_parts(5, 900, 0, 40)
     assert describe_diagnostics(facts.diagnostics, wire_format("anthropic")) == (
         "Anthropic: comparison still pending (check the next request)"
     )
@@ -134,7 +134,7 @@ def test_chat_responses_and_gemini_usage_are_normalised() -> None:
     chunk = {"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 3}}
     chunk["usage"]["prompt_tokens_details"] = {"cached_tokens": 64}  # type: ignore[index]
     chat = response_facts(sse({"choices": [{"delta": {}}]}, chunk) + b"data: [DONE]\n\n")
-    assert normalise_usage(chat.usage or {}) == Usage(36, 64, 0, 3)
+    assert normalise_usage(chat.usage or {}) == Usage.of_parts(36, 64, 0, 3)
     completed = {
         "type": "response.completed",
         "response": {
@@ -147,19 +147,19 @@ def test_chat_responses_and_gemini_usage_are_normalised() -> None:
         },
     }
     responses = response_facts(sse({"type": "response.created", "response": {}}, completed))
-    assert normalise_usage(responses.usage or {}) == Usage(34, 256, 10, 9)
+    assert normalise_usage(responses.usage or {}) == Usage.of_parts(34, 256, 10, 9)
     chunks = [
         {"usageMetadata": {"promptTokenCount": 50}},
         {"usageMetadata": {"promptTokenCount": 50, "cachedContentTokenCount": 40}},
     ]
     gemini = response_facts(json.dumps(chunks).encode(), "application/json")  # a JSON array
-    assert normalise_usage(gemini.usage or {}) == Usage(10, 40, 0, 0)
+    assert normalise_usage(gemini.usage or {}) == Usage.of_parts(10, 40, 0, 0)
     # Gemini's tool-use prompt (a grounding or code-execution tool's own input) is input too.
     grounded = {"promptTokenCount": 50, "cachedContentTokenCount": 40}
     grounded["toolUsePromptTokenCount"] = 7
-    assert normalise_usage(grounded) == Usage(17, 40, 0, 0)
+    assert normalise_usage(grounded) == Usage.of_parts(17, 40, 0, 0)
     deepseek = {"prompt_tokens": 80, "prompt_cache_hit_tokens": 64, "prompt_cache_miss_tokens": 16}
-    assert normalise_usage(deepseek) == Usage(16, 64, 0, 0)
+    assert normalise_usage(deepseek) == Usage.of_parts(16, 64, 0, 0)
 
 
 def test_gzip_responses_are_decoded_for_reading_usage() -> None:

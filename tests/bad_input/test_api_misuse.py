@@ -119,6 +119,19 @@ CASES: dict[str, tuple[Callable[[], object], str]] = {
         run(session="s", store="mysql://user@db.test/agents"),
         "'mysql' URLs are not supported",
     ),
+    # Round four (issue 45): a server URL with an unclosed IPv6 bracket was a ValueError.
+    "server-url-open-ipv6-bracket": (
+        lambda: Agent("openai-compatible:http://[::1/v1#m"),
+        "an IPv6 address in brackets",
+    ),
+    "server-url-credentials-and-open-bracket": (
+        lambda: Agent("openai-compatible:http://u:secret@[::1/v1#m"),
+        "cannot be read",
+    ),
+    "server-url-port-not-a-number": (
+        lambda: Agent("openai-compatible:http://127.0.0.1:eighty/v1#m"),
+        "its port (a number)",
+    ),
 }
 
 
@@ -447,7 +460,7 @@ def test_a_missing_key_is_told_as_the_cli_passes_one(monkeypatch: pytest.MonkeyP
     with pytest.raises(MissingApiKey, match="pass api_key= or client="):
         resolve_model("anthropic:claude-sonnet-4-5")
     result = CliRunner().invoke(main, ["run", "Hi.", "--model", "anthropic:claude-sonnet-4-5"])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 5, result.output  # not set up
     assert "set the environment variable ANTHROPIC_API_KEY" in result.output, result.output
     assert "--option api_key=KEY" in result.output, result.output
     assert "api_key=" not in result.output.replace("--option api_key=KEY", ""), result.output
@@ -566,7 +579,7 @@ def test_run_agent_that_names_no_agent_is_one_line(
     for name in ("mine", "raising", "needs_dep"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     result = CliRunner().invoke(main, ["run", "Hi.", "--agent", spec], env={"COLUMNS": "300"})
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # bad usage
     assert expected in result.output
     assert "Traceback" not in result.output
 

@@ -117,13 +117,18 @@ CASES: dict[str, Case] = {
     "nul-in-arguments": then_submit(raw_call("lookup", '{"key": "a\\u0000b"}')),
     "surrogate-in-text": then_submit(Reply(text="bad \udcff text", calls=(("lookup", "{}"),))),
     "huge-arguments": then_submit(call("lookup", key="x" * 2_000_000)),
-    # Empty and tool-less replies: the extract step asks for the outputs.
+    # Empty and tool-less replies: the extract step asks for the outputs; text is the answer.
     "empty-turn": then_submit(AssistantTurn()),
     "empty-text": then_submit(Reply(text="")),
     "text-only": then_submit(Reply(text="The answer is 4.")),
     "reasoning-only": then_submit(AssistantTurn(reasoning="Hmm.")),
     "huge-text-only": then_submit(Reply(text="blah " * 200_000)),
-    "never-calls-a-tool": Case([Reply(text="no"), Reply(text="still no")], "ExtractFailed:"),
+    # With named outputs a reply in words is no answer (with the default text, it is).
+    "never-calls-a-tool": Case(
+        [Reply(text="no"), Reply(text="still no")],
+        "ExtractFailed:",
+        options={"outputs": {"answer": str}},
+    ),
     # Many calls at once, submits in odd places.
     "three-hundred-parallel-calls": then_submit(parallel(300)),
     "submit-then-more-calls": Case(

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anthropic
@@ -363,6 +365,34 @@ async def test_a_responses_host_at_a_base_url_that_refuses_undocumented_fields_a
     assert "prompt_cache_key" in wire_server.bodies("/responses")[-1]
 
 
+@pytest.mark.parametrize("how", ["OPENAI_BASE_URL", "client", "client-function"])
+async def test_no_prompt_cache_key_goes_to_a_host_named_outside_base_url(
+    how: str, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From recorded traffic (issue 45): only the `base_url=` argument was checked, so a
+    # gateway named by OPENAI_BASE_URL or by a passed client still got OpenAI's
+    # `prompt_cache_key`, which a strict host refuses. The client's own URL decides.
+    from openai import AsyncOpenAI
+
+    from warmloop.providers.select import resolve_model
+
+    answer = scripted([ToolUse("submit", SUBMIT_ARGS)])
+    wire_server.serve(answer)
+    url = f"{wire_server.url}/v1"
+    options: dict[str, Any] = {}
+    if how == "OPENAI_BASE_URL":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        options["api_key"] = SECRET
+    elif how == "client":
+        options["client"] = AsyncOpenAI(api_key=SECRET, base_url=url)
+    else:
+        options["client"] = lambda: AsyncOpenAI(api_key=SECRET, base_url=url)
+    model = resolve_model("openai:gpt-5", **options)
+    assert (await Agent(model).run("Answer.")).outputs.model_dump()["answer"] == "done"
+    (body,) = wire_server.bodies("/responses")
+    assert "prompt_cache_key" not in body
+
+
 # Issue 32: streams
 
 
@@ -457,3 +487,54 @@ async def test_a_broken_stream_is_a_clear_error_or_the_stated_fallback(
     expect(outcome, no_usage if fault == "no-usage" else STREAM_OUTCOMES[fault])
     if outcome.run is not None:  # the fallback: no usage read as no tokens
         assert outcome.run.requests[0].usage.cache_read_tokens == 0
+
+
+class OnlyComments(BaseHTTPRequestHandler):
+    """A server whose reply is an event stream of SSE comments (keep-alives), one every
+    `EVERY` seconds and never an event, until the client goes or the test says stop."""
+
+    protocol_version = "HTTP/1.1"
+    stop = threading.Event()
+    EVERY = 0.05
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        comment = b": keep-alive\n\n"
+        try:
+            while not self.stop.wait(self.EVERY):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(comment), comment))
+                self.wfile.flush()
+        except OSError:
+            pass  # the client went: what the test waits for
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("prefix", ["openai-compatible", "openai"])
+async def test_keep_alive_comments_never_hold_a_stream_past_its_timeout(prefix: str) -> None:
+    # Probe (issue 45): with `timeout=5`, a server sending an SSE comment every second kept
+    # `agent.iter` running forever, the timeout bounding only silence. Each event must come
+    # within the timeout; comments are no event.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OnlyComments)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    OnlyComments.stop.clear()
+    try:
+        if prefix == "openai":
+            model: Model = OpenAIResponsesModel(
+                "gpt-5", api_key=SECRET, base_url=url, timeout=0.5, max_retries=0
+            )
+        else:
+            model = OpenAICompatibleModel(f"{url}#m", timeout=0.5, max_retries=0)
+        outcome = await streamed(Agent(model))
+    finally:
+        OnlyComments.stop.set()
+        server.shutdown()
+        server.server_close()
+    expect(outcome, "RequestFailed:sent no event for 0.5 s")

@@ -1299,6 +1299,10 @@ STORE_DAMAGE: dict[str, str] = {
     "text-in-message-position": "UPDATE messages SET position = 'one' WHERE position = 0",
     "bytes-in-message-body": "UPDATE messages SET body = x'8badf00d' WHERE position = 0",
     "huge-length": "UPDATE sessions SET length = 4611686018427387904",
+    # issue 45: a held lease whose expiry is a word (a TypeError in acquire before)
+    "word-in-lease-expiry": (
+        "UPDATE sessions SET lease_expires = 'soon', lease_holder = 'w', lease_token = 't'"
+    ),
 }
 
 
@@ -1319,7 +1323,7 @@ def test_a_damaged_session_store_is_one_line(damage: str, command: str, tmp_path
     }[command]
     model = ScriptedModel([scripted_call("submit", answer="more")], name="scripted")
     result = invoke(model, *args, "--store", str(db))
-    if command == "sessions" and not damage.endswith(("requests-position", "sent-at")):
+    if command == "sessions" and not damage.endswith(("requests-position", "sent-at", "expiry")):
         assert result.exit_code == 0, result.output  # the list reads no message
         return
     assert result.exit_code == 1, result.output
@@ -1666,3 +1670,118 @@ def test_an_upstream_failing_mid_stream_ends_the_clients_stream_short(
     printed = capsys.readouterr().err
     assert "broke off" in printed
     assert "Traceback" not in printed
+
+
+# Round four (issue 45): the hostile probe, outside the proxy.
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE sessions SET lease_expires = 'soon', lease_holder = 'w', lease_token = 't'",
+        "UPDATE sessions SET lease_expires = NULL, lease_holder = 'w', lease_token = 't'",
+        "UPDATE sessions SET lease_expires = x'00ff', lease_holder = 'w', lease_token = 't'",
+    ],
+    ids=["word-expiry", "held-without-expiry", "bytes-expiry"],
+)
+def test_a_damaged_lease_is_a_session_error_in_python_too(statement: str, tmp_path: Path) -> None:
+    """Resuming through the Python API reads the lease itself (the CLI's listing did not
+    see it): a damaged lease row is the store's one-line SessionError, never a TypeError."""
+    from warmloop import SessionError
+    from warmloop.providers.scripted import ScriptedModel
+
+    db = tmp_path / "sessions.db"
+    _damaged_store(db, statement)
+    agent = Agent(ScriptedModel(["more"], name="scripted"))
+    with pytest.raises(SessionError, match="damaged or edited by hand"):
+        agent.run_sync("Go on.", session="demo", store=db)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "directory"])
+@pytest.mark.parametrize("command", ["sessions", "show", "export"])
+def test_a_store_that_is_no_file_is_one_line_not_an_empty_store(
+    kind: str, command: str, tmp_path: Path
+) -> None:
+    """A read-only command read a FIFO or a link to /dev/zero as an empty store ("no
+    sessions", exit 0): it names what the path is instead, and exits 1."""
+    store = tmp_path / "store"
+    if kind == "fifo":
+        os.mkfifo(store)
+    elif kind == "directory":
+        store.mkdir()
+    else:
+        store.symlink_to("/dev/zero")
+    args = {"sessions": ["sessions"], "show": ["show", "demo"], "export": ["export", "demo"]}
+    shown = _one_line_error(_cli(*args[command], "--store", str(store)))
+    assert "not a SQLite file" in shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:pw-secret@[::1/x",
+        "postgresql://u:pw-secret@db.test:port/x",
+    ],
+    ids=["open-ipv6-bracket", "port-not-a-number"],
+)
+@pytest.mark.parametrize("verb", [["fleet", "workers"], ["batch", "status", "b1"]])
+def test_a_fleet_url_that_cannot_be_read_is_one_line_without_its_password(
+    url: str, verb: list[str]
+) -> None:
+    """A malformed fleet database URL was a ValueError traceback from a database driver: it
+    is one line naming what to check, and never the password."""
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    shown = _one_line_error(_cli(*verb, "--db", url))
+    assert "cannot be read" in shown
+    assert "pw-secret" not in shown
+
+
+@pytest.mark.parametrize("verb", [["fleet", "workers"], ["batch", "status", "b1"]])
+def test_a_read_only_fleet_command_creates_nothing_in_another_database(verb: list[str]) -> None:
+    """`fleet workers` and `batch status` only read: pointed at another application's
+    database they created DBOS's tables and warmloop's (14 of them) there; they say it
+    holds no fleet, and leave it as it was."""
+    import secrets
+
+    pytest.importorskip("dbos", reason="the fleet needs DBOS: pip install 'warmloop[fleet]'")
+    import psycopg
+
+    from tests.support.stores import _server_url, admin, with_database
+
+    server = _server_url()
+    name = "other_app_" + secrets.token_hex(4)
+    admin(server, f"CREATE DATABASE {name}")
+    try:
+        url = with_database(server, name)
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("CREATE TABLE invoices (id integer primary key)")
+        shown = _one_line_error(_cli(*verb, "--db", url))
+        assert "holds no warmloop fleet" in shown
+        with psycopg.connect(url, autocommit=True) as db:
+            tables = db.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables"
+                " WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+        assert tables == [("public", "invoices")]
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o620, 0o644])
+def test_an_openings_key_other_users_may_touch_signs_nothing(
+    mode: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The saved openings' key file was trusted whatever its mode: a key another user could
+    write (a 0666 one they planted) or read lets them sign a state the engine loads. Such a
+    key is refused, each saved opening evaluated again, and the warning says how to fix it."""
+    from warmloop.providers.local.openings import KEY_FILE
+
+    identity, tokens, state = "model=/m.gguf template=gemma n_ctx=1024", (1, 2, 3), b"kv" * 64
+    cache = OpeningCache(tmp_path)
+    assert cache.save(identity, tokens, state) is not None
+    assert cache.load(identity, tokens) == state  # the owner-only key it made is trusted
+    (tmp_path / KEY_FILE).chmod(mode)
+    with caplog.at_level(logging.WARNING, logger="warmloop"):
+        assert cache.load(identity, tokens) is None
+    assert f"mode {mode:04o}" in caplog.text
+    assert "chmod 600" in caplog.text

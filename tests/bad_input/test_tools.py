@@ -1,7 +1,9 @@
 """Bad tools: raising, returning what is not text (or cannot become text), 50 MB results,
-async tools, hanging tools (short timeouts), validators that raise. The model sees a tool
-error or a capped result and the run goes on; Ctrl-C in a tool ends the run with the
-transcript attached and closed."""
+async tools, hanging tools (short timeouts), validators that raise. With its errors sent to
+the model (`errors_to_model=True`) the model sees a tool error or a capped result and the
+run goes on; by default a tool that raises ends the run with a `RunAborted` carrying the
+transcript, closed (issue 45); Ctrl-C in a tool ends the run with the transcript attached
+and closed."""
 
 from __future__ import annotations
 
@@ -16,7 +18,16 @@ import pytest
 from pydantic import BaseModel, field_validator
 
 from tests.bad_input.harness import check_outcome, exercise, expect
-from warmloop import Agent, ScriptedModel, Tool, call, check_pairing, raw_call
+from warmloop import (
+    Agent,
+    RunAborted,
+    ScriptedModel,
+    Tool,
+    ToolRaised,
+    call,
+    check_pairing,
+    raw_call,
+)
 
 RESULT_CAP = 2_000
 RELEASE = threading.Event()
@@ -172,13 +183,17 @@ def release_hung_threads() -> Any:
 async def test_bad_tool(name: str) -> None:
     case = CASES[name]
     broken = Tool.from_function(
-        case.function, name="broken", description="A tool that misbehaves.", timeout=case.timeout
+        case.function,
+        name="broken",
+        description="A tool that misbehaves.",
+        timeout=case.timeout,
+        errors_to_model=True,
     )
     model = ScriptedModel([raw_call("broken", case.arguments), call("submit", answer="x")])
     agent = Agent(model, tools=[broken], max_result_chars=RESULT_CAP)
     outcome = await exercise(agent)
     check_outcome(outcome, model=model)
-    expect(outcome, "ok")  # a tool's failure never ends the run
+    expect(outcome, "ok")  # sent to the model, a tool's failure never ends the run
     result = outcome.results[0]
     assert len(result.content) <= RESULT_CAP
     if case.expect == "ok":
@@ -186,6 +201,35 @@ async def test_bad_tool(name: str) -> None:
         assert case.shown in result.content
     else:
         expect(outcome, case.expect)
+
+
+RAISING = [
+    name
+    for name, case in CASES.items()
+    if name.startswith(("raises-", "async-raises", "async-tool-raises", "returns-50-mb-error"))
+    and name != "raises-cancelled-itself"
+]
+"""The cases whose tool raises an exception: by default each ends the run."""
+
+
+@pytest.mark.parametrize("name", RAISING)
+async def test_a_raising_tool_ends_the_run_by_default_with_the_transcript_closed(
+    name: str,
+) -> None:
+    case = CASES[name]
+    broken = Tool.from_function(case.function, name="broken", description="Misbehaves.")
+    model = ScriptedModel([raw_call("broken", case.arguments), call("submit", answer="x")])
+    outcome = await exercise(Agent(model, tools=[broken], max_result_chars=RESULT_CAP))
+    check_outcome(outcome, model=model)
+    assert isinstance(outcome.error, RunAborted)
+    raised = outcome.error.__cause__
+    assert isinstance(raised, ToolRaised)
+    assert raised.tool == "broken"
+    assert "ModelRetry" in str(outcome.error)  # says how to tell the model instead
+    assert len(str(outcome.error)) < 2_000  # a huge message is not repeated whole
+    assert len(model.requests) == 1  # nothing more was asked
+    last = outcome.results[-1]
+    assert last.content == "Not executed: the run stopped (ToolRaised)."
 
 
 @pytest.mark.parametrize("where", ["sync", "async"])

@@ -17,7 +17,7 @@ from warmloop.cli.shared import CliContext
 from warmloop.cli.view import message_lines, report
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolResult, UserText
-from warmloop.outputs import Outputs
+from warmloop.outputs import Outputs, submitted
 from warmloop.providers.anthropic.record import LAYOUT as ANTHROPIC
 from warmloop.providers.base import ModelResponse, Rendered
 from warmloop.providers.local.model import LocalModel
@@ -172,9 +172,9 @@ def test_text_protocol_turn_is_shown_as_thought_and_call() -> None:
     assert "Action:" not in result.stdout
 
 
-def test_bad_model_string_exits_1_with_one_clear_line() -> None:
+def test_bad_model_string_exits_2_with_one_clear_line() -> None:
     result = invoke(None, "run", TASK, "--model", "nonsense:x", "--workspace", str(EXAMPLE))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert isinstance(result.exception, SystemExit)
     lines = result.stderr.splitlines()
     assert len(lines) == 1
@@ -182,10 +182,10 @@ def test_bad_model_string_exits_1_with_one_clear_line() -> None:
     assert "Traceback" not in result.output
 
 
-def test_missing_workspace_exits_1(tmp_path: Path) -> None:
+def test_missing_workspace_exits_2(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     result = invoke(exploring_model(), "run", TASK, "--workspace", str(missing))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert (
         result.stderr == f"error: workspace {missing} does not exist; pass an existing directory\n"
     )
@@ -195,7 +195,7 @@ def test_missing_workspace_exits_1(tmp_path: Path) -> None:
     ("replies", "message"),
     [
         ([call("list_files")], "has no reply left for request 2"),
-        (["I think so.", "Still thinking."], "the run ended without valid outputs"),
+        (["", " "], "the run ended without valid outputs"),  # no words: no text answer
     ],
     ids=["request-failed", "extract-failed"],
 )
@@ -270,7 +270,7 @@ def test_report_names_a_cache_bust_and_its_cause() -> None:
     ]
     checks = [guard.check(canonical_stream(p, ANTHROPIC)) for p in payloads]
     run = Run(
-        outputs=Outputs().model(answer="x"),
+        outputs=submitted(Outputs().model(answer="x")),
         transcript=Transcript(),
         requests=[RequestRecord(Usage(input_tokens=5), 0.5, check) for check in checks],
         steps=2,

@@ -164,5 +164,25 @@ def test_run_agent_refuses_the_flags_of_the_built_in_agent(
 ) -> None:
     module = agents_module(here, "flag_agent_" + str(len(flags)) + flags[0].strip("-"))
     result = invoke("run", "Hi.", "--agent", f"{module}:agent", *flags)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert f"so {named} cannot be used with it" in result.output
+
+
+def test_run_agent_that_names_no_agent_reports_no_model_in_json(here: Path) -> None:
+    module = agents_module(here, "nosuch_agent")
+    result = invoke("run", "Hi.", "--agent", f"{module}:nosuch", "--json")
+    assert result.exit_code == 2  # bad usage
+    printed = json.loads(result.stdout)
+    assert printed["model"] is None  # never the built-in agent's model: no agent was made
+    assert printed["error"]["kind"] == "usage"
+    assert "has no attribute 'nosuch'" in printed["error"]["message"]
+
+
+@pytest.mark.parametrize("code", ["0", "None", "'done'"])
+def test_run_agent_refuses_a_module_that_exits_on_import(here: Path, code: str) -> None:
+    name = f"exiting_agent_{len(code)}"
+    (here / f"{name}.py").write_text(f"import sys\n\nsys.exit({code})\n", encoding="utf-8")
+    result = invoke("run", "Hi.", "--agent", f"{name}:agent")
+    assert result.exit_code == 2, result.output  # never 0, having run nothing
+    assert f"importing {name!r} exited" in result.stderr
+    assert 'if __name__ == "__main__":' in result.stderr

@@ -54,7 +54,9 @@ def test_failed_run_json_carries_the_error_and_exits_1(tmp_path: Path) -> None:
     result = invoke(scripted, *args)
     assert result.exit_code == 1
     data = only_object(result.stdout)
-    assert "has no reply left for request 2" in data["error"]
+    assert data["error"]["kind"] == "run_failed"
+    assert data["error"]["type"] == "RequestFailed"
+    assert "has no reply left for request 2" in data["error"]["message"]
     assert data["outputs"] is None
     assert len(data["requests"]) == 1  # the request sent before it failed
     assert result.stderr.startswith("error: ")

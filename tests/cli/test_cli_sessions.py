@@ -155,7 +155,7 @@ def test_a_busy_session_is_a_one_line_error_and_nothing_runs(db: str) -> None:
 
 def test_an_unsafe_session_name_is_refused(db: str) -> None:
     result = invoke(model("x"), "run", TASK, "--session", "../x", "--store", db)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage
     assert "session id '../x' is not allowed" in result.stderr
 
 

@@ -196,13 +196,13 @@ async def test_chat_completions_on_gpt_5_6_mark_the_system_message() -> None:
         "content": [{"type": "text", "text": "Be brief.", "prompt_cache_breakpoint": BREAKPOINT}],
     }
     assert bodies[0]["prompt_cache_options"] == {"ttl": "30m"}
-    assert run.requests[0].usage == Usage(76, 1_024, 900, 40, reasoning_tokens=30)
+    assert run.requests[0].usage == Usage.of_parts(76, 1_024, 900, 40, reasoning_tokens=30)
 
 
 def test_responses_usage_splits_writes_by_retention_and_counts_reasoning() -> None:
     usage = parse_usage(USAGE_56)
     assert usage == Usage(
-        input_tokens=500,
+        input_tokens=6_000,  # every input token: 500 uncached, 4,000 read, 1,500 written
         cache_read_tokens=4_000,
         cache_write_tokens=1_500,
         output_tokens=300,

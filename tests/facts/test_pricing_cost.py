@@ -43,12 +43,12 @@ def _from_anthropic(usage: anthropic.types.Usage) -> Usage:
     # Anthropic prompt caching ("Tracking cache performance"): input_tokens is only what
     # follows the last breakpoint; total input = input + cache_creation + cache_read.
     one_hour = usage.cache_creation.ephemeral_1h_input_tokens if usage.cache_creation else 0
-    return Usage(
-        input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_input_tokens or 0,
-        cache_write_tokens=usage.cache_creation_input_tokens or 0,
-        output_tokens=usage.output_tokens,
-        cache_write_1h_tokens=one_hour,
+    return Usage.of_parts(
+        usage.input_tokens,
+        usage.cache_read_input_tokens or 0,
+        usage.cache_creation_input_tokens or 0,
+        usage.output_tokens,
+        cache_write_1h_tokens=one_hour or 0,
     )
 
 
@@ -100,8 +100,8 @@ def test_fable_5_1_cache_hits_cost_a_quarter_of_the_usual_tenth() -> None:
 
 def test_haiku_5_5_bills_a_prompt_over_100k_tokens_at_the_higher_band() -> None:
     prices = _priced("anthropic:claude-haiku-5-5")
-    at_limit = Usage(input_tokens=10_000, cache_read_tokens=90_000, output_tokens=1_000)
-    over = Usage(input_tokens=10_001, cache_read_tokens=90_000, output_tokens=1_000)
+    at_limit = Usage(input_tokens=100_000, cache_read_tokens=90_000, output_tokens=1_000)
+    over = Usage(input_tokens=100_001, cache_read_tokens=90_000, output_tokens=1_000)
     assert cost(at_limit, prices) == pytest.approx((10_000 * 0.1 + 90_000 * 0.01 + 1_000 * 0.5) / M)
     assert cost(over, prices) == pytest.approx((10_001 * 0.5 + 90_000 * 0.05 + 1_000 * 2.5) / M)
 
@@ -122,7 +122,7 @@ def test_openai_chat_completions_usage_prices_cached_tokens_at_the_cached_rate()
     )
     cached = wire.prompt_tokens_details.cached_tokens or 0 if wire.prompt_tokens_details else 0
     usage = Usage(
-        input_tokens=wire.prompt_tokens - cached,
+        input_tokens=wire.prompt_tokens,  # every prompt token, as the wire counts them
         cache_read_tokens=cached,
         output_tokens=wire.completion_tokens,
     )
@@ -136,7 +136,7 @@ def _from_responses(wire: ResponseUsage) -> Usage:
     # output_tokens includes reasoning_tokens (billed as output).
     details = wire.input_tokens_details
     return Usage(
-        input_tokens=wire.input_tokens - details.cached_tokens - details.cache_write_tokens,
+        input_tokens=wire.input_tokens,
         cache_read_tokens=details.cached_tokens,
         cache_write_tokens=details.cache_write_tokens,
         output_tokens=wire.output_tokens,
@@ -186,7 +186,7 @@ def test_openai_gpt_6_cache_writes_are_billed_at_the_30_minute_write_rate() -> N
 
 
 def test_older_openai_models_bill_cache_writes_as_plain_input() -> None:
-    usage = Usage(input_tokens=100, cache_write_tokens=1_000)
+    usage = Usage(input_tokens=1_100, cache_write_tokens=1_000)
     assert cost(usage, _priced("openai:gpt-5.5")) == pytest.approx(1_100 * 5.00 / M)
 
 
@@ -204,7 +204,7 @@ def _from_gemini(meta: genai_types.GenerateContentResponseUsageMetadata) -> Usag
     # (Gemini pricing: "Output price (including thinking tokens)").
     cached = meta.cached_content_token_count or 0
     return Usage(
-        input_tokens=(meta.prompt_token_count or 0) - cached,
+        input_tokens=meta.prompt_token_count or 0,
         cache_read_tokens=cached,
         output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
     )
@@ -249,10 +249,11 @@ def test_deepseek_usage_prices_hits_and_misses() -> None:
         }
     )
     extra: dict[str, Any] = wire.model_extra or {}
-    usage = Usage(
-        input_tokens=extra["prompt_cache_miss_tokens"],
-        cache_read_tokens=extra["prompt_cache_hit_tokens"],
-        output_tokens=wire.completion_tokens,
+    usage = Usage.of_parts(
+        extra["prompt_cache_miss_tokens"],
+        extra["prompt_cache_hit_tokens"],
+        0,
+        wire.completion_tokens,
     )
     # deepseek-flash, peak: miss $0.30, hit $0.006, output $1.20 per MTok.
     expected = (160 * 0.30 + 3_840 * 0.006 + 250 * 1.20) / M
@@ -264,8 +265,8 @@ def test_deepseek_usage_prices_hits_and_misses() -> None:
 
 def test_a_prompt_over_the_threshold_bills_the_whole_request_at_the_long_context_rates() -> None:
     prices = _priced("anthropic:claude-sonnet-4-5")
-    at_limit = Usage(input_tokens=1_000, cache_read_tokens=199_000, output_tokens=1_000)
-    over = Usage(input_tokens=1_001, cache_read_tokens=199_000, output_tokens=1_000)
+    at_limit = Usage(input_tokens=200_000, cache_read_tokens=199_000, output_tokens=1_000)
+    over = Usage(input_tokens=200_001, cache_read_tokens=199_000, output_tokens=1_000)
     assert cost(at_limit, prices) == pytest.approx((1_000 * 3 + 199_000 * 0.3 + 1_000 * 15) / M)
     assert cost(over, prices) == pytest.approx((1_001 * 6 + 199_000 * 0.6 + 1_000 * 22.5) / M)
 
@@ -293,7 +294,7 @@ def test_a_warm_request_never_costs_more_than_the_same_request_cold(
 ) -> None:
     prices = _priced(name)
     read = int(prompt * read_share)
-    warm = Usage(input_tokens=prompt - read, cache_read_tokens=read, output_tokens=output)
+    warm = Usage(input_tokens=prompt, cache_read_tokens=read, output_tokens=output)
     cold = Usage(input_tokens=prompt, output_tokens=output)
     assert 0.0 <= cost(warm, prices) <= cost(cold, prices) + 1e-12
 
@@ -318,9 +319,9 @@ def test_a_report_total_is_the_sum_of_its_requests(
 
 def test_a_cost_report_lists_each_request_and_describes_the_total() -> None:
     usages = [
-        Usage(input_tokens=2_000, cache_write_tokens=10_000, output_tokens=300),
+        Usage(input_tokens=12_000, cache_write_tokens=10_000, output_tokens=300),
         Usage(
-            input_tokens=400, cache_read_tokens=10_000, cache_write_tokens=700, output_tokens=250
+            input_tokens=11_100, cache_read_tokens=10_000, cache_write_tokens=700, output_tokens=250
         ),
     ]
     report = cost_report("anthropic:claude-sonnet-4-5", usages)

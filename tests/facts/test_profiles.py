@@ -179,7 +179,7 @@ def test_cacheable_rounds_deepseek_to_64_token_units() -> None:
 
 def test_input_equivalent_weighs_reads_and_each_ttls_writes() -> None:
     profile = profile_for("anthropic:claude-sonnet-4-5")
-    usage = Usage(input_tokens=100, cache_read_tokens=1000, cache_write_tokens=400)
+    usage = Usage(input_tokens=1_500, cache_read_tokens=1000, cache_write_tokens=400)
     usage_1h = Usage(cache_write_tokens=400, cache_write_1h_tokens=100)
     # 100 + 1000 * 0.1 + 400 * 1.25 = 700; 300 * 1.25 + 100 * 2.0 = 575
     assert profile.input_equivalent(usage) == pytest.approx(700)

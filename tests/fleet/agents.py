@@ -51,9 +51,10 @@ def _crash() -> Agent:
 
 @registry.agent("tool-bug")
 def _tool_bug() -> Agent:
-    """A tool that raises what nobody expected: the model hears it once, then submits."""
+    """A tool that raises what nobody expected, told to the model (`errors_to_model`: the
+    default ends the run, issue 45): the model hears it once, then submits."""
 
-    @tool
+    @tool(errors_to_model=True)
     def explode(why: str) -> str:
         """Fail."""
         raise RuntimeError(f"unexpected: {why}")
@@ -92,7 +93,7 @@ def _prewarm() -> Agent:
     warm batch's warm-up is a prewarm; it submits at once."""
     host, worker = os.environ["WARMLOOP_FLEET_HOST"], os.environ["WARMLOOP_FLEET_WORKER"]
     client = AsyncOpenAI(base_url=f"{host}/w/{worker}/v1", api_key="sk-test", max_retries=0)
-    model = OpenAIResponsesModel("gpt-5.6-sol", client=client)
+    model = OpenAIResponsesModel("gpt-5.6-sol", client=client, cache_key=True)  # as OpenAI
     return Agent(model, [], outputs={"answer": str}, instructions=INSTRUCTIONS * 200)
 
 

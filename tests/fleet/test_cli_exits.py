@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import Workers
-from warmloop.cli.fleet import FAILED_TASKS_EXIT
+from warmloop.cli.exit_codes import TASKS_FAILED
 from warmloop.cli.main import main
 from warmloop.fleet import client
 from warmloop.fleet.client import Fleet
@@ -25,7 +25,7 @@ def test_batch_status_exits_3_when_a_task_failed(fleet_db: str) -> None:
         fleet._client.cancel_workflow(f"{batch}-00000")  # ended without a result: failed
     result = CliRunner().invoke(main, ["batch", "status", batch, "--db", fleet_db])
     assert "1 failed" in result.output, result.output
-    assert result.exit_code == FAILED_TASKS_EXIT, result.output
+    assert result.exit_code == TASKS_FAILED, result.output
 
 
 def test_batch_submit_prints_the_id_before_saying_no_worker_took_it(
@@ -60,4 +60,4 @@ def test_batch_submit_says_a_first_task_that_failed_and_exits_3(
     assert "opening written" not in result.output, result.output
     assert "nobody: its first task failed before any request" in result.output, result.output
     assert "no agent 'nobody'" in result.output, result.output
-    assert result.exit_code == FAILED_TASKS_EXIT, result.output
+    assert result.exit_code == TASKS_FAILED, result.output

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from benchmarks.fleet_host import FleetHost, serve
 from tests.support.fleet_workers import Workers
-from warmloop.cli.fleet import DEADLINE_EXIT, FAILED_TASKS_EXIT
+from warmloop.cli.exit_codes import DEADLINE, TASKS_FAILED
 from warmloop.cli.main import main
 from warmloop.fleet.client import WAITING, BatchStatus, Fleet
 from warmloop.fleet.tasks import Task
@@ -61,7 +61,7 @@ def test_a_dead_workers_task_waits_for_recovery_visibly_until_a_live_worker_take
     assert status.exit_code == 0, status.output
     assert WAITING in status.output
     assert f"{batch}: 1 {WAITING}" in status.output
-    assert waited.exit_code == DEADLINE_EXIT, waited.output
+    assert waited.exit_code == DEADLINE, waited.output
     assert listed.exit_code == 0, listed.output
     (gone,) = json.loads(listed.output)
     assert (gone["name"], gone["alive"], gone["tasks_held"]) == ("gone", False, 1)
@@ -98,7 +98,7 @@ def test_a_tools_surprise_is_told_once_and_a_models_fails_the_task_once(fleet_db
     assert "RuntimeError: unexpected: a bug" in results[0].content
     assert (failed.status, failed.requests) == ("failed", 0)
     assert "ValueError: a bug in the model's code" in failed.error
-    assert shown.exit_code == FAILED_TASKS_EXIT
+    assert shown.exit_code == TASKS_FAILED
     errors = [t["result"]["error"] for t in json.loads(shown.output)["tasks"]]
     assert errors == ["", failed.error]
     assert not [line for line in workers.lines if "Traceback" in line or "trying again" in line]

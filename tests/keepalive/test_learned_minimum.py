@@ -64,7 +64,8 @@ def server(wire: WireServer, bodies: list[dict[str, Any]]) -> OpenAIResponsesMod
         }
         return httpx2.Response(200, json=reply)
 
-    return OpenAIResponsesModel("gpt-5.6-sol", client=openai_client(wire, handler, max_retries=0))
+    client = openai_client(wire, handler, max_retries=0)  # a stand-in for OpenAI's API
+    return OpenAIResponsesModel("gpt-5.6-sol", client=client, cache_key=True)
 
 
 @tool

@@ -89,7 +89,8 @@ def gpt_5_6(wire: WireServer, bodies: list[dict[str, Any]]) -> OpenAIResponsesMo
         }
         return httpx2.Response(200, json=reply)
 
-    return OpenAIResponsesModel("gpt-5.6-sol", client=openai_client(wire, handler, max_retries=0))
+    client = openai_client(wire, handler, max_retries=0)  # a stand-in for OpenAI's API
+    return OpenAIResponsesModel("gpt-5.6-sol", client=client, cache_key=True)
 
 
 async def test_a_keep_alive_on_gpt_5_6_sends_prewarm_and_appends_nothing(

@@ -265,7 +265,7 @@ def gpt_5_6(wire: WireServer, bodies: list[dict[str, Any]]) -> OpenAIResponsesMo
         return httpx2.Response(200, json=reply)
 
     client = openai_client(wire, handler, max_retries=0)
-    return OpenAIResponsesModel("gpt-5.6-sol", client=client)
+    return OpenAIResponsesModel("gpt-5.6-sol", client=client, cache_key=True)  # OpenAI's stand-in
 
 
 async def test_an_agent_whose_runs_are_followed_hours_later_writes_their_ends_for_12h(

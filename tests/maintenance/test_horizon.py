@@ -156,7 +156,8 @@ def test_the_extract_step_is_priced_as_the_runs_last_request(
 
     monkeypatch.setattr(maintainer.Maintainer, "maintain", recorded)
     model = ScriptedModel([call("read", path="0"), "I have read it.", call("submit", answer="ok")])
-    agent = Agent(model, [read], maintenance=MaintenancePolicy(), max_steps=40)
+    named = {"answer": str}  # named outputs: a reply in words is no answer
+    agent = Agent(model, [read], outputs=named, maintenance=MaintenancePolicy(), max_steps=40)
     agent.learned.run_lengths.extend([100] * 10)
     run = agent.run_sync("Read it.")
     assert run.extracted

@@ -208,7 +208,7 @@ async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt(
     run = await Agent(host.model(wire_server)).run("Answer.")
     got = run.requests[0].usage
     # Reads first (what the cache served); writes only within what is left of the prompt.
-    assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
+    assert (got.uncached_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
     assert got.prompt_tokens == 10_000
     assert got.cache_hit_rate == pytest.approx(0.98)
 
@@ -225,7 +225,7 @@ async def test_overlapping_cache_counters_never_add_up_to_more_than_the_prompt(
 )
 def test_the_audit_reads_overlapping_counters_the_same_way(usage: Reply) -> None:
     got = normalise_usage(usage)
-    assert (got.input_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
+    assert (got.uncached_tokens, got.cache_read_tokens, got.cache_write_tokens) == (0, 9_800, 200)
 
 
 @given(st.integers(-5, 10**6), st.integers(-5, 10**6), st.integers(-5, 10**6))

@@ -52,6 +52,8 @@ async def sent_body(
 
 def responses(wire: WireServer, name: str, **options: Any) -> OpenAIResponsesModel:
     handler = scripted([ToolUse("submit", {"answer": "France"})])
+    # A stand-in for OpenAI's own API at a loopback host: the key is asked for (issue 45).
+    options = {"cache_key": True, **options}
     return OpenAIResponsesModel(name, client=openai_client(wire, handler), **options)
 
 

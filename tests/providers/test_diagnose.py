@@ -161,7 +161,8 @@ class FakeResponses:
 
     def model(self, name: str = "gpt-5.6", **options: Any) -> OpenAIResponsesModel:
         client = openai_client(self.wire, self.handler)
-        return OpenAIResponsesModel(name, client=client, **options)
+        # A stand-in for OpenAI's own API: the key is asked for (issue 45).
+        return OpenAIResponsesModel(name, client=client, cache_key=True, **options)
 
 
 async def test_openai_diagnose_names_the_response_each_request_continues(

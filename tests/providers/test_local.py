@@ -433,7 +433,7 @@ def test_an_agent_on_gemma_parses_every_step_and_reuses_the_kv_cache(wire_log: W
         assert after.cache_hit_rate >= 0.9, usages
     # Usage is the engine's own work: llama.cpp counts the same prompt tokens evaluated.
     perf = llama_cpp.llama_perf_context(model.engine()._ctx.ctx)
-    assert perf.n_p_eval == sum(r.usage.input_tokens for r in run.requests)
+    assert perf.n_p_eval == sum(r.usage.uncached_tokens for r in run.requests)
     assert [r.usage.prompt_tokens for r in run.requests] == [
         len(prompt_tokens(model.engine(), r.payload)) for r in rendered
     ]

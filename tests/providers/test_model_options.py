@@ -128,6 +128,6 @@ def test_the_cli_passes_base_url_and_options_to_the_model() -> None:
 
 def test_a_malformed_option_is_a_one_line_error() -> None:
     result = CliRunner().invoke(main, ["run", "task", "--option", "no-equals-sign"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad usage (docs/cli.md "Exit codes")
     assert "--option 'no-equals-sign' must be KEY=VALUE" in result.stderr
     assert "Traceback" not in result.output

@@ -247,7 +247,7 @@ class FakeProvider:
         prompt = len(request.content) // CHARS_PER_TOKEN
         cached, self.previous_prompt = self.previous_prompt, prompt
         output = len(json.dumps(message)) // CHARS_PER_TOKEN
-        self.expected.append(Usage(prompt - cached, cached, 0, output))
+        self.expected.append(Usage(prompt, cached, 0, output))  # every prompt token
         reply = completion(
             message,
             self.flavour.usage(prompt, cached, output),
@@ -275,7 +275,7 @@ async def test_thirty_step_session_only_appends_on_the_wire(
     check_arguments_are_echoed_byte_for_byte(fake)
     check_notice_is_rendered_in_place(fake.bodies)
     assert [r.usage for r in run.requests] == fake.expected
-    assert run.usage.cache_read_tokens > run.usage.input_tokens > 0
+    assert run.usage.cache_read_tokens > run.usage.uncached_tokens > 0
     keys = {b.get("prompt_cache_key") for b in fake.bodies}
     assert keys == ({run.transcript.id} if flavour.routed else {None})
     assert set(fake.headers) == ({run.transcript.id} if flavour.header else {None})
@@ -492,7 +492,8 @@ async def test_openai_usage_with_cached_tokens_as_documented(wire_server: WireSe
         },
     }
     got = await reply(wire_server, completion({"role": "assistant", "content": "hi"}, usage))
-    assert got.usage == Usage(input_tokens=86, cache_read_tokens=1920, output_tokens=300)
+    assert got.usage == Usage(input_tokens=2006, cache_read_tokens=1920, output_tokens=300)
+    assert got.usage.uncached_tokens == 86
 
 
 async def test_openai_cache_writes_are_not_counted_as_uncached_input(
@@ -507,8 +508,8 @@ async def test_openai_cache_writes_are_not_counted_as_uncached_input(
         "prompt_tokens_details": {"cached_tokens": 3000, "cache_write_tokens": 1800},
     }
     got = await reply(wire_server, completion({"role": "assistant", "content": "hi"}, usage))
-    assert got.usage == Usage(200, 3000, 1800, 20)
-    assert got.usage.prompt_tokens == 5000
+    assert got.usage == Usage(5000, 3000, 1800, 20)
+    assert got.usage.uncached_tokens == 200
 
 
 async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented(
@@ -538,7 +539,7 @@ async def test_deepseek_hit_and_miss_tokens_and_reasoning_as_documented(
     }
     got = await reply(wire_server, completion(message, usage), model="deepseek")
     assert got.usage == Usage(
-        input_tokens=30, cache_read_tokens=1280, output_tokens=58, reasoning_tokens=31
+        input_tokens=1310, cache_read_tokens=1280, output_tokens=58, reasoning_tokens=31
     )
     assert got.turn.reasoning == message["reasoning_content"]
     assert got.turn.provider_details == {
@@ -556,14 +557,15 @@ async def test_llama_server_timings_give_the_cache_split(wire_server: WireServer
         **llama_timings(237, 236, 35),
     )
     got = await reply(wire_server, body)
-    assert got.usage == Usage(input_tokens=1, cache_read_tokens=236, output_tokens=35)
+    assert got.usage == Usage(input_tokens=237, cache_read_tokens=236, output_tokens=35)
+    assert got.usage.uncached_tokens == 1  # prompt_n: what the server evaluated
 
 
 async def test_server_without_usage_reports_its_timings(wire_server: WireServer) -> None:
     body = completion({"role": "assistant", "content": "hi"}, {}, **llama_timings(90, 80, 7))
     del body["usage"]
     got = await reply(wire_server, body)
-    assert got.usage == Usage(input_tokens=10, cache_read_tokens=80, output_tokens=7)
+    assert got.usage == Usage(input_tokens=90, cache_read_tokens=80, output_tokens=7)
 
 
 async def test_tool_call_without_an_id_gets_a_deterministic_one(wire_server: WireServer) -> None:

@@ -54,6 +54,8 @@ from warmloop.providers.openai.responses_format import DETAILS_KEY, parse_usage
 from warmloop.providers.select import resolve_model
 
 MODEL = "gpt-5"
+"""The tests' server stands in for OpenAI's own API at a loopback host, so its models ask
+for `prompt_cache_key` (`cache_key=True`): another host gets none unless asked (issue 45)."""
 
 
 def api_error(message: str, kind: str, code: str | None, param: str | None = None) -> Any:
@@ -212,7 +214,7 @@ async def run_scenario(
     wire_log: WireLog, wire_server: WireServer
 ) -> tuple[Server, OpenAIResponsesModel, Run]:
     server = Server(steps(), wire_log)
-    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), cache_key=True)
     run = await Agent(model, tools=TOOLS, max_steps=30).run("Work through the catalog.")
     assert run.outputs.model_dump() == {"answer": "finished"}
     return server, model, run
@@ -280,9 +282,10 @@ async def test_mid_run_notice_stays_in_place(wire_server: WireServer, wire_log: 
     ("usage", "expected"),
     [
         # reference "The response object", a prompt-cache hit (guide: Prompt caching)
-        (usage_json(2006, 1920, 0, 300), Usage(86, 1920, 0, 300, reasoning_tokens=150)),
-        (usage_json(5000, 1024, 3900, 7), Usage(76, 1024, 3900, 7, reasoning_tokens=3)),
-        (usage_json(300, 128, None, 5), Usage(172, 128, 0, 5, reasoning_tokens=2)),
+        # input_tokens is the whole prompt, as the Responses API counts it (issue 45)
+        (usage_json(2006, 1920, 0, 300), Usage(2006, 1920, 0, 300, reasoning_tokens=150)),
+        (usage_json(5000, 1024, 3900, 7), Usage(5000, 1024, 3900, 7, reasoning_tokens=3)),
+        (usage_json(300, 128, None, 5), Usage(300, 128, 0, 5, reasoning_tokens=2)),
         (None, Usage()),
     ],
 )
@@ -297,7 +300,7 @@ async def test_a_rate_limit_is_retried_and_gives_one_turn(
 ) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.append(error(429, RATE_LIMITED, **{"retry-after-ms": "1"}))
-    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), cache_key=True)
     run = await Agent(model, tools=TOOLS).run("Finish.")
     assert server.attempts == 2
     assert sum(isinstance(m, AssistantTurn) for m in run.transcript.messages) == 1
@@ -324,7 +327,9 @@ async def test_errors_fail_once_retries_are_spent_or_at_once_when_final(
 ) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.extend(error(status, body, **{"retry-after-ms": "1"}) for _ in range(3))
-    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), max_retries=1)
+    model = OpenAIResponsesModel(
+        MODEL, client=server.client(wire_server), cache_key=True, max_retries=1
+    )
     with pytest.raises(ProviderError, match=message):
         await model.send(model.render(Transcript([UserText("hi")]), []), session_id="s1")
     assert server.attempts == attempts
@@ -339,7 +344,7 @@ async def test_a_response_reported_as_failed_is_a_provider_error(
         "error": {"code": "server_error", "message": "The model produced invalid content."},
     }
     server = Server(submit_only(), wire_log, failures=[httpx2.Response(200, json=failed)])
-    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), cache_key=True)
     with pytest.raises(ProviderError, match="invalid content"):
         await model.send(model.render(Transcript([UserText("hi")]), []), session_id="s1")
 
@@ -350,7 +355,7 @@ async def test_a_bad_key_fails_at_once_and_leaves_the_transcript_as_it_was(
 ) -> None:
     server = Server(submit_only(), wire_log)
     server.failures.append(error(401, BAD_KEY))
-    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server))
+    model = OpenAIResponsesModel(MODEL, client=server.client(wire_server), cache_key=True)
     with pytest.raises(RequestFailed, match="OPENAI_API_KEY") as caught:
         await Agent(model, tools=TOOLS).run("Finish.")
     assert "401" in str(caught.value)
@@ -363,6 +368,7 @@ async def test_options_reach_the_wire(wire_server: WireServer, wire_log: WireLog
     model = OpenAIResponsesModel(
         MODEL,
         client=server.client(wire_server),
+        cache_key=True,
         prompt_cache_retention="24h",
         reasoning={"effort": "low", "summary": "auto"},
     )

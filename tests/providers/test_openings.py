@@ -297,13 +297,14 @@ def test_a_fresh_engine_loads_the_saved_opening_instead_of_evaluating_it(tmp_pat
     first.close()
     assert 0 < opening < len(tokens)
     assert cold.cache_read_tokens == 0
-    assert cold.input_tokens == len(tokens)
+    assert cold.input_tokens == cold.uncached_tokens == len(tokens)
     assert len(list(tmp_path.glob("*.kv"))) == 1
 
     second = fresh()  # a new llama.cpp context, as in a new process
     again, _, warm = second.complete(first_prompt("Say hello."))
     assert warm.cache_read_tokens == opening  # the opening came from disk
-    assert warm.input_tokens == len(tokens) - opening
+    assert warm.uncached_tokens == len(tokens) - opening  # only the rest was evaluated
+    assert warm.input_tokens == len(tokens)
     assert again == text  # the same state: the same greedy answer
     _, _, other = second.complete(first_prompt("Say goodbye."))  # same opening, new task
     assert other.cache_read_tokens >= opening

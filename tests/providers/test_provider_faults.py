@@ -145,9 +145,9 @@ def test_an_empty_cache_creation_gives_int_counts_and_a_cost(wire_server: WireSe
         {"input_tokens": 12, "output_tokens": 3, "cache_creation_input_tokens": 40}
         | {"cache_read_input_tokens": None, "cache_creation": {}},
     )
-    assert usage == Usage(12, 0, 40, 3, 0)
+    assert usage == Usage.of_parts(12, 0, 40, 3, cache_write_1h_tokens=0)
     assert all(type(getattr(usage, f)) is int for f in usage.__dataclass_fields__)
-    assert usage + usage == Usage(24, 0, 80, 6, 0)
+    assert usage + usage == Usage.of_parts(24, 0, 80, 6, cache_write_1h_tokens=0)
     total = cost_report("anthropic:claude-sonnet-4-6", [usage]).total
     assert isinstance(total, float)
     assert total > 0

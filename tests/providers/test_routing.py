@@ -265,7 +265,7 @@ async def test_openai_responses_sends_the_key_in_the_body_and_refuses_a_credenti
         )
 
     sdk = openai_client(wire_server, respond, api_key=API_KEY)
-    model = OpenAIResponsesModel("gpt-5", client=sdk)
+    model = OpenAIResponsesModel("gpt-5", client=sdk, cache_key=True)  # OpenAI's stand-in
     rendered = model.render(Transcript([UserText("hi")]), ())
     await model.send(rendered, session_id="ticket-4711")
     assert json.loads(seen[0].content)["prompt_cache_key"] == "ticket-4711"

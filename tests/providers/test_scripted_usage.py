@@ -25,7 +25,7 @@ def from_text(previous: str, stream: str) -> Usage:
     )
     total = -(-len(stream) // CHARS)
     cached = min(reused // CHARS, total)
-    return Usage(input_tokens=total - cached, cache_read_tokens=cached, output_tokens=1)
+    return Usage(input_tokens=total, cache_read_tokens=cached, output_tokens=1)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

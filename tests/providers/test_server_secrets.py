@@ -149,7 +149,7 @@ def test_the_cli_banner_and_error_never_show_url_credentials(tmp_path: Path) -> 
         main,
         ["run", "Answer.", "--model", spec, "--workspace", str(tmp_path), "--save", str(saved)],
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 6  # the provider unavailable (docs/cli.md "Exit codes")
     assert "model openai-compatible:http://***@127.0.0.1:9/v1?token=***#m" in result.output
     assert "cannot connect" in result.output
     for text in (result.output, saved.read_text("utf-8")):

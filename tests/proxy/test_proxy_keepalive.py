@@ -157,7 +157,9 @@ def test_a_pause_past_the_ttl_is_kept_warm_and_what_it_saved_is_shown(
     assert upstream.keys == [f"Bearer {KEY}"] * 6
     prices = prices_for("anthropic:claude-sonnet-4-6")
     assert prices is not None
-    ping_usd = cost(Usage(input_tokens=10, cache_read_tokens=PREFIX, output_tokens=1), prices)
+    ping_usd = cost(
+        Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices
+    )
     prompt = PREFIX + 10  # the first request's prompt, all cacheable
     miss = 1.25 * prompt - 0.1 * prompt  # the rule's miss, in base-input tokens
     miss_usd = cost(Usage(input_tokens=round(miss)), prices)
@@ -238,7 +240,7 @@ def test_the_daily_cap_counts_every_conversations_keep_alives(wire_server: WireS
     upstream, clock = Upstream(), Clock()
     prices = prices_for("anthropic:claude-sonnet-4-6")
     assert prices is not None
-    one = cost(Usage(input_tokens=10, cache_read_tokens=PREFIX, output_tokens=1), prices)
+    one = cost(Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices)
     # one keep-alive a day, whichever conversation (none kept for those that come back)
     caps = Caps(daily_usd=1.5 * one, unproven_share=1.0)
     with keeping(wire_server, upstream, clock, caps=caps) as proxy:
@@ -521,7 +523,7 @@ def test_conversations_that_never_came_back_spend_only_their_share_of_the_daily_
     upstream, clock = Upstream(), Clock()
     prices = prices_for("anthropic:claude-sonnet-4-6")
     assert prices is not None
-    one = cost(Usage(input_tokens=10, cache_read_tokens=PREFIX, output_tokens=1), prices)
+    one = cost(Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices)
     with keeping(wire_server, upstream, clock, caps=Caps(daily_usd=2.5 * one)) as proxy:
         keepalives = proxy.keepalives
         assert keepalives is not None

@@ -143,7 +143,7 @@ def test_the_status_page_shows_dollars_spent_and_saved_to_the_micro_dollar(
         (row,) = httpx2.get(f"{proxy.url}{STATUS_PATH}").json()["by_conversation"]
     prices = prices_for("anthropic:claude-sonnet-4-6")
     assert prices is not None
-    ping = cost(Usage(input_tokens=10, cache_read_tokens=PREFIX, output_tokens=1), prices)
+    ping = cost(Usage(input_tokens=10 + PREFIX, cache_read_tokens=PREFIX, output_tokens=1), prices)
     miss = cost(Usage(input_tokens=round((1.25 - 0.1) * (PREFIX + 10))), prices)  # the rule's
     spent, saved = 4 * ping, miss - 4 * ping
     assert (round(spent, 7), round(saved, 7)) == (0.0241836, 0.0448614)  # finer than 1e-6

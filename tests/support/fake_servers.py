@@ -34,6 +34,16 @@ class ToolUse:
 
 
 @dataclass(frozen=True)
+class Said:
+    """One scripted reply of the wire servers (`wire_servers.scripted`): plain text, no
+    call (a model that answers in words)."""
+
+    text: str
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+@dataclass(frozen=True)
 class Failure:
     """One scripted reply: an HTTP error with this status (400: not retried by the SDKs)."""
 

@@ -38,9 +38,9 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@tool
+@tool(errors_to_model=True)
 def explode(reason: str) -> str:
-    """A tool that always fails (to exercise tool errors)."""
+    """A tool that always fails (to exercise tool errors), told to the model."""
     raise RuntimeError(f"exploded: {reason}")
 
 

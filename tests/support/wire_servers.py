@@ -14,9 +14,11 @@ GenerateContentResponse); a request that asks for a stream (`"stream": true`, Ge
 server-sent events (`wire_streams`). A handler's response that declares a Content-Length
 past its body is cut short: the server sends the body it has and closes the connection.
 `hold(predicate)` leaves the matching requests unanswered until the test ends (a stalled
-server), setting `held` when one arrives. `connections` counts the TCP connections it
-accepted, `closed` those the client has closed since (`wait_closed` waits for them),
-`most_open` the most that were open at once.
+server), setting `held` when one arrives. `hold_last_event()` sends every streamed reply
+but its last event, then waits for `release_last` (set by the test) before the rest, so a
+test can see what reached the caller before the server's last byte. `connections` counts
+the TCP connections it accepted, `closed` those the client has closed since (`wait_closed`
+waits for them), `most_open` the most that were open at once.
 `serving()` is the same server outside a fixture (one a test module shares).
 
 `connect(server, prefix)` builds the model a selection prefix names, pointed at the server
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,7 +48,7 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
-from tests.support.fake_servers import Failure, Reply, ToolUse
+from tests.support.fake_servers import Failure, Reply, Said, ToolUse
 from tests.support.loopback import serve_in_thread
 from tests.support.wire_streams import event_stream
 from warmloop.providers.base import Model
@@ -85,6 +87,10 @@ class WireServer:
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     errors: list[BaseException] = field(default_factory=list)
+    holding_last: bool = False
+    release_last: threading.Event = field(default_factory=threading.Event)
+    last_unreleased: bool = False
+    """A held last event went out without the test releasing it (the hang guard ran out)."""
 
     def __post_init__(self) -> None:
         self.changed = threading.Condition(self.lock)
@@ -117,6 +123,10 @@ class WireServer:
     def hold(self, predicate: Predicate) -> None:
         """Never answer a request `predicate(path, body)` picks, until the test ends."""
         self.holding = predicate
+
+    def hold_last_event(self) -> None:
+        """Hold each streamed reply's last event until the test sets `release_last`."""
+        self.holding_last = True
 
     def requests(self) -> list[dict[str, Any]]:
         """The bodies of the model requests received (on a wire's path), in order."""
@@ -182,8 +192,17 @@ def _handler_class(state: WireServer) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
             self.send_header("Content-Length", str(length))
             self.end_headers()
+            cut_short = length > len(data)
+            streamed = "event-stream" in response.headers.get("content-type", "")
+            if state.holding_last and streamed:
+                cut = data.rstrip(b"\n").rfind(b"\n\n") + 2
+                self.wfile.write(data[:cut])
+                self.wfile.flush()
+                if not state.release_last.wait(timeout=30):  # a hang guard only
+                    state.last_unreleased = True
+                data = data[cut:]
             self.wfile.write(data)
-            if length > len(data):
+            if cut_short:
                 self.close_connection = True
 
     return Handler
@@ -269,24 +288,24 @@ def is_wire_path(path: str) -> bool:
     )
 
 
-def scripted(replies: list[Reply]) -> Handler:
+def scripted(replies: Sequence[Reply | Said]) -> Handler:
     """Answer request n with reply n in the wire of its path (a 400 past the script);
     GETs (a server's model list) with an empty list, other paths (an engine's own
     discovery routes) with a 404."""
 
-    def reply(n: int, body: str) -> Reply:
+    def reply(n: int, body: str) -> Reply | Said:
         return replies[n - 1] if n <= len(replies) else Failure(400, f"no reply {n}")
 
     return _answering(reply)
 
 
-def by_request(choose: Callable[[str], Reply]) -> Handler:
+def by_request(choose: Callable[[str], Reply | Said]) -> Handler:
     """Answer each model request with `choose(its body)`, as `scripted` answers: a reply
     chosen by what was asked, whatever order the requests come in (concurrent runs)."""
     return _answering(lambda n, body: choose(body))
 
 
-def _answering(choose: Callable[[int, str], Reply]) -> Handler:
+def _answering(choose: Callable[[int, str], Reply | Said]) -> Handler:
     """A handler: GETs answered with an empty list, paths of no wire with a 404, model
     request n with `choose(n, its body)` in the wire of its path."""
     lock = threading.Lock()
@@ -316,14 +335,17 @@ def _answering(choose: Callable[[int, str], Reply]) -> Handler:
     return handler
 
 
-def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict[str, Any]:
-    """Reply n in the wire of `path`: the reply's text (when it has any) before its call,
-    and usage whose prompt holds the reply's cache reads and writes."""
-    arguments = json.dumps(reply.arguments)
+def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse | Said, n: int) -> dict[str, Any]:
+    """Reply n in the wire of `path`: the reply's text (when it has any) before its call (a
+    `Said` has none), and usage whose prompt holds the reply's cache reads and writes."""
+    called = isinstance(reply, ToolUse)
+    name = reply.name if isinstance(reply, ToolUse) else ""
+    given = reply.arguments if isinstance(reply, ToolUse) else {}
+    arguments = json.dumps(given)
     tokens = len(json.dumps(body)) // 4 + 1  # the prompt's size, as a keep-alive prices it
     read, written = reply.cache_read, reply.cache_write
     if path.endswith("/messages"):
-        block = {"type": "tool_use", "id": f"toolu_{n}", "name": reply.name}
+        block = {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": given}
         text = [{"type": "text", "text": reply.text}] if reply.text else []
         usage: dict[str, Any] = {"input_tokens": tokens, "output_tokens": 10}
         if read or written:
@@ -333,8 +355,8 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             "type": "message",
             "role": "assistant",
             "model": body.get("model"),
-            "content": [*text, {**block, "input": reply.arguments}],
-            "stop_reason": "tool_use",
+            "content": [*text, block] if called else text,
+            "stop_reason": "tool_use" if called else "end_turn",
             "stop_sequence": None,
             "usage": usage,
         }
@@ -342,9 +364,11 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
         call = {
             "id": f"call_{n}",
             "type": "function",
-            "function": {"name": reply.name, "arguments": arguments},
+            "function": {"name": name, "arguments": arguments},
         }
-        message = {"role": "assistant", "content": reply.text or None, "tool_calls": [call]}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if called:
+            message["tool_calls"] = [call]
         prompt = tokens + read + written
         chat_usage: dict[str, Any] = {
             "prompt_tokens": prompt,
@@ -354,12 +378,13 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
         if read or written:
             details = {"cached_tokens": read, "cache_write_tokens": written}
             chat_usage["prompt_tokens_details"] = details
+        finish = "tool_calls" if called else "stop"
         return {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": chat_usage,
         }
     if path.endswith("/responses"):
@@ -368,7 +393,7 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             "type": "function_call",
             "status": "completed",
             "call_id": f"call_{n}",
-            "name": reply.name,
+            "name": name,
             "arguments": arguments,
         }
         said = {
@@ -388,7 +413,7 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             "created_at": 0,
             "status": "completed",
             "model": body.get("model"),
-            "output": [said, item] if reply.text else [item],
+            "output": [*([said] if reply.text else []), *([item] if called else [])],
             "parallel_tool_calls": True,
             "tool_choice": "auto",
             "tools": [],
@@ -401,8 +426,8 @@ def _wire_reply(path: str, body: dict[str, Any], reply: ToolUse, n: int) -> dict
             },
         }
     if ":generateContent" in path or ":streamGenerateContent" in path:
-        part = {"functionCall": {"name": reply.name, "args": reply.arguments}}
-        parts = [{"text": reply.text}, part] if reply.text else [part]
+        part = {"functionCall": {"name": name, "args": given}}
+        parts = [*([{"text": reply.text}] if reply.text else []), *([part] if called else [])]
         metadata: dict[str, Any] = {
             "promptTokenCount": tokens + read,
             "candidatesTokenCount": 10,

@@ -24,7 +24,7 @@ def big(n: int) -> str:
     return "x" * n
 
 
-@tool
+@tool(errors_to_model=True)
 def fail_loudly(n: int) -> str:
     """Raises an error with an n-character message."""
     raise RuntimeError("e" * n)
@@ -154,7 +154,7 @@ async def test_a_result_that_cannot_be_shown_is_a_tool_error(value: object) -> N
 
 
 async def test_an_exception_whose_message_raises_is_still_a_tool_error() -> None:
-    @tool
+    @tool(errors_to_model=True)
     def grumpy() -> str:
         """Raises an exception that cannot describe itself."""
         raise UnprintableError

@@ -19,7 +19,7 @@ def read(path: str, start: int = 1, end: int | None = None) -> str:
     return f"{path}:{start}:{end}"
 
 
-@tool(name="boom")
+@tool(name="boom", errors_to_model=True)
 def explode(reason: str) -> str:
     """Always raises."""
     raise RuntimeError(reason)

@@ -19,7 +19,7 @@ from warmloop.agent.resumption import stored_results
 from warmloop.agent.state import INTERRUPTED, RunState
 from warmloop.facts.usage import Usage
 from warmloop.messages import AssistantTurn, ToolCall, ToolResult
-from warmloop.outputs import SUBMITTED
+from warmloop.outputs import SUBMITTED, submitted
 from warmloop.telemetry import tracing
 from warmloop.tools.context import RunContext, running
 from warmloop.tools.gateway import SUBMIT
@@ -38,7 +38,10 @@ class Acting:
         kept warm beside them."""
         state = self.state
         cap = state.settings.result_cap(state.facts)
-        tools = state.tools.step(state.transcript, max_result_chars=cap)
+        errors_to_model = state.settings.tool_errors_to_model
+        tools = state.tools.step(
+            state.transcript, max_result_chars=cap, errors_to_model=errors_to_model
+        )
         if any_waits(state.settings.toolbox, state.approvals, turn):
             pause: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
         else:  # a run that ends waiting for a person keeps nothing warm itself
@@ -145,6 +148,7 @@ class Acting:
         state.emit(ToolStarted(call))
         with tracing(state.settings.model).tool(call) as span, calling(self.parent(call)):
             execution = await tools.run(call)
+            span.returned(execution.result)
             if execution.result.is_error:
                 span.failed("timeout" if execution.timed_out else "tool_error")
         state.executions.append(execution)
@@ -197,7 +201,7 @@ class Acting:
         check = state.settings.check_outputs
         if check is None or isinstance(outputs, ToolResult):
             return None
-        problem = check(outputs, state.transcript.messages[state.start :])
+        problem = check(submitted(outputs), state.transcript.messages[state.start :])
         if problem is not None:
             state.refused_outputs += 1
         return problem

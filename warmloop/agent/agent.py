@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from os import PathLike
 from typing import Any, Generic, Literal
 
@@ -29,6 +30,7 @@ from warmloop.agent.deps import check_deps, check_deps_type
 from warmloop.agent.event_stream import EventStream
 from warmloop.agent.events import Event
 from warmloop.agent.handoff import Handoff, handoffs_by_tool, with_handoff_tools
+from warmloop.agent.limits import UsageLimits, run_limits
 from warmloop.agent.lineage import child_conversation, current_parent
 from warmloop.agent.result import Run
 from warmloop.agent.settings import Settings
@@ -49,8 +51,9 @@ from warmloop.messages import Message, validate_id
 from warmloop.outputs import OutputCheck, Outputs, OutputT
 from warmloop.providers.applied_settings import with_settings
 from warmloop.providers.base import Model
+from warmloop.providers.deferred import KeyLater, model_named
 from warmloop.providers.model_settings import ModelSettings, check_settings, merged
-from warmloop.providers.select import examples, resolve_model
+from warmloop.providers.select import examples
 from warmloop.sessions.persistence import SessionPersistence
 from warmloop.sessions.resume import open_session
 from warmloop.sessions.store import SessionStore
@@ -58,7 +61,7 @@ from warmloop.tools.context import DepsT
 from warmloop.tools.gateway import SUBMIT
 from warmloop.tools.invoke import check_result_cap
 from warmloop.tools.schema import tools_fingerprint
-from warmloop.tools.tool import Tool, ToolFunction
+from warmloop.tools.tool import Tool, ToolFunction, check_flag
 from warmloop.tools.toolbox import Toolbox
 from warmloop.transcript import Transcript
 from warmloop.wire.guard import Bust
@@ -74,6 +77,25 @@ DEFAULT_KEEPALIVE = KeepAlivePolicy()
 `keepalive/rule.py`)."""
 DEFAULT_MAX_STEPS = 40
 """Room for an ordinary task of a few dozen tool calls (peers default to 25-50)."""
+NOT_GIVEN: Any = object()
+"""`override(deps=...)` left out (None is a value deps may take)."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What `Agent.override` put in place: a model, and deps (`NOT_GIVEN`: none)."""
+
+    model: Model | None = None
+    deps: object = NOT_GIVEN
+
+
+def check_name(name: object) -> str | None:
+    """An agent's name: None, or a string of some printable text."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ConfigurationError(f"name must be a non-empty line of text or None, got {name!r}")
+    return name
 
 
 def _positive_int(value: object, name: str, minimum: int) -> int:
@@ -85,7 +107,7 @@ def _positive_int(value: object, name: str, minimum: int) -> int:
 def _model_of(model: Model | str) -> Model:
     """`model`, or the model a selection string names; anything else is refused."""
     if isinstance(model, str):
-        model = resolve_model(model)
+        model = model_named(model)  # its API key checked when a run needs it
     if not isinstance(model, Model):
         raise ConfigurationError(
             f"model must be a warmloop Model (name, facts, discover, render, send) or a "
@@ -116,12 +138,6 @@ def _keepalive_policy(keepalive: object) -> KeepAlivePolicy | None:
     return keepalive
 
 
-def _name(name: object) -> str | None:
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ConfigurationError(f"name must be a non-empty string or None, got {name!r}")
-    return name
-
-
 class Agent(Generic[DepsT, OutputT]):
     """A reusable agent: a model, tools and declared outputs. Each `run` is independent.
     `Agent(model, outputs=City)` is an `Agent[None, City]`: its runs' `output` is a City
@@ -130,7 +146,9 @@ class Agent(Generic[DepsT, OutputT]):
 
     `model` is a warmloop `Model` or a selection string such as
     `"anthropic:claude-sonnet-4-5"`, resolved exactly as `resolve_model` does (for a
-    provider's options, call `resolve_model(name, ...)` and pass its model).
+    provider's options, call `resolve_model(name, ...)` and pass its model); its API key
+    is checked when a run starts, so an application that makes its agent at import needs
+    no key to be imported (its tests swap the model with `override`).
     `tools` is a list of tools or a `Toolbox` (which also takes a catalog, code mode and
     MCP). `max_result_chars` caps each tool result: `"window"` (default) a share of the
     model's window when the window is a fact, no cap while it is only assumed; an int; or
@@ -147,10 +165,14 @@ class Agent(Generic[DepsT, OutputT]):
     keep-alive: views of the same events.
     `model_settings` (`ModelSettings`: temperature, max_tokens, thinking_budget, ...) go
     with every request; a run's own `model_settings=` replace them setting by setting.
-    `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent` spans,
-    the tool `as_tool` makes of it). `handoffs` (agents, or `handoff(agent, ...)`) are the
-    agents it may hand its conversation to, each through a `transfer_to_<name>` tool
-    (`agent.handoff`).
+    A tool that raises `ModelRetry` tells the model, and the run goes on; any other
+    exception from a tool ends the run (`RunAborted`, caused by `ToolRaised`) unless the
+    tool says otherwise (`@tool(errors_to_model=True)`) or `tool_errors_to_model=True`
+    sends every tool's errors to the model.
+    `name` names the agent (its rows in a parent's `run.cost()`, its `invoke_agent {name}`
+    spans with `gen_ai.agent.name`, the tool `as_tool` makes of it). `handoffs` (agents, or
+    `handoff(agent, ...)`) are the agents it may hand its conversation to, each through a
+    `transfer_to_<name>` tool (`agent.handoff`).
     """
 
     @checked_keywords("Agent(...)")
@@ -173,6 +195,7 @@ class Agent(Generic[DepsT, OutputT]):
         check_outputs: OutputCheck | None = None,
         on_event: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
+        tool_errors_to_model: bool = False,
         name: str | None = None,
         handoffs: Iterable[Agent[Any, Any] | Handoff] = (),
     ) -> None:
@@ -182,7 +205,7 @@ class Agent(Generic[DepsT, OutputT]):
         model = _model_of(model)
         if not isinstance(instructions, str):
             raise ConfigurationError(f"instructions must be a string, got {instructions!r}")
-        self.name = _name(name)
+        self.name = check_name(name)
         """What the agent is called: its rows in a parent's cost, its spans, its tools."""
         _check_hooks(
             on_message=on_message,
@@ -210,8 +233,58 @@ class Agent(Generic[DepsT, OutputT]):
         self.keepalive = _keepalive_policy(keepalive)
         self.check_outputs = check_outputs
         self.on_event = on_event
+        self.tool_errors_to_model = check_flag(tool_errors_to_model, "tool_errors_to_model")
+        self._overrides: ContextVar[Overrides | None] = ContextVar("overrides", default=None)
         self.learned = Learned()
         """What this agent's runs taught it; only its runs write it."""
+
+    @property
+    def model(self) -> Model:
+        """The model runs use: the one `override(model=...)` put in place where one is in
+        force (in this context: this thread, this task), else the agent's own."""
+        overrides = self._overrides.get()
+        if overrides is not None and overrides.model is not None:
+            return overrides.model
+        return self._model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self._model = model
+
+    @checked_keywords("agent.override(...)")
+    @contextlib.contextmanager
+    def override(
+        self, *, model: Model | str | None = None, deps: object = NOT_GIVEN
+    ) -> Iterator[None]:
+        """Within the block, runs of this agent use `model` (a `Model` or a selection
+        string) and `deps` instead of the agent's model and the `deps=` they are passed: a
+        test swaps in a `ScriptedModel` for the agent an application made, without changing
+        the application (pydantic-ai's `agent.override`). It holds for the current context
+        only (this thread or asyncio task, and tasks it starts), so concurrent tests do not
+        see each other's; blocks nest, the inner winning."""
+        chosen = model_named(model) if isinstance(model, str) else model
+        if chosen is not None and not isinstance(chosen, Model):
+            raise ConfigurationError(f"override(model=...) needs a warmloop Model, got {chosen!r}")
+        outer = self._overrides.get() or Overrides()
+        token = self._overrides.set(
+            Overrides(
+                chosen if chosen is not None else outer.model,
+                deps if deps is not NOT_GIVEN else outer.deps,
+            )
+        )
+        try:
+            yield
+        finally:
+            self._overrides.reset(token)
+
+    @contextlib.contextmanager
+    def _carried(self, overrides: Overrides | None) -> Iterator[None]:
+        """`overrides` in force in the current context for the block, then as they were."""
+        token = self._overrides.set(overrides)
+        try:
+            yield
+        finally:
+            self._overrides.reset(token)
 
     @property
     def busts(self) -> list[Bust]:
@@ -324,6 +397,7 @@ class Agent(Generic[DepsT, OutputT]):
         listener: Callable[[Event], None] | None = None,
         model_settings: ModelSettings | None = None,
         deps: object = None,
+        usage_limits: UsageLimits | None = None,
         approvals: Mapping[str, Decision] | None = None,
     ) -> Runner:
         if history is not None and not isinstance(history, Transcript):
@@ -341,11 +415,17 @@ class Agent(Generic[DepsT, OutputT]):
             raise ConfigurationError(
                 f"resume_at={resume_at!r} must be a position in the stored session's messages"
             )
+        overrides = self._overrides.get()
+        if overrides is not None and overrides.deps is not NOT_GIVEN:
+            deps = overrides.deps
         check_deps(deps, self.deps_type, self.toolbox)
+        if isinstance(self.model, KeyLater):
+            self.model.resolved()  # no API key: MissingApiKey now, before the run
         # The run's settings over the agent's, refused here (before any request) where the
         # provider does not take one.
         chosen = merged(self.model_settings, model_settings)
         settings = replace(self.settings(), model=with_settings(self.model, chosen))
+        limits = run_limits(usage_limits, settings.model)
         return Runner(
             RunState(
                 settings,
@@ -358,6 +438,7 @@ class Agent(Generic[DepsT, OutputT]):
                 deps,
                 listener=listener,
                 streaming=listener is not None,
+                limits=limits,
                 approvals=dict(approvals or {}),
             )
         )
@@ -405,6 +486,7 @@ class Agent(Generic[DepsT, OutputT]):
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> Run[OutputT]:
         """Run one task; with `history`, continue that conversation on a new branch.
         `conversation_id` names the conversation: it is the provider's routing key.
@@ -414,7 +496,9 @@ class Agent(Generic[DepsT, OutputT]):
         run began in the session), a run a crash cut short goes on from its last stored
         step: a stored response is never requested again, a returned tool never run again.
         `model_settings` replace the agent's, setting by setting, for this run only.
-        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`)."""
+        `deps` is handed to every tool that takes a `RunContext` (as `ctx.deps`).
+        `usage_limits` (`UsageLimits`: requests, tokens, dollars) are checked before each
+        request: one that would pass a limit is never sent (`UsageLimitExceeded`)."""
         resuming = resume_at is not None
         async with self._session(session, store, history, conversation_id, resuming) as hook:
             runner = self._runner(
@@ -425,6 +509,7 @@ class Agent(Generic[DepsT, OutputT]):
                 resume_at,
                 model_settings=model_settings,
                 deps=deps,
+                usage_limits=usage_limits,
             )
             return await runner.run()
 
@@ -474,6 +559,7 @@ class Agent(Generic[DepsT, OutputT]):
         resume_at: int | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> EventStream:
         """`run`, consumed as its events in order: `async with agent.iter(task) as events:
         async for event in events: ...`, then `events.run`. Requests are streamed where
@@ -492,6 +578,7 @@ class Agent(Generic[DepsT, OutputT]):
                     listener=listener,
                     model_settings=model_settings,
                     deps=deps,
+                    usage_limits=usage_limits,
                 )
                 return await runner.run()
 
@@ -508,6 +595,7 @@ class Agent(Generic[DepsT, OutputT]):
         store: SessionStore | str | PathLike[str] | None = None,
         model_settings: ModelSettings | None = None,
         deps: DepsT = None,  # type: ignore[assignment]  # None for an agent without deps
+        usage_limits: UsageLimits | None = None,
     ) -> Run[OutputT]:
         """`run` for code that is not async. A thread's `run_sync` calls share one event
         loop (`thread_loop`), so a model's pooled connections outlive each call."""
@@ -518,10 +606,13 @@ class Agent(Generic[DepsT, OutputT]):
         else:
             raise ConfigurationError("run_sync was called inside an event loop; use await run()")
         runner: Runner | None = None
+        # The thread's loop runs every call in one context of its own: the caller's
+        # overrides are carried in, and taken out again when the run ends.
+        overrides = self._overrides.get()
 
         async def run() -> Run[OutputT]:
             nonlocal runner
-            with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C is never lost
+            with signals_wake_the_loop(asyncio.get_running_loop()), self._carried(overrides):
                 async with self._session(session, store, history, conversation_id) as hook:
                     runner = self._runner(
                         task,
@@ -530,6 +621,7 @@ class Agent(Generic[DepsT, OutputT]):
                         hook,
                         model_settings=model_settings,
                         deps=deps,
+                        usage_limits=usage_limits,
                     )
                     return await runner.run()
 

@@ -40,7 +40,7 @@ from warmloop.facts.usage import Usage
 from warmloop.keepalive.leader_first import CONFIRM_SECONDS, Warmed, released
 from warmloop.keepalive.pinger import KeepAlivePolicy
 from warmloop.messages import AssistantTurn, ToolResult
-from warmloop.outputs import SUBMITTED, Outputs
+from warmloop.outputs import SUBMITTED, Outputs, submitted
 from warmloop.providers.base import Model
 from warmloop.sessions.off_loop import off_loop
 from warmloop.sessions.store import SessionStore
@@ -119,7 +119,14 @@ def stored_outputs(agent: Delegate, transcript: Transcript) -> Run[Any] | None:
     if outputs is None or isinstance(outputs, ToolResult):
         return None
     steps = sum(isinstance(m, AssistantTurn) for m in messages)
-    return Run(outputs, transcript, [], steps, model=agent.model.name, convert=agent.outputs.output)
+    return Run(
+        submitted(outputs),
+        transcript,
+        [],
+        steps,
+        model=agent.model.name,
+        convert=agent.outputs.output,
+    )
 
 
 async def run_child(

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from warmloop.agent.result import Run
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
-from warmloop.messages import Message, ToolCall, ToolResult
+from warmloop.messages import JsonData, Message, ToolCall, ToolResult
+from warmloop.outputs import SubmittedOutputs
 from warmloop.providers.deltas import TextDelta, ToolCallDelta
 from warmloop.wire.guard import Bust
 from warmloop.wire.miss_kinds import Miss
@@ -99,10 +98,23 @@ class KeptAlive:
 
 
 @dataclass(frozen=True)
+class PartialOutput:
+    """The outputs as far as the `submit` call's arguments have streamed: `arguments` the
+    JSON object parsed so far (its last string perhaps cut short), `outputs` the outputs
+    model once every required field has begun (None before), and `text` the answer so
+    far where the output is text (`answer: str`, `outputs=str`). Each follows the
+    `ToolCallDelta` it was parsed from; the run's outputs are `FinalOutput`'s."""
+
+    arguments: dict[str, JsonData]
+    outputs: SubmittedOutputs | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class FinalOutput:
     """The run ended with validated outputs; `run` is the finished run."""
 
-    outputs: BaseModel
+    outputs: SubmittedOutputs
     run: Run
 
 
@@ -113,6 +125,7 @@ Event = (
     | CacheMiss
     | TextDelta
     | ToolCallDelta
+    | PartialOutput
     | MessageAppended
     | ToolStarted
     | ToolFinished

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from warmloop.agent.handoff import Handoff
 from warmloop.messages import AssistantTurn, Message, ToolCall
+from warmloop.outputs import submitted
 
 
 class StepExit(Exception):
@@ -42,7 +43,7 @@ class Submitted(StepExit):
 
     def __init__(self, outputs: BaseModel, *, extracted: bool) -> None:
         super().__init__()
-        self.outputs = outputs
+        self.outputs = submitted(outputs)
         self.extracted = extracted
 
 

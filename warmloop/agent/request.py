@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 
 from warmloop.agent.events import CacheBust, CacheMiss, RequestAnswered, RequestSent
 from warmloop.agent.exits import FormatError
-from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded
+from warmloop.agent.partial import PartialOutputs
+from warmloop.agent.result import RequestFailed, SyntaxBudgetExceeded, UsageLimitExceeded
 from warmloop.agent.state import RunState
 from warmloop.errors import ContextWindowExceeded, ProviderError
 from warmloop.facts.model_facts import MIN_WINDOW
@@ -51,6 +52,7 @@ class RequestCycle:
         state = self.state
         rendered = await self.maintain(self.render())
         outgoing = self.before_request(rendered)
+        self.within_limits(outgoing)
         number = len(state.sent) + 1
         if outgoing.check.bust is not None:
             state.emit(CacheBust(number, outgoing.check.bust))
@@ -106,6 +108,36 @@ class RequestCycle:
         clock = state.pauses.now()
         return Outgoing(rendered, sending, check, ttl, time.time(), time.perf_counter(), clock)
 
+    def within_limits(self, outgoing: Outgoing) -> None:
+        """`UsageLimitExceeded` when the request would pass one of the run's limits: it is
+        never sent. Its cached prefix is the last request's while the cache is warm (within
+        its TTL, the prefix held)."""
+        state = self.state
+        if state.limits is None:
+            return
+        last = state.sent[-1] if state.sent else None
+        ttl = state.facts.profile.ttl_seconds
+        warm = last is not None and outgoing.clock - last.at < ttl and outgoing.check.bust is None
+        so_far = state.limits.so_far(
+            state.usages(),
+            state.facts,
+            outgoing.sending.wire,
+            last_prompt=last.prompt_tokens if last is not None else 0,
+            warm=warm,
+            ttl=outgoing.ttl,
+        )
+        passed = state.limits.passed(len(state.sent), so_far)
+        if passed is not None:
+            limit, reason = passed
+            raise UsageLimitExceeded(
+                f"the run stopped before its next request: {reason}",
+                state.transcript,
+                state.requests,
+                limit=limit,
+                next_usage=so_far.next_usage,
+                next_cost=so_far.next_dollars if state.facts.prices is not None else None,
+            )
+
     def check(self, rendered: Rendered) -> PrefixCheck:
         """The guard's verdict on this request; a fresh session's first request is checked
         against the agent's opening instead (the cache its earlier sessions wrote)."""
@@ -137,7 +169,8 @@ class RequestCycle:
         the run streams and the model can."""
         state = self.state
         if state.streaming and isinstance(model, StreamingModel):
-            return await model.stream(rendered, session_id=session, deltas=state.emit)
+            deltas = PartialOutputs(state.settings.outputs, state.emit)
+            return await model.stream(rendered, session_id=session, deltas=deltas)
         return await model.send(rendered, session_id=session)
 
     async def overflowed(self, outgoing: Outgoing, exc: ContextWindowExceeded) -> Outgoing:
@@ -170,6 +203,8 @@ class RequestCycle:
         if (disagreement := record.disagreement()) is not None:
             state.warnings.append(f"request {len(state.sent) + 1}: {disagreement}")
         prompt, cold = response.usage.prompt_tokens, None
+        if state.limits is not None:
+            state.limits.observed(outgoing.sending.wire, prompt)
         if state.maintainer is not None:
             plan = state.maintainer.observed(state.transcript, outgoing.rendered, response.usage)
             # A cold resume prunes first (planner: "cold"), so a miss re-sends only the rest.

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Generic, cast
 
-from pydantic import BaseModel
-
 from warmloop.agent.fork import fork_at
 from warmloop.agent.trajectory import TrajectoryStep, trajectory
 from warmloop.errors import WarmloopError
@@ -18,7 +16,7 @@ from warmloop.facts.pricing import ChildCost, CostReport, cost_report
 from warmloop.facts.usage import Usage
 from warmloop.maintenance.maintainer import MaintenanceEvent
 from warmloop.output_types import Convert
-from warmloop.outputs import OutputT
+from warmloop.outputs import OutputT, SubmittedOutputs
 from warmloop.tools.invoke import Execution, StuckCall
 from warmloop.transcript import Transcript
 from warmloop.wire.request_record import RequestRecord
@@ -31,7 +29,7 @@ class Run(Generic[OutputT]):
     `output` is the outputs as the agent declared them (`Agent(..., outputs=City)`: a
     City); `outputs` the validated arguments of submit, a pydantic model."""
 
-    outputs: BaseModel
+    outputs: SubmittedOutputs
     transcript: Transcript
     requests: list[RequestRecord]
     steps: int
@@ -148,7 +146,8 @@ class ChildRun:
 
 class RunError(WarmloopError):
     """A run ended without outputs; `transcript` holds everything that happened, and
-    `requests` the record of each request sent before it ended (usage, seconds, prefix)."""
+    `requests` the record of each request sent before it ended (usage, seconds, prefix).
+    What it used is `usage` and what it cost `cost()`, as for a finished `Run`."""
 
     def __init__(
         self, message: str, transcript: Transcript, requests: Sequence[RequestRecord] = ()
@@ -156,6 +155,34 @@ class RunError(WarmloopError):
         super().__init__(message)
         self.transcript = transcript
         self.requests: list[RequestRecord] = list(requests)
+        self.model = ""
+        """The model the run ran on (its selection string), set as the run ends."""
+        self.usages: list[Usage] = [r.usage for r in self.requests]
+        """Every request's usage, the folds' and keep-alives' own included."""
+        self.priced_as: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over every request the run sent before it ended."""
+        return sum(self.usages, Usage())
+
+    def cost(self) -> CostReport:
+        """What the run cost before it ended, in USD under the pricing table (`total` is
+        None when unpriced), as `Run.cost` prices a finished run."""
+        return cost_report(self.model, self.usages, priced_as=self.priced_as)
+
+    def ended(
+        self,
+        model: str,
+        requests: Sequence[RequestRecord],
+        usages: Sequence[Usage],
+        facts: ModelFacts,
+    ) -> None:
+        """What the run had sent and used as it ended, for its cost."""
+        self.requests = list(requests)
+        self.model = model
+        self.usages = list(usages)
+        self.priced_as = facts.priced_as
 
 
 class SyntaxBudgetExceeded(RunError):
@@ -186,3 +213,26 @@ class RunAborted(RunError):
 
 class RequestFailed(RunError):
     """A model request failed for good mid-run; the transcript is as it was before it."""
+
+
+class UsageLimitExceeded(RunError):
+    """The run's next request would have passed one of its `UsageLimits`, so it was never
+    sent; the transcript is as it was before it, `usage` and `cost()` what the run used.
+    `limit` names the limit (`cost_limit`, `request_limit`, ...); `next_usage` and
+    `next_cost` are the estimate of the request that was not sent (its cost None where
+    the model is unpriced)."""
+
+    def __init__(
+        self,
+        message: str,
+        transcript: Transcript,
+        requests: Sequence[RequestRecord] = (),
+        *,
+        limit: str = "",
+        next_usage: Usage | None = None,
+        next_cost: float | None = None,
+    ) -> None:
+        super().__init__(message, transcript, requests)
+        self.limit = limit
+        self.next_usage = next_usage or Usage()
+        self.next_cost = next_cost

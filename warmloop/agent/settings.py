@@ -43,6 +43,7 @@ class Settings:
     keepalive: KeepAlivePolicy | None = None
     check_outputs: OutputCheck | None = None
     on_event: Callable[[Event], None] | None = None
+    tool_errors_to_model: bool = False
     name: str | None = None
     handoffs: Mapping[str, Handoff] = field(default_factory=dict)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from warmloop.agent.approvals import Decision
 from warmloop.agent.events import Event, KeptAlive, Maintained, MessageAppended, maintenance_event
+from warmloop.agent.limits import RunLimits
 from warmloop.agent.result import ChildRun
 from warmloop.agent.settings import Settings
 from warmloop.facts.model_facts import ModelFacts
@@ -79,6 +80,8 @@ class RunState:
     """Who reads this run's events besides the agent's hooks (`agent.iter`'s stream)."""
     streaming: bool = False
     """Stream each request where the model can (its text and tool calls as deltas)."""
+    limits: RunLimits | None = None
+    """The run's `UsageLimits`, checked before each request (`agent/limits.py`)."""
     children: list[ChildRun] = field(default_factory=list)
     """The runs started inside this run's tool calls, as they ended (`agent.lineage`)."""
     approvals: Mapping[str, Decision] = field(default_factory=dict)

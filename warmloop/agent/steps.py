@@ -66,7 +66,7 @@ class Runner:
             state.emit(FinalOutput(run.outputs, run))
             return run
         except RunError as exc:
-            exc.requests = list(state.requests)
+            exc.ended(state.settings.model.name, state.requests, state.usages(), state.facts)
             raise
         except Exception as exc:
             state.transcript.answer_pending(
@@ -79,11 +79,9 @@ class Runner:
                 message = f"the run stopped: {exc}"
             else:
                 message = f"the run stopped on an unexpected {type(exc).__name__}: {exc}"
-            raise RunAborted(
-                message,
-                state.transcript,
-                state.requests,
-            ) from exc
+            aborted = RunAborted(message, state.transcript)
+            aborted.ended(state.settings.model.name, state.requests, state.usages(), state.facts)
+            raise aborted from exc
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
             self.interrupted(exc)
             await state.persisted(best_effort=True)
@@ -143,6 +141,7 @@ class Runner:
         state = self.state
         settings = state.settings
         if not turn.tool_calls:
+            self.answered_in_text(turn, extracting=False)
             raise self.exhausted("You answered without calling a tool.")
         await self.acting.act(turn, extracting=False)
         if state.failed_steps > settings.max_tool_retries:
@@ -165,6 +164,20 @@ class Runner:
         if at.turn is not None:
             await self.acted(at.turn)
 
+    def answered_in_text(self, turn: AssistantTurn, *, extracting: bool) -> None:
+        """A turn of text without a call is the answer where the output is text (`answer:
+        str`, `outputs=str`): `Submitted`. The output check refuses it as it refuses a
+        submit, and the refusal goes to the extract step (the run's stored messages say
+        where it stands, as they do after any turn without a call)."""
+        state = self.state
+        outputs = state.settings.outputs.from_text(turn.text)
+        if outputs is None:
+            return
+        refusal = None if extracting else self.acting.refusal(outputs)
+        if refusal is not None:
+            raise self.exhausted(f"Your answer was refused: {refusal}")
+        raise Submitted(outputs, extracted=extracting)
+
     def exhausted(self, reason: str) -> Exhausted:
         """The step loop's end without outputs, with the extract prompt to append."""
         prompt = self.state.settings.outputs.extract_prompt(reason)
@@ -184,6 +197,8 @@ class Runner:
                 await self.corrected(problem)
         if turn is not None and turn.tool_calls:
             await self.acting.act(turn, extracting=True)
+        elif turn is not None:
+            self.answered_in_text(turn, extracting=True)
         last_error = last_rejection(state.transcript.messages[state.start :])
         shown = (  # on one line: the CLI prints an error as one line
             f"; the last {' '.join(last_error.split())}"

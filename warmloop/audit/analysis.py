@@ -288,7 +288,7 @@ def analyse(
                 estimated=sized_usage[k][1] is None,
                 cached=usage.cache_read_tokens,
                 written=usage.cache_write_tokens,
-                uncached=usage.input_tokens,
+                uncached=usage.uncached_tokens,
                 limit=shared.limit,
                 reusable=shared.reusable,
                 idle_seconds=shared.idle,

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from warmloop.cli.console import console
+from warmloop.cli.exit_codes import DEADLINE, TASKS_FAILED
 from warmloop.cli.shared import fail
 from warmloop.cli.view import one_line
 from warmloop.errors import WarmloopError
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
 
 DB_VARIABLE = "WARMLOOP_FLEET_DB"
 STATUS_POLL_SECONDS = 1.0
-FAILED_TASKS_EXIT = 3
-"""`batch status`'s code when any task of the batch failed (1 is an error of the command)."""
-DEADLINE_EXIT = 4
-"""`--wait --deadline`'s code when the deadline passed with tasks unfinished."""
 
 
 def _required_db(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
@@ -56,7 +53,7 @@ deadline_option = click.option(
     "--deadline",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help=f"With --wait: stop waiting after SECONDS, exiting with code {DEADLINE_EXIT} when "
+    help=f"With --wait: stop waiting after SECONDS, exiting with code {DEADLINE} when "
     "tasks are still unfinished.",
 )
 queue_option = click.option(
@@ -64,13 +61,15 @@ queue_option = click.option(
 )
 
 
-def open_fleet(db: str) -> Fleet:
+def open_fleet(db: str, *, read_only: bool = False) -> Fleet:
+    """The fleet in database `db`; `read_only` for a command that only reads (it creates
+    nothing there, and refuses a database that holds no fleet)."""
     try:
         from warmloop.fleet.client import Fleet
     except ImportError as exc:
         fail(f"the fleet needs DBOS: pip install 'warmloop[fleet]' ({exc})")
     try:
-        return Fleet(db)
+        return Fleet(db, read_only=read_only)
     except WarmloopError as exc:
         fail(str(exc))
 
@@ -298,9 +297,9 @@ def submit(
     finally:
         fleet.close()
     if cold or (state is not None and state.counts["failed"]):
-        raise click.exceptions.Exit(FAILED_TASKS_EXIT)
+        raise click.exceptions.Exit(TASKS_FAILED)
     if state is not None and not state.finished:
-        raise click.exceptions.Exit(DEADLINE_EXIT)
+        raise click.exceptions.Exit(DEADLINE)
 
 
 @batch.command()
@@ -314,7 +313,7 @@ def status(batch_id: str, db: str, wait: bool, deadline: float | None, as_json: 
     worker stopped beating), done or failed, with its result, cost or error. Exits with
     code 3 when any task failed, 4 when --wait --deadline passed with tasks unfinished
     (1 when the batch cannot be read)."""
-    fleet = open_fleet(db)
+    fleet = open_fleet(db, read_only=True)
     try:
         state = _follow(fleet, batch_id, deadline) if wait else _status(fleet, batch_id)
         if as_json:
@@ -325,9 +324,9 @@ def status(batch_id: str, db: str, wait: bool, deadline: float | None, as_json: 
     finally:
         fleet.close()
     if state.counts["failed"]:
-        raise click.exceptions.Exit(FAILED_TASKS_EXIT)
+        raise click.exceptions.Exit(TASKS_FAILED)
     if wait and not state.finished:
-        raise click.exceptions.Exit(DEADLINE_EXIT)
+        raise click.exceptions.Exit(DEADLINE)
 
 
 def _status(fleet: Fleet, batch_id: str) -> BatchStatus:

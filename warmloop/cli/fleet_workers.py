@@ -24,7 +24,7 @@ def fleet() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Every worker as JSON.")
 def workers(db: str, as_json: bool) -> None:
     """List every worker: alive or dead, seconds since its last heartbeat, tasks held."""
-    handle = open_fleet(db)
+    handle = open_fleet(db, read_only=True)
     try:
         found, held = handle.workers(), handle.held()
     except WarmloopError as exc:

@@ -7,11 +7,6 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-INTERRUPTED_EXIT = 130
-"""The shell's code for a command ended by Ctrl-C (128 + SIGINT)."""
-TERMINATED_EXIT = 143
-"""The shell's code for a command ended by SIGTERM (128 + SIGTERM)."""
-
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised as a KeyboardInterrupt: whatever Ctrl-C would close is closed (a

@@ -2,14 +2,15 @@
 `--agent MODULE:ATTR`), or continue a stored session with a follow-up, showing each step as
 it happens.
 
-Every WarmloopError ends the command with a one-line red message and exit code 1, never a
-traceback; a failed run still saves its transcript when `--save` was given.
+Every WarmloopError ends the command with a one-line red message and the exit code of its
+kind (`cli.exit_codes`), never a traceback; a failed run still saves its transcript when
+`--save` was given (`cli.run_end`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -17,17 +18,15 @@ from rich.console import Console
 from rich.text import Text
 
 from warmloop.agent.agent import DEFAULT_INSTRUCTIONS, Agent
-from warmloop.agent.result import Run, RunError
+from warmloop.agent.limits import UsageLimits
+from warmloop.agent.result import Run
 from warmloop.cli.console import console as safe_console
-from warmloop.cli.interrupt import (
-    INTERRUPTED_EXIT,
-    TERMINATED_EXIT,
-    Terminated,
-    terminate_as_interrupt,
-)
+from warmloop.cli.exit_codes import BAD_USAGE, LIMIT_REACHED, RUN_FAILED, Failure
+from warmloop.cli.interrupt import terminate_as_interrupt
 from warmloop.cli.model_options import model_help, model_option_flags, model_options
+from warmloop.cli.run_end import RunEnd
 from warmloop.cli.run_json import print_json, run_object
-from warmloop.cli.save import check_writable, save_transcript, write_transcript
+from warmloop.cli.save import check_writable, write_transcript
 from warmloop.cli.session_view import calls_made, resume_line, session_calls
 from warmloop.cli.shared import (
     CliContext,
@@ -39,19 +38,16 @@ from warmloop.cli.shared import (
     workspace_option,
 )
 from warmloop.cli.user_agent import built_in_flags, check_session_tools, load_agent, shown_agent
-from warmloop.cli.view import LiveView, maintenance_line, report, requests_report
+from warmloop.cli.view import LiveView, maintenance_line, report
 from warmloop.cli.waiting import Waits
-from warmloop.errors import MissingApiKey, SessionError, WarmloopError
+from warmloop.errors import SessionError, WarmloopError
 from warmloop.outputs import OutputCheck
 from warmloop.providers.base import Model
-from warmloop.providers.clients import key_names
 from warmloop.providers.redact import MASK, redact_spec
 from warmloop.providers.registry import provider_of
 from warmloop.providers.select import examples
 from warmloop.sessions.session import SessionInfo
 from warmloop.sessions.store import SessionStore
-from warmloop.transcript import Transcript
-from warmloop.wire.request_record import RequestRecord
 from warmloop.workspace import WORKSPACE_INSTRUCTIONS, workspace_instructions, workspace_tools
 from warmloop.workspace.grounding import unread_answer
 from warmloop.workspace.map_build import map_budget
@@ -72,6 +68,15 @@ agent_option = click.option(
     "or a function returning one; its model, tools and outputs replace the workspace's.",
 )
 DEFAULT_MODEL = "local"
+
+
+max_cost_option = click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="DOLLARS",
+    help="Stop before a request that would take the run's cost past DOLLARS (at the model's "
+    f"prices, cache reads and writes included); it is never sent (exit code {LIMIT_REACHED}).",
+)
 
 
 @click.command()
@@ -97,6 +102,7 @@ DEFAULT_MODEL = "local"
     help="Store the run as session NAME step by step, or continue NAME if it exists.",
 )
 @store_option
+@max_cost_option
 @json_option
 @click.pass_obj
 def run(
@@ -114,6 +120,7 @@ def run(
     n_ctx: int | None = None,
     context_window: int | None = None,
     as_json: bool = False,
+    max_cost: float | None = None,
 ) -> None:
     """Run TASK with read-only tools over a workspace, or with your own agent (--agent), and
     show each step as it happens (with --json: print one JSON object when it ends)."""
@@ -123,7 +130,8 @@ def run(
     if agent_spec is not None and flags:
         fail(
             f"--agent runs your agent as its module makes it (its own model, tools and "
-            f"max_steps), so {', '.join(flags)} cannot be used with it; set it in your module"
+            f"max_steps), so {', '.join(flags)} cannot be used with it; set it in your module",
+            BAD_USAGE,
         )
     model_spec = model_spec or DEFAULT_MODEL
     if save is not None:
@@ -132,104 +140,117 @@ def run(
     console.quiet = as_json  # --json: the JSON object is all that reaches stdout
     waits = Waits(safe_console(stderr=True))
     waits.enabled = waits.enabled and not as_json
-    shown_spec = redact_spec(model_spec)
-
-    def answer(requests: Sequence[RequestRecord], error: str, model: str = "") -> None:
-        if as_json:
-            shown = model or shown_spec
-            print_json(run_object(model=shown, session=session, requests=requests, error=error))
-
+    shown = redact_spec(model_spec) if agent_spec is None else None
+    end = RunEnd(console, as_json, session, save, shown)
     if agent_spec is None:
-        console.print(Text(f"model {shown_spec}, workspace {workspace}", style="dim"))
+        console.print(Text(f"model {shown}, workspace {workspace}", style="dim"))
+    limits = UsageLimits(cost_limit=max_cost) if max_cost is not None else None
     try:
         opened = command_store(store) if session is not None else None
         info = opened.info(session) if opened is not None and session is not None else None
         if agent_spec is not None:
             agent = shown_agent(load_agent(agent_spec), waits, console)
-            shown_spec = redact_spec(agent.model.name)
-            console.print(Text(f"agent {agent_spec}, model {shown_spec}", style="dim"))
+            end.model = redact_spec(agent.model.name)
+            console.print(Text(f"agent {agent_spec}, model {end.model}", style="dim"))
         else:
-            tools = workspace_tools(workspace)
-            chosen = model_options(
-                model_spec, options, base_url=base_url, n_ctx=n_ctx, context_window=context_window
-            )
-            model = context.model_factory(model_spec, **chosen)
+            built = BuiltIn(model_spec, options, base_url, n_ctx, context_window, max_steps)
             # A session that goes on keeps the instructions (and map) it opened with.
             resumed = info is not None and info.length > 0
-            instructions = (
-                WORKSPACE_INSTRUCTIONS
-                if resumed
-                else mapped_instructions(model, workspace, console)
-            )
-            agent = Agent(
-                model,
-                tools,
-                instructions=f"{DEFAULT_INSTRUCTIONS} {instructions}",
-                max_steps=max_steps,
-                check_outputs=answer_check(model),
-                on_event=waits.events(
-                    LiveView(console),
-                    lambda event: console.print(maintenance_line(event), soft_wrap=True),
-                ),
-            )
+            agent = built.agent(context, workspace, waits, console, resumed=resumed)
         if opened is not None and session is not None:
-            if agent_spec is not None:  # the user's agent: its tools exactly, or refused
-                check_session_tools(session, info, agent, agent_spec, opened)
-            elif (changed := same_tools(session, info, agent, opened)) is not None:
-                console.print(Text(changed), style="yellow", soft_wrap=True)
-            console.print(resume_line(session, info, time.time()))
+            check_session(session, info, agent, agent_spec, opened, console)
         with terminate_as_interrupt():
             try:
-                result = agent.run_sync(task, session=session, store=opened)
+                result = agent.run_sync(task, session=session, store=opened, usage_limits=limits)
             finally:
                 waits.stop()
     except KeyboardInterrupt as exc:
-        transcript = getattr(exc, "transcript", None)
-        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        answer(getattr(exc, "requests", None) or [], how)
-        if save is not None and isinstance(transcript, Transcript):
-            save_transcript(transcript, save)
-            console.print(Text(f"{how}; transcript saved to {save}", style="dim"))
-        code = TERMINATED_EXIT if isinstance(exc, Terminated) else INTERRUPTED_EXIT
-        raise click.exceptions.Exit(code) from None
-    except RunError as exc:
-        if exc.requests:
-            console.print()
-            requests_report(console, exc.requests, exc.transcript.meta.model)
-        if save is not None:
-            save_transcript(exc.transcript, save)
-            console.print(Text(f"transcript saved to {save}", style="dim"))
-        answer(exc.requests, str(exc), exc.transcript.meta.model or shown_spec)
-        fail(str(exc))
-    except MissingApiKey as exc:  # the library's advice is Python's (api_key=): say the CLI's
-        message = (
-            f"no API key for {shown_spec}: set the environment variable "
-            f"{key_names(*exc.variables)}, or pass --option api_key=KEY"
+        end.stopped(exc)
+    except WarmloopError as exc:  # a run's error, a missing key, an --agent that names none
+        end.failed(exc)
+    finished(console, result, end, opened)
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """The CLI's own agent: the flags that make its model, and its step budget."""
+
+    model_spec: str
+    options: tuple[str, ...]
+    base_url: str | None
+    n_ctx: int | None
+    context_window: int | None
+    max_steps: int
+
+    def agent(
+        self, context: CliContext, workspace: Path, waits: Waits, console: Console, *, resumed: bool
+    ) -> Agent:
+        """The workspace's read-only tools on the model the flags name, shown live; a
+        session that goes on (`resumed`) keeps the instructions (and map) it opened with."""
+        tools = workspace_tools(workspace)
+        chosen = model_options(
+            self.model_spec,
+            self.options,
+            base_url=self.base_url,
+            n_ctx=self.n_ctx,
+            context_window=self.context_window,
         )
-        answer([], message)
-        fail(message)
-    except WarmloopError as exc:  # an --agent that names no agent included
-        answer([], str(exc))
-        fail(str(exc))
-    # The run succeeded: save it before anything else can fail, then show it.
+        model = context.model_factory(self.model_spec, **chosen)
+        instructions = (
+            WORKSPACE_INSTRUCTIONS if resumed else mapped_instructions(model, workspace, console)
+        )
+        return Agent(
+            model,
+            tools,
+            instructions=f"{DEFAULT_INSTRUCTIONS} {instructions}",
+            max_steps=self.max_steps,
+            check_outputs=answer_check(model),
+            on_event=waits.events(
+                LiveView(console),
+                lambda event: console.print(maintenance_line(event), soft_wrap=True),
+            ),
+        )
+
+
+def check_session(
+    session: str,
+    info: SessionInfo | None,
+    agent: Agent,
+    agent_spec: str | None,
+    opened: SessionStore,
+    console: Console,
+) -> None:
+    """Session `session`'s tools checked against `agent`'s (the user's agent: exactly, or
+    refused; the built-in one: a change told), and how long it was idle said."""
+    if agent_spec is not None:
+        check_session_tools(session, info, agent, agent_spec, opened)
+    elif (changed := same_tools(session, info, agent, opened)) is not None:
+        console.print(Text(changed), style="yellow", soft_wrap=True)
+    console.print(resume_line(session, info, time.time()))
+
+
+def finished(console: Console, result: Run, end: RunEnd, opened: SessionStore | None) -> None:
+    """A run that succeeded: saved before anything else can fail, then shown."""
+    save = end.save
     problem = write_transcript(result.transcript, save) if save is not None else None
     if save is not None and problem is None:
         console.print(Text(f"transcript saved to {save}", style="dim"))
-    if as_json:
+    if end.as_json:
+        unsaved = None if problem is None else Failure("run_failed", RUN_FAILED, problem)
         print_json(
             run_object(
-                model=result.model or shown_spec,
-                session=session,
+                model=result.model or end.model,
+                session=end.session,
                 requests=result.requests,
                 result=result,
-                error=problem,
+                error=None if unsaved is None else unsaved.as_json(),
                 saved=save if problem is None else None,
             )
         )
     else:
         show_report(console, result)
     if opened is not None:
-        console.print(Text(f"session {session} stored in {opened.location}", style="dim"))
+        console.print(Text(f"session {end.session} stored in {opened.location}", style="dim"))
     if problem is not None:
         fail(problem)
 
@@ -293,6 +314,7 @@ def resumable_spec(model: str) -> str:
 @click.option("--save", type=click.Path(dir_okay=False, path_type=Path), help="Also save here.")
 @model_option_flags
 @store_option
+@max_cost_option
 @json_option
 @click.pass_context
 def resume(
@@ -310,6 +332,7 @@ def resume(
     n_ctx: int | None = None,
     context_window: int | None = None,
     as_json: bool = False,
+    max_cost: float | None = None,
 ) -> None:
     """Continue stored session NAME with the follow-up TASK (its cache is reused if warm);
     with --agent, with the agent that made it (its tools checked against the session's)."""
@@ -340,6 +363,7 @@ def resume(
         n_ctx=n_ctx,
         context_window=context_window,
         as_json=as_json,
+        max_cost=max_cost,
     )
 
 

@@ -5,8 +5,9 @@ The object always has the same keys: `outputs` (null when the run failed), `extr
 `model`, `session`, `requests` (one object a request: its usage, cache reads, seconds,
 prefix stability and any bust), `usage` (summed), `cost` (USD, null when unpriced),
 `warnings`, `transcript` (the file it was saved to, if any) and `error` (null on success,
-else the one-line message the human view prints on stderr). The exit code is the human
-view's.
+else an object: the failure's `kind`, the error's `type` and the one-line `message` the
+human view prints on stderr). The exit code is the human view's, by the failure's kind
+(`cli.exit_codes`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from warmloop.facts.pricing import cost_report
 from warmloop.facts.usage import Usage
 from warmloop.wire.request_record import RequestRecord
 
-FORMAT = "warmloop.run/1"
+FORMAT = "warmloop.run/2"
+"""2: `error` is an object with the failure's kind (a string before)."""
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
@@ -68,18 +70,18 @@ def _costs(
 
 def run_object(
     *,
-    model: str,
+    model: str | None,
     session: str | None,
     requests: Sequence[RequestRecord],
     result: Run | None = None,
-    error: str | None = None,
+    error: dict[str, str] | None = None,
     saved: Path | None = None,
 ) -> dict[str, Any]:
     """The JSON object of a finished run (`result`) or of one that failed (`error`, with
-    the requests it sent before)."""
+    the requests it sent before); `model` is None when no agent was made."""
     usages = result.usages() if result is not None else [r.usage for r in requests]
     priced_as = result.facts.priced_as if result is not None and result.facts else None
-    costs, total = _costs(model, usages, len(requests), priced_as)
+    costs, total = _costs(model or "", usages, len(requests), priced_as)
     return {
         "format": FORMAT,
         "outputs": None if result is None else result.outputs.model_dump(mode="json"),

@@ -33,12 +33,13 @@ class CliContext:
     model_factory: Callable[..., Model] = resolve_model
 
 
-def fail(message: str) -> NoReturn:
-    """Print `message` as one red line on stderr and exit with code 1."""
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print `message` as one red line on stderr and exit with `code` (1 by default; the
+    codes by kind are `cli.exit_codes`)."""
     console(stderr=True).print(
         Text(f"error: {one_line(message, ERROR_CHARS)}", style="red"), soft_wrap=True
     )
-    raise click.exceptions.Exit(1)
+    raise click.exceptions.Exit(code)
 
 
 workspace_option = click.option(

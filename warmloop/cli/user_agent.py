@@ -47,6 +47,11 @@ def load_agent(spec: str) -> Agent:
                 f"run warmloop where {module_name.replace('.', '/')}.py is"
             ) from exc
         raise AgentNotLoaded(f"importing {module_name!r} failed: {exc}") from exc
+    except SystemExit as exc:  # its script part ran (sys.exit): nothing was made to run
+        raise AgentNotLoaded(
+            f"importing {module_name!r} exited (SystemExit({exc.code!r})) before an agent "
+            f'could be run; keep what runs as a script under `if __name__ == "__main__":`'
+        ) from exc
     except Exception as exc:  # the user's module raised: say so, with its own words
         raise AgentNotLoaded(
             f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
@@ -65,7 +70,7 @@ def load_agent(spec: str) -> Agent:
         )
     try:
         made = found()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # an exit is no agent either
         raise AgentNotLoaded(f"{spec}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(made, Agent):
         kind = type(made).__name__

@@ -63,7 +63,7 @@ def cost_breakdown(usage: Usage, prices: Prices) -> Cost:
     if twelve_hours:
         writes += twelve_hours * rates.cache_write("12h")
     own = Cost(
-        input=usage.input_tokens * rates.input * PER_TOKEN,
+        input=usage.uncached_tokens * rates.input * PER_TOKEN,
         cache_read=usage.cache_read_tokens * rates.cache_read * PER_TOKEN,
         cache_write=writes * PER_TOKEN,
         output=usage.output_tokens * rates.output * PER_TOKEN,

@@ -150,7 +150,7 @@ class CacheProfile:
             long_writes = usage.cache_write_1h_tokens + usage.cache_write_12h_tokens
             short_writes = usage.cache_write_tokens - long_writes
             writes = short_writes * short.write_multiplier + long_writes * long.write_multiplier
-        return usage.input_tokens + usage.cache_read_tokens * self.read_multiplier + writes
+        return usage.uncached_tokens + usage.cache_read_tokens * self.read_multiplier + writes
 
 
 @dataclass(frozen=True)

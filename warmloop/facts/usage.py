@@ -56,14 +56,18 @@ def count_at(raw: Mapping[str, object], *path: str) -> int:
 class Usage:
     """Token counts of one request (every field a non-negative int, whatever was passed).
 
-    `input_tokens` is uncached input (full price; for a local engine, tokens it evaluated),
-    `cache_read_tokens` input served from the cache (for a local engine, KV reused),
-    `cache_write_tokens` input written to the cache (billed extra by some providers), of
-    which `cache_write_1h_tokens` at Anthropic's one-hour rate and `cache_write_12h_tokens`
-    at OpenAI's twelve-hour rate. `reasoning_tokens` is the part of `output_tokens` spent
-    on reasoning (already in `output_tokens`, reported apart for information).
+    `input_tokens` is every prompt token, cached or not, as pydantic-ai and the
+    OpenTelemetry GenAI conventions count it; of those, `cache_read_tokens` were served
+    from the cache (for a local engine, KV reused) and `cache_write_tokens` written to it
+    (billed extra by some providers), of which `cache_write_1h_tokens` at Anthropic's
+    one-hour rate and `cache_write_12h_tokens` at OpenAI's twelve-hour rate; the rest,
+    `uncached_tokens`, paid in full (for a local engine, evaluated). A prompt never holds
+    fewer tokens than it read and wrote: `input_tokens` is raised to their sum when a
+    caller passed less. `reasoning_tokens` is the part of `output_tokens` spent on
+    reasoning (already in `output_tokens`, reported apart for information).
     `compaction_*` is the usage of a provider's server-side compaction (Anthropic's
-    `usage.iterations`): billed on top of the request, outside its prompt.
+    `usage.iterations`), counted the same way: billed on top of the request, outside its
+    prompt.
     """
 
     input_tokens: int = 0
@@ -85,16 +89,41 @@ class Usage:
             value = getattr(self, item.name)
             if type(value) is not int or value < 0:
                 object.__setattr__(self, item.name, count(value))
+        for total, read, written in (
+            ("input_tokens", "cache_read_tokens", "cache_write_tokens"),
+            (
+                "compaction_input_tokens",
+                "compaction_cache_read_tokens",
+                "compaction_cache_write_tokens",
+            ),
+        ):
+            parts = getattr(self, read) + getattr(self, written)
+            if getattr(self, total) < parts:
+                object.__setattr__(self, total, parts)
+
+    @classmethod
+    def of_parts(
+        cls, uncached: object, read: object, written: object, output: object = 0, **more: int
+    ) -> Usage:
+        """A usage from a prompt's three parts (uncached, read, written: how Anthropic,
+        DeepSeek and a local engine report it), `input_tokens` their sum."""
+        parts = (count(uncached), count(read), count(written))
+        return cls(sum(parts), parts[1], parts[2], count(output), **more)
+
+    @property
+    def uncached_tokens(self) -> int:
+        """The prompt tokens neither read from the cache nor written to it (full price)."""
+        return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
     @property
     def prompt_tokens(self) -> int:
-        """All input tokens of the request, cached or not."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+        """All input tokens of the request, cached or not: `input_tokens`."""
+        return self.input_tokens
 
     @property
     def cache_hit_rate(self) -> float:
         """Fraction of the prompt served from the cache (0.0 for an empty prompt)."""
-        total = self.prompt_tokens
+        total = self.input_tokens
         return self.cache_read_tokens / total if total else 0.0
 
     @property

@@ -16,10 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypedDict, Unpack
+from urllib.parse import urlsplit
 
 import psycopg
 from dbos import DBOS, DBOSClient, EnqueueOptions, WorkflowStatus
 from psycopg.rows import TupleRow
+from sqlalchemy.engine import make_url
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.usage import Usage
@@ -112,6 +114,38 @@ class BatchStatus:
         return sum(t.result.requests for t in self.tasks if t.result)
 
 
+def fleet_url(url: str) -> str:
+    """`url` when it is a PostgreSQL URL the database drivers can read; a
+    ConfigurationError otherwise (a malformed host or port is named without the URL's
+    credentials, never a driver's ValueError)."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
+        )
+    try:
+        make_url(url)  # SQLAlchemy's reading, which DBOS uses
+        _ = urlsplit(url).port  # and the standard library's, which psycopg's checks follow
+    except ValueError:
+        raise ConfigurationError(
+            f"the fleet's database URL {redact_url(url)!r} cannot be read: check its host "
+            "(an IPv6 address in brackets, [::1]), its port (a number) and its escaping"
+        ) from None
+    return url
+
+
+def require_fleet(url: str) -> None:
+    """A database that holds a fleet (DBOS's tables): a read-only command never creates
+    them in another application's database, it says there is no fleet there."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        found = connection.execute("SELECT to_regclass('dbos.workflow_status')").fetchone()
+    if found is None or found[0] is None:
+        raise ConfigurationError(
+            f"the database {redact_url(url)} holds no warmloop fleet (no worker has started "
+            "there and no batch was submitted to it); nothing was created in it. Check --db, "
+            "or start a worker or submit a batch first"
+        )
+
+
 def new_batch_id() -> str:
     return f"b{secrets.token_hex(6)}"
 
@@ -119,14 +153,16 @@ def new_batch_id() -> str:
 class Fleet:
     """A handle on a fleet's database: submit tasks and batches, read their status."""
 
-    def __init__(self, url: str) -> None:
-        if not url.startswith(("postgresql://", "postgres://")):
-            raise ConfigurationError(
-                f"a fleet lives in PostgreSQL: pass a postgresql:// URL, got {redact_url(url)!r}"
-            )
-        self.url = url
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.url = fleet_url(url)
+        self.read_only = read_only
+        """Only reads (`fleet workers`, `batch status`): creates nothing in the database,
+        and refuses one that holds no fleet."""
         try:
-            DBOS.migrate(url)  # a submitter may come before any worker: create DBOS's tables
+            if read_only:
+                require_fleet(url)
+            else:
+                DBOS.migrate(url)  # a submitter may come before any worker: DBOS's tables
             require_json(url)  # and let them hold no pickle
             self._client = DBOSClient(
                 system_database_url=url,
@@ -375,7 +411,7 @@ class Fleet:
         """Every worker that registered in this fleet, alive or not, by name."""
         try:
             if self._liveness is None:
-                self._liveness = Liveness(self.url)
+                self._liveness = Liveness(self.url, create=not self.read_only)
             return self._liveness.workers()
         except psycopg.Error as exc:
             raise unreachable(self.url, exc) from None

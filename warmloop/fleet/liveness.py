@@ -95,11 +95,14 @@ class WorkerState:
 
 
 class Liveness:
-    """The workers table of the fleet's database `url` (created on first use)."""
+    """The workers table of the fleet's database `url` (created on first use; `create`
+    False, by a command that only reads: never, and a fleet without it has no worker)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
         self._connection: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+        if not create:
+            return
         with self._connection.transaction():
             self._connection.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
             self._connection.execute(_SCHEMA)
@@ -140,7 +143,10 @@ class Liveness:
         )
 
     def workers(self) -> list[WorkerState]:
-        """Every registered worker, by name."""
+        """Every registered worker, by name (none where no worker ever made the table)."""
+        found = self._db.execute("SELECT to_regclass('warmloop_fleet.workers')").fetchone()
+        if found is None or found[0] is None:
+            return []
         rows = self._db.execute(
             f"SELECT w.name, w.host, w.pid, {_alive('w')}, EXTRACT(EPOCH FROM now() - w.beat_at),"
             " w.heartbeat_seconds, w.taken_by FROM warmloop_fleet.workers w ORDER BY w.name",

@@ -13,13 +13,14 @@ read nothing from the cache and stay out of the stream, as a routing key does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from warmloop.errors import ConfigurationError
 from warmloop.facts.model_facts import ModelFacts
-from warmloop.providers.base import Model, Rendered, WrappedModel
+from warmloop.providers.base import Model, ModelResponse, Rendered, WrappedModel
+from warmloop.providers.deltas import Delta, stream_or_send
 from warmloop.providers.model_settings import KeepsSettings, ModelSettings, Place, check_settings
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.registry import provider_of
@@ -145,3 +146,10 @@ class SettingsModel(WrappedModel):
                 compared = _put(compared, place, shaped)
         derive = rendered.derive
         return replace(rendered, payload=sent, derive=lambda _sent: derive(compared))
+
+    async def stream(
+        self, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+    ) -> ModelResponse:
+        """Streamed by the wrapped model where it streams (sent otherwise): settings never
+        cost a run its deltas."""
+        return await stream_or_send(self.model, rendered, session_id=session_id, deltas=deltas)

@@ -73,6 +73,11 @@ class ModelResponse:
     format_error: FormatProblem | None = None
     verdict: ProviderVerdict | None = None
     """The provider's own cache verdict, when the model asked for one (`diagnose=True`)."""
+    response_id: str = ""
+    """The provider's id of the reply ("" where it gives none): telemetry's
+    `gen_ai.response.id`."""
+    finish_reasons: tuple[str, ...] = ()
+    """Why the reply ended, as the provider says it (`end_turn`, `tool_calls`, `STOP`, ...)."""
 
 
 class KnownFacts:

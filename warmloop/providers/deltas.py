@@ -48,3 +48,13 @@ class StreamingModel(Model, Protocol):
         """`send`, streamed: each delta to `deltas` as it arrives, the whole reply at the
         end (its usage read from the stream's own usage event)."""
         ...
+
+
+async def stream_or_send(
+    model: Model, rendered: Rendered, *, session_id: str, deltas: Callable[[Delta], None]
+) -> ModelResponse:
+    """`model`'s answer to `rendered`, streamed to `deltas` where the model streams, else
+    sent (no deltas then): what a model wrapping another streams with."""
+    if isinstance(model, StreamingModel):
+        return await model.stream(rendered, session_id=session_id, deltas=deltas)
+    return await model.send(rendered, session_id=session_id)

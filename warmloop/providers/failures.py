@@ -38,6 +38,7 @@ from warmloop.errors import (
 )
 from warmloop.providers.overflow import context_overflow
 from warmloop.providers.redact import scrub
+from warmloop.testing import check_allow_model_requests
 
 
 class Kind(enum.Enum):
@@ -395,7 +396,9 @@ class Failures:
     @contextlib.contextmanager
     def mapped(self, *, tries: str) -> Iterator[None]:
         """Around a request and the reading of its reply: whatever fails comes out as a
-        ProviderError without a credential in it."""
+        ProviderError without a credential in it. Refused before anything is sent while
+        requests are off (a test run: `warmloop.testing`)."""
+        check_allow_model_requests(self.name)
         try:
             yield
         except json.JSONDecodeError as exc:  # an SDK that parses the body itself

@@ -181,7 +181,7 @@ class ScriptedModel(KnownFacts):
             reused = len(old) if new.startswith(old) else common_prefix_length(old, new)
         total = -(-stream.length // CHARS_PER_TOKEN)
         cached = min(reused // CHARS_PER_TOKEN, total)
-        return Usage(input_tokens=total - cached, cache_read_tokens=cached, output_tokens=1)
+        return Usage(input_tokens=total, cache_read_tokens=cached, output_tokens=1)
 
 
 def scripted_facts(name: str, context_window: int | None, cache_ttl: str | None) -> ModelFacts:

@@ -263,9 +263,7 @@ class LiveConversations:
         """Add one answered request's prompt tokens, the part read from cache, and what the
         proxy's breakpoints saved on it (None: not priced)."""
         with self._lock:
-            conversation.prompt_tokens += (
-                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-            )
+            conversation.prompt_tokens += usage.prompt_tokens
             conversation.cached_tokens += usage.cache_read_tokens
             if saved is not None:
                 conversation.saved_usd += saved

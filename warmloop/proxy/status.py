@@ -57,10 +57,8 @@ def saved_usd(
     prices = prices_for(model_spec(wire, model_name(request, path)))
     if prices is None:
         return None
-    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     uncached = replace(
         usage,
-        input_tokens=prompt,
         cache_read_tokens=0,
         cache_write_tokens=0,
         cache_write_1h_tokens=0,

@@ -17,13 +17,12 @@ application configures one)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from warmloop.exchange.formats import model_name, model_spec
 from warmloop.providers.records import WireFormat
-from warmloop.telemetry import TRACER_NAME, provider_name
+from warmloop.telemetry import CAPTURE_VARIABLE, TRACER_NAME, content_captured, provider_name
 from warmloop.wire.guard import Bust
 from warmloop.wire.verdict import ProviderVerdict
 
@@ -31,13 +30,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 BUST_EVENT = "warmloop.cache.bust"
-CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-"""The GenAI conventions' opt-in to message content on spans."""
-
-
-def content_captured() -> bool:
-    """Whether the application opted in to prompt text on spans (`CAPTURE_CONTENT`)."""
-    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() in {"true", "1", "yes"}
+CAPTURE_CONTENT = CAPTURE_VARIABLE
+"""The GenAI conventions' opt-in to message content on spans (`telemetry`'s, one switch)."""
 
 
 def global_tracer() -> Tracer | None:

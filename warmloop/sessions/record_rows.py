@@ -29,7 +29,9 @@ REQUEST_COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("output_tokens", "integer"),
     ("cache_write_1h_tokens", "integer"),
 )
-"""The columns `requests` reads, in its SELECT's order."""
+"""The columns `requests` reads, in its SELECT's order. `input_tokens` holds the uncached
+part of the prompt (what `Usage.input_tokens` meant before issue 45): rows written before
+and after read the same."""
 ARCHIVE_COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("revision", "integer"),
     ("position", "integer"),
@@ -77,6 +79,26 @@ def checked(session_id: str, table: str, row: Row, columns: Sequence[tuple[str, 
     return row
 
 
+def lease_row(session_id: str, row: Row) -> tuple[str | None, str | None, float, int, int]:
+    """A session's lease columns as `acquire` reads them (token, holder, expiry, length,
+    revision), each of the kind the store writes (a held lease with its expiry time); else
+    the SessionError naming the first that is not, never a TypeError mid-comparison."""
+    token, holder, until, length, revision = row
+    for column, value in (("lease_token", token), ("lease_holder", holder)):
+        if value is not None and not isinstance(value, str):
+            raise damaged(session_id, "sessions", column, value)
+    if token is not None and holder is None:  # a lease is always taken by someone
+        raise damaged(session_id, "sessions", "lease_holder", holder)
+    if until is None and token is None:
+        until = 0.0  # never leased
+    if not _fits(until, "time"):
+        raise damaged(session_id, "sessions", "lease_expires", until)
+    for column, value in (("length", length), ("revision", revision)):
+        if not _fits(value, "integer"):
+            raise damaged(session_id, "sessions", column, value)
+    return token, holder, float(until), int(length), int(revision)
+
+
 def _message(session_id: str, table: str, body: str) -> Message:
     try:
         return message_from_json(body)
@@ -90,7 +112,9 @@ def _message(session_id: str, table: str, body: str) -> Message:
 def request_record(session_id: str, row: Row) -> StoredRequest:
     """A `requests` row (REQUEST_COLUMNS) as a StoredRequest."""
     r = checked(session_id, "requests", row, REQUEST_COLUMNS)
-    return StoredRequest(r[0], float(r[1]), float(r[2]), Usage(*r[3:8]))
+    # input_tokens holds the uncached part, as it always has: the prompt is the three parts
+    usage = Usage.of_parts(r[3], r[4], r[5], r[6], cache_write_1h_tokens=r[7])
+    return StoredRequest(r[0], float(r[1]), float(r[2]), usage)
 
 
 def archive_record(session_id: str, row: Row) -> ArchivedMessage:

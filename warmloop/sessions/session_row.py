@@ -80,7 +80,9 @@ def session_info(row: Row, now: float) -> SessionInfo:
     meta = Meta(
         row[5], row[6], row[7], row[8], row[9], row[10], window, told, least, survived, evicted
     )
-    usage = Usage(*(int(v) for v in row[17:22]))
+    # the column holds the uncached part (schema 1 on): a prompt is its three parts
+    uncached, read, written, output, written_1h = (int(v) for v in row[17:22])
+    usage = Usage.of_parts(uncached, read, written, output, cache_write_1h_tokens=written_1h)
     live = row[15] is not None and row[14] is not None and row[14] > now
     return SessionInfo(
         row[0],

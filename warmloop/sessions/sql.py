@@ -18,6 +18,7 @@ from warmloop.sessions.ledger import ArchivedMessage, RewritePoint, StoredReques
 from warmloop.sessions.migrations import Cursor, Params, Row
 from warmloop.sessions.record_rows import (
     archive_record,
+    lease_row,
     message_rows,
     request_record,
     rewrite_record,
@@ -75,10 +76,16 @@ class SqlStore(ABC):
             )
             row = cur.fetchone()
             assert row is not None  # inserted above when it was not there
-            held, other, until, length, revision = row
+            held, other, until, length, revision = lease_row(session_id, row)
             ours = held is not None and held == self._let_go.get(session_id)
-            live = held is not None and not ours and (until > now or holder_alive_here(other))
-            if live and not holder_gone(other):
+            # `lease_row` holds a taken lease to have a holder: `other` is set when `held` is
+            live = (
+                held is not None
+                and other is not None
+                and not ours
+                and (until > now or holder_alive_here(other))
+            )
+            if live and other is not None and not holder_gone(other):
                 raise SessionBusy(
                     f"session {session_id!r} is in use by {other} (lease for another "
                     f"{until - now:.0f} s); try again when it has finished, or once the lease "
@@ -350,7 +357,7 @@ def _request_row(lease: Lease, seq: int, request: StoredRequest) -> Params:
         request.position,
         request.sent_at,
         request.seconds,
-        usage.input_tokens,
+        usage.uncached_tokens,  # the column's meaning since schema 1: the uncached part
         usage.cache_read_tokens,
         usage.cache_write_tokens,
         usage.cache_write_1h_tokens,

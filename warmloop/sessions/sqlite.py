@@ -15,6 +15,7 @@ makes every write durable (an fsync each step) for a machine that may lose power
 from __future__ import annotations
 
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +42,32 @@ STEP_SYNC = "NORMAL"
 """How a write that is not durable commits: in the WAL, synced at the next durable one."""
 
 
+def refuse_special(path: Path) -> None:
+    """A store path that is there but no regular file (a FIFO, a device such as a link to
+    /dev/zero, a directory) is a SessionError: it holds no store, and reading it could
+    block or never end; an empty size is no sign of an empty store then."""
+    try:
+        mode = path.stat().st_mode  # through a link, to what it names
+    except FileNotFoundError:
+        return  # a new store: created on first write
+    except OSError as exc:
+        raise SessionError(f"cannot open the session store {path}: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(mode)
+            else "a named pipe"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file"
+        )
+        raise SessionError(
+            f"cannot open the session store {path}: it is {kind}, not a SQLite file; "
+            "pass --store a file path"
+        )
+
+
 class SQLiteStore(SqlStore):
     """Sessions in one SQLite file (created with its schema on first use)."""
 
@@ -63,6 +90,7 @@ class SQLiteStore(SqlStore):
             raise SessionError(
                 f"cannot open the session store {self.path}: its directory does not exist"
             )
+        refuse_special(self.path)
         if read_only and self._open_read_only():
             return
         try:

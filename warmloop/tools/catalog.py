@@ -26,6 +26,7 @@ from warmloop.tools.invoke import (
     check_timeout,
     describe_exception,
     executed,
+    failure_told,
     invoke,
     stringify,
     timed_out,
@@ -105,11 +106,14 @@ async def run_entry(
     default_limit: float | None,
     cap: int | None,
     stuck: list[StuckCall],
+    errors_to_model: bool = False,
 ) -> Execution:
     """`call` of catalog tool `entry` with the model's `arguments`: checked against the
     tool's own schema first, run within its time limit (or `default_limit`), its result capped at
-    `cap`; a bad argument, a failure, a time-out or a value that cannot be shown becomes the
-    tool error the model reads, never an exception (a call left running joins `stuck`)."""
+    `cap`; a bad argument, a remote tool's failure, a time-out or a value that cannot be
+    shown becomes the tool error the model reads (a call left running joins `stuck`); a
+    Python tool's exception as a core tool's does (`invoke.failure_told`, with the agent's
+    `errors_to_model` where the tool does not say)."""
     name = entry.name
 
     def error(text: str) -> Execution:
@@ -130,7 +134,9 @@ async def run_entry(
         timed = timed_out(call, default_limit, outcome.left_running, cap, stuck)
         return replace(timed, result=replace(timed.result, content=failure_text(name, outcome)))
     if outcome.error is not None:
-        return error(failure_text(name, outcome))
+        own = True if isinstance(entry, RemoteTool) else entry.errors_to_model
+        to_model = errors_to_model if own is None else own
+        return error(failure_told(name, outcome.error, to_model=to_model))
     try:
         text = stringify(outcome.value)
     except Exception as exc:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from warmloop.errors import ConfigurationError
+from warmloop.errors import ConfigurationError, ModelRetry, ToolFailed, ToolRaised
 from warmloop.messages import JsonData, JsonObject, ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
@@ -132,11 +132,32 @@ def stringify(value: object) -> str:
 
 def describe_exception(exc: BaseException) -> str:
     """`Type: message`, even for an exception whose `__str__` itself raises."""
-    try:
-        message = str(exc)
-    except Exception:
+    message = message_of(exc)
+    if message is None:
         return f"{type(exc).__name__} (its message cannot be shown)"
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def message_of(exc: BaseException) -> str | None:
+    """The exception's message; None when its `__str__` itself raises."""
+    try:
+        return str(exc)
+    except Exception:
+        return None
+
+
+def failure_told(name: str, error: BaseException, *, to_model: bool) -> str:
+    """What the model is told of `error`, raised by tool `name`: a `ModelRetry`'s own
+    message, or a `ToolFailed` (a tool reporting it failed: a remote tool, a server);
+    anything else only where the tool or agent sends errors to the model (`to_model`).
+    Otherwise `ToolRaised`: the run ends, as a pydantic-ai user expects."""
+    if isinstance(error, ModelRetry):
+        return message_of(error) or f"{name} asks you to try again."
+    if isinstance(error, ToolFailed):
+        return f"{name} failed: {message_of(error)}"
+    if to_model or not isinstance(error, Exception):  # a tool that cancelled itself is told
+        return f"{name} failed: {describe_exception(error)}"
+    raise ToolRaised(name, error) from error
 
 
 def cap_text(text: str, limit: int | None) -> tuple[str, int | None]:

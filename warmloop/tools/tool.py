@@ -35,10 +35,13 @@ class Tool:
     (a test run, a human's approval): the keep-alive rule starts from it before the agent
     has seen the tool run (None: no hint). `context`: the name of the function's first
     parameter when it takes the run's `RunContext` (never in the schema); `deps`: the deps
-    class that context declares, when one can be checked. `needs_approval=True` (the OpenAI
-    Agents SDK's name): a call of the tool is not run until a person decides; the run ends
-    waiting for it (`WaitingForApproval`), and `agent.resume(session, approvals=...)` goes
-    on, in any process."""
+    class that context declares, when one can be checked. `errors_to_model=True` sends an
+    exception the function raises to the model as the call's error result; by default
+    (None: the agent's `tool_errors_to_model`) only `ModelRetry` goes to the model and any
+    other exception ends the run. `needs_approval=True` (the OpenAI Agents SDK's name): a
+    call of the tool is not run until a person decides; the run ends waiting for it
+    (`WaitingForApproval`), and `agent.resume(session, approvals=...)` goes on, in any
+    process."""
 
     spec: ToolSpec
     args_model: type[BaseModel]
@@ -48,6 +51,7 @@ class Tool:
     expected_seconds: float | None = None
     context: str | None = None
     deps: type | None = None
+    errors_to_model: bool | None = None
     needs_approval: bool = False
 
     def __post_init__(self) -> None:
@@ -75,6 +79,7 @@ class Tool:
         timeout: float | None = None,
         repeatable: bool = True,
         expected_seconds: float | None = None,
+        errors_to_model: bool | None = None,
         needs_approval: bool = False,
     ) -> Tool:
         """The schema from the type hints; the description and each argument's
@@ -93,6 +98,7 @@ class Tool:
             expected_seconds,
             context,
             deps,
+            check_flag(errors_to_model, "errors_to_model"),
             needs_approval=_flag(needs_approval, "needs_approval"),
         )
 
@@ -113,6 +119,7 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    errors_to_model: bool | None = None,
     needs_approval: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
@@ -124,14 +131,16 @@ def tool(
     timeout: float | None = None,
     repeatable: bool = True,
     expected_seconds: float | None = None,
+    errors_to_model: bool | None = None,
     needs_approval: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorator: `@tool` or `@tool(name=..., description=..., timeout=..., repeatable=...,
-    expected_seconds=..., needs_approval=...)`."""
+    expected_seconds=..., errors_to_model=..., needs_approval=...)`."""
     if function is not None:
         return Tool.from_function(function)
     check_timeout(timeout, "tool")
     check_timeout(expected_seconds, "tool expected_seconds")
+    check_flag(errors_to_model, "errors_to_model")
     return lambda f: Tool.from_function(
         f,
         name=name,
@@ -139,8 +148,16 @@ def tool(
         timeout=timeout,
         repeatable=repeatable,
         expected_seconds=expected_seconds,
+        errors_to_model=errors_to_model,
         needs_approval=needs_approval,
     )
+
+
+def check_flag(value: bool | None, name: str) -> bool | None:
+    """A valid tri-state switch (True, False or None), or a ConfigurationError."""
+    if value is not None and not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True, False or None, got {value!r}")
+    return value
 
 
 def describe_validation_error(error: ValidationError) -> str:

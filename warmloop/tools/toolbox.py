@@ -53,6 +53,7 @@ from warmloop.tools.invoke import (
     check_timeout,
     describe_exception,
     executed,
+    failure_told,
     invoke,
     stringify,
     timed_out,
@@ -213,7 +214,9 @@ class Toolbox:
         return found, args
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        """Run one core tool's call. Never raises for anything the tool or the model did."""
+        """Run one core tool's call: what the model did (bad arguments, an unknown tool) and
+        a `ModelRetry` are the result; another exception the tool raises is `ToolRaised`
+        unless the tool sends its errors to the model (see `run`)."""
         return (await self.run(call)).result
 
     async def run(
@@ -222,10 +225,14 @@ class Toolbox:
         *,
         max_result_chars: Cap = OWN_CAP,
         stuck: list[StuckCall] | None = None,
+        errors_to_model: bool = False,
     ) -> Execution:
         """Run one core tool's call and say what happened: cut (at `max_result_chars`,
         default the toolbox's own), timed out, left running. A call left running is added
-        to `stuck` (a conversation's own list; by default this toolbox's `stuck`)."""
+        to `stuck` (a conversation's own list; by default this toolbox's `stuck`). An
+        exception the tool raises is its error result where it is a `ModelRetry` or the
+        tool (else `errors_to_model`, the agent's) sends errors to the model; otherwise
+        `ToolRaised` (`invoke.failure_told`)."""
         cap = _cap(self, max_result_chars)
         checked = self._check(call, cap)
         if isinstance(checked, Execution):
@@ -239,7 +246,9 @@ class Toolbox:
             left = self._stuck if stuck is None else stuck
             return timed_out(call, limit, outcome.left_running, cap, left)
         if outcome.error is not None:
-            text = f"{call.name} failed: {describe_exception(outcome.error)}"
+            own = found.errors_to_model
+            to_model = errors_to_model if own is None else own
+            text = failure_told(call.name, outcome.error, to_model=to_model)
             return executed(call, text, is_error=True, cap=cap)
         try:
             text = stringify(outcome.value)
@@ -272,13 +281,23 @@ class Disclosure:
         self.found: list[str] = []
         self.listed: set[str] = set()
         self.left_running: list[StuckCall] = []
+        self.errors_to_model = False
+        """The agent's `tool_errors_to_model`, for tools that do not say (see `Tool`)."""
         self._taught = Taught()
         self._listed = Taught(listed_in)
 
-    def step(self, transcript: Transcript, *, max_result_chars: Cap = OWN_CAP) -> Disclosure:
+    def step(
+        self,
+        transcript: Transcript,
+        *,
+        max_result_chars: Cap = OWN_CAP,
+        errors_to_model: bool = False,
+    ) -> Disclosure:
         """Begin a step over `transcript` as it is now (what it taught so far), results
-        capped at `max_result_chars` (default: the toolbox's own); returns this view."""
+        capped at `max_result_chars` (default: the toolbox's own), a tool's exception sent
+        to the model where `errors_to_model` (unless the tool says); returns this view."""
         self.cap = _cap(self.box, max_result_chars)
+        self.errors_to_model = errors_to_model
         self.known = set(self._taught(transcript))
         self.listed = set(self._listed(transcript))
         self.found = []
@@ -327,7 +346,12 @@ class Disclosure:
                     return self._error(call, f"Invalid arguments for {call.name}: {exc}")
                 return await self._catalog_call(call, call.name, arguments)
             return self._error(call, not_listed(call.name, call.name in self.callable))
-        return await box.run(call, max_result_chars=self.cap, stuck=self.left_running)
+        return await box.run(
+            call,
+            max_result_chars=self.cap,
+            stuck=self.left_running,
+            errors_to_model=self.errors_to_model,
+        )
 
     def _error(self, call: ToolCall, text: str) -> Execution:
         return Execution(executed(call, text, is_error=True, cap=self.cap).result)
@@ -364,7 +388,10 @@ class Disclosure:
         if name in self.box.names:  # a core tool through the gateway: allowed, same rules
             inner = ToolCall(call.id, name, stringify(arguments))
             execution = await self.box.run(
-                inner, max_result_chars=self.cap, stuck=self.left_running
+                inner,
+                max_result_chars=self.cap,
+                stuck=self.left_running,
+                errors_to_model=self.errors_to_model,
             )
             return replace(execution, result=replace(execution.result, name=call.name))
         if name not in self.box.catalog:
@@ -377,7 +404,9 @@ class Disclosure:
         entry = self.box.catalog.get(name)
         assert entry is not None
         timeout, cap = self.box.timeout, self.cap
-        return await run_entry(call, entry, arguments, timeout, cap, self.left_running)
+        return await run_entry(
+            call, entry, arguments, timeout, cap, self.left_running, self.errors_to_model
+        )
 
     def functions(self) -> dict[str, HostFunction]:
         """The tools code can call: core tools and the catalog tools searches listed."""

@@ -415,7 +415,8 @@ def around_a_match(hits: list[Match], matcher: LinePattern) -> str:
 
 def workspace_tools(root: Path) -> list[Tool]:
     """The read-only tools `list_files`, `read_file`, `search` and `find_definition`,
-    confined to `root`."""
+    confined to `root`; what they raise goes to the model as their error result
+    (`errors_to_model`)."""
     workspace = Workspace(root)
 
     def list_files(path: str = ".") -> str:
@@ -439,7 +440,9 @@ def workspace_tools(root: Path) -> list[Tool]:
         """Find where a function, class, constant or module is defined, and what it is."""
         return workspace.find_definition(name)
 
-    tools = [Tool.from_function(f) for f in (list_files, read_file, search, find_definition)]
+    # A path outside, a file that is not there, a bad pattern: the model's to fix, told.
+    functions = (list_files, read_file, search, find_definition)
+    tools = [Tool.from_function(f, errors_to_model=True) for f in functions]
     files = listed_files(workspace)
     return [with_path_enums(t, files) for t in tools]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from warmloop.facts.usage import Usage, count
+from warmloop.facts.usage import Usage
 
 
 def read_usage(raw: Mapping[str, Any]) -> Usage:
     """Acme's usage object: `fresh` and `reused` prompt tokens, `said` answer tokens."""
-    return Usage(count(raw.get("fresh")), count(raw.get("reused")), 0, count(raw.get("said")))
+    return Usage.of_parts(raw.get("fresh"), raw.get("reused"), 0, raw.get("said"))
 
 
 def detect(body: Mapping[str, Any]) -> int:

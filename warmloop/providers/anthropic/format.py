@@ -174,17 +174,17 @@ def parse_usage(usage: object, cache_ttl: str) -> Usage:
     iterations = _get(usage, "iterations")
     for item in iterations if isinstance(iterations, list) else ():
         if _get(item, "type") == "compaction":
-            compaction += Usage(
+            compaction += Usage.of_parts(
                 count(_get(item, "input_tokens")),
                 count(_get(item, "cache_read_input_tokens")),
                 count(_get(item, "cache_creation_input_tokens")),
                 count(_get(item, "output_tokens")),
             )
-    return Usage(
-        input_tokens=count(_get(usage, "input_tokens")),
-        cache_read_tokens=count(_get(usage, "cache_read_input_tokens")),
-        cache_write_tokens=written,
-        output_tokens=count(_get(usage, "output_tokens")),
+    return Usage.of_parts(
+        count(_get(usage, "input_tokens")),  # the uncached part: Anthropic's input_tokens
+        count(_get(usage, "cache_read_input_tokens")),
+        written,
+        count(_get(usage, "output_tokens")),
         cache_write_1h_tokens=min(count(split_1h), written),
         reasoning_tokens=count(_get(_get(usage, "output_tokens_details"), "thinking_tokens")),
         compaction_input_tokens=compaction.input_tokens,
@@ -234,7 +234,14 @@ def parse_reply(
         tool_calls=tuple(calls),
         provider_details={DETAILS_KEY: details},
     )
-    return ModelResponse(turn, parse_usage(message.usage, cache_ttl))
+    usage = parse_usage(message.usage, cache_ttl)
+    stop = message.stop_reason
+    return ModelResponse(
+        turn,
+        usage,
+        response_id=message.id if isinstance(message.id, str) else "",
+        finish_reasons=(stop,) if isinstance(stop, str) else (),
+    )
 
 
 class AnthropicRenderer(Renderer[Wire]):

@@ -54,14 +54,17 @@ _OWN_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinki
 
 
 def read_usage(raw: Mapping[str, object]) -> Usage:
-    """Anthropic's `usage`: `input_tokens` counts only what follows the last breakpoint."""
+    """Anthropic's `usage`: its `input_tokens` counts only what follows the last breakpoint
+    (the uncached part of the prompt)."""
     written = count_at(raw, "cache_creation_input_tokens")
-    return Usage(
+    return Usage.of_parts(
         count_at(raw, "input_tokens"),
         count_at(raw, "cache_read_input_tokens"),
         written,
         count_at(raw, "output_tokens"),
-        min(count_at(raw, "cache_creation", "ephemeral_1h_input_tokens"), written),
+        cache_write_1h_tokens=min(
+            count_at(raw, "cache_creation", "ephemeral_1h_input_tokens"), written
+        ),
     )
 
 

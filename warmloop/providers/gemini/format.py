@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from google.genai import types
@@ -171,10 +172,11 @@ def parse_usage(meta: types.GenerateContentResponseUsageMetadata | None) -> Usag
         return Usage()
     uncached, cached, _ = prompt_split(meta.prompt_token_count, meta.cached_content_token_count, 0)
     thoughts = count(meta.thoughts_token_count)
-    return Usage(
-        input_tokens=uncached + count(meta.tool_use_prompt_token_count),
-        cache_read_tokens=cached,
-        output_tokens=count(meta.candidates_token_count) + thoughts,
+    return Usage.of_parts(
+        uncached + count(meta.tool_use_prompt_token_count),
+        cached,
+        0,
+        count(meta.candidates_token_count) + thoughts,
         reasoning_tokens=thoughts,
     )
 
@@ -211,7 +213,14 @@ def parse_reply(
         tool_calls=tuple(calls),
         provider_details={DETAILS_KEY: {"parts": raw}},
     )
-    return ModelResponse(turn, parse_usage(response.usage_metadata))
+    ended = response.candidates[0].finish_reason
+    why = ended.value if isinstance(ended, Enum) else ended  # as the API sends it
+    return ModelResponse(
+        turn,
+        parse_usage(response.usage_metadata),
+        response_id=response.response_id or "",
+        finish_reasons=(why,) if isinstance(why, str) else (),
+    )
 
 
 class GeminiRenderer(Renderer[GeminiWire]):

@@ -18,7 +18,7 @@ def read_usage(raw: Mapping[str, object]) -> Usage:
     thoughts = count_at(raw, "thoughtsTokenCount" if camel else "thoughts_token_count")
     # Tool-use prompt tokens are input too, as the provider's own parser counts them.
     tool_use = count_at(raw, "toolUsePromptTokenCount" if camel else "tool_use_prompt_token_count")
-    return Usage(max(prompt - cached, 0) + tool_use, cached, 0, output + thoughts)
+    return Usage.of_parts(max(prompt - cached, 0) + tool_use, cached, 0, output + thoughts)
 
 
 def claims_usage(raw: Mapping[str, object]) -> int:

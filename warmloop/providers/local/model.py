@@ -194,7 +194,7 @@ class LocalModel:
             grammar = self.grammar(prompt.allowed_tools(), prompt.grammar_spent())
             generated = list(self._generate(tokens[held:], grammar, sampling))
             text = self.engine().detokenize(generated).decode("utf-8", errors="replace")
-            usage = Usage(len(tokens) - reused, reused, output_tokens=len(generated))
+            usage = Usage(len(tokens), reused, output_tokens=len(generated))
             return text, generated, usage
 
     def prefill(self, tokens: Sequence[int]) -> Usage:
@@ -207,7 +207,7 @@ class LocalModel:
             llama.eval(list(tokens[reused:]))
             # Decoding may finish asynchronously; wait, so the caller times the real work.
             importlib.import_module("llama_cpp").llama_synchronize(llama._ctx.ctx)
-            return Usage(len(tokens) - reused, reused)
+            return Usage(len(tokens), reused)
 
     def _warm_opening(self, tokens: Sequence[int], opening: int) -> tuple[int, int]:
         """Keep the reusable KV prefix for `tokens`, first loading the saved state of

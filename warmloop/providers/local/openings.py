@@ -126,6 +126,26 @@ def state_digest(key: bytes, identity: str, tokens: Sequence[int], state: bytes)
     return mac.hexdigest()
 
 
+def trusted_key(path: Path) -> None:
+    """NotSaved unless the key file is this user's and no one else may read or write it:
+    with a key another user planted, or could read, they sign openings this process loads."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError as exc:
+        raise NotSaved(f"the key file {path} cannot be read ({exc.strerror})") from exc
+    if info.st_uid != os.geteuid():
+        raise NotSaved(
+            f"the key file {path} belongs to another user, who could sign openings with it; "
+            "remove it (a new one, yours only, is made on the next save)"
+        )
+    if info.st_mode & 0o077:
+        raise NotSaved(
+            f"the key file {path} has mode {stat.S_IMODE(info.st_mode):04o}: other users could "
+            f"sign openings with it; run chmod 600 {path} if you made it, or remove it (a new "
+            "one, yours only, is made on the next save)"
+        )
+
+
 def directory_key(directory: Path) -> bytes:
     """The directory's digest key, made once (random, owner-only, published atomically so
     concurrent first writers agree on one); NotSaved when it cannot be read or made."""
@@ -138,6 +158,7 @@ def directory_key(directory: Path) -> bytes:
         else:
             if len(key) != KEY_BYTES:
                 raise NotSaved(f"the key file {path} is damaged; remove it")
+            trusted_key(path)
             return key
         temporary = ""
         try:

@@ -25,7 +25,7 @@ Which models take them comes from `facts/profiles.json` (a profile with `max_bre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from warmloop.facts.profiles import CacheProfile, profile_table
@@ -180,3 +180,12 @@ def _count_breakpoints(value: Any) -> int:
 
 def _block_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(block, Mapping) for block in value)
+
+
+def own_host(base_url: object, hosts: Sequence[str]) -> bool:
+    """Whether an SDK client's base URL (an `httpx.URL`, whatever set it: `base_url=`,
+    `OPENAI_BASE_URL`, the caller's `client=`) is on one of the provider's own API `hosts`,
+    where its documented fields (`prompt_cache_key`) may go; any other host gets only what
+    it was asked to."""
+    host = getattr(base_url, "host", None)
+    return isinstance(host, str) and host.lower() in hosts

@@ -42,7 +42,7 @@ from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
 from warmloop.providers.routing import current_parent_key, header_name, routing_key
-from warmloop.providers.streamed import read_stream
+from warmloop.providers.streamed import paced, read_seconds, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 
@@ -164,7 +164,9 @@ class ChatCompletionsModel(KnownFacts):
                     lambda sent: client.chat.completions.create(**sent), kwargs, session_id
                 )
                 async with chunks:
-                    body = await streamed_body(chunks, deltas, self.name)
+                    # Each event within the timeout: comments alone cannot hold the stream.
+                    events = paced(chunks, read_seconds(self.client.timeout), self.name)
+                    body = await streamed_body(events, deltas, self.name)
             return parse_reply(
                 body, rendered.turn_index, name=self.name, text_protocol=self.text_protocol
             )
@@ -418,7 +420,15 @@ def _rules_spec(cache_rules: str) -> str:
 def split_server_spec(spec: str) -> tuple[str, str]:
     """`URL#model` -> (URL, model); the model defaults to "default"."""
     url, _, model = spec.strip().partition("#")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is no number: refused here, not by the HTTP client
+    except ValueError:  # an unclosed IPv6 bracket
+        raise ConfigurationError(
+            f"openai-compatible needs the server's base URL, and {redact_spec(spec)!r} cannot "
+            "be read: check its host (an IPv6 address in brackets, http://[::1]:8000/v1) and "
+            "its port (a number)"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigurationError(
             f"openai-compatible needs the server's base URL, got {redact_spec(spec)!r}; use e.g. "

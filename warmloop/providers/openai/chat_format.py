@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -141,7 +142,7 @@ def _shape(value: object) -> str:
 
 def parse_usage(body: Mapping[str, Any]) -> Usage:
     """Normalise a completion's usage (from the whole body: llama.cpp reports `timings` beside
-    `usage`): `input_tokens` uncached, `cache_read_tokens` cached.
+    `usage`): `input_tokens` every prompt token, `cache_read_tokens` those cached.
 
     Reads, in order: DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`,
     OpenAI's `prompt_tokens_details.cached_tokens` (and `cache_write_tokens`; the two never
@@ -151,18 +152,17 @@ def parse_usage(body: Mapping[str, Any]) -> Usage:
     timings = timings if isinstance(timings, dict) else {}
     usage = body.get("usage")
     if not isinstance(usage, dict):  # some servers omit usage but still report timings
-        return Usage(
-            input_tokens=count(timings.get("prompt_n")),
-            cache_read_tokens=count(timings.get("cache_n")),
-            output_tokens=count(timings.get("predicted_n")),
+        return Usage.of_parts(  # prompt_n: the tokens it evaluated, after cache_n reused
+            timings.get("prompt_n"), timings.get("cache_n"), 0, timings.get("predicted_n")
         )
     output = count(usage.get("completion_tokens"))
     reasoning = _nested(usage, "completion_tokens_details", "reasoning_tokens")
     if "prompt_cache_hit_tokens" in usage and "prompt_cache_miss_tokens" in usage:
-        return Usage(
-            input_tokens=count(usage["prompt_cache_miss_tokens"]),
-            cache_read_tokens=count(usage["prompt_cache_hit_tokens"]),
-            output_tokens=output,
+        return Usage.of_parts(
+            usage["prompt_cache_miss_tokens"],
+            usage["prompt_cache_hit_tokens"],
+            0,
+            output,
             reasoning_tokens=reasoning,
         )
     details = usage.get("prompt_tokens_details")
@@ -174,7 +174,7 @@ def parse_usage(body: Mapping[str, Any]) -> Usage:
         read = timings.get("cache_n")
     written = details.get("cache_write_tokens") if isinstance(details, dict) else None
     uncached, hit, wrote = prompt_split(usage.get("prompt_tokens"), read, written)
-    return Usage(uncached, hit, wrote, output, reasoning_tokens=reasoning)
+    return Usage.of_parts(uncached, hit, wrote, output, reasoning_tokens=reasoning)
 
 
 def _nested(value: Mapping[str, Any], *keys: str) -> int:
@@ -318,9 +318,11 @@ def parse_reply(
     if isinstance(content, list):  # text and thinking blocks (Mistral): echoed as they came
         details["content"] = content
         text, thinking = _chunks_text(content, "text"), _chunks_text(content, "thinking")
+    ended = reply_ending(body)
     if text_protocol:
         echo: dict[str, JsonValue] = {DETAILS_KEY: details} if details else {}
-        return text_protocol_reply(text, turn_index, usage, echo)
+        parsed = text_protocol_reply(text, turn_index, usage, echo)
+        return replace(parsed, response_id=ended[0], finish_reasons=ended[1])
     try:
         calls, raw_calls = tool_calls(message, turn_index)
     except ProviderError as exc:
@@ -333,7 +335,19 @@ def parse_reply(
         tool_calls=calls,
         provider_details={DETAILS_KEY: details} if details else {},
     )
-    return ModelResponse(turn, usage)
+    return ModelResponse(turn, usage, response_id=ended[0], finish_reasons=ended[1])
+
+
+def reply_ending(body: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """A completion's id and each choice's `finish_reason` (what telemetry reports)."""
+    choices = body.get("choices")
+    reasons = tuple(
+        choice["finish_reason"]
+        for choice in (choices if isinstance(choices, list) else ())
+        if isinstance(choice, dict) and isinstance(choice.get("finish_reason"), str)
+    )
+    found = body.get("id")
+    return (found if isinstance(found, str) else ""), reasons
 
 
 class ChatRenderer(Renderer[Wire]):

@@ -59,13 +59,13 @@ def chat_usage(raw: Mapping[str, object]) -> Usage:
     if "prompt_cache_hit_tokens" in raw:  # DeepSeek
         hit = count_at(raw, "prompt_cache_hit_tokens")
         miss = count_at(raw, "prompt_cache_miss_tokens")
-        return Usage(miss, hit, 0, count_at(raw, "completion_tokens"))
+        return Usage.of_parts(miss, hit, 0, count_at(raw, "completion_tokens"))
     uncached, read, write = prompt_split(
         count_at(raw, "prompt_tokens"),
         count_at(raw, "prompt_tokens_details", "cached_tokens"),
         count_at(raw, "prompt_tokens_details", "cache_write_tokens"),
     )
-    return Usage(uncached, read, write, count_at(raw, "completion_tokens"))
+    return Usage.of_parts(uncached, read, write, count_at(raw, "completion_tokens"))
 
 
 def responses_usage(raw: Mapping[str, object]) -> Usage:
@@ -75,7 +75,7 @@ def responses_usage(raw: Mapping[str, object]) -> Usage:
         count_at(raw, "input_tokens_details", "cached_tokens"),
         count_at(raw, "input_tokens_details", "cache_write_tokens"),
     )
-    return Usage(uncached, read, write, count_at(raw, "output_tokens"))
+    return Usage.of_parts(uncached, read, write, count_at(raw, "output_tokens"))
 
 
 def claims_chat_usage(raw: Mapping[str, object]) -> int:

@@ -31,13 +31,18 @@ from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta, TextDelta, ToolCallDelta
 from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.loop_clients import LoopClients
-from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.cache import (
+    free_retention,
+    own_host,
+    retention_params,
+    takes_breakpoints,
+)
 from warmloop.providers.openai.readers import read_verdict
 from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.registry import provider_record
 from warmloop.providers.routing import routing_key
-from warmloop.providers.streamed import cut_short, read_stream
+from warmloop.providers.streamed import cut_short, paced, read_seconds, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
@@ -59,7 +64,8 @@ class OpenAIResponsesModel(KnownFacts):
     extra price (`24h` on GPT-5, GPT-5.4, GPT-4.1), else the provider's default.
 
     `cache_key`: whether requests carry `prompt_cache_key`. None (default): only on
-    OpenAI's own API, i.e. without a `base_url`; a host at a `base_url` (a
+    OpenAI's own API, whatever set the client's URL (`base_url`, `OPENAI_BASE_URL`, a
+    `client`); another host (a
     Responses-compatible gateway, Bedrock) may reject a field it does not document, or
     ignore it, so it gets the key only with `cache_key=True`. A `client` is used as given (a
     function that makes one is called once per event loop)."""
@@ -91,8 +97,6 @@ class OpenAIResponsesModel(KnownFacts):
             self.name, retention=prompt_cache_retention, context_window=context_window
         )
         self.diagnose = _diagnose(diagnose, self.facts.profile, model)
-        self.cache_key = _cache_key(cache_key, base_url, self.facts.profile)
-        """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._baselines = Baselines()
         self._clients: LoopClients[AsyncOpenAI] = sdk_clients(
             RECORD.client_class(),
@@ -103,6 +107,9 @@ class OpenAIResponsesModel(KnownFacts):
             timeout=timeout,
         )
         self.client = self._clients.client  # the settings; each loop sends with its own
+        own = own_host(self.client.base_url, RECORD.hosts)  # base_url=, OPENAI_BASE_URL, client=
+        self.cache_key = _cache_key(cache_key, own, self.facts.profile)
+        """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
             self.name,
@@ -150,7 +157,9 @@ class OpenAIResponsesModel(KnownFacts):
                     session_id,
                 )
                 async with events:  # closed at once, even when read up to its last event
-                    body = await streamed_body(events, deltas, self.name)
+                    # Each event within the timeout: comments alone cannot hold the stream.
+                    seconds = read_seconds(self.client.timeout)
+                    body = await streamed_body(paced(events, seconds, self.name), deltas, self.name)
             response = parse_reply(body, rendered.turn_index, name=self.name)
         return self._diagnosed(response, body, rendered, session_id, earlier)
 
@@ -234,17 +243,18 @@ def _diagnose(diagnose: object, profile: CacheProfile, model: str) -> bool:
     return diagnose
 
 
-def _cache_key(cache_key: object, base_url: str | None, profile: CacheProfile) -> bool:
-    """`cache_key=` checked; None: sent to OpenAI's own endpoint only (no `base_url`). A
-    model that matches through the key (GPT-5.6 and later) and will get none is warned of:
-    its requests fall back to the older matching."""
+def _cache_key(cache_key: object, own: bool, profile: CacheProfile) -> bool:
+    """`cache_key=` checked; None: sent to OpenAI's own API only (`own`: the client's host
+    is it, wherever its URL came from). A model that matches through the key (GPT-5.6 and
+    later) and will get none is warned of: its requests fall back to the older matching."""
     if cache_key is not None and not isinstance(cache_key, bool):
         raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-    sends = base_url is None if cache_key is None else cache_key
+    sends = own if cache_key is None else cache_key
     if profile.needs_cache_key and not sends:
         logger.warning(
             "%s matches its cache through prompt_cache_key, and its requests will carry "
-            "none (a base_url without cache_key=True): they fall back to the older, far less "
+            "none (a host other than OpenAI's API, without cache_key=True): they fall back to "
+            "the older, far less "
             "reliable matching; pass cache_key=True if the host forwards the key",
             profile.model,
         )

@@ -163,11 +163,11 @@ def parse_usage(usage: object) -> Usage:
     split = details.get("cache_write_tokens_details")
     long_writes = count(split.get("ttl_12h_tokens")) if isinstance(split, dict) else 0
     reasoning = data.get("output_tokens_details")
-    return Usage(
+    return Usage.of_parts(
         uncached,
         read,
         written,
-        count(data.get("output_tokens")),
+        data.get("output_tokens"),
         cache_write_12h_tokens=min(long_writes, written),
         reasoning_tokens=count(reasoning.get("reasoning_tokens"))
         if isinstance(reasoning, dict)
@@ -229,7 +229,15 @@ def parse_reply(body: dict[str, Any], turn_index: int, *, name: str = "openai") 
             f"{name}: malformed reply: `output` is "
             f"{'missing' if output is None else 'not a list'}; try again"
         )
-    return ModelResponse(parse_turn(output, name), parse_usage(body.get("usage")))
+    found, status = body.get("id"), body.get("status")
+    incomplete = body.get("incomplete_details")
+    reason = incomplete.get("reason") if isinstance(incomplete, dict) else status
+    return ModelResponse(
+        parse_turn(output, name),
+        parse_usage(body.get("usage")),
+        response_id=found if isinstance(found, str) else "",
+        finish_reasons=(reason,) if isinstance(reason, str) else (),
+    )
 
 
 class ResponsesRenderer(Renderer[Wire]):
