@@ -15,7 +15,6 @@ from warmloop.audit.analysis import Finding, analyse
 from warmloop.audit.costs import ProviderCost, provider_cost, providers_for
 from warmloop.audit.opening_rewrites import Rewritten, rewritten_openings
 from warmloop.exchange.formats import (
-    as_read,
     detect_format,
     format_from_path,
     model_name,
@@ -236,12 +235,11 @@ def _entries(
             continue
         known = format_from_path(record.path) if record.path else None
         wire = known if known is not None else detect_format(record.body)
-        read = as_read(record.body, wire)
-        stream = read_stream(read, wire)
+        stream = read_stream(record.body, wire)
         head = tuple((label, seen.setdefault(text, text)) for label, text in stream.head)
         blocks = None
-        if wire.pieces is not None:
-            marked = wire.pieces(read, head[0][1])
+        if wire.pieces is not None:  # as sent: its markers are where the cache reads
+            marked = wire.pieces(record.body, head[0][1])
             blocks = (tuple(seen.setdefault(t, t) for t in marked.texts), marked.marks)
         entries.append(
             Entry(

@@ -67,11 +67,10 @@ def logged_layout(wire: WireFormat) -> WireLayout:
 
 
 def as_read(body: Mapping[str, object], wire: WireFormat) -> Mapping[str, object]:
-    """`body` as the model reads it: the format's shorthand written out
-    (`WireFormat.written_out`), so two forms a client sends of one prompt (a Messages string
-    content and the one text block it stands for) compare equal wherever a logged or live
-    request is read."""
-    return wire.written_out(body) if wire.written_out is not None else body
+    """`body` as the model reads it, each part in one form (`WireFormat.normal_form`), so
+    two forms a client sends of one prompt (a Messages content of one text block and the
+    string it stands for) compare equal wherever a logged or live request is read."""
+    return wire.normal_form(body) if wire.normal_form is not None else body
 
 
 def read_stream(body: Mapping[str, object], wire: WireFormat) -> WireStream:

@@ -151,9 +151,9 @@ class WireFormat:
     `diagnostics_beta` is added to), `server_tools` (whether its tools include one the
     provider runs, whose results are billed as input: `ServerTools`), `renderer`
     (`"module:Class"` of the renderer that writes its payloads, for a model that speaks it
-    without being it: the scripted model) and `written_out` (a client's body with the
-    format's shorthand written out, so two forms the model reads alike file alike: the
-    proxy's conversations).
+    without being it: the scripted model) and `normal_form` (a client's body with each part
+    the model reads alike written one way, so two forms of one prompt compare equal: the
+    proxy's conversations, the audit).
     """
 
     name: str
@@ -184,7 +184,7 @@ class WireFormat:
     beta_header: str | None = None
     renderer: str | None = None
     server_tools: ServerTools | None = None
-    written_out: PayloadWriter | None = None
+    normal_form: PayloadWriter | None = None
 
     @property
     def per_request_ttl(self) -> bool:

@@ -2,9 +2,9 @@
 
 Each request is filed from its own content and keys, never from what came before it on
 the wire (`exchange.identity`), so a thousand clients at once are filed as they would be
-one after another. It is filed as the model reads it (`WireFormat.written_out`): a
-Messages string content and the one text block it stands for are the same, as Claude Code
-sends the message it marks in one form and then in the other.
+one after another. It is filed as the model reads it (`WireFormat.normal_form`): a
+Messages content of one text block and the string it stands for are the same, as Claude
+Code sends the message it marks in one form and then in the other.
 - its scope: the format and the routing key the client sent (`prompt_cache_key`,
   `metadata.user_id`, `user`); without one, its system prompt too, so tenants whose system
   prompts differ anywhere never share a conversation;

@@ -1,6 +1,6 @@
 """What warmloop reads of an Anthropic Messages exchange, for the record: its usage object,
 its cache diagnostics as a verdict, whether a body has its shape, the blocks its lookback
-counts, the TTL a body writes for, and a body with its shorthand written out.
+counts, the TTL a body writes for, and a body in one form where two read alike.
 
 Usage ("Messages > Usage"): `input_tokens` counts only what follows the last breakpoint;
 `cache_creation_input_tokens` and `cache_read_input_tokens` the rest, with the 1h writes
@@ -172,27 +172,39 @@ def server_tools(tools: object) -> bool:
     )
 
 
-def written_out(body: Mapping[str, object]) -> dict[str, object]:
-    """`body` with its shorthand written out: a string `system` or message content as the
-    one text block it stands for ("Messages > Create a Message": a string is shorthand for
-    an array of one text block; an empty one as no block). The model reads the two forms
-    alike, and a client may send one form and then the other: Claude Code sends the message
-    it marks as blocks, and as a string once it marks a later one. Anything not shaped so
-    is kept as it is."""
+def normal_form(body: Mapping[str, object]) -> dict[str, object]:
+    """`body` with each part the model reads alike written one way: a `system` or message
+    content that is one text block (its cache marker aside, which no reading of the prompt
+    counts) as the string it stands for ("Messages > Create a Message": a string is
+    shorthand for an array of one text block). A client may send one form and then the
+    other: Claude Code sends the message it marks as a block, and as a string once it marks
+    a later one. The string is the form logs mostly hold, so their sizes read as before.
+    Anything else is kept as it is."""
     out = dict(body)
-    system = body.get("system")
-    if isinstance(system, str):
-        out["system"] = _blocks(system)
+    out["system"] = _shorthand(body.get("system"))
+    if "system" not in body:
+        del out["system"]
     messages = body.get("messages")
     if isinstance(messages, list):
         out["messages"] = [
-            {**m, "content": _blocks(m["content"])}
-            if isinstance(m, Mapping) and isinstance(m.get("content"), str)
-            else m
+            {**m, "content": _shorthand(m.get("content"))} if isinstance(m, Mapping) else m
             for m in messages
         ]
     return out
 
 
-def _blocks(text: str) -> list[dict[str, object]]:
-    return [{"type": "text", "text": text}] if text else []
+BLOCK_KEYS = frozenset({"type", "text", "cache_control"})
+"""A text block's keys that leave it the same as its string (`normal_form`)."""
+
+
+def _shorthand(content: object) -> object:
+    if isinstance(content, list) and len(content) == 1:
+        (block,) = content
+        if (
+            isinstance(block, Mapping)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+            and set(block) <= BLOCK_KEYS
+        ):
+            return block["text"]
+    return content

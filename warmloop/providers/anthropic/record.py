@@ -46,7 +46,7 @@ FORMAT = WireFormat(
     written_ttl=readers.written_ttl,
     server_tools=readers.server_tools,
     place_breakpoints=placed_for_client,
-    written_out=readers.written_out,
+    normal_form=readers.normal_form,
 )
 
 
