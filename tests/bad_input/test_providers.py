@@ -393,6 +393,35 @@ async def test_no_prompt_cache_key_goes_to_a_host_named_outside_base_url(
     assert "prompt_cache_key" not in body
 
 
+@pytest.mark.parametrize("how", ["base_url", "OPENAI_BASE_URL", "client"])
+async def test_no_prompt_cache_key_goes_from_openai_chat_to_another_host(
+    how: str, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `openai-chat:` sent OpenAI's `prompt_cache_key` to any host, `base_url=` included
+    # (issue 45's probe found it on `openai:`); the client's own host decides on both.
+    from openai import AsyncOpenAI
+
+    from warmloop.providers.select import resolve_model
+
+    wire_server.serve(scripted([ToolUse("submit", SUBMIT_ARGS)]))
+    url = f"{wire_server.url}/v1"
+    options: dict[str, Any] = {"api_key": SECRET}
+    if how == "base_url":
+        options["base_url"] = url
+    elif how == "OPENAI_BASE_URL":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+    else:
+        options = {"client": AsyncOpenAI(api_key=SECRET, base_url=url)}
+    model = resolve_model("openai-chat:gpt-5", **options)
+    assert (await Agent(model).run("Answer.")).outputs.model_dump()["answer"] == "done"
+    (body,) = wire_server.bodies("/chat/completions")
+    assert "prompt_cache_key" not in body
+    keyed = resolve_model("openai-chat:gpt-5", api_key=SECRET, base_url=url, cache_key=True)
+    wire_server.serve(scripted([ToolUse("submit", SUBMIT_ARGS)]))
+    await Agent(keyed).run("Answer.")
+    assert "prompt_cache_key" in wire_server.bodies("/chat/completions")[-1]
+
+
 # Issue 32: streams
 
 

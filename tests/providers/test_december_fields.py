@@ -120,7 +120,8 @@ def test_a_ttl_an_older_model_does_not_sell_is_refused_before_any_request() -> N
 
 async def test_chat_completions_to_gpt_5_6_carry_the_key(wire_server: WireServer) -> None:
     handler = scripted([ToolUse("submit", {"answer": "France"})])
-    model = OpenAIChatModel("gpt-5.6-sol", client=openai_client(wire_server, handler))
+    client = openai_client(wire_server, handler)  # stands in for OpenAI: asks for the key
+    model = OpenAIChatModel("gpt-5.6-sol", client=client, cache_key=True)
     body = await sent_body(wire_server, model)
     assert body["prompt_cache_key"]
     assert "prompt_cache_retention" not in body

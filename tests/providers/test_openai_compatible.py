@@ -195,7 +195,7 @@ def no_extras(prompt: int, cached: int, output: int) -> dict[str, Any]:
 FLAVOURS = [
     Flavour(
         "openai",
-        lambda c: OpenAIChatModel("gpt-5", client=c, prompt_cache_retention="24h"),
+        lambda c: OpenAIChatModel("gpt-5", client=c, prompt_cache_retention="24h", cache_key=True),
         openai_usage,
         no_extras,
         reasoning=False,

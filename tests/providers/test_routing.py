@@ -191,7 +191,7 @@ def test_a_hop_by_hop_header_is_refused_as_the_routing_header(name: str) -> None
 
 Build = Callable[[AsyncOpenAI], Model]
 HOSTS: list[tuple[str, Build, bool, str | None]] = [
-    ("openai-chat", lambda c: OpenAIChatModel("gpt-5", client=c), True, None),
+    ("openai-chat", lambda c: OpenAIChatModel("gpt-5", client=c, cache_key=True), True, None),
     ("xai", lambda c: XAIModel("grok-4", client=c), False, "x-grok-conv-id"),
     ("openai-compatible", lambda c: OpenAICompatibleModel(SERVER, client=c), False, "X-Session-ID"),
     (

@@ -32,7 +32,13 @@ from warmloop.providers.clients import client_secrets, sdk_clients
 from warmloop.providers.deltas import Delta
 from warmloop.providers.failures import Failures, read_body, retries, stainless_errors
 from warmloop.providers.loop_clients import LoopClients
-from warmloop.providers.openai.cache import free_retention, retention_params, takes_breakpoints
+from warmloop.providers.openai.cache import (
+    free_retention,
+    own_host,
+    retention_params,
+    sends_cache_key,
+    takes_breakpoints,
+)
 from warmloop.providers.openai.chat_format import ChatRenderer, parse_reply
 from warmloop.providers.openai.chat_stream import streamed_body
 from warmloop.providers.openai.discovery import discover_window
@@ -194,7 +200,9 @@ class ChatCompletionsModel(KnownFacts):
 
 class OpenAIChatModel(ChatCompletionsModel):
     """OpenAI's own Chat Completions (`openai-chat:<model>`); needs OPENAI_API_KEY.
-    `prompt_cache_retention` as on `OpenAIResponsesModel` (None: the longest free one)."""
+    `prompt_cache_retention` and `cache_key` as on `OpenAIResponsesModel` (None: the longest
+    free retention; `prompt_cache_key` only where the client's host is OpenAI's API, whatever
+    set its URL)."""
 
     def __init__(
         self,
@@ -209,6 +217,7 @@ class OpenAIChatModel(ChatCompletionsModel):
         params: Mapping[str, JsonValue] | None = None,
         base_url: str | None = None,
         context_window: int | None = None,
+        cache_key: bool | None = None,
     ) -> None:
         record = provider_record("openai-chat")
         name = f"{record.prefix}:{model}"
@@ -217,6 +226,7 @@ class OpenAIChatModel(ChatCompletionsModel):
         facts = table_facts(name, retention=prompt_cache_retention, context_window=context_window)
         merged = dict(params or {}) | retention_params(facts.profile, prompt_cache_retention)
         clients = chat_clients(record, client, api_key, base_url, max_retries, timeout)
+        own = own_host(clients.client.base_url, record.hosts)  # base_url=, the variable, client=
         super().__init__(
             name,
             model,
@@ -225,6 +235,7 @@ class OpenAIChatModel(ChatCompletionsModel):
             record=record,
             text_protocol=text_protocol,
             params=merged,
+            cache_key=sends_cache_key(cache_key, own, facts.profile),
             breakpoint=takes_breakpoints(facts.profile) and not text_protocol,
             secrets=url_secrets(base_url) if base_url is not None else (),
         )

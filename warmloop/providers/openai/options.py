@@ -30,6 +30,7 @@ class OpenAIChatOptions(ChatOptions, total=False):
     """`openai-chat:` (`OpenAIChatModel`)."""
 
     prompt_cache_retention: str | None
+    cache_key: bool | None
 
 
 class OpenAICompatibleOptions(ChatOptions, total=False):

@@ -14,7 +14,6 @@ to the rendered payload the guard compares.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -35,6 +34,7 @@ from warmloop.providers.openai.cache import (
     free_retention,
     own_host,
     retention_params,
+    sends_cache_key,
     takes_breakpoints,
 )
 from warmloop.providers.openai.readers import read_verdict
@@ -47,7 +47,6 @@ from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
 from warmloop.wire.comparison import Baselines
 
-logger = logging.getLogger(__name__)
 RECORD = provider_record("openai")
 """Its key variable, client, error mapping and routing key (`providers.builtin`)."""
 INCLUDE = ("reasoning.encrypted_content",)
@@ -108,7 +107,7 @@ class OpenAIResponsesModel(KnownFacts):
         )
         self.client = self._clients.client  # the settings; each loop sends with its own
         own = own_host(self.client.base_url, RECORD.hosts)  # base_url=, OPENAI_BASE_URL, client=
-        self.cache_key = _cache_key(cache_key, own, self.facts.profile)
+        self.cache_key = sends_cache_key(cache_key, own, self.facts.profile)
         """Whether requests carry `prompt_cache_key` (see the class docstring)."""
         self._secrets = client_secrets(self.client.api_key, base_url)
         self._failures = Failures(
@@ -241,24 +240,6 @@ def _diagnose(diagnose: object, profile: CacheProfile, model: str) -> bool:
             f"{model!r} is not one; drop diagnose or select such a model"
         )
     return diagnose
-
-
-def _cache_key(cache_key: object, own: bool, profile: CacheProfile) -> bool:
-    """`cache_key=` checked; None: sent to OpenAI's own API only (`own`: the client's host
-    is it, wherever its URL came from). A model that matches through the key (GPT-5.6 and
-    later) and will get none is warned of: its requests fall back to the older matching."""
-    if cache_key is not None and not isinstance(cache_key, bool):
-        raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-    sends = own if cache_key is None else cache_key
-    if profile.needs_cache_key and not sends:
-        logger.warning(
-            "%s matches its cache through prompt_cache_key, and its requests will carry "
-            "none (a host other than OpenAI's API, without cache_key=True): they fall back to "
-            "the older, far less "
-            "reliable matching; pass cache_key=True if the host forwards the key",
-            profile.model,
-        )
-    return sends
 
 
 def _params(
