@@ -59,6 +59,11 @@ def test_the_cli_names_a_bad_batch_file_and_an_unknown_batch(fleet_db: str, tmp_
     assert "line 2: give exactly one of 'task'" in result.output
     result = runner.invoke(main, ["batch", "status", "bnothere", "--db", fleet_db])
     assert result.exit_code == 1
+    assert "holds no warmloop fleet" in result.output  # the bad file created nothing
+    with Fleet(fleet_db):  # a fleet's database now, with no batch of that name
+        pass
+    result = runner.invoke(main, ["batch", "status", "bnothere", "--db", fleet_db])
+    assert result.exit_code == 1
     assert "no batch 'bnothere'" in result.output
     result = runner.invoke(main, ["batch", "status", "b1", "--db", "sessions.db"])
     assert result.exit_code == 1
