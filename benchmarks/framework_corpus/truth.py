@@ -6,7 +6,8 @@
   newlines, in the order a provider reads a prompt: parameters (less the volatile ones in
   `VOLATILE` and the cache markers), tools, system (Anthropic `system`, Responses
   `instructions`), then each conversation item (Anthropic: each content block of each
-  message, as Anthropic counts blocks for its lookback). Tokens are estimated at four
+  message, as Anthropic counts blocks for its lookback; a content of one text block read as
+  the string it stands for, as the model reads it). Tokens are estimated at four
   characters each, consistently: a request's prompt (or a prefix ending at a block
   boundary) of `n` characters is `ceil(n / 4)` tokens, and a prefix shared with the previous
   request that ends inside a block is `n // 4` (all of the previous one when it extends it).
@@ -92,9 +93,25 @@ def _marked(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("cache_control"), dict)
 
 
+def _one_text(value: Any) -> tuple[str, bool] | None:
+    """The string a content of one plain text block stands for, and whether the block is
+    marked; None for any other content. The model reads `[{"type": "text", "text": X}]`
+    and `X` alike, so a client (or the proxy, to mark it) may send either form at no cost."""
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], dict):
+        return None
+    block = value[0]
+    text = block.get("text")
+    if block.get("type") != "text" or not isinstance(text, str):
+        return None
+    if not set(block) <= {"type", "text", "cache_control"}:
+        return None
+    return text, _marked(block)
+
+
 def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], ...]:
     """The canonical blocks of a request body, in the order the provider reads them, each
-    with whether it carries an explicit cache marker (a top-level one marks the last)."""
+    with whether it carries an explicit cache marker (a top-level one marks the last). A
+    Messages content of one text block is read as the string it stands for (`_one_text`)."""
     params = {k: v for k, v in body.items() if k not in VOLATILE and k not in CONVERSATION}
     out = [(dumps(params), False)]
     tools = body.get("tools") or []
@@ -103,7 +120,10 @@ def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], 
     else:
         out.append((dumps(tools), False))
     system = body.get("system", body.get("instructions"))
-    if isinstance(system, list):
+    single = _one_text(system) if anthropic else None
+    if single is not None:
+        out.append((dumps(single[0]), single[1]))
+    elif isinstance(system, list):
         out.extend((dumps(block), _marked(block)) for block in system)
     elif system is not None:
         out.append((dumps(system), False))
@@ -112,7 +132,10 @@ def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], 
         items = [{"role": "user", "content": items}]
     for item in items or []:
         content = item.get("content") if anthropic and isinstance(item, dict) else None
-        if isinstance(content, list):
+        single = _one_text(content)
+        if single is not None:
+            out.append((dumps({**item, "content": single[0]}), single[1]))
+        elif isinstance(content, list):
             role = item.get("role")
             out.extend(
                 (f"{role}|{n}|{dumps(block)}", _marked(block)) for n, block in enumerate(content)
