@@ -27,6 +27,8 @@ RELATIVE = 0.01
 """The audit's dollars lost must be within 1% of the truth's."""
 FLOOR = 0.001
 """...or, where the truth loses (next to) nothing, within 0.1% of the dollars as sent."""
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
