@@ -274,24 +274,48 @@ def bound(spec: str, requests: Sequence[Request]) -> list[Bill]:
     """Per request, the best a perfect cache of exactly these requests allows under `spec`'s
     rules: each reads the longest prefix it shares with any earlier request of its
     conversation (OpenAI, Gemini: by characters, in the model's increments, from its
-    minimum; Anthropic: at a block boundary, as if every boundary had been written, from
-    its minimum) and writes the rest (Anthropic; nothing under the minimum). For a loop
-    that only appends this is the perfect prefix of `price`; a framework that rebuilds its
-    prompt is held only to what its rebuilt requests still share."""
+    minimum; Anthropic: at a block boundary, from its minimum). Under explicit rules a
+    request writes only what a later one reads (`_needed`), once, at the first request that
+    holds it: a write nothing reads costs the premium and saves nothing, so the best
+    sends none (a framework's last request, one whose rebuilt prompt no later request
+    shares). For a loop that only appends this is the perfect prefix of `price`, but for
+    the last request's write; a framework that rebuilds its prompt is held only to what its
+    rebuilt requests still share."""
     profile = profile_for(spec)
     minimum = profile.min_cacheable_tokens
     explicit = profile.mode == "explicit"
-    out: list[Bill] = []
-    for k, request in enumerate(requests):
-        size = prompt_tokens(request.text)
-        read = max((_shared(spec, earlier, request) for earlier in requests[:k]), default=0)
+    shares = [
+        [_shared(spec, earlier, request) for earlier in requests[:k]]
+        for k, request in enumerate(requests)
+    ]
+    reads: list[int] = []
+    for shared in shares:
+        read = max(shared, default=0)
         if read < minimum:
             read = 0
         elif not explicit:
             read = read // profile.increment_tokens * profile.increment_tokens
-        written = size - read if explicit and size >= minimum else 0
+        reads.append(read)
+    needed = _needed(shares, reads) if explicit else [0] * len(requests)
+    out: list[Bill] = []
+    for request, read, need in zip(requests, reads, needed, strict=True):
+        size = prompt_tokens(request.text)
+        written = max(need - read, 0)
         out.append(Bill(read, written, size - read - written))
     return out
+
+
+def _needed(shares: Sequence[Sequence[int]], reads: Sequence[int]) -> list[int]:
+    """Per request, the tokens of it a later request reads (`reads`) from its cache entry:
+    each read is served by the first request that shares that much with the reader
+    (`shares[j][i]`: what request i's entry could serve request j), so a prefix is written
+    once, where it first appears."""
+    needed = [0] * len(reads)
+    for j, read in enumerate(reads):
+        if read:
+            source = next(i for i, shared in enumerate(shares[j]) if shared >= read)
+            needed[source] = max(needed[source], read)
+    return needed
 
 
 def _shared(spec: str, earlier: Request, request: Request) -> int:

@@ -20,6 +20,7 @@ def test_the_audit_shows_a_routing_key_hashed_in_every_output(tmp_path: Path) ->
     table = CliRunner().invoke(main, ["audit", str(log)])
     data = CliRunner().invoke(main, ["audit", str(log), "--json", "--html", str(page)])
     shown = shown_key("metadata.user_id=page-test")
+    assert shown is not None
     for printed in (table.output, data.output, page.read_text()):
         assert shown in printed
         assert "page-test" not in printed

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 
-from benchmarks.framework_corpus.truth import PROVIDERS, bound, price
+from benchmarks.framework_corpus.truth import PROVIDERS, Bill, bound, price
 from benchmarks.proxy_corpus import TARGET, Row, priced, table
 from tests.benchmarks.test_framework_corpus import CORPUS, _requests, growth
 from warmloop.exchange.formats import format_from_path
@@ -35,7 +35,25 @@ def test_an_append_only_conversation_is_bound_by_its_perfect_prefix(
         texts.append([*(texts[-1] if texts else []), *added])
     for spec in PROVIDERS:
         perfect = [p for _, p in price(spec, _requests(texts))]
+        # the perfect prefix writes its last request too; the bound writes what is read
+        last = perfect[-1]
+        perfect[-1] = Bill(last.read, 0, last.written + last.uncached)
         assert bound(spec, _requests(texts)) == perfect, spec
+
+
+def test_the_bound_writes_only_what_a_later_request_reads() -> None:
+    """A prompt rebuilt from its start every step (a counter first): no later request
+    can read what an earlier one wrote, so the best sends no marker and writes nothing;
+    a prefix two later requests read is written once, by the first that holds it."""
+    rebuilt = _requests([[f"{n} " + "t" * 8000] for n in range(3)])
+    assert [b.written for b in bound(SONNET, rebuilt)] == [0, 0, 0]
+    shared = _requests([[SYSTEM, "a" * 4000], [SYSTEM, "b" * 4000], [SYSTEM, "c" * 4000]])
+    system = shared[1].boundary_tokens(2)
+    assert [(b.read, b.written) for b in bound(SONNET, shared)] == [
+        (0, system),
+        (system, 0),
+        (system, 0),
+    ]
 
 
 def test_a_rebuilt_prompt_is_bound_by_what_it_still_shares() -> None:
