@@ -6,7 +6,8 @@
   newlines, in the order a provider reads a prompt: parameters (less the volatile ones in
   `VOLATILE` and the cache markers), tools, system (Anthropic `system`, Responses
   `instructions`), then each conversation item (Anthropic: each content block of each
-  message, as Anthropic counts blocks for its lookback). Tokens are estimated at four
+  message, as Anthropic counts blocks for its lookback; a content of one text block read as
+  the string it stands for, as the model reads it). Tokens are estimated at four
   characters each, consistently: a request's prompt (or a prefix ending at a block
   boundary) of `n` characters is `ceil(n / 4)` tokens, and a prefix shared with the previous
   request that ends inside a block is `n // 4` (all of the previous one when it extends it).
@@ -92,9 +93,25 @@ def _marked(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("cache_control"), dict)
 
 
+def _one_text(value: Any) -> tuple[str, bool] | None:
+    """The string a content of one plain text block stands for, and whether the block is
+    marked; None for any other content. The model reads `[{"type": "text", "text": X}]`
+    and `X` alike, so a client (or the proxy, to mark it) may send either form at no cost."""
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], dict):
+        return None
+    block = value[0]
+    text = block.get("text")
+    if block.get("type") != "text" or not isinstance(text, str):
+        return None
+    if not set(block) <= {"type", "text", "cache_control"}:
+        return None
+    return text, _marked(block)
+
+
 def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], ...]:
     """The canonical blocks of a request body, in the order the provider reads them, each
-    with whether it carries an explicit cache marker (a top-level one marks the last)."""
+    with whether it carries an explicit cache marker (a top-level one marks the last). A
+    Messages content of one text block is read as the string it stands for (`_one_text`)."""
     params = {k: v for k, v in body.items() if k not in VOLATILE and k not in CONVERSATION}
     out = [(dumps(params), False)]
     tools = body.get("tools") or []
@@ -103,7 +120,10 @@ def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], 
     else:
         out.append((dumps(tools), False))
     system = body.get("system", body.get("instructions"))
-    if isinstance(system, list):
+    single = _one_text(system) if anthropic else None
+    if single is not None:
+        out.append((dumps(single[0]), single[1]))
+    elif isinstance(system, list):
         out.extend((dumps(block), _marked(block)) for block in system)
     elif system is not None:
         out.append((dumps(system), False))
@@ -112,7 +132,10 @@ def blocks(body: Mapping[str, Any], anthropic: bool) -> tuple[tuple[str, bool], 
         items = [{"role": "user", "content": items}]
     for item in items or []:
         content = item.get("content") if anthropic and isinstance(item, dict) else None
-        if isinstance(content, list):
+        single = _one_text(content)
+        if single is not None:
+            out.append((dumps({**item, "content": single[0]}), single[1]))
+        elif isinstance(content, list):
             role = item.get("role")
             out.extend(
                 (f"{role}|{n}|{dumps(block)}", _marked(block)) for n, block in enumerate(content)
@@ -251,24 +274,48 @@ def bound(spec: str, requests: Sequence[Request]) -> list[Bill]:
     """Per request, the best a perfect cache of exactly these requests allows under `spec`'s
     rules: each reads the longest prefix it shares with any earlier request of its
     conversation (OpenAI, Gemini: by characters, in the model's increments, from its
-    minimum; Anthropic: at a block boundary, as if every boundary had been written, from
-    its minimum) and writes the rest (Anthropic; nothing under the minimum). For a loop
-    that only appends this is the perfect prefix of `price`; a framework that rebuilds its
-    prompt is held only to what its rebuilt requests still share."""
+    minimum; Anthropic: at a block boundary, from its minimum). Under explicit rules a
+    request writes only what a later one reads (`_needed`), once, at the first request that
+    holds it: a write nothing reads costs the premium and saves nothing, so the best
+    sends none (a framework's last request, one whose rebuilt prompt no later request
+    shares). For a loop that only appends this is the perfect prefix of `price`, but for
+    the last request's write; a framework that rebuilds its prompt is held only to what its
+    rebuilt requests still share."""
     profile = profile_for(spec)
     minimum = profile.min_cacheable_tokens
     explicit = profile.mode == "explicit"
-    out: list[Bill] = []
-    for k, request in enumerate(requests):
-        size = prompt_tokens(request.text)
-        read = max((_shared(spec, earlier, request) for earlier in requests[:k]), default=0)
+    shares = [
+        [_shared(spec, earlier, request) for earlier in requests[:k]]
+        for k, request in enumerate(requests)
+    ]
+    reads: list[int] = []
+    for shared in shares:
+        read = max(shared, default=0)
         if read < minimum:
             read = 0
         elif not explicit:
             read = read // profile.increment_tokens * profile.increment_tokens
-        written = size - read if explicit and size >= minimum else 0
+        reads.append(read)
+    needed = _needed(shares, reads) if explicit else [0] * len(requests)
+    out: list[Bill] = []
+    for request, read, need in zip(requests, reads, needed, strict=True):
+        size = prompt_tokens(request.text)
+        written = max(need - read, 0)
         out.append(Bill(read, written, size - read - written))
     return out
+
+
+def _needed(shares: Sequence[Sequence[int]], reads: Sequence[int]) -> list[int]:
+    """Per request, the tokens of it a later request reads (`reads`) from its cache entry:
+    each read is served by the first request that shares that much with the reader
+    (`shares[j][i]`: what request i's entry could serve request j), so a prefix is written
+    once, where it first appears."""
+    needed = [0] * len(reads)
+    for j, read in enumerate(reads):
+        if read:
+            source = next(i for i, shared in enumerate(shares[j]) if shared >= read)
+            needed[source] = max(needed[source], read)
+    return needed
 
 
 def _shared(spec: str, earlier: Request, request: Request) -> int:

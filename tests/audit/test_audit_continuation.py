@@ -8,7 +8,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warmloop.exchange.continuation import continuation, longest_suffix_within
+from warmloop.exchange.continuation import (
+    continuation,
+    longest_prefix_within,
+    longest_suffix_within,
+)
 
 items = st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=8)
 
@@ -66,3 +70,47 @@ def test_a_counter_written_first_is_read_past_and_the_rest_kept() -> None:
     found = continuation(earlier, later)
     assert found.lost == 1  # the counter's one digit
     assert found.continues
+
+
+@given(st.text(max_size=30), st.text(max_size=30))
+def test_the_prefix_found_is_the_longest(head: str, text: str) -> None:
+    length = longest_prefix_within(head, text)
+    assert head[:length] in text
+    assert length == len(head) or head[: length + 1] not in text
+
+
+TRAJECTORY = "".join(f"[[ ## observation_{n} ## ]]\nline {n} of parser.py\n" for n in range(60))
+INSTRUCTION = (
+    "Respond with the corresponding output fields, starting with the field `[[ ## {} ## ]]`, "
+    "then `[[ ## {} ## ]]`, and then ending with the marker for `[[ ## completed ## ]]`."
+)
+
+
+def test_a_rebuilt_prompt_whose_moved_instruction_is_reworded_carries_the_earlier_on() -> None:
+    """DSPy's extraction after its loop: the trajectory gains its last step, and the
+    instruction after it asks for other fields; its start is found again after the step,
+    its end at the end, so only the fields are lost (issue 46)."""
+    earlier = [
+        f"[[ ## task ## ]]\nReview parser.py\n{TRAJECTORY}\n"
+        + INSTRUCTION.format("next_thought", "next_tool_name")
+    ]
+    step = "[[ ## thought_60 ## ]]\nI should use finish next.\n"
+    later = [
+        f"[[ ## task ## ]]\nReview parser.py\n{TRAJECTORY}{step}\n"
+        + INSTRUCTION.format("reasoning", "answer")
+    ]
+    found = continuation(earlier, later)
+    assert found.reworded > 0
+    assert found.continues
+
+
+def test_two_tasks_of_one_template_with_a_long_shared_start_stay_siblings() -> None:
+    """A template whose subject comes after a long shared preamble: the later request
+    replaces the name in place, so nothing of the earlier tail's start is found after new
+    text, and the two stay apart however little they differ."""
+    preamble = f"Conventions:\n{TRAJECTORY}\n"
+    earlier = [preamble + "Review the module `alpha_parser` and report its public names."]
+    later = [preamble + "Review the module `omega_lexer_tables` and report its public names."]
+    found = continuation(earlier, later)
+    assert found.reworded == 0
+    assert not found.continues

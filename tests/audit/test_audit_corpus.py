@@ -27,23 +27,6 @@ RELATIVE = 0.01
 """The audit's dollars lost must be within 1% of the truth's."""
 FLOOR = 0.001
 """...or, where the truth loses (next to) nothing, within 0.1% of the dollars as sent."""
-REBUILT_FROM_ITS_START = frozenset({"dspy_react", "dspy_anthropic"})
-REBUILT = (
-    "DSPy's last request (its extraction after `finish`, a signature of its own) rebuilds the "
-    "prompt from its 92nd character (its output fields): the audit files it as a new "
-    "conversation, naming neither that bust nor its loss (issue 46: a rebuilt prompt is the "
-    "same conversation's bust). Strict: the day these pass, drop the marker."
-)
-
-
-def _logs() -> list[Any]:
-    """Each log's name; the ones the audit does not yet read right, expected to fail."""
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=REBUILT))
-        if name in REBUILT_FROM_ITS_START
-        else name
-        for name in (_name(log) for log in LOGS)
-    ]
 
 
 @dataclass(frozen=True)
@@ -87,7 +70,7 @@ def test_the_corpus_holds_every_wire_and_at_least_four_frameworks() -> None:
     assert paths == {"/v1/chat/completions", "/v1/responses", "/v1/messages"}
 
 
-@pytest.mark.parametrize("name", _logs())
+@pytest.mark.parametrize("name", [_name(log) for log in LOGS])
 def test_the_audit_finds_the_conversations_of_the_truth(cases: dict[str, Case], name: str) -> None:
     case = cases[name]
     found = sorted(lines(c) for c in case.report["conversations"])
@@ -99,7 +82,7 @@ def test_the_audit_finds_the_conversations_of_the_truth(cases: dict[str, Case], 
     )
 
 
-@pytest.mark.parametrize("name", _logs())
+@pytest.mark.parametrize("name", [_name(log) for log in LOGS])
 def test_the_audit_finds_every_bust_at_its_request_with_a_cause(
     cases: dict[str, Case], name: str
 ) -> None:
@@ -113,7 +96,7 @@ def test_the_audit_finds_every_bust_at_its_request_with_a_cause(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("name", _logs())
+@pytest.mark.parametrize("name", [_name(log) for log in LOGS])
 def test_the_audit_prices_the_loss_as_the_truth_does(
     cases: dict[str, Case], name: str, provider: str
 ) -> None:

@@ -14,6 +14,7 @@ import pytest
 from tests.support.browser import chromium, chromium_binary
 from warmloop.audit.page import BAR_PIXELS, render_page
 from warmloop.audit.report import audit
+from warmloop.exchange.identity import shown_key
 from warmloop.exchange.log import read_log
 
 pytestmark = pytest.mark.skipif(
@@ -102,7 +103,7 @@ def test_the_report_page_shows_bars_to_scale_and_each_divergence(tmp_path: Path)
         page.open(page_file)
         for text in (
             "warmloop cache audit: page.jsonl",
-            "conversation 1 (metadata.user_id=page-test)",
+            f"conversation 1 ({shown_key('metadata.user_id=page-test')})",
             "Request 3 (log line 3) · tools",
             "tools reordered (same tools, another order)",
             "Provider diagnostics: Anthropic: tools_changed, about 3,100 input tokens missed",

@@ -21,6 +21,7 @@ from tests.support.audit_clients import (
 )
 from tests.support.fake_api import Clock, FakeServer
 from warmloop.audit.report import AuditReport, ConversationReport, audit
+from warmloop.exchange.identity import shown_key
 from warmloop.exchange.log import read_log
 from warmloop.proxy.server import Proxy
 
@@ -51,8 +52,8 @@ def report(recorded: tuple[Path, FakeServer]) -> AuditReport:
     return audit(read_log(recorded[0]))
 
 
-def conversation(report: AuditReport, label: str) -> ConversationReport:
-    return next(c for c in report.conversations if label in c.label)
+def conversation(report: AuditReport, key: str) -> ConversationReport:
+    return next(c for c in report.conversations if f"({shown_key(key)})" in c.label)
 
 
 def causes(found: ConversationReport) -> dict[int, str]:

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from warmloop.audit.report import audit
 from warmloop.cli.main import main
+from warmloop.exchange.identity import shown_key
 from warmloop.exchange.log import read_log
 from warmloop.exchange.response_facts import response_facts
 from warmloop.providers.anthropic.readers import BETA as ANTHROPIC_BETA
@@ -160,11 +161,11 @@ def test_anthropic_requests_name_the_previous_message_of_their_conversation(
     assert betas[3] == [f"token-efficient-tools-2025-02-19,{ANTHROPIC_BETA}"]
     # the log keeps the body as forwarded and the answers' diagnostics, which the audit reads
     report = audit(read_log(out))
-    b = next(c for c in report.conversations if "(metadata.user_id=b)" in c.label)
+    b = next(c for c in report.conversations if f"({shown_key('metadata.user_id=b')})" in c.label)
     assert b.findings[1].verdict is not None
     assert b.findings[1].verdict.reason == "messages_changed"
     assert b.findings[1].agrees is False  # the request extended the last: shown as both
-    a = next(c for c in report.conversations if "(metadata.user_id=a)" in c.label)
+    a = next(c for c in report.conversations if f"({shown_key('metadata.user_id=a')})" in c.label)
     assert [f.verdict.kind if f.verdict else None for f in a.findings] == [
         None,
         "unchanged",

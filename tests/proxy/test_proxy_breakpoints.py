@@ -150,6 +150,34 @@ def test_a_conversation_that_rebuilds_its_prompt_gets_no_write_nothing_reads(
         assert body["system"][-1]["cache_control"] == MARK
 
 
+def program(steps: int, fields: str, system: str) -> dict[str, Any]:
+    """A DSPy-like program's request: one user message re-rendered every step (the task,
+    the trajectory so far, then an instruction naming the fields it asks for)."""
+    trajectory = "".join(
+        f"[[ ## thought_{i} ## ]] read part {i} of the parser\n" for i in range(steps)
+    )
+    instruction = f"Respond with the corresponding output fields, starting with {fields}."
+    prompt = f"[[ ## question ## ]] {PARSER}\n{trajectory}{instruction}"
+    return {"system": system, "messages": [{"role": "user", "content": prompt}]}
+
+
+def test_a_sibling_of_a_conversation_seen_rebuilding_bets_no_write_on_its_messages(
+    wire_server: WireServer,
+) -> None:
+    """DSPy's extraction after its loop: the same re-rendered message, one step longer and
+    asking for other fields, under a system prompt of its own. Filed apart (a key-less
+    request is scoped by its system prompt), it starts with the reach its sibling was seen
+    to have: no marker on its messages, a write nothing reads. A new conversation with no
+    such sibling still gets its bet, and its messages their marker."""
+    loop, fields = "You are a loop.", "`[[ ## next_thought ## ]]`, then `[[ ## next_tool ## ]]`"
+    extraction = program(64, "`[[ ## answer ## ]]`", "You are an extractor.")
+    other = {"system": "You are a reviewer.", "messages": [{"role": "user", "content": PARSER}]}
+    bodies = sent(wire_server, *(program(n, fields, loop) for n in (61, 62, 63)), extraction, other)
+    assert "cache_control" in json.dumps(bodies[0]["messages"])  # not seen rebuilding yet
+    assert bodies[3]["messages"] == extraction["messages"]  # no marker: no bet
+    assert "cache_control" in json.dumps(bodies[4]["messages"])
+
+
 def test_codex_gets_its_opening_breakpoint_after_a_content_less_item(
     wire_server: WireServer,
 ) -> None:

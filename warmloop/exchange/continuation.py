@@ -21,6 +21,14 @@ message, the task: `items` says how many whole leading messages the two share; a
 that replaces the oldest turns keeps the newest ones, found after a summary shorter than
 what it replaced (`summarised`).
 
+A rebuilt prompt may also reword the instruction it moves down (a framework's closing
+instruction names the output its next step asks for, and its last step asks for another):
+the instruction's start is then found again after the new step, its end at the end, and
+only its middle is lost. Found again after at least a step (`MIN_STEP`) of new text, and
+longer than an item's scaffold and a step (`SCAFFOLD`), that start (`reworded`) is the
+earlier request's text carried on, not a template's subject replaced in place: a
+conversation that loses no more than `LOST_AT_MOST` that way carries the earlier one on.
+
 A volatile value near the start (a loop that writes its iteration number or the time first)
 would leave no common prefix to measure: the prefix is also read past such values (a
 counter, a timestamp, an id, as `wire.causes.volatile_value` knows them; at most `SWAPS`),
@@ -98,11 +106,15 @@ class Continuation:
     first_turn_replaced: bool = False
     """The two first turns differ by a replacement, not an insertion: siblings from one
     template (`first_turn_replaced`)."""
+    reworded: int = 0
+    """Characters of the earlier request found again after new text, right where its
+    moved tail begins, when the rest of that tail was reworded (see the module)."""
 
     @property
     def kept(self) -> int:
-        """Characters of the earlier request found again: the prefix and the moved tail."""
-        return self.prefix + self.moved
+        """Characters of the earlier request found again: the prefix, the moved tail and
+        the start of a reworded one."""
+        return self.prefix + self.moved + self.reworded
 
     @property
     def lost(self) -> int:
@@ -131,6 +143,8 @@ class Continuation:
             return False
         if self.summarised:  # a compaction may replace the task itself
             return True
+        if self.reworded:  # a step inserted, then the moved instruction reworded
+            return self.lost <= max(MIN_STEP, LOST_AT_MOST * self.size)
         if self.first_turn_replaced:
             return False
         if self.window:
@@ -151,6 +165,21 @@ def longest_suffix_within(tail: str, text: str) -> int:
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if tail[-mid:] in text:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def longest_prefix_within(head: str, text: str) -> int:
+    """Length of the longest prefix of `head` that occurs in `text` (binary search, as
+    `longest_suffix_within`)."""
+    if head in text:
+        return len(head)
+    lo, hi = 0, len(head) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if head[:mid] in text:
             lo = mid
         else:
             hi = mid - 1
@@ -226,6 +255,9 @@ def _rest_kept(
     found = rest.find(tail[len(tail) - moved :]) if moved else -1
     window = moved > 0 and found == 0
     inserted = max(0, found) + (to - matched)
+    reworded, begins = _reworded(tail[: len(tail) - moved], rest[: found if moved else len(rest)])
+    if reworded:
+        grown, inserted = grown - reworded, begins + (to - matched)
     whole_tail = 0
     for item in reversed(earlier):
         if whole_tail + len(item) > moved:
@@ -241,9 +273,20 @@ def _rest_kept(
         window,
         inserted,
         whole_tail,
-        matched + moved,
+        matched + moved + reworded,
         replaced,
+        reworded,
     )
+
+
+def _reworded(lost: str, before: str) -> tuple[int, int]:
+    """The start of `lost` (what the earlier request's tail loses) found again in `before`
+    (the later request's text before the moved tail) after at least `MIN_STEP` characters
+    of new text, and where: (0, 0) unless longer than `SCAFFOLD + MIN_STEP`."""
+    head = longest_prefix_within(lost, before[MIN_STEP:])
+    if head <= SCAFFOLD + MIN_STEP:
+        return 0, 0
+    return head, before.find(lost[:head], MIN_STEP)
 
 
 def _past_volatile_values(tail: str, rest: str, swaps: int) -> tuple[int, int, int]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from warmloop.exchange.anchors import AnchorIndex, anchors, loose_anchors
 from warmloop.exchange.continuation import Continuation, continuation
+from warmloop.exchange.identity import shown_key
 from warmloop.exchange.log import LoggedRequest
 from warmloop.providers.records import WireFormat
 from warmloop.wire.guard import compare
@@ -70,8 +71,10 @@ class Conversation:
 
     @property
     def label(self) -> str:
-        """How people see it: its number and its key, when it has one."""
-        return f"conversation {self.number}" + (f" ({self.key})" if self.key else "")
+        """How people see it: its number and its key, when it has one, hashed as the
+        proxy's status page shows it (`identity.shown_key`: Claude Code's
+        `metadata.user_id` holds a device and a session id)."""
+        return f"conversation {self.number}" + (f" ({shown_key(self.key)})" if self.key else "")
 
     def add(self, entry: Entry, parent: int | None) -> int:
         """Append `entry` continuing entry `parent` (None or -1: none); returns its index."""

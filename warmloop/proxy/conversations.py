@@ -25,7 +25,10 @@ conversation, compared with the request it continues). Where a request moves the
 the conversation's `reach` says how much still stays put (`providers.records.Reach`), so
 the proxy writes no marker nothing will read; `CLEAN_TO_RESET` clean requests in a row
 restore it (a compaction moves the prefix once, a framework that rebuilds its prompt every
-time).
+time). A new key-less conversation whose request carries on one of a live conversation under
+another system prompt (a sibling: another step of one program over the same messages) starts
+with that conversation's reach: its first marker is a bet that it comes back, priced by what
+the proxy has seen of those messages, never a join (tenants stay apart).
 
 Memory is bounded: a conversation idle for `idle_seconds` is forgotten, and past `limit`
 conversations the least recently used one is; each keeps only its latest `KEEP` requests.
@@ -62,6 +65,9 @@ step (several requests continuing one) may continue."""
 CLEAN_TO_RESET = 2
 """Requests in a row that extend the one before them, after which a conversation's reach
 is whole again."""
+
+Rungs = tuple[list[int], list[int], list[int]]
+"""A request's rungs in the anchor index: exact, loose, and among its siblings."""
 
 
 @dataclass
@@ -170,8 +176,7 @@ class LiveConversations:
         chain = item_chain(items)
         where = scope(wire.name, key, stream)
         system = opening(stream)
-        text = "".join(items)
-        rungs = anchors(where, text), loose_anchors(where, text)
+        rungs = _rungs(where, wire.name, key is not None, "".join(items))
         with self._lock:
             now = self.clock()
             self._expire(now)
@@ -183,6 +188,8 @@ class LiveConversations:
             if parent is None:
                 home, check, fork = self._open(wire, key, now), None, False
                 home.agent = system
+                if key is None:
+                    home.reach = self._sibling_reach(entry, system, rungs[2])
             else:
                 home, fork = parent.home, parent.continued
                 parent.continued = True
@@ -218,14 +225,12 @@ class LiveConversations:
             return None  # forgotten, or a hash collision
         return held
 
-    def _measured(
-        self, entry: Entry, where: Hashable, system: int, rungs: tuple[list[int], list[int]]
-    ) -> _Held | None:
+    def _measured(self, entry: Entry, where: Hashable, system: int, rungs: Rungs) -> _Held | None:
         """The held request of the same scope and system prompt that `entry` carries on by
         the continuation measure (`best_parent`), among those the anchor index offers on
         the exact rungs, else on the loose ones."""
         seen: set[int] = set()
-        for found in rungs:
+        for found in rungs[:2]:
             offered = [
                 held
                 for n in self._index.candidates(found)
@@ -239,6 +244,24 @@ class LiveConversations:
             if chosen is not None:
                 return offered[chosen]
         return None
+
+    def _sibling_reach(self, entry: Entry, system: int, wide: list[int]) -> Reach:
+        """The reach a new key-less conversation starts with. Its first marker is a bet
+        that it comes back; where it carries on the request of a live key-less conversation
+        under another system prompt (a sibling: the same messages read by another step of
+        one program, as DSPy's extraction reads its loop's trajectory), that conversation's
+        reach is what the proxy has learned of where these messages move, so the bet goes
+        no further. The sibling is never joined (tenants stay apart), only its reach read;
+        without one, the reach is whole."""
+        offered = [
+            held
+            for n in self._index.candidates(wide)
+            if (held := self._entries.get(n)) is not None
+            and held.home.key is None
+            and held.system != system
+        ]
+        chosen = best_parent(entry, [held.entry for held in offered])
+        return offered[chosen].home.reach if chosen is not None else FULL_REACH
 
     def _count(
         self, home: LiveConversation, check: PrefixCheck | None, fork: bool, now: float
@@ -282,7 +305,7 @@ class LiveConversations:
             self._forget(next(iter(self._live.values())))
         return opened
 
-    def _hold(self, held: _Held, number: int, rungs: tuple[list[int], list[int]]) -> None:
+    def _hold(self, held: _Held, number: int, rungs: Rungs) -> None:
         home = held.home
         self._entries[number] = held
         for key in held.keys:
@@ -290,7 +313,7 @@ class LiveConversations:
         home.held.append(number)
         while len(home.held) > KEEP:
             self._drop(home.held.pop(0))
-        self._index.add([*rungs[0], *rungs[1]], number)
+        self._index.add([rung for found in rungs for rung in found], number)
         self._filed += 1
         if self._filed > 2 * len(self._entries) + 64:
             self._reindex()
@@ -329,6 +352,15 @@ class LiveConversations:
         for number in sorted(self._entries):
             held = self._entries[number]
             text = "".join(held.entry.conversation_items)
-            index.add([*anchors(held.scope, text), *loose_anchors(held.scope, text)], number)
+            rungs = _rungs(held.scope, held.home.wire.name, held.home.key is not None, text)
+            index.add([rung for found in rungs for rung in found], number)
         self._index = index
         self._filed = len(self._entries)
+
+
+def _rungs(where: Hashable, wire: str, keyed: bool, text: str) -> Rungs:
+    """The rungs a request is filed and looked up under: exact and loose ones in its
+    scope, and, without a key, its rungs among every key-less request of its format, where
+    a sibling under another system prompt is found (`LiveConversations._sibling_reach`)."""
+    wide = [] if keyed else anchors(("siblings", wire), text)
+    return anchors(where, text), loose_anchors(where, text), wide
