@@ -9,7 +9,11 @@ within the TTL); one that read less than it shares wrote it again. Users meet th
 routing key lands on another machine; a breakpoint after the changing first turn only, so
 the opening is never an entry of its own; a whole-entry cache with no breakpoint at the
 opening's end). Only openings that cover the whole head (tools and system prompt) of both
-requests and reach the model's minimum count: what one agent shares with itself.
+requests and reach the model's minimum count: what one agent shares with itself. Tokens a
+server-side tool fetched (web search results) are billed as input but are in no request's
+text: the shared opening is then sized as text, never as a share of the bill. Under explicit
+caching the earlier conversation must have billed the opening as written or read: where
+nothing was written there was no copy to read (Anthropic without markers caches nothing).
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.audit.analysis import prompt_tokens, request_times
+from warmloop.audit.analysis import prompt_tokens, request_times, server_tools
+from warmloop.audit.blocks import estimate_tokens
 from warmloop.exchange.formats import model_name, own_profile
-from warmloop.exchange.grouping import Conversation
+from warmloop.exchange.grouping import Conversation, Entry
+from warmloop.facts.profiles import CacheProfile
 from warmloop.wire.guard import common_prefix_length
 from warmloop.wire.miss_kinds import OPENING_REWRITTEN, TOLERANCE
 
@@ -78,9 +84,31 @@ def _best_earlier(conversation: Conversation, earlier: Sequence[Conversation]) -
         if last is None or at - last > profile.ttl_seconds:
             continue
         chars = common_prefix_length(opening.stream.text, first.stream.text)
-        shared = min(round(chars * tokens / max(first.stream.length, 1)), tokens)
+        if server_tools(first) or server_tools(opening):
+            shared = min(estimate_tokens(chars), tokens)
+        else:
+            shared = min(round(chars * tokens / max(first.stream.length, 1)), tokens)
         if shared < max(profile.min_cacheable_tokens, 1) or cached >= (1 - TOLERANCE) * shared:
+            continue
+        if not _held(profile, other.entries, at, shared):
             continue
         if best is None or shared > best.shared:
             best = Rewritten(shared, other.number, at - last)
     return best
+
+
+def _held(profile: CacheProfile, entries: Sequence[Entry], at: float, shared: int) -> bool:
+    """Whether an earlier conversation's requests up to `at` can have left `shared` tokens
+    of the opening in the cache: under explicit caching, one of them billed that much as
+    written or read (without a marker nothing is written); implicit caching writes every
+    prefix past its minimum, which its usage does not report."""
+    if profile.mode != "explicit":
+        return True
+    for entry in entries:
+        _, usage = prompt_tokens(entry)
+        sent = entry.record.at
+        if usage is None or sent is None or sent > at:
+            continue
+        if usage.cache_read_tokens + usage.cache_write_tokens >= (1 - TOLERANCE) * shared:
+            return True
+    return False
