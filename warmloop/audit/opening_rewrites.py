@@ -21,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from warmloop.audit.analysis import prompt_tokens, request_times, server_tools
-from warmloop.audit.blocks import estimate_tokens
+from warmloop.audit.analysis import prompt_tokens, request_times
 from warmloop.exchange.formats import model_name, own_profile
 from warmloop.exchange.grouping import Conversation, Entry
-from warmloop.facts.profiles import CacheProfile
+from warmloop.exchange.reuse import reusable_tokens, rewrites_opening, server_tools
 from warmloop.wire.guard import common_prefix_length
-from warmloop.wire.miss_kinds import OPENING_REWRITTEN, TOLERANCE
+from warmloop.wire.miss_kinds import OPENING_REWRITTEN
 
 KIND = OPENING_REWRITTEN
 LOOKBACK = 64
@@ -81,34 +80,26 @@ def _best_earlier(conversation: Conversation, earlier: Sequence[Conversation]) -
         times = zip(request_times(other.entries), other.entries, strict=True)
         used = [t for t, e in times if e.record.at is not None]
         last = max((t for t in used if t <= at), default=None)
-        if last is None or at - last > profile.ttl_seconds:
+        if last is None:
             continue
         chars = common_prefix_length(opening.stream.text, first.stream.text)
-        if server_tools(first) or server_tools(opening):
-            shared = min(estimate_tokens(chars), tokens)
-        else:
-            shared = min(round(chars * tokens / max(first.stream.length, 1)), tokens)
-        if shared < max(profile.min_cacheable_tokens, 1) or cached >= (1 - TOLERANCE) * shared:
-            continue
-        if not _held(profile, other.entries, at, shared):
+        server = server_tools(first) or server_tools(opening)
+        shared = reusable_tokens(chars, tokens, first.stream.length, tokens, server)
+        if not rewrites_opening(profile, shared, cached, at - last, _billed(other.entries, at)):
             continue
         if best is None or shared > best.shared:
             best = Rewritten(shared, other.number, at - last)
     return best
 
 
-def _held(profile: CacheProfile, entries: Sequence[Entry], at: float, shared: int) -> bool:
-    """Whether an earlier conversation's requests up to `at` can have left `shared` tokens
-    of the opening in the cache: under explicit caching, one of them billed that much as
-    written or read (without a marker nothing is written); implicit caching writes every
-    prefix past its minimum, which its usage does not report."""
-    if profile.mode != "explicit":
-        return True
+def _billed(entries: Sequence[Entry], at: float) -> int | None:
+    """The most an earlier conversation's requests up to `at` billed as written and read in
+    one request, or None where none of them logged its usage."""
+    billed = None
     for entry in entries:
         _, usage = prompt_tokens(entry)
         sent = entry.record.at
         if usage is None or sent is None or sent > at:
             continue
-        if usage.cache_read_tokens + usage.cache_write_tokens >= (1 - TOLERANCE) * shared:
-            return True
-    return False
+        billed = max(billed or 0, usage.cache_read_tokens + usage.cache_write_tokens)
+    return billed
