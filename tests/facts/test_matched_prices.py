@@ -68,10 +68,11 @@ def test_the_tables_own_entries_come_first_and_near_misses_stay_unpriced() -> No
 
 CASSETTE_HOSTS = "pydantic/pydantic-ai@4fda38988f2939fa6ea9cdefcf120693e10ef491"
 """Where the names below come from: every model name pydantic-ai's 1,001 VCR cassettes
-(tests/models/cassettes/) send to a provider's own API host (api.openai.com,
+(tests/models/cassettes/) carry on a provider's own API host (api.openai.com,
 api.anthropic.com, api.deepseek.com, generativelanguage.googleapis.com and
-aiplatform.googleapis.com) that the price table did not list before the genai-prices
-fallback (issue 48), and that the package knows under the same provider."""
+aiplatform.googleapis.com), in a request's `model` or in its response's (the dated snapshot
+that answered), that the price table did not list before the genai-prices fallback
+(issue 48), and that the package knows under the same provider."""
 PRICED_FROM_CASSETTES = (
     "anthropic:claude-3-opus-latest",
     "anthropic:claude-sonnet-4-0",
@@ -86,6 +87,25 @@ PRICED_FROM_CASSETTES = (
     "openai:gpt-4.5-preview",
     "openai:gpt-5.6",
     "openai:o1-mini",
+    # The snapshots that answered (the responses' `model`)
+    "anthropic:claude-3-opus-20240229",
+    "anthropic:claude-haiku-4-5-20251001",
+    "anthropic:claude-sonnet-4-20250514",
+    "openai:gpt-4.1-2025-04-14",
+    "openai:gpt-4.1-mini-2025-04-14",
+    "openai:gpt-4.1-nano-2025-04-14",
+    "openai:gpt-4.5-preview-2025-02-27",
+    "openai:gpt-4o-2024-08-06",
+    "openai:gpt-4o-mini-2024-07-18",
+    "openai:gpt-5-2025-08-07",
+    "openai:gpt-5-mini-2025-08-07",
+    "openai:gpt-5.2-2025-12-11",
+    "openai:gpt-5.4-mini-2026-03-17",
+    "openai:gpt-5.5-2026-04-23",
+    "openai:o1-mini-2024-09-12",
+    "openai:o3-2025-04-16",
+    "openai:o3-mini-2025-01-31",
+    "openai:o4-mini-2025-04-16",
 )
 """Priced now, each at the package's figures."""
 NO_CACHED_RATE_FROM_CASSETTES = (
@@ -95,6 +115,10 @@ NO_CACHED_RATE_FROM_CASSETTES = (
     "openai:gpt-4o-search-preview",
     "openai:gpt-5-pro",
     "openai:computer-use-preview",
+    "openai:computer-use-preview-2025-03-11",
+    "openai:gpt-4o-audio-preview-2024-12-17",
+    "openai:gpt-4o-search-preview-2025-03-11",
+    "openai:gpt-5-pro-2025-10-06",
 )
 """The package prices these without a cached-input rate: no price rather than a guessed one
 (the audit's dollars would rest on a cache-read rate nobody published)."""
