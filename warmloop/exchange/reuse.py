@@ -75,11 +75,12 @@ def reuse_facts(
     usage: Usage,
     ttl: str | None,
     keyed: bool | None = None,
+    server: bool | None = None,
 ) -> ReuseFacts:
     """What the miss rules know of one request: when it was sent and answered (`times`),
     the TTL it writes for, what it read and wrote, its pieces, whether it carried a cache
     key (`keyed`: the key as it went, where not the entry's own), and whether it offered
-    tools the server runs."""
+    tools the server runs (`server`, where the caller read it already)."""
     if keyed is None:
         keyed = entry.key is not None and entry.key.startswith(KEY_FIELD)
     return ReuseFacts(
@@ -90,7 +91,7 @@ def reuse_facts(
         current.texts,
         keyed=keyed,
         written=usage.cache_write_tokens,
-        server_tools=server_tools(entry),
+        server_tools=server_tools(entry) if server is None else server,
     )
 
 

@@ -29,6 +29,7 @@ model has none. Memory is bounded: the newest `KEEP` requests per conversation, 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -57,6 +58,7 @@ from warmloop.wire.miss_kinds import (
     miss_cause,
 )
 from warmloop.wire.pieces import Pieces
+from warmloop.wire.stream import WireStream
 
 KEEP = 4
 """Requests kept per conversation, as the conversations keep them (`proxy.conversations`):
@@ -83,6 +85,8 @@ class _Request:
     parent: int | None
     profile: CacheProfile
     model: str
+    server: bool
+    """It offered tools the server runs (`exchange.reuse.server_tools`), read once."""
     tokens: int = 0
     facts: ReuseFacts | None = None
 
@@ -160,6 +164,10 @@ class LiveMisses:
             return
         found = pieces(entry)
         model = model_name(entry.record.body, entry.record.path)
+        with self._lock:
+            before = self._requests.get(parent if parent is not None else -1)
+        # Its pieces as strings already held: memory holds a shared head once.
+        found = _reused(before.pieces if before is not None else None, found, entry)
         keyed = (entry.key or "").startswith(KEY_FIELD) or KEY_FIELD[:-1] in added
         request = _Request(
             conversation,
@@ -172,6 +180,7 @@ class LiveMisses:
             parent,
             own_profile(entry.wire, model),
             model,
+            server_tools(entry),
         )
         with self._lock:
             self._requests[number] = request
@@ -190,7 +199,13 @@ class LiveMisses:
             request.tokens = usage.prompt_tokens
             times = (request.at, answered_at)
             request.facts = reuse_facts(
-                request.entry, request.pieces, times, usage, request.ttl, request.keyed
+                request.entry,
+                request.pieces,
+                times,
+                usage,
+                request.ttl,
+                request.keyed,
+                request.server,
             )
             figures = self._figures[request.conversation]
             if request.parent is None:
@@ -213,7 +228,7 @@ class LiveMisses:
             return None
         profile = request.profile
         limit = min(parent.tokens, request.tokens)
-        server = server_tools(request.entry) or server_tools(parent.entry)
+        server = request.server or parent.server
         length = request.entry.stream.length
         reusable = reusable_tokens(request.shared, request.tokens, length, limit, server)
         idle = request.at - parent.at
@@ -245,8 +260,8 @@ class LiveMisses:
                 continue
             if other.entry.stream.head != request.entry.stream.head:
                 continue  # another agent, or its tools or system prompt changed
-            chars = common_prefix_length(other.entry.stream.text, request.entry.stream.text)
-            server = server_tools(request.entry) or server_tools(other.entry)
+            chars = _shared_chars(other.entry.stream, request.entry.stream)
+            server = request.server or other.server
             length = request.entry.stream.length
             shared = reusable_tokens(chars, request.tokens, length, request.tokens, server)
             since = request.at - earlier.used
@@ -305,6 +320,32 @@ class LiveMisses:
             kind: {"requests": count, "lost_usd": round(usd, 6) if usd is not None else None}
             for kind, (count, usd) in sorted(kinds.items())
         }
+
+
+def _reused(before: Pieces | None, found: Pieces, entry: Entry) -> Pieces:
+    """`found` with each leading piece equal to `before`'s (the request it continues) as
+    `before`'s own string, and a first request's head pieces interned, so the requests and
+    conversations of one agent hold their shared head (a system prompt, the tools) once."""
+    texts = list(found.texts)
+    if before is None:
+        head = len(entry.stream.head)
+        return Pieces((*map(sys.intern, texts[:head]), *texts[head:]), found.marks)
+    for n, (old, new) in enumerate(zip(before.texts, texts, strict=False)):
+        if old != new:
+            break
+        texts[n] = old
+    return Pieces(tuple(texts), found.marks)
+
+
+def _shared_chars(before: WireStream, after: WireStream) -> int:
+    """The characters two streams with the same head share from their start, measured
+    item by item (`WireStream.text` would keep a joined copy of every stream measured)."""
+    shared = before.head_length
+    for old, new in zip(before.items, after.items, strict=False):
+        if old != new:
+            return shared + common_prefix_length(old, new)
+        shared += len(old)
+    return shared
 
 
 def _marker(request: _Request, parent: _Request) -> str | None:
