@@ -253,3 +253,41 @@ def test_the_cli_takes_the_routers_window(tmp_path: Path) -> None:
     document = json.loads(printed.stdout)
     assert document["conversations"][0]["requests"][-1]["cause_kind"] == "affinity"
     assert "affinity" in document["lost_by_cause_usd"]["openai:gpt-5.6-sol"]
+
+
+def messages(at: float, task: str, written: int, marked: bool) -> dict[str, Any]:
+    """A Messages request of one agent (its system prompt `SYSTEM`), its cache writes as
+    billed, and a marker on the system prompt or none."""
+    system: dict[str, Any] = {"type": "text", "text": SYSTEM}
+    if marked:
+        system["cache_control"] = {"type": "ephemeral"}
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 512,
+        "system": [system],
+        "messages": [{"role": "user", "content": task}],
+    }
+    usage = {
+        "input_tokens": 1_700 - written,
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": 0,
+    }
+    return {"at": at, "path": "/v1/messages", "body": body, "usage": usage}
+
+
+def test_an_opening_nothing_wrote_is_not_written_again(tmp_path: Path) -> None:
+    """Explicit caching writes only at a marker: where the earlier conversation wrote and read
+    nothing, the later one had no copy to read, so it wrote nothing 'again'. With the
+    marker and the earlier write billed, the same pair is named."""
+    bare = [
+        messages(0.0, "Review invoices.", 0, False),
+        messages(60.0, "Review refunds.", 0, False),
+    ]
+    kinds = [f.cause_kind for c in audited(tmp_path, bare).conversations for f in c.findings]
+    assert "opening-rewritten" not in kinds
+    marked = [
+        messages(0.0, "Review invoices.", 1_690, True),
+        messages(60.0, "Review refunds.", 1_690, True),
+    ]
+    report = audited(tmp_path, marked)
+    assert report.conversations[1].findings[0].cause_kind == "opening-rewritten"

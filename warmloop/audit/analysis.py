@@ -12,22 +12,22 @@ under the model's own profile.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from warmloop.audit.attribution import attribute
-from warmloop.audit.blocks import (
-    conversation_pieces,
-    estimate_tokens,
-    ideal_marks,
-    pieces,
-    sized,
-)
+from warmloop.audit.blocks import conversation_pieces, ideal_marks, sized
 from warmloop.errors import ConfigurationError
 from warmloop.exchange.formats import model_name, written_ttl
 from warmloop.exchange.grouping import Conversation, Entry
 from warmloop.exchange.response_facts import describe_diagnostics, normalise_usage
+from warmloop.exchange.reuse import (
+    estimate_tokens,
+    marker_cause,
+    pieces,
+    reusable_tokens,
+    reuse_facts,
+)
 from warmloop.facts.profiles import CacheProfile
 from warmloop.facts.usage import Usage
 from warmloop.simulate import Block, CacheSimulator, SimRequest
@@ -108,46 +108,6 @@ def prompt_tokens(entry: Entry) -> tuple[int, Usage | None]:
     return estimate_tokens(entry.stream.length), None
 
 
-def server_tools(entry: Entry) -> bool:
-    """Whether the request offered a tool its provider runs (web search, code execution):
-    then its billed input holds what that tool fetched, which is in no request's text."""
-    read = entry.wire.server_tools
-    text = next((t for label, t in entry.stream.head if label == "tools"), "")
-    if read is None or not text:
-        return False
-    try:
-        return read(json.loads(text))
-    except ValueError:
-        return False
-
-
-KEY_FIELD = "prompt_cache_key="
-"""How `exchange.formats.routing_key` names a key sent as `prompt_cache_key`."""
-
-
-def marker_cause(previous: Pieces, current: Pieces, lookback: int) -> str | None:
-    """Why explicit breakpoints could not read the previous request's write, or None."""
-    marks = [i for i, mark in enumerate(current.marks) if mark is not None]
-    if not marks:
-        return "no cache marker on this request: nothing is read or written (add cache_control)"
-    common = previous.common(current)
-    writes = [w for w, mark in enumerate(previous.marks) if mark is not None and w < common]
-    if not writes:
-        return (
-            "cache marker moved: the previous request wrote no entry inside the prefix this "
-            "request shares with it"
-        )
-    if any(0 <= b - w < lookback for b in marks for w in writes):
-        return None
-    gap = min(b - max(writes) for b in marks if b > max(writes)) if max(marks) > max(writes) else 0
-    if gap >= lookback:
-        return (
-            f"cache marker past the {lookback}-block lookback: the nearest marker is {gap} "
-            "blocks after the previous write (add a marker near the previous request's end)"
-        )
-    return "cache marker moved before the previous write: the entry it wrote is never read"
-
-
 def _simulate_own(
     conversation: Conversation, sizes: Sequence[int], profile: CacheProfile
 ) -> list[Usage]:
@@ -210,13 +170,9 @@ def _against_parent(
     idle = times[k] - times[parent] if entry.record.at is not None else None
     check = compare(before.stream, entry.stream, context=EXCERPT)
     limit = min(sizes[parent], tokens)
-    # Each request's tokens per character differ a little: never past the limit. Tokens a
-    # server-side tool fetched are billed as input but are in no request's text: the
-    # shared text is then sized as text, never as a share of the bill.
-    if sent[k].server_tools or sent[parent].server_tools:
-        reusable = min(estimate_tokens(check.reusable), limit)
-    else:
-        reusable = min(round(check.reusable * tokens / max(entry.stream.length, 1)), limit)
+    # Each request's tokens per character differ a little: never past the limit.
+    server = sent[k].server_tools or sent[parent].server_tools
+    reusable = reusable_tokens(check.reusable, tokens, entry.stream.length, limit, server)
     bust = check.bust
     if bust is not None:
         lead = entry.stream.text[max(0, bust.position - CONTEXT) : bust.position]
@@ -227,23 +183,6 @@ def _against_parent(
     marker = marker_cause(seen[parent], current, lookback) if explicit and lookback else None
     cause = miss_cause(profile, sent, k, parent, reusable, idle, marker, affinity)
     return _Shared(None, cause, reusable, limit, idle)
-
-
-def _reuse_facts(entry: Entry, current: Pieces, at: float | None, usage: Usage) -> ReuseFacts:
-    """What the miss rules know of one logged request: its times, the TTL it writes for,
-    what it read and wrote, its pieces, whether it carried a cache key, and whether it
-    offered tools the server runs."""
-    record = entry.record
-    return ReuseFacts(
-        at,
-        record.answered_at,
-        written_ttl(entry.wire, record.body, current),
-        usage.cache_read_tokens,
-        current.texts,
-        keyed=entry.key is not None and entry.key.startswith(KEY_FIELD),
-        written=usage.cache_write_tokens,
-        server_tools=server_tools(entry),
-    )
 
 
 def analyse(
@@ -270,7 +209,8 @@ def analyse(
         current = pieces(entry)
         record = entry.record
         at = times[k] if record.at is not None else None
-        sent.append(_reuse_facts(entry, current, at, usage))
+        ttl = written_ttl(entry.wire, record.body, current)
+        sent.append(reuse_facts(entry, current, (at, record.answered_at), usage, ttl))
         shared = _against_parent(
             conversation, profile, k, current, sizes, times, seen, sent, affinity
         )

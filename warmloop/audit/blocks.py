@@ -13,29 +13,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from warmloop.exchange.grouping import Conversation, Entry
+from warmloop.exchange.grouping import Conversation
+from warmloop.exchange.reuse import pieces
 from warmloop.simulate import Block
 from warmloop.wire.guard import common_prefix_length
 from warmloop.wire.pieces import Pieces
-
-CHARS_PER_TOKEN = 4
-
-
-def estimate_tokens(chars: int) -> int:
-    """Tokens of `chars` characters of prompt text, when no usage was logged (about four
-    characters a token for English and JSON)."""
-    return -(-chars // CHARS_PER_TOKEN)
-
-
-def pieces(entry: Entry) -> Pieces:
-    """The blocks of one logged request."""
-    stream = entry.stream
-    if entry.wire.pieces is not None:
-        if entry.blocks is not None:
-            return Pieces(*entry.blocks)
-        return entry.wire.pieces(entry.record.body, stream.head[0][1])
-    texts = (*(f"{label}|{text}" for label, text in stream.head), *stream.items)
-    return Pieces(texts, (None,) * len(texts))
 
 
 def _split(found: Pieces, cuts: Mapping[str, set[int]]) -> Pieces:

@@ -9,7 +9,11 @@ within the TTL); one that read less than it shares wrote it again. Users meet th
 routing key lands on another machine; a breakpoint after the changing first turn only, so
 the opening is never an entry of its own; a whole-entry cache with no breakpoint at the
 opening's end). Only openings that cover the whole head (tools and system prompt) of both
-requests and reach the model's minimum count: what one agent shares with itself.
+requests and reach the model's minimum count: what one agent shares with itself. Tokens a
+server-side tool fetched (web search results) are billed as input but are in no request's
+text: the shared opening is then sized as text, never as a share of the bill. Under explicit
+caching the earlier conversation must have billed the opening as written or read: where
+nothing was written there was no copy to read (Anthropic without markers caches nothing).
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from dataclasses import dataclass
 
 from warmloop.audit.analysis import prompt_tokens, request_times
 from warmloop.exchange.formats import model_name, own_profile
-from warmloop.exchange.grouping import Conversation
+from warmloop.exchange.grouping import Conversation, Entry
+from warmloop.exchange.reuse import reusable_tokens, rewrites_opening, server_tools
 from warmloop.wire.guard import common_prefix_length
-from warmloop.wire.miss_kinds import OPENING_REWRITTEN, TOLERANCE
+from warmloop.wire.miss_kinds import OPENING_REWRITTEN
 
 KIND = OPENING_REWRITTEN
 LOOKBACK = 64
@@ -75,12 +80,26 @@ def _best_earlier(conversation: Conversation, earlier: Sequence[Conversation]) -
         times = zip(request_times(other.entries), other.entries, strict=True)
         used = [t for t, e in times if e.record.at is not None]
         last = max((t for t in used if t <= at), default=None)
-        if last is None or at - last > profile.ttl_seconds:
+        if last is None:
             continue
         chars = common_prefix_length(opening.stream.text, first.stream.text)
-        shared = min(round(chars * tokens / max(first.stream.length, 1)), tokens)
-        if shared < max(profile.min_cacheable_tokens, 1) or cached >= (1 - TOLERANCE) * shared:
+        server = server_tools(first) or server_tools(opening)
+        shared = reusable_tokens(chars, tokens, first.stream.length, tokens, server)
+        if not rewrites_opening(profile, shared, cached, at - last, _billed(other.entries, at)):
             continue
         if best is None or shared > best.shared:
             best = Rewritten(shared, other.number, at - last)
     return best
+
+
+def _billed(entries: Sequence[Entry], at: float) -> int | None:
+    """The most an earlier conversation's requests up to `at` billed as written and read in
+    one request, or None where none of them logged its usage."""
+    billed = None
+    for entry in entries:
+        _, usage = prompt_tokens(entry)
+        sent = entry.record.at
+        if usage is None or sent is None or sent > at:
+            continue
+        billed = max(billed or 0, usage.cache_read_tokens + usage.cache_write_tokens)
+    return billed

@@ -136,6 +136,13 @@ def say_undiagnosable(server: Proxy, console: Console) -> None:
     show_default=True,
     help="Report a request that moves its conversation's cached prefix, with its cause.",
 )
+@click.option(
+    "--affinity",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="The affinity window of the router in front of the model, where it documents one: "
+    "a miss after a longer pause inside the cache's TTL is named `affinity`.",
+)
 @diagnose_option
 @click.option(
     "--keepalive/--no-keepalive",
@@ -175,6 +182,7 @@ def proxy(
     cache_key: bool,
     session_header: str | None,
     guard: bool,
+    affinity: float | None,
     diagnose: bool,
     keepalive: bool,
     keepalive_cap: float,
@@ -206,6 +214,7 @@ def proxy(
             keepalive=caps,
             name="warmloop proxy",
             limits=limits,
+            affinity=affinity,
         )
     except WarmloopError as exc:
         fail(str(exc))
@@ -293,6 +302,7 @@ def print_status(port: int) -> None:
                 if "keepalives" in page
                 else ""
             )
+            + _misses(page.get("misses"), "; misses: ")
         ),
         soft_wrap=True,
     )
@@ -304,9 +314,25 @@ def print_status(port: int) -> None:
                 f"busts, reuse {_share(row['reuse'])}"
                 + (f", saved ${saved:.4f}" if saved is not None else "")
                 + (f", {row['keepalives']} keep-alives" if row.get("keepalives") else "")
+                + _misses(row.get("misses"), ", misses: ")
             ),
             soft_wrap=True,
         )
+
+
+def _misses(value: object, lead: str) -> str:
+    """Misses per kind as the page gives them (`no-cache-key 2 ($0.0123)`), after `lead`;
+    nothing where there are none, or where the page's field is not shaped as the proxy's."""
+    if not isinstance(value, dict) or not value:
+        return ""
+    said = []
+    for kind, figures in value.items():
+        if not isinstance(figures, dict) or not isinstance(figures.get("requests"), int):
+            return ""
+        usd = figures.get("lost_usd")
+        dollars = f" (${usd:.4f})" if isinstance(usd, int | float) else ""
+        said.append(f"{kind} {figures['requests']}{dollars}")
+    return lead + ", ".join(said)
 
 
 def _share(value: float | None) -> str:

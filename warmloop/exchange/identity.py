@@ -14,7 +14,8 @@ Three facts tell which conversation a request is in, each read from the request 
   continuation measure (`anchors`, `continuation`).
 
 A key is shown hashed (`shown_key`): Claude Code's `metadata.user_id` holds a device and a
-session id, and an OpenAI `prompt_cache_key` may name a customer.
+session id, and an OpenAI `prompt_cache_key` may name a customer. The key the proxy sends for
+a conversation whose client sent the provider's none is hashed too (`lineage_key`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from collections.abc import Hashable, Sequence
 from warmloop.wire.stream import WireStream
 
 SHOWN_HASH = 12
+LINEAGE_HASH = 16
+"""Hex digits of a SHA-256 in a key the proxy sends (`wl-` and these): a valid routing key
+(`providers.routing`: 1 to 64 letters, digits, `_`, `-`)."""
 """Hex digits of a key's SHA-256 shown on the status page: enough to tell keys apart."""
 
 
@@ -60,3 +64,22 @@ def shown_key(key: str | None) -> str | None:
     name, _, value = key.partition("=")
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{name}#{digest[:SHOWN_HASH]}"
+
+
+def lineage_key(wire: str, key: str | None, stream: WireStream) -> str:
+    """The routing key the proxy sends for a conversation whose client sent none of its
+    provider's: `wl-` and a SHA-256 of what names the conversation's lineage, never the
+    client's own value (a `user` may name a tenant, Claude Code's `metadata.user_id` holds a
+    session id). With the client's key (`user`, `metadata.user_id`), the format and that key:
+    a parent and its sub-agents share it, as they share a lineage, and read the opening one
+    of them wrote. Without, the format, the system prompt and the first conversation item
+    (the task): every request of the conversation carries it, and it outlives the proxy (a
+    conversation resumed after a restart keeps the key its cache entries are under)."""
+    if key is not None:
+        named: tuple[object, ...] = (wire, key)
+    else:
+        system = tuple(text for label, text in stream.head if label == "system")
+        task = stream.items[: stream.system_items + 1]
+        named = (wire, system, tuple(task))
+    digest = hashlib.sha256(repr(named).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"wl-{digest[:LINEAGE_HASH]}"

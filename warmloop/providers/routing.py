@@ -33,11 +33,13 @@ or a secret of its base URL is refused, not sent.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 
 from warmloop.errors import ConfigurationError
+from warmloop.facts.profiles import CacheProfile
 from warmloop.messages import validate_id
 from warmloop.providers.clients import MIN_KEY_CHARS
 
@@ -125,3 +127,41 @@ def parent_key(conversation: str) -> Iterator[None]:
 def current_parent_key() -> str | None:
     """The parent conversation of the requests sent here (None: a root conversation)."""
     return _PARENT_KEY.get()
+
+
+logger = logging.getLogger(__name__)
+
+
+def own_host(base_url: object, hosts: Sequence[str]) -> bool:
+    """Whether an SDK client's base URL (an `httpx.URL`, whatever set it: `base_url=`,
+    `OPENAI_BASE_URL`, the caller's `client=`) is on one of the provider's own API `hosts`,
+    where its documented fields (`prompt_cache_key`) may go; any other host gets only what
+    it was asked to."""
+    host = getattr(base_url, "host", None)
+    return isinstance(host, str) and host.lower() in hosts
+
+
+KEY_REMEDY = "pass cache_key=True if the host forwards the key"
+"""What the warning of a model left without its key tells a library user to do."""
+
+
+def sends_cache_key(
+    cache_key: object, own: bool, profile: CacheProfile, remedy: str = KEY_REMEDY
+) -> bool:
+    """`cache_key=` checked; None: sent to OpenAI's own API only (`own`: the client's host
+    is it, wherever its URL came from). A model that matches through the key (GPT-5.6 and
+    later) and will get none is warned of, with `remedy` (what the caller can do: the
+    proxy's differs): its requests fall back to the older matching. One rule for the
+    `openai:` and `openai-chat:` models and for `warmloop proxy`."""
+    if cache_key is not None and not isinstance(cache_key, bool):
+        raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
+    sends = own if cache_key is None else cache_key
+    if profile.needs_cache_key and not sends:
+        logger.warning(
+            "%s matches its cache through prompt_cache_key, and its requests will carry "
+            "none (a host other than OpenAI's API, or the key turned off): they fall back to "
+            "the older, far less reliable matching; %s",
+            profile.model,
+            remedy,
+        )
+    return sends

@@ -19,7 +19,8 @@ Code sends the message it marks in one form and then in the other.
   own whose parent is the lineage's first, not a bust of the parent's.
 
 Each conversation gets an id of its own (`wl-` and 16 hex digits), the routing key the
-proxy sends for it where a fix asks for one, and its latest requests, for the live guard.
+proxy sends for it where a fix asks for one (`exchange.identity.lineage_key`, taken when it
+opens), and its latest requests, for the live guard.
 A request that continues one that was already continued is a fork (a branch of the same
 conversation, compared with the request it continues). Where a request moves the prefix,
 the conversation's `reach` says how much still stays put (`providers.records.Reach`), so
@@ -48,7 +49,7 @@ from typing import Any
 from warmloop.exchange.anchors import AnchorIndex, anchors, loose_anchors
 from warmloop.exchange.formats import read_stream, routing_key
 from warmloop.exchange.grouping import Entry, best_parent
-from warmloop.exchange.identity import item_chain, opening, scope
+from warmloop.exchange.identity import item_chain, lineage_key, opening, scope
 from warmloop.exchange.log import LoggedRequest
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import FULL_REACH, Reach, WireFormat
@@ -84,6 +85,8 @@ class LiveConversation:
     no key): a parent and its sub-agents share it."""
     parent: str | None = None
     """The conversation it branched from (its lineage's first), or None."""
+    routing: str = ""
+    """The routing key the proxy sends for it (`exchange.identity.lineage_key`)."""
     agent: int = 0
     """Its agent: the hash of its first request's system prompt
     (`exchange.identity.opening`), whose pauses price a new conversation's
@@ -110,11 +113,15 @@ class LiveConversation:
 @dataclass(frozen=True)
 class Placed:
     """Where a request went: its conversation, and how it extends the request before it
-    (None for a conversation's first)."""
+    (None for a conversation's first); its entry, its number and the number of the request
+    it continues (for the live guard's misses)."""
 
     conversation: LiveConversation
     check: PrefixCheck | None
     fork: bool = False
+    entry: Entry | None = None
+    number: int = -1
+    parent: int | None = None
 
 
 @dataclass
@@ -128,6 +135,7 @@ class _Held:
     system: int
     keys: tuple[Hashable, ...]
     continued: bool = False
+    number: int = -1
 
 
 class LiveConversations:
@@ -188,6 +196,7 @@ class LiveConversations:
             if parent is None:
                 home, check, fork = self._open(wire, key, now), None, False
                 home.agent = system
+                home.routing = lineage_key(wire.name, key, stream)
                 if key is None:
                     home.reach = self._sibling_reach(entry, system, rungs[2])
             else:
@@ -196,8 +205,9 @@ class LiveConversations:
                 check = compare(parent.entry.stream, stream)
             self._count(home, check, fork, now)
             keys = ((where, system, chain[-1]), (where, chain[-1]))
-            self._hold(_Held(entry, home, where, system, keys), number, rungs)
-            return Placed(home, check, fork)
+            self._hold(_Held(entry, home, where, system, keys, number=number), number, rungs)
+            before = parent.number if parent is not None else None
+            return Placed(home, check, fork, entry, number, before)
 
     def _extended(
         self, where: Hashable, system: int, chain: list[int], items: tuple[str, ...], keyed: bool

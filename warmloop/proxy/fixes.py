@@ -14,12 +14,16 @@ Each fix is switchable (`Fixes`) and each rule is read where warmloop keeps it:
   marker is an extra field, only on the provider's own host;
 - the routing key the provider record names (`ProviderRecord.routing`: `prompt_cache_key`
   in the body for OpenAI, a header for xAI), where the client sent none, on the provider's
-  own hosts only (`ProviderRecord.hosts`: another host speaking the same wire may refuse a
-  field it never documented);
+  own hosts only (`ProviderRecord.hosts`, read by the rule the `openai:` model reads them
+  by, `providers.routing.own_host`: another host speaking the same wire may refuse a field
+  it never documented). GPT-5.6 and later match their cache through it: without it a
+  request falls back to the older matching;
 - a session header for a self-hosted router (`--session-header`, checked as
   `providers.routing.header_name` checks a model's), where the client sent none.
-The key and the header carry the conversation's id (`proxy.conversations`), never a
-credential.
+The key and the header carry the conversation's routing key: a hash of its lineage
+(`exchange.identity.lineage_key`: the client's own key where it sent one, so a parent and its
+sub-agents share it, else its system prompt and task), stable across the proxy's restarts,
+never a credential or the client's own value.
 """
 
 from __future__ import annotations
@@ -27,14 +31,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+import httpx2
 
 from warmloop.exchange import json_body
 from warmloop.exchange.formats import own_profile
 from warmloop.facts.profiles import CacheProfile
 from warmloop.providers.records import FULL_REACH, ProviderRecord, Reach, WireFormat
 from warmloop.providers.registry import providers
-from warmloop.providers.routing import header_name, routing_key
+from warmloop.providers.routing import header_name, own_host, routing_key
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,9 @@ class Fixed:
 
 def home_provider(upstream: str, wire: WireFormat) -> ProviderRecord | None:
     """The provider whose own host the upstream is, speaking `wire` (None: any other host)."""
-    host = (urlsplit(upstream).hostname or "").lower()
+    url = httpx2.URL(upstream)
     return next(
-        (p for p in providers() if host in p.hosts and p.wire_format == wire.name),
+        (p for p in providers() if p.wire_format == wire.name and own_host(url, p.hosts)),
         None,
     )
 
@@ -93,8 +98,9 @@ def apply(
     reach: Reach = FULL_REACH,
 ) -> Fixed:
     """The request with the fixes `fixes` turns on added; `body` is the client's parsed body
-    (not changed), `conversation` the id its routing key and header carry, `reach` how much
-    of its prompt stays put (`LiveConversation.reach`)."""
+    (not changed), `conversation` the routing key its field and header carry
+    (`LiveConversation.routing`), `reach` how much of its prompt stays put
+    (`LiveConversation.reach`)."""
     key = routing_key(conversation)
     added: list[str] = []
     out: dict[str, Any] = body

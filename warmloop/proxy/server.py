@@ -120,6 +120,7 @@ class Proxy:
         tracer: Tracer | None = None,
         name: str = "warmloop record",
         limits: Limits | None = None,
+        affinity: float | None = None,
     ) -> None:
         self.upstream = check_upstream(upstream)
         guard_logs(url_secrets(self.upstream))  # httpx2 logs each request's URL, query and all
@@ -144,6 +145,7 @@ class Proxy:
                 clock,
                 self.warn,
                 tracer or global_tracer(),
+                affinity,
             )
             if on
             else None

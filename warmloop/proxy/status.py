@@ -4,6 +4,11 @@ and forks, prompt tokens and the share read from cache, and the dollars the brea
 proxy placed saved against the same requests without them. A routing key is shown hashed
 (`exchange.identity.shown_key`): Claude Code's holds a device and a session id.
 
+Each conversation's misses are named as the audit names them (`proxy.misses`: no
+`prompt_cache_key` on a model that needs one, an affinity shorter than the TTL, an opening
+written again, evicted, ...), per kind with the requests and the dollars they cost
+(`lost_usd`, None where the model has no prices), and summed over the page.
+
 Only the breakpoints' saving is priced: on a wire that caches only at markers, a request
 that carries none reads nothing, so the same request without the proxy pays its whole
 prompt at the input rate. A routing key's effect has no such counterfactual (the host may
@@ -72,12 +77,18 @@ KEEPALIVE_FIELDS = ("keepalives", "keepalive_usd", "keepalive_saved_usd")
 net of it."""
 
 
+Misses = Callable[[str], Mapping[str, Mapping[str, int | float | None]]]
+"""A conversation's misses per kind: `requests` and `lost_usd` (`LiveMisses.figures`)."""
+
+
 def status_page(
     conversations: Sequence[LiveConversation],
     keepalives: Callable[[str], Mapping[str, Any]] | None = None,
+    misses: Misses | None = None,
 ) -> dict[str, Any]:
     """The page as JSON: totals, then each live conversation, most recent first;
-    `keepalives` gives a conversation's keep-alive figures (None: keep-alive off)."""
+    `keepalives` gives a conversation's keep-alive figures (None: keep-alive off), `misses`
+    its misses per kind (None: none named)."""
     rows = [
         {
             "id": c.id,
@@ -93,6 +104,7 @@ def status_page(
             "reuse": round(c.cached_tokens / c.prompt_tokens, 4) if c.prompt_tokens else None,
             "saved_usd": round(c.saved_usd, 6) if c.priced else None,
             **(keepalives(c.id) if keepalives is not None else {}),
+            "misses": dict(misses(c.id)) if misses is not None else {},
         }
         for c in conversations
     ]
@@ -107,8 +119,26 @@ def status_page(
         "reuse": round(cached / prompt, 4) if prompt else None,
         "saved_usd": round(sum(c.saved_usd for c in conversations), 6),
         **(kept if keepalives is not None else {}),
+        "misses": _summed([row["misses"] for row in rows]),
         "by_conversation": rows,
     }
+
+
+def _summed(rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Misses per kind over every conversation: requests, and dollars where all are priced."""
+    total: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for kind, figures in row.items():
+            into = total.setdefault(kind, {"requests": 0, "lost_usd": 0.0})
+            into["requests"] += figures["requests"]
+            usd = figures["lost_usd"]
+            into["lost_usd"] = (
+                None if usd is None or into["lost_usd"] is None else into["lost_usd"] + usd
+            )
+    for figures in total.values():
+        if figures["lost_usd"] is not None:
+            figures["lost_usd"] = round(figures["lost_usd"], 6)
+    return dict(sorted(total.items()))
 
 
 STATUS_HTML = """<!doctype html>
@@ -139,6 +169,7 @@ tr.child td:first-child { padding-left: 2em; }
 <th>requests</th><th>busts</th><th>forks</th><th>reuse</th><th>saved</th><th>keep-alives</th>
 <th>keep-alive cost</th>
 <th>keep-alives saved</th>
+<th class="text">misses</th>
 </tr></thead>
 <tbody id="rows"></tbody>
 </table>
@@ -147,6 +178,11 @@ tr.child td:first-child { padding-left: 2em; }
 const REFRESH = __REFRESH__;
 function share(v) { return v === null || v === undefined ? "-" : (100 * v).toFixed(0) + "%"; }
 function usd(v) { return v === null || v === undefined ? "-" : "$" + v.toFixed(4); }
+function missed(m) {
+  const kinds = Object.keys(m || {});
+  return kinds.length ? kinds.map(k => k + " " + m[k].requests +
+    (m[k].lost_usd === null ? "" : " (" + usd(m[k].lost_usd) + ")")).join(", ") : "-";
+}
 function cell(row, text, cls) {
   const td = document.createElement("td");
   td.textContent = text;
@@ -159,7 +195,8 @@ function draw(page) {
     page.conversations + " conversations, " + page.requests + " requests, " +
     page.busts + " busts, reuse " + share(page.reuse) + ", saved " + usd(page.saved_usd) +
     " by the breakpoints placed" + (kept ? "; " + page.keepalives + " keep-alives (" +
-    usd(page.keepalive_usd) + ") saved " + usd(page.keepalive_saved_usd) + " net" : "");
+    usd(page.keepalive_usd) + ") saved " + usd(page.keepalive_saved_usd) + " net" : "") +
+    "; misses: " + missed(page.misses);
   const body = document.getElementById("rows");
   body.replaceChildren();
   const rows = page.by_conversation.slice();
@@ -182,6 +219,7 @@ function draw(page) {
     cell(tr, kept ? r.keepalives : "-");
     cell(tr, kept ? usd(r.keepalive_usd) : "-");
     cell(tr, kept ? usd(r.keepalive_saved_usd) : "-");
+    cell(tr, missed(r.misses), "text");
     body.appendChild(tr);
   }
   document.body.dataset.loaded = "yes";

@@ -25,16 +25,12 @@ Which models take them comes from `facts/profiles.json` (a profile with `max_bre
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from warmloop.errors import ConfigurationError
 from warmloop.facts.profiles import CacheProfile, profile_table
 from warmloop.messages import JsonValue
 from warmloop.providers.records import FULL_REACH, Reach
-
-logger = logging.getLogger(__name__)
 
 BREAKPOINT: dict[str, JsonValue] = {"mode": "explicit"}
 TTLS = ("30m", "12h")
@@ -184,30 +180,3 @@ def _count_breakpoints(value: Any) -> int:
 
 def _block_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(block, Mapping) for block in value)
-
-
-def own_host(base_url: object, hosts: Sequence[str]) -> bool:
-    """Whether an SDK client's base URL (an `httpx.URL`, whatever set it: `base_url=`,
-    `OPENAI_BASE_URL`, the caller's `client=`) is on one of the provider's own API `hosts`,
-    where its documented fields (`prompt_cache_key`) may go; any other host gets only what
-    it was asked to."""
-    host = getattr(base_url, "host", None)
-    return isinstance(host, str) and host.lower() in hosts
-
-
-def sends_cache_key(cache_key: object, own: bool, profile: CacheProfile) -> bool:
-    """`cache_key=` checked; None: sent to OpenAI's own API only (`own`: the client's host
-    is it, wherever its URL came from). A model that matches through the key (GPT-5.6 and
-    later) and will get none is warned of: its requests fall back to the older matching."""
-    if cache_key is not None and not isinstance(cache_key, bool):
-        raise ConfigurationError(f"cache_key must be true, false or None, got {cache_key!r}")
-    sends = own if cache_key is None else cache_key
-    if profile.needs_cache_key and not sends:
-        logger.warning(
-            "%s matches its cache through prompt_cache_key, and its requests will carry "
-            "none (a host other than OpenAI's API, without cache_key=True): they fall back to "
-            "the older, far less "
-            "reliable matching; pass cache_key=True if the host forwards the key",
-            profile.model,
-        )
-    return sends

@@ -34,9 +34,7 @@ from warmloop.providers.failures import Failures, read_body, retries, stainless_
 from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.cache import (
     free_retention,
-    own_host,
     retention_params,
-    sends_cache_key,
     takes_breakpoints,
 )
 from warmloop.providers.openai.chat_format import ChatRenderer, parse_reply
@@ -47,7 +45,13 @@ from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.records import ProviderRecord
 from warmloop.providers.redact import redact_spec, redact_url, url_secrets
 from warmloop.providers.registry import provider_record
-from warmloop.providers.routing import current_parent_key, header_name, routing_key
+from warmloop.providers.routing import (
+    current_parent_key,
+    header_name,
+    own_host,
+    routing_key,
+    sends_cache_key,
+)
 from warmloop.providers.streamed import paced, read_seconds, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript

@@ -32,16 +32,14 @@ from warmloop.providers.failures import Failures, read_body, retries
 from warmloop.providers.loop_clients import LoopClients
 from warmloop.providers.openai.cache import (
     free_retention,
-    own_host,
     retention_params,
-    sends_cache_key,
     takes_breakpoints,
 )
 from warmloop.providers.openai.readers import read_verdict
 from warmloop.providers.openai.responses_format import ResponsesRenderer, parse_reply
 from warmloop.providers.openai.retention_refusals import RetentionRefusals
 from warmloop.providers.registry import provider_record
-from warmloop.providers.routing import routing_key
+from warmloop.providers.routing import own_host, routing_key, sends_cache_key
 from warmloop.providers.streamed import cut_short, paced, read_seconds, read_stream
 from warmloop.tools.schema import ToolSpec
 from warmloop.transcript import Transcript
