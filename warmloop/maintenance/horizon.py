@@ -21,13 +21,14 @@ instead the number of further requests a run will send with probability `CONFIDE
 - a run's life is the work it asks for, its tool calls, counted in steps of the width its
   steps typically have (the median calls of its steps that called a tool): a run of one
   call per step is as old as its requests, but one step of 60 parallel reads is 60 steps
-  of work done, not one. A first run 16 requests into the wide Anthropic step (6 steps, 60 reads
-  at once, 8 reads since) is 74 steps old, expects 8 more, not 1, and prunes at request 16
-  where it pays (`benchmarks.wide_step`: 0.736 of maintenance off, against 0.833 counting
-  requests); a run whose steps are all alike is planned as before. Never younger than
-  its requests. The bet is measured there too: the same run cut short to end on that
-  prune's request or the next observed the same and costs 1.087 or 1.048 of maintenance
-  off;
+  of work done, not one. A first run 12 requests into the wide Anthropic step (6 steps, 60
+  reads at once, 4 reads since) is 70 steps old, expects 7 more, not 1, and prunes there,
+  where the wide step's results leave the protected tail (`benchmarks.wide_step`: 0.713 of
+  maintenance off, against 0.833 counting requests; the planner prunes a drop that came at
+  once as soon as it pays, `planner.batched_cost`); a run whose steps are all alike is
+  planned as before. Never younger than its requests. The bet is measured there too: the
+  same run cut short after 8 to 15 reads observed the same and costs 0.90 to 0.99 of
+  maintenance off (1.087 after 8 reads while the prune waited for its excess, issue 36);
 - never more than the budget left, never less than the request about to be sent.
 
 A rewrite priced over this horizon is one that pays back in nine runs out of ten. The

@@ -116,6 +116,8 @@ class Maintainer:
         self.added = (0, 0)
         """(tokens the answered requests added to the prompt, requests counted): what a
         request adds on average, an engine's read price (`held_price`)."""
+        self.largest = 0
+        """The most one answered request added to the prompt (`growth` sets it aside)."""
         self._last_prompt: int | None = None
         self._planned: tuple[tuple[str, int, int], int, PrunePlan] | None = None
         """The prune plan of the transcript `maintain` last returned (its key and length):
@@ -141,7 +143,9 @@ class Maintainer:
         self.sizer.observed(rendered.wire, usage.prompt_tokens)
         if self._last_prompt is not None and usage.prompt_tokens > 0:
             total, count = self.added
-            self.added = (total + max(usage.prompt_tokens - self._last_prompt, 0), count + 1)
+            grew = max(usage.prompt_tokens - self._last_prompt, 0)
+            self.added = (total + grew, count + 1)
+            self.largest = max(self.largest, grew)
         if usage.prompt_tokens > 0:
             self._last_prompt = usage.prompt_tokens
         planned = self._planned
@@ -155,6 +159,15 @@ class Maintainer:
         """Tokens an answered request of this run added to the prompt, on average."""
         total, count = self.added
         return total / count if count else 0.0
+
+    @property
+    def growth(self) -> float:
+        """The pace at which this run's prompt grows, in tokens a request: the mean of what
+        its answered requests added, the largest one aside, so one wide step's results (60
+        files read at once) are the drop the planner weighs, not the pace it weighs them
+        against (`Situation.growth`); 0 until two requests were measured."""
+        total, count = self.added
+        return (total - self.largest) / (count - 1) if count > 1 else 0.0
 
     def rewrite_tokens(self, transcript: Transcript, plan: PrunePlan) -> int:
         """Tokens from the first changed message to the end, once the prune is applied."""
@@ -196,6 +209,7 @@ class Maintainer:
             self.rewrite_tokens(transcript, plan),
             self.excess,
             self.new_tokens,
+            self.growth,
         )
         decision = decide(situation, self.profile, self.policy)
         fits = changes and self.window is not None and estimate < self.policy.trigger * self.window

@@ -13,7 +13,13 @@ the prune on offer and the cache's prices) and decides from the cost model:
   tokens on every later request. Prune when the read cost already paid on prunable
   content since the last rewrite has reached that one-off cost (the rent-or-buy rule that
   batches prunes at the economic order size) and the saving over the requests left
-  still exceeds it. Otherwise a warm session is left alone.
+  still exceeds it. A drop that came at once (a wide step's 60 results leaving the
+  protected tail together) is priced as if it had built up at the run's pace
+  (`batched_cost`): waiting on it only pays its reads, so it is pruned on the request it
+  is on offer, not 4 to 5 requests later once its excess caught up (issue 48: the wide
+  step's first run 0.736 to 0.713 of maintenance off, 0.797 to 0.762 with its files
+  0.7x, and every run of it cut short below maintenance off). Otherwise a warm session
+  is left alone.
 
 A self-hosted engine (the profile's mode `engine`) bills no read, but a held token is not
 free there: every token a request adds attends to it (`held_price`). The planner prices it
@@ -79,6 +85,10 @@ class Situation:
     new_tokens: float = 0.0
     """Tokens each request of this run adds to the prompt, on average (an engine's read
     price, `held_price`)."""
+    growth: float = 0.0
+    """Tokens a request of this run adds to the prompt at its usual pace (the mean, its
+    largest addition aside): how fast prunable content builds up (`batched_cost`); 0:
+    unknown, and only the excess paid counts."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,22 @@ def rewrite_price(profile: CacheProfile) -> float:
     return profile.retention.write_multiplier if profile.writes_billed else 1.0
 
 
+def batched_cost(situation: Situation, read: float) -> float:
+    """The read cost a warm prune's one-off cost is set against (rent-or-buy): the excess
+    paid on what it drops since the last rewrite, or, if more, `read * D^2 / (2 * growth)`,
+    what a drop of D tokens would have paid had it built up at the run's pace. On a steady
+    trickle (D = growth * n, n requests in) the excess is the larger, read * growth *
+    n(n+1)/2 against read * growth * n^2/2, so batches are sized as before: at the economic
+    batch size, where the drop's read cost a request reaches the trickle's average cost a
+    request (sqrt(2 * cost * read * growth)). A drop that came at
+    once is past that point on arrival: each request waited pays its reads and buys
+    nothing, so it is pruned as soon as the saving over the horizon pays (`decide`)."""
+    s = situation
+    if s.growth <= 0:
+        return s.excess
+    return max(s.excess, read * s.dropped_tokens**2 / (2 * s.growth))
+
+
 def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolicy) -> Decision:
     """Prune, fold or leave alone, from the cost model (see the module docstring)."""
     s = situation
@@ -129,6 +155,6 @@ def decide(situation: Situation, profile: CacheProfile, policy: MaintenancePolic
         if s.dropped_tokens > 0:
             return Decision("prune", "trigger", cost, saving)
         return Decision("fold", "trigger") if policy.fold else Decision("none")
-    if s.dropped_tokens > 0 and s.excess >= cost and saving > cost:
+    if s.dropped_tokens > 0 and batched_cost(s, read) >= cost and saving > cost:
         return Decision("prune", "pays", cost, saving)
     return Decision("none")
