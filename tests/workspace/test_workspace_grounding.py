@@ -281,6 +281,22 @@ def test_a_copied_hit_line_is_refused_with_the_name_to_submit() -> None:
     assert '{"answer": "py_scanstring"}' in problem
 
 
+def test_a_sentence_is_not_the_name_a_task_for_a_definition_asks_for() -> None:
+    task = "Which function raises 'Unterminated string'?"
+    problem = asked(task, 'raise JSONDecodeError("Unterminated string", s)', RAISES)
+    assert problem is not None
+    assert "is a sentence, not its name" in problem
+    assert '"start_line": 17' in problem  # the read around the hit that names the definition
+    problem = asked(task, "It is py_scanstring in decoder.py", RAISES)
+    assert problem is not None
+    assert problem.endswith('{"tool": "submit", "arguments": {"answer": "py_scanstring"}}.')
+    # a task that asks for no definition still leaves a sentence unchecked
+    assert (
+        asked("What does it raise on 'Unterminated string'?", "a JSONDecodeError, with s", RAISES)
+        is None
+    )
+
+
 def test_a_place_is_refused_with_the_file_or_the_read_the_task_needs() -> None:
     hit = "inventory/stock.py:39 in Stock.remove: raise ValueError(f'only {left} left')"
     problem = asked("Which file raises 'only so many left'?", "inventory/stock.py:39", hit)

@@ -1,7 +1,9 @@
 """Whether a submitted answer is written in what the run has read of the workspace.
 
 A small model that stops at a search hit submits the line number (`142`), its own words
-or the name it searched for instead of the value on the line. A short answer (a value, a
+or the name it searched for instead of the value on the line. Where the task asks for a
+function, method or class a sentence is refused (that answer is a name: the one the sentence
+names, if the run has seen it defined, is offered). A short answer (a value, a
 name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of the
 files the run has seen: search hits and read lines without their line numbers, listed
 paths, each tool's output read in its own shape; not in a "no matches" line, which only
@@ -48,7 +50,9 @@ from warmloop.workspace.task_words import (
 )
 
 MAX_CHECKED_WORDS = 3
-"""Longer answers are sentences: their wording is the model's own, so they are not checked."""
+"""Longer answers are sentences: their wording is the model's own, so they are not checked
+against the files; but where the task asks for a function, method or class a sentence is
+refused, since that answer is a name."""
 LINES_BEFORE = 2
 LINES_AFTER = 10
 """The read around a hit: a few lines before it, the body after it."""
@@ -354,9 +358,11 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
     if (place := copied_place(name, value, seen, task, run.follows)) is not None:
         return place
     answer = normal(bare(value))
-    if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
+    if not answer:
         return None
     shown = json.dumps(bare(value), ensure_ascii=False)
+    if len(answer.split(" ")) > MAX_CHECKED_WORDS:
+        return _not_a_name(f"{name} {shown}", name, value, run) if run.definition else None
     spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
     hit = best_hit(bare(value), seen.hits)
     if (given := spelled.removesuffix("()")) in named_in(task):
@@ -395,6 +401,30 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
             f"not a file. {verb} to see the file that defines it: {action}."
         )
     return None
+
+
+def _not_a_name(output: str, name: str, value: str, run: _Run) -> str:
+    """Why a sentence is refused where the task asks for a function, method or class
+    (`output`: the output's name and value): such an answer is a definition's name alone.
+    A definition the run has seen that the sentence names (not one the task names) is
+    offered as the answer; else the read around the best hit."""
+    problem = (
+        f"Not accepted yet: the task asks for a function, method or class, and {output} "
+        "is a sentence, not its name."
+    )
+    given = named_in(run.task)
+    named = [
+        word
+        for word in dict.fromkeys(NAME.findall(value))
+        if word in run.seen.defined and word not in given
+    ]
+    if named:
+        submit = {"tool": SUBMIT, "arguments": {name: named[0]}}
+        return f"{problem} If it is {named[0]}, submit its name alone: {json.dumps(submit)}."
+    return _read_first(
+        f"{problem} A search hit inside a definition names it: `path:line in NAME: text`.",
+        best_hit(bare(value), run.seen.hits),
+    )
 
 
 def follow_action(name: str, follows: bool) -> str:
