@@ -43,10 +43,12 @@ from warmloop.workspace.nearby import NOTE as NEARBY_NOTE
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
     ASKS_FOR_FILE,
+    defined_name,
     exactly,
     first_code_name,
     led_to,
     named_in,
+    quoted_in,
 )
 
 MAX_CHECKED_WORDS = 3
@@ -121,6 +123,8 @@ class Seen:
     hits: list[list[Hit]]
     defined: frozenset[str]
     paths: frozenset[str] = frozenset()
+    places: frozenset[tuple[str, str]] = frozenset()
+    """Each definition seen, with the file it was seen defined in: (name, path)."""
 
 
 def normal(text: str) -> str:
@@ -144,28 +148,32 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
     line that looks like a hit (`1 | key:5: value`) is a line of the file."""
     lines: list[str] = []
     hits: list[list[Hit]] = []
-    defined: set[str] = set()
+    places: set[tuple[str, str]] = set()
     paths: set[str] = set()
     for tool, observation in observations:
         hits.append([])
+        where = ""  # the file the lines read now are of
         for line in observation.split("\n"):
             if line.startswith(ECHOES):
                 continue
             shown = file_text(tool, line)
             if shown is not None:
                 lines += shown
-                defined.update(_defines(tool, line, shown))
                 if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
-                    paths.add(head["path"])
+                    where = head["path"]
                 if tool == MAP and not line.startswith(" ") and shown:
-                    paths.add(shown[0])  # a file's line: its path
+                    where = shown[0]  # a file's line: its path
+                paths.update(filter(None, [where]))
+                places.update((name, where) for name in _defines(tool, line, shown))
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
                 paths.add(hit["path"])
                 lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
-                defined.update(_defines(tool, line, [hit["text"]], hit["within"]))
+                found = _defines(tool, line, [hit["text"]], hit["within"])
+                places.update((name, hit["path"]) for name in found)
     exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
-    return Seen(exact.casefold(), exact, hits, frozenset(defined), frozenset(paths))
+    defined = frozenset(name for name, _ in places)
+    return Seen(exact.casefold(), exact, hits, defined, frozenset(paths), frozenset(places))
 
 
 def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
@@ -400,7 +408,58 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
             f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
             f"not a file. {verb} to see the file that defines it: {action}."
         )
-    return None
+    return _contradicted(name, spelled, run)
+
+
+def _contradicted(name: str, spelled: str, run: _Run) -> str | None:
+    """Why an answer is refused that the lines the run has seen contradict, with the one
+    they give instead: where the task asks for a function, method or class and quotes what
+    its line holds, the definitions the hits holding that text are in; where it asks for
+    the file that defines a name, the files the run saw that name defined in. None where
+    the run has seen no such line (the answer may be right: nothing says otherwise)."""
+    shown = f"{name} {json.dumps(spelled, ensure_ascii=False)}"
+    if run.definition:
+        holding = [hit for hit in raising(run.task, run.seen.hits) if hit.within]
+        within = list(dict.fromkeys(hit.within for hit in holding if hit.within))
+        if holding and not any(_names(spelled, enclosing) for enclosing in within):
+            hit = holding[0]
+            submit = {"tool": SUBMIT, "arguments": {name: within[0]}}
+            return (
+                f"Not accepted yet: {shown} is not where the task's quoted text is: the line "
+                f"`{hit.path}:{hit.line}: {hit.text.strip()}` holds it, in {within[0]}. "
+                f"If that is the line the task means, submit its name alone: {json.dumps(submit)}."
+            )
+    asked = defined_name(run.task)
+    if asked is None or not ASKS_FOR_FILE.search(run.task):
+        return None
+    files = sorted({path for defined, path in run.seen.places if defined == asked and path})
+    if not files or any(_same_file(spelled, path) for path in files):
+        return None
+    submit = {"tool": SUBMIT, "arguments": {name: files[0]}}
+    return (
+        f"Not accepted yet: the task asks for the file that defines {asked}, and this run saw "
+        f"{asked} defined in {', '.join(files)}, not in {shown}. Submit the file that "
+        f"defines it: {json.dumps(submit)}."
+    )
+
+
+def raising(task: str, hits: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The hits whose line holds a text `task` quotes ('Unknown level'), latest first."""
+    quoted = [normal(text) for text in quoted_in(task)]
+    found = (hit for observed in reversed(hits) for hit in observed)
+    return [hit for hit in found if any(text in normal(hit.text) for text in quoted)]
+
+
+def _names(answer: str, enclosing: str) -> bool:
+    """Whether `answer` names the definition `enclosing` (`Manager.getLogger`): as a whole
+    or by any of its parts (the method, or the class it is in)."""
+    name = answer.removesuffix("()")
+    return name == enclosing or name in enclosing.split(".") or name.endswith("." + enclosing)
+
+
+def _same_file(answer: str, path: str) -> bool:
+    """Whether `answer` is the file `path` (maybe without its leading folders)."""
+    return answer == path or path.endswith("/" + answer)
 
 
 def _not_a_name(output: str, name: str, value: str, run: _Run) -> str:
