@@ -1,28 +1,25 @@
 """Whether a submitted answer is written in what the run has read of the workspace.
 
 A small model that stops at a search hit submits the line number (`142`), its own words
-or the name it searched for instead of the value on the line. Where the task asks for a
-function, method or class a sentence is refused (that answer is a name: the one the sentence
-names, if the run has seen it defined, is offered). A short answer (a value, a
-name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of the
-files the run has seen: search hits and read lines without their line numbers, listed
-paths, each tool's output read in its own shape; not in a "no matches" line, which only
-echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`). The match is
+or the name it searched for instead of the value on the line. What the run has read is
+its tool results as `seen.py` reads them (and the map in its opening). A short answer (a
+value, a name, a path: at most MAX_CHECKED_WORDS words) must appear in that text,
 case-insensitive for a plain word and exact for a name of code (`parse_value`,
 `JSONDecoder`), after quotes, backticks and runs of white space are normalised, and
 whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
 is refused too: it says nothing the files told (unless the task asks for a function, method
 or class and the run has seen that name defined: the map named it, the search found its
-`def`); so is a name only offered beside a search
-that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
-the task asks for a function, method or class, the answer must be a definition the run
-has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
-answer that is a place a hit or a read showed (`decoder.py:85`, or a hit line copied
-whole, however long) is refused with what to submit instead: the definition the line is
-in, the file, or the read that shows the value. A refusal names the read that would show
-the lines around the best hit (the line the answer is on, where it is on one). Every submit
-is checked alike: the agent's step budget ends a run, not a count of refusals. Pure and
-deterministic.
+`def`). Where the task asks for a function, method or class, the answer must be a
+definition the run has seen (a `def` line, or the `in NAME` of a hit or a read), not a file
+or a line, and a sentence is refused (that answer is a name: the one the sentence names, if
+the run has seen it defined, is offered). An answer that is a place a hit or a read showed
+(`decoder.py:85`, or a hit line copied whole, however long) is refused with what to submit
+instead: the definition the line is in, the file, or the read that shows the value. An
+answer the seen lines contradict is refused with theirs: the definition a hit holding the
+task's quoted text is in, the file the run saw the asked name defined in. A refusal names
+the read that would show the lines around the best hit (the line the answer is on, where it
+is on one). Every submit is checked alike: the agent's step budget ends a run, not a count
+of refusals. Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -36,10 +33,20 @@ from pydantic import BaseModel
 
 from warmloop.messages import AssistantTurn, Message, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
-from warmloop.workspace.code_map import DOC_MARK, map_lines
-from warmloop.workspace.follow import NOT_DEFINED
+from warmloop.workspace.code_map import map_lines
 from warmloop.workspace.nearby import DEFINITION
-from warmloop.workspace.nearby import NOTE as NEARBY_NOTE
+from warmloop.workspace.seen import (
+    FIND_DEFINITION,
+    MAP,
+    QUOTES,
+    SEARCH,
+    SPACE,
+    Hit,
+    Seen,
+    normal,
+    seen_text,
+    written,
+)
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
     ASKS_FOR_FILE,
@@ -59,36 +66,6 @@ LINES_BEFORE = 2
 LINES_AFTER = 10
 """The read around a hit: a few lines before it, the body after it."""
 
-HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?: (?P<text>.*)$")
-"""A search hit (or a closest line): `path:line: text`, or `path:line in NAME: text` for a
-line inside the definition NAME (`outline`)."""
-NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
-"""A line read_file shows: `  12 | text`."""
-READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
-ECHOES = (
-    "no matches for ",
-    NEARBY_NOTE,
-    "[the lines around a match: ",
-    NOT_DEFINED,
-)
-"""Lines that repeat the model's own pattern or the tool's own words, not the files."""
-READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION = (
-    "read_file",
-    "search",
-    "list_files",
-    "find_definition",
-)
-MAP = "the workspace map"
-"""The map in the run's instructions (`code_map`), read as what the tools would show: its
-files, and its definitions' headers as their files spell them."""
-WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION})
-BASES = "  bases: "
-"""find_definition's line of a class's bases (`ProtocolError, defined at h11/_util.py:12`):
-each is a class the run has seen, as a header's bases are."""
-NO_FILES = "(no files under "
-NAMES = "closest names: "
-QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
-SPACE = re.compile(r"\s+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
 
@@ -100,38 +77,6 @@ PLACE = re.compile(
 (`decoder.py:85 in py_scanstring: raise ...`): a place, not the value a task asks for."""
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A line of a file the run has seen by a search: where, and what it says."""
-
-    path: str
-    line: int
-    text: str
-    within: str | None = None
-    """The definition the line is in, as the hit names it."""
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the run's tool results showed of the files: `text` normalised (case-folded),
-    `exact` with its case kept, the search hits of each result, the names of the
-    definitions seen (a `def`/`class` line read or hit, or the definition a line is in) and
-    the paths of the files hit or read."""
-
-    text: str
-    exact: str
-    hits: list[list[Hit]]
-    defined: frozenset[str]
-    paths: frozenset[str] = frozenset()
-    places: frozenset[tuple[str, str]] = frozenset()
-    """Each definition seen, with the file it was seen defined in: (name, path)."""
-
-
-def normal(text: str) -> str:
-    """`text` case-folded, with one kind of quote and single spaces."""
-    return SPACE.sub(" ", text.translate(QUOTES)).strip().casefold()
-
-
 def bare(answer: str) -> str:
     """The value an answer holds: without surrounding white space, quotes, backticks or a
     final full stop."""
@@ -139,88 +84,6 @@ def bare(answer: str) -> str:
     while len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
         value = value[1:-1].strip()
     return value
-
-
-def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
-    """What the observations (each a tool's name and what it returned) show of the files,
-    one line each, without line numbers or the tools' own notes, and each observation's
-    search hits, in order. Each workspace tool's output is read in its own shape: a read
-    line that looks like a hit (`1 | key:5: value`) is a line of the file."""
-    lines: list[str] = []
-    hits: list[list[Hit]] = []
-    places: set[tuple[str, str]] = set()
-    paths: set[str] = set()
-    for tool, observation in observations:
-        hits.append([])
-        where = ""  # the file the lines read now are of
-        for line in observation.split("\n"):
-            if line.startswith(ECHOES):
-                continue
-            shown = file_text(tool, line)
-            if shown is not None:
-                lines += shown
-                if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
-                    where = head["path"]
-                if tool == MAP and not line.startswith(" ") and shown:
-                    where = shown[0]  # a file's line: its path
-                paths.update(filter(None, [where]))
-                places.update((name, where) for name in _defines(tool, line, shown))
-            elif (hit := HIT.match(line)) is not None:
-                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
-                paths.add(hit["path"])
-                lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
-                found = _defines(tool, line, [hit["text"]], hit["within"])
-                places.update((name, hit["path"]) for name in found)
-    exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
-    defined = frozenset(name for name, _ in places)
-    return Seen(exact.casefold(), exact, hits, defined, frozenset(paths), frozenset(places))
-
-
-def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
-    """The names `line` of `tool`'s output shows defined: a definition line's name, the
-    definition a hit or a read is in, each qualified name with its last part too."""
-    if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
-        within = head["within"]
-    names = [within] if within else []
-    if tool in (READ_FILE, SEARCH):
-        names += [m[1] or m[2] for text in texts if (m := DEFINITION.match(text)) is not None]
-    if tool == FIND_DEFINITION and line.startswith(BASES):
-        names += [b.split(",")[0].strip().rsplit(".", 1)[-1] for b in line[len(BASES) :].split(";")]
-    if tool == MAP:  # `def order_total(...)  # its docstring`: the header defines the name
-        headers = [text.split(DOC_MARK.strip(), 1)[0] for text in texts]
-        names += [m[1] or m[2] for text in headers if (m := DEFINITION.match(text)) is not None]
-    return [part for name in names for part in (name, name.rsplit(".", 1)[-1])]
-
-
-def file_text(tool: str, line: str) -> list[str] | None:
-    """What `line` of `tool`'s output shows of the files, when it is not a search hit: []
-    for the tool's own words (a note, a count), None for a line shaped as a hit."""
-    if tool == READ_FILE:
-        if (numbered := NUMBERED.match(line)) is not None:
-            return [numbered["text"]]
-        head = READ_HEAD.match(line)
-        return [] if head is None else [head["path"], *filter(None, [head["within"]])]
-    if (tool in WORKSPACE_TOOLS and is_note(line)) or (tool == MAP and is_note(line.strip())):
-        return []
-    if tool in (LIST_FILES, MAP):
-        return [line.strip()]
-    if tool in (SEARCH, FIND_DEFINITION) and line.startswith(NAMES):
-        return []  # names picked from lines near a failed search: leads to search, not to submit
-    return None if HIT.match(line) is not None else [line]
-
-
-def is_note(line: str) -> bool:
-    """A workspace tool's own words about its output (`[not searched: 2 file(s) too big
-    ...]`, `(no files under x)`), not a line of a file."""
-    return (line.startswith("[") and line.endswith("]")) or line.startswith(NO_FILES)
-
-
-def written(value: str, text: str) -> bool:
-    """Whether normalised `value` is in `text`, whole-word at its ends (`1.0` is not in
-    `11.05`, `utf-8` is in `'utf-8'`)."""
-    before = r"(?<![\w.])" if re.match(r"\w", value) else ""
-    after = r"(?![\w])(?!\.\d)" if re.search(r"\w$", value) else ""
-    return re.search(before + re.escape(value) + after, text) is not None
 
 
 def read_around(path: str, line: int) -> dict[str, str | int]:
