@@ -281,6 +281,67 @@ def test_a_copied_hit_line_is_refused_with_the_name_to_submit() -> None:
     assert '{"answer": "py_scanstring"}' in problem
 
 
+def test_a_sentence_is_not_the_name_a_task_for_a_definition_asks_for() -> None:
+    task = "Which function raises 'Unterminated string'?"
+    problem = asked(task, 'raise JSONDecodeError("Unterminated string", s)', RAISES)
+    assert problem is not None
+    assert "is a sentence, not its name" in problem
+    assert '"start_line": 17' in problem  # the read around the hit that names the definition
+    problem = asked(task, "It is py_scanstring in decoder.py", RAISES)
+    assert problem is not None
+    assert problem.endswith('{"tool": "submit", "arguments": {"answer": "py_scanstring"}}.')
+    # a task that asks for no definition still leaves a sentence unchecked
+    assert (
+        asked("What does it raise on 'Unterminated string'?", "a JSONDecodeError, with s", RAISES)
+        is None
+    )
+
+
+def test_a_definition_other_than_the_one_holding_the_quoted_text_is_refused() -> None:
+    task = "Which function raises 'Unknown level'?"
+    hits = (
+        "logging/__init__.py:200 in _checkLevel: raise ValueError('Unknown level: %r' % level)\n"
+        "logging/__init__.py:280 in LogRecord.__init__: self.levelname = 'Unknown'\n"
+        "logging/__init__.py:270: class LogRecord(object):"
+    )
+    problem = asked(task, "LogRecord", hits)
+    assert problem is not None
+    assert problem.endswith('{"tool": "submit", "arguments": {"answer": "_checkLevel"}}.')
+    assert asked(task, "_checkLevel", hits) is None
+    method = "a.py:9 in Manager.getLogger: raise TypeError('A logger name must be a string')"
+    for right in ("Manager.getLogger",):
+        assert asked("Which method raises 'A logger name must be a string'?", right, method) is None
+    # no seen line holds the quoted text: nothing contradicts the answer
+    assert asked("Which function raises 'Bad level'?", "LogRecord", hits) is None
+
+
+def test_a_file_other_than_where_the_run_saw_the_name_defined_is_refused() -> None:
+    task = "Which file of wsgiref defines the Headers class?"
+    hits = (
+        "wsgiref/handlers.py:3: from .headers import Headers\n"
+        "wsgiref/handlers.py:90 in BaseHandler: headers_class = Headers\n"
+        "wsgiref/headers.py:27: class Headers:"
+    )
+    problem = asked(task, "wsgiref/handlers.py", hits)
+    assert problem is not None
+    assert problem.endswith('{"answer": "wsgiref/headers.py"}}.')
+    assert asked(task, "wsgiref/headers.py", hits) is None
+    assert asked(task, "headers.py", hits) is None
+    # the definition not seen: the answer stands on what the run saw
+    assert (
+        asked(task, "wsgiref/handlers.py", "wsgiref/handlers.py:3: from .headers import Headers")
+        is None
+    )
+    # a task that asks where "it" is defined names no definition to hold the answer to
+    two_reads = (
+        "BaseHandler in wsgiref/handlers.py sets headers_class to a class; which file defines it?"
+    )
+    assert (
+        asked(two_reads, "wsgiref/headers.py", "wsgiref/handlers.py:1: class BaseHandler:", hits)
+        is None
+    )
+
+
 def test_a_place_is_refused_with_the_file_or_the_read_the_task_needs() -> None:
     hit = "inventory/stock.py:39 in Stock.remove: raise ValueError(f'only {left} left')"
     problem = asked("Which file raises 'only so many left'?", "inventory/stock.py:39", hit)

@@ -1,26 +1,25 @@
 """Whether a submitted answer is written in what the run has read of the workspace.
 
 A small model that stops at a search hit submits the line number (`142`), its own words
-or the name it searched for instead of the value on the line. A short answer (a value, a
-name, a path: at most MAX_CHECKED_WORDS words) must then appear in the text of the
-files the run has seen: search hits and read lines without their line numbers, listed
-paths, each tool's output read in its own shape; not in a "no matches" line, which only
-echoes the pattern, nor in a tool's own notes (`[not searched: ... too big ...]`). The match is
+or the name it searched for instead of the value on the line. What the run has read is
+its tool results as `seen.py` reads them (and the map in its opening). A short answer (a
+value, a name, a path: at most MAX_CHECKED_WORDS words) must appear in that text,
 case-insensitive for a plain word and exact for a name of code (`parse_value`,
 `JSONDecoder`), after quotes, backticks and runs of white space are normalised, and
 whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
 is refused too: it says nothing the files told (unless the task asks for a function, method
 or class and the run has seen that name defined: the map named it, the search found its
-`def`); so is a name only offered beside a search
-that matched nothing (`closest names:`), which leads to a search, not to an answer. Where
-the task asks for a function, method or class, the answer must be a definition the run
-has seen (a `def` line, or the `in NAME` of a hit or a read), not a file or a line. An
-answer that is a place a hit or a read showed (`decoder.py:85`, or a hit line copied
-whole, however long) is refused with what to submit instead: the definition the line is
-in, the file, or the read that shows the value. A refusal names the read that would show
-the lines around the best hit (the line the answer is on, where it is on one). Every submit
-is checked alike: the agent's step budget ends a run, not a count of refusals. Pure and
-deterministic.
+`def`). Where the task asks for a function, method or class, the answer must be a
+definition the run has seen (a `def` line, or the `in NAME` of a hit or a read), not a file
+or a line, and a sentence is refused (that answer is a name: the one the sentence names, if
+the run has seen it defined, is offered). An answer that is a place a hit or a read showed
+(`decoder.py:85`, or a hit line copied whole, however long) is refused with what to submit
+instead: the definition the line is in, the file, or the read that shows the value. An
+answer the seen lines contradict is refused with theirs: the definition a hit holding the
+task's quoted text is in, the file the run saw the asked name defined in. A refusal names
+the read that would show the lines around the best hit (the line the answer is on, where it
+is on one). Every submit is checked alike: the agent's step budget ends a run, not a count
+of refusals. Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -34,55 +33,39 @@ from pydantic import BaseModel
 
 from warmloop.messages import AssistantTurn, Message, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
-from warmloop.workspace.code_map import DOC_MARK, map_lines
-from warmloop.workspace.follow import NOT_DEFINED
+from warmloop.workspace.code_map import map_lines
 from warmloop.workspace.nearby import DEFINITION
-from warmloop.workspace.nearby import NOTE as NEARBY_NOTE
+from warmloop.workspace.seen import (
+    FIND_DEFINITION,
+    MAP,
+    QUOTES,
+    SEARCH,
+    SPACE,
+    Hit,
+    Seen,
+    normal,
+    seen_text,
+    written,
+)
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
     ASKS_FOR_FILE,
+    defined_name,
     exactly,
     first_code_name,
     led_to,
     named_in,
+    quoted_in,
 )
 
 MAX_CHECKED_WORDS = 3
-"""Longer answers are sentences: their wording is the model's own, so they are not checked."""
+"""Longer answers are sentences: their wording is the model's own, so they are not checked
+against the files; but where the task asks for a function, method or class a sentence is
+refused, since that answer is a name."""
 LINES_BEFORE = 2
 LINES_AFTER = 10
 """The read around a hit: a few lines before it, the body after it."""
 
-HIT = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?: (?P<text>.*)$")
-"""A search hit (or a closest line): `path:line: text`, or `path:line in NAME: text` for a
-line inside the definition NAME (`outline`)."""
-NUMBERED = re.compile(r"^\s*\d+ \| (?P<text>.*)$")
-"""A line read_file shows: `  12 | text`."""
-READ_HEAD = re.compile(r"^(?P<path>\S.*?): lines \d+-\d+ of \d+(?:, in (?P<within>[\w$.]+))?$")
-ECHOES = (
-    "no matches for ",
-    NEARBY_NOTE,
-    "[the lines around a match: ",
-    NOT_DEFINED,
-)
-"""Lines that repeat the model's own pattern or the tool's own words, not the files."""
-READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION = (
-    "read_file",
-    "search",
-    "list_files",
-    "find_definition",
-)
-MAP = "the workspace map"
-"""The map in the run's instructions (`code_map`), read as what the tools would show: its
-files, and its definitions' headers as their files spell them."""
-WORKSPACE_TOOLS = frozenset({READ_FILE, SEARCH, LIST_FILES, FIND_DEFINITION})
-BASES = "  bases: "
-"""find_definition's line of a class's bases (`ProtocolError, defined at h11/_util.py:12`):
-each is a class the run has seen, as a header's bases are."""
-NO_FILES = "(no files under "
-NAMES = "closest names: "
-QUOTES = str.maketrans({"'": '"', "`": '"', "\u2018": '"', "\u2019": '"', "\u201c": '"'})
-SPACE = re.compile(r"\s+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
 
@@ -94,36 +77,6 @@ PLACE = re.compile(
 (`decoder.py:85 in py_scanstring: raise ...`): a place, not the value a task asks for."""
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A line of a file the run has seen by a search: where, and what it says."""
-
-    path: str
-    line: int
-    text: str
-    within: str | None = None
-    """The definition the line is in, as the hit names it."""
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the run's tool results showed of the files: `text` normalised (case-folded),
-    `exact` with its case kept, the search hits of each result, the names of the
-    definitions seen (a `def`/`class` line read or hit, or the definition a line is in) and
-    the paths of the files hit or read."""
-
-    text: str
-    exact: str
-    hits: list[list[Hit]]
-    defined: frozenset[str]
-    paths: frozenset[str] = frozenset()
-
-
-def normal(text: str) -> str:
-    """`text` case-folded, with one kind of quote and single spaces."""
-    return SPACE.sub(" ", text.translate(QUOTES)).strip().casefold()
-
-
 def bare(answer: str) -> str:
     """The value an answer holds: without surrounding white space, quotes, backticks or a
     final full stop."""
@@ -131,84 +84,6 @@ def bare(answer: str) -> str:
     while len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
         value = value[1:-1].strip()
     return value
-
-
-def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
-    """What the observations (each a tool's name and what it returned) show of the files,
-    one line each, without line numbers or the tools' own notes, and each observation's
-    search hits, in order. Each workspace tool's output is read in its own shape: a read
-    line that looks like a hit (`1 | key:5: value`) is a line of the file."""
-    lines: list[str] = []
-    hits: list[list[Hit]] = []
-    defined: set[str] = set()
-    paths: set[str] = set()
-    for tool, observation in observations:
-        hits.append([])
-        for line in observation.split("\n"):
-            if line.startswith(ECHOES):
-                continue
-            shown = file_text(tool, line)
-            if shown is not None:
-                lines += shown
-                defined.update(_defines(tool, line, shown))
-                if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
-                    paths.add(head["path"])
-                if tool == MAP and not line.startswith(" ") and shown:
-                    paths.add(shown[0])  # a file's line: its path
-            elif (hit := HIT.match(line)) is not None:
-                hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
-                paths.add(hit["path"])
-                lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
-                defined.update(_defines(tool, line, [hit["text"]], hit["within"]))
-    exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
-    return Seen(exact.casefold(), exact, hits, frozenset(defined), frozenset(paths))
-
-
-def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:
-    """The names `line` of `tool`'s output shows defined: a definition line's name, the
-    definition a hit or a read is in, each qualified name with its last part too."""
-    if tool == READ_FILE and (head := READ_HEAD.match(line)) is not None:
-        within = head["within"]
-    names = [within] if within else []
-    if tool in (READ_FILE, SEARCH):
-        names += [m[1] or m[2] for text in texts if (m := DEFINITION.match(text)) is not None]
-    if tool == FIND_DEFINITION and line.startswith(BASES):
-        names += [b.split(",")[0].strip().rsplit(".", 1)[-1] for b in line[len(BASES) :].split(";")]
-    if tool == MAP:  # `def order_total(...)  # its docstring`: the header defines the name
-        headers = [text.split(DOC_MARK.strip(), 1)[0] for text in texts]
-        names += [m[1] or m[2] for text in headers if (m := DEFINITION.match(text)) is not None]
-    return [part for name in names for part in (name, name.rsplit(".", 1)[-1])]
-
-
-def file_text(tool: str, line: str) -> list[str] | None:
-    """What `line` of `tool`'s output shows of the files, when it is not a search hit: []
-    for the tool's own words (a note, a count), None for a line shaped as a hit."""
-    if tool == READ_FILE:
-        if (numbered := NUMBERED.match(line)) is not None:
-            return [numbered["text"]]
-        head = READ_HEAD.match(line)
-        return [] if head is None else [head["path"], *filter(None, [head["within"]])]
-    if (tool in WORKSPACE_TOOLS and is_note(line)) or (tool == MAP and is_note(line.strip())):
-        return []
-    if tool in (LIST_FILES, MAP):
-        return [line.strip()]
-    if tool in (SEARCH, FIND_DEFINITION) and line.startswith(NAMES):
-        return []  # names picked from lines near a failed search: leads to search, not to submit
-    return None if HIT.match(line) is not None else [line]
-
-
-def is_note(line: str) -> bool:
-    """A workspace tool's own words about its output (`[not searched: 2 file(s) too big
-    ...]`, `(no files under x)`), not a line of a file."""
-    return (line.startswith("[") and line.endswith("]")) or line.startswith(NO_FILES)
-
-
-def written(value: str, text: str) -> bool:
-    """Whether normalised `value` is in `text`, whole-word at its ends (`1.0` is not in
-    `11.05`, `utf-8` is in `'utf-8'`)."""
-    before = r"(?<![\w.])" if re.match(r"\w", value) else ""
-    after = r"(?![\w])(?!\.\d)" if re.search(r"\w$", value) else ""
-    return re.search(before + re.escape(value) + after, text) is not None
 
 
 def read_around(path: str, line: int) -> dict[str, str | int]:
@@ -354,9 +229,11 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
     if (place := copied_place(name, value, seen, task, run.follows)) is not None:
         return place
     answer = normal(bare(value))
-    if not answer or len(answer.split(" ")) > MAX_CHECKED_WORDS:
+    if not answer:
         return None
     shown = json.dumps(bare(value), ensure_ascii=False)
+    if len(answer.split(" ")) > MAX_CHECKED_WORDS:
+        return _not_a_name(f"{name} {shown}", name, value, run) if run.definition else None
     spelled = SPACE.sub(" ", bare(value).translate(QUOTES)).strip()
     hit = best_hit(bare(value), seen.hits)
     if (given := spelled.removesuffix("()")) in named_in(task):
@@ -394,7 +271,82 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
             f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
             f"not a file. {verb} to see the file that defines it: {action}."
         )
-    return None
+    return _contradicted(name, spelled, run)
+
+
+def _contradicted(name: str, spelled: str, run: _Run) -> str | None:
+    """Why an answer is refused that the lines the run has seen contradict, with the one
+    they give instead: where the task asks for a function, method or class and quotes what
+    its line holds, the definitions the hits holding that text are in; where it asks for
+    the file that defines a name, the files the run saw that name defined in. None where
+    the run has seen no such line (the answer may be right: nothing says otherwise)."""
+    shown = f"{name} {json.dumps(spelled, ensure_ascii=False)}"
+    if run.definition:
+        holding = [hit for hit in raising(run.task, run.seen.hits) if hit.within]
+        within = list(dict.fromkeys(hit.within for hit in holding if hit.within))
+        if holding and not any(_names(spelled, enclosing) for enclosing in within):
+            hit = holding[0]
+            submit = {"tool": SUBMIT, "arguments": {name: within[0]}}
+            return (
+                f"Not accepted yet: {shown} is not where the task's quoted text is: the line "
+                f"`{hit.path}:{hit.line}: {hit.text.strip()}` holds it, in {within[0]}. "
+                f"If that is the line the task means, submit its name alone: {json.dumps(submit)}."
+            )
+    asked = defined_name(run.task)
+    if asked is None or not ASKS_FOR_FILE.search(run.task):
+        return None
+    files = sorted({path for defined, path in run.seen.places if defined == asked and path})
+    if not files or any(_same_file(spelled, path) for path in files):
+        return None
+    submit = {"tool": SUBMIT, "arguments": {name: files[0]}}
+    return (
+        f"Not accepted yet: the task asks for the file that defines {asked}, and this run saw "
+        f"{asked} defined in {', '.join(files)}, not in {shown}. Submit the file that "
+        f"defines it: {json.dumps(submit)}."
+    )
+
+
+def raising(task: str, hits: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The hits whose line holds a text `task` quotes ('Unknown level'), latest first."""
+    quoted = [normal(text) for text in quoted_in(task)]
+    found = (hit for observed in reversed(hits) for hit in observed)
+    return [hit for hit in found if any(text in normal(hit.text) for text in quoted)]
+
+
+def _names(answer: str, enclosing: str) -> bool:
+    """Whether `answer` names the definition `enclosing` (`Manager.getLogger`): as a whole
+    or by any of its parts (the method, or the class it is in)."""
+    name = answer.removesuffix("()")
+    return name == enclosing or name in enclosing.split(".") or name.endswith("." + enclosing)
+
+
+def _same_file(answer: str, path: str) -> bool:
+    """Whether `answer` is the file `path` (maybe without its leading folders)."""
+    return answer == path or path.endswith("/" + answer)
+
+
+def _not_a_name(output: str, name: str, value: str, run: _Run) -> str:
+    """Why a sentence is refused where the task asks for a function, method or class
+    (`output`: the output's name and value): such an answer is a definition's name alone.
+    A definition the run has seen that the sentence names (not one the task names) is
+    offered as the answer; else the read around the best hit."""
+    problem = (
+        f"Not accepted yet: the task asks for a function, method or class, and {output} "
+        "is a sentence, not its name."
+    )
+    given = named_in(run.task)
+    named = [
+        word
+        for word in dict.fromkeys(NAME.findall(value))
+        if word in run.seen.defined and word not in given
+    ]
+    if named:
+        submit = {"tool": SUBMIT, "arguments": {name: named[0]}}
+        return f"{problem} If it is {named[0]}, submit its name alone: {json.dumps(submit)}."
+    return _read_first(
+        f"{problem} A search hit inside a definition names it: `path:line in NAME: text`.",
+        best_hit(bare(value), run.seen.hits),
+    )
 
 
 def follow_action(name: str, follows: bool) -> str:

@@ -29,6 +29,13 @@ QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|`[^`]*`")
 """Quoted text in a task: a message or code to find, which its answer may repeat."""
 TASK_NAME = re.compile(r"[\w./]*[A-Za-z_][\w./]*")
 """A name or path a task writes (`ServerHandler`, `json/__init__.py`, `load`)."""
+DEFINES = re.compile(
+    r"\bdefines?\s+(?:the\s+)?(?:(?:class|function|method|constant)\s+)?[`'\"]?"
+    r"(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+)
+"""What a task asks the definition of (`Headers` in "which file defines the Headers class?")."""
+MIN_QUOTED = 4
+"""Shorter quoted text (`'/'`) is too common on lines to say which line a task means."""
 
 
 def exactly(value: str) -> bool:
@@ -44,6 +51,20 @@ def named_in(task: str) -> frozenset[str]:
     is that class's own base class?")."""
     unquoted = QUOTED.sub(" ", task)
     return frozenset(word.strip(".") for word in TASK_NAME.findall(unquoted))
+
+
+def quoted_in(task: str) -> list[str]:
+    """The texts `task` quotes, without their quotes, each at least MIN_QUOTED long: a
+    message or code the line it asks about holds ('Unknown level')."""
+    found = (quoted[0][1:-1].strip() for quoted in QUOTED.finditer(task))
+    return [text for text in found if len(text) >= MIN_QUOTED]
+
+
+def defined_name(task: str) -> str | None:
+    """The name whose definition `task` asks about (`Headers` in "Which file of wsgiref
+    defines the Headers class?"); None where it names none (`defines it`)."""
+    found = DEFINES.search(QUOTED.sub(" ", task))
+    return None if found is None else found["name"]
 
 
 def first_code_name(task: str) -> str | None:
