@@ -34,16 +34,18 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, F
     recorder = Proxy(fake.url, log, clock=clock).start()
     base = recorder.url
     try:
-        chat_loop(base, clock, "append-only", stream=True)
-        anthropic_loop(base, clock, "timestamp", timestamp=True, clear=False)
-        chat_loop(base, clock, "tools-reordered", stream=False, reorder_at=3)
-        gemini_loop(base, clock, "Task A: summarise as you go.", stream=False, summarise_at=4)
-        anthropic_loop(base, clock, "clearing", timestamp=False, clear=True)
-        responses_loop(base, clock, "reasoning")
-        gemini_loop(base, clock, "Task B: come back later.", stream=True, idle_at=3)
+        try:
+            chat_loop(base, clock, "append-only", stream=True)
+            anthropic_loop(base, clock, "timestamp", timestamp=True, clear=False)
+            chat_loop(base, clock, "tools-reordered", stream=False, reorder_at=3)
+            gemini_loop(base, clock, "Task A: summarise as you go.", stream=False, summarise_at=4)
+            anthropic_loop(base, clock, "clearing", timestamp=False, clear=True)
+            responses_loop(base, clock, "reasoning")
+            gemini_loop(base, clock, "Task B: come back later.", stream=True, idle_at=3)
+        finally:
+            recorder.close()  # waits for the last request's line: its client is answered first
         yield log, fake
     finally:
-        recorder.close()
         fake.close()
 
 

@@ -91,6 +91,10 @@ UPSTREAM_READ_SECONDS = 600.0
 the exchange is given up: the official SDKs' own default, as a model that does not stream
 sends nothing until its whole answer is done."""
 UPSTREAM_CONNECT_SECONDS = 30.0
+DRAIN_SECONDS = 10.0
+"""The longest `close()` waits for requests in flight to be handled to the end (their log
+line written): a client has its answer a moment before its line is written, so a proxy
+stopped right after its client exits would lose the last line."""
 
 
 class Proxy:
@@ -162,6 +166,8 @@ class Proxy:
         self._thread: threading.Thread | None = None
         self._handled = threading.Condition()
         self.handled = 0
+        self.in_flight = 0
+        """Requests begun and not yet handled to the end."""
         """Requests handled to the end (their answer relayed, its usage filed, the log
         line written): the client has its answer a moment before."""
 
@@ -205,12 +211,14 @@ class Proxy:
         self.server.serve_forever()
 
     def close(self) -> None:
-        """Stop serving, drop what the keep-alives held, and close the log."""
+        """Stop serving, drop what the keep-alives held, wait for the requests in flight to
+        be logged (at most DRAIN_SECONDS), and close the log."""
         if self.keepalives is not None:
             self.keepalives.close()
         if self._thread is not None:
             self.server.shutdown()
             self._thread.join()
+        self._drained()
         self.server.server_close()
         self.client.close()
         if self.writer is not None:
@@ -222,11 +230,29 @@ class Proxy:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def note_begun(self) -> None:
+        """One more request in flight."""
+        with self._handled:
+            self.in_flight += 1
+
     def note_handled(self) -> None:
         """One more request handled to the end."""
         with self._handled:
             self.handled += 1
+            self.in_flight -= 1
             self._handled.notify_all()
+
+    def _drained(self) -> None:
+        """Wait, at most DRAIN_SECONDS, for the requests in flight to be handled to the end,
+        saying so where there are any; those still in flight then go unlogged."""
+        with self._handled:
+            if self.in_flight:
+                self.warn(
+                    f"closing: waiting up to {DRAIN_SECONDS:.0f} s for {self.in_flight} "
+                    "request(s) in flight to be logged"
+                )
+            if not self._handled.wait_for(lambda: self.in_flight <= 0, DRAIN_SECONDS):
+                self.warn(f"closed with {self.in_flight} request(s) in flight: not logged")
 
     def wait_handled(self, count: int, timeout: float) -> bool:
         """Wait until `count` requests have been handled to the end (a test reads their
@@ -325,6 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # the log file is the record; the console stays quiet
 
     def do_POST(self) -> None:
+        self.recorder.note_begun()
         try:
             self._proxy()
         finally:
