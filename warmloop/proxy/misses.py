@@ -33,6 +33,7 @@ import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 from warmloop.exchange.formats import model_name, model_spec, own_profile, written_ttl
 from warmloop.exchange.grouping import Entry
@@ -68,6 +69,14 @@ OPENINGS = 64
 """Openings kept (a conversation's first request, by agent): as the audit's lookback."""
 RETURNS = 64
 """Returns kept per conversation for its affinity window (the newest)."""
+
+
+class MissFigures(TypedDict):
+    """One kind of miss in a conversation, as the status page shows it."""
+
+    requests: int
+    lost_usd: float | None
+    """None where a request of the kind is unpriced."""
 
 
 @dataclass(eq=False)
@@ -302,7 +311,7 @@ class LiveMisses:
             for number in figures.requests if figures is not None else ():
                 self._requests.pop(number, None)
 
-    def figures(self, conversation: str) -> dict[str, dict[str, int | float | None]]:
+    def figures(self, conversation: str) -> dict[str, MissFigures]:
         """A conversation's misses per kind for the status page: requests and `lost_usd`
         (None where unpriced), its evictions named `affinity` where its returns show a
         window."""
@@ -317,7 +326,7 @@ class LiveMisses:
                 total = None if usd is None or moved[1] is None else usd + moved[1]
                 kinds["affinity"] = (count + moved[0], total)
         return {
-            kind: {"requests": count, "lost_usd": round(usd, 6) if usd is not None else None}
+            kind: MissFigures(requests=count, lost_usd=round(usd, 6) if usd is not None else None)
             for kind, (count, usd) in sorted(kinds.items())
         }
 

@@ -27,6 +27,7 @@ from warmloop.facts.pricing import cost
 from warmloop.facts.usage import Usage
 from warmloop.providers.records import WireFormat
 from warmloop.proxy.conversations import LiveConversation, Placed
+from warmloop.proxy.misses import MissFigures
 
 STATUS_PATH = "/warmloop/status"
 """The proxy answers this path itself; no provider's API has it."""
@@ -77,7 +78,7 @@ KEEPALIVE_FIELDS = ("keepalives", "keepalive_usd", "keepalive_saved_usd")
 net of it."""
 
 
-Misses = Callable[[str], Mapping[str, Mapping[str, int | float | None]]]
+Misses = Callable[[str], Mapping[str, MissFigures]]
 """A conversation's misses per kind: `requests` and `lost_usd` (`LiveMisses.figures`)."""
 
 
@@ -89,6 +90,7 @@ def status_page(
     """The page as JSON: totals, then each live conversation, most recent first;
     `keepalives` gives a conversation's keep-alive figures (None: keep-alive off), `misses`
     its misses per kind (None: none named)."""
+    named = {c.id: misses(c.id) if misses is not None else {} for c in conversations}
     rows = [
         {
             "id": c.id,
@@ -104,7 +106,7 @@ def status_page(
             "reuse": round(c.cached_tokens / c.prompt_tokens, 4) if c.prompt_tokens else None,
             "saved_usd": round(c.saved_usd, 6) if c.priced else None,
             **(keepalives(c.id) if keepalives is not None else {}),
-            "misses": dict(misses(c.id)) if misses is not None else {},
+            "misses": dict(named[c.id]),
         }
         for c in conversations
     ]
@@ -119,22 +121,20 @@ def status_page(
         "reuse": round(cached / prompt, 4) if prompt else None,
         "saved_usd": round(sum(c.saved_usd for c in conversations), 6),
         **(kept if keepalives is not None else {}),
-        "misses": _summed([row["misses"] for row in rows]),
+        "misses": _summed(list(named.values())),
         "by_conversation": rows,
     }
 
 
-def _summed(rows: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+def _summed(conversations: Sequence[Mapping[str, MissFigures]]) -> dict[str, MissFigures]:
     """Misses per kind over every conversation: requests, and dollars where all are priced."""
-    total: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        for kind, figures in row.items():
-            into = total.setdefault(kind, {"requests": 0, "lost_usd": 0.0})
+    total: dict[str, MissFigures] = {}
+    for kinds in conversations:
+        for kind, figures in kinds.items():
+            into = total.setdefault(kind, MissFigures(requests=0, lost_usd=0.0))
             into["requests"] += figures["requests"]
-            usd = figures["lost_usd"]
-            into["lost_usd"] = (
-                None if usd is None or into["lost_usd"] is None else into["lost_usd"] + usd
-            )
+            usd, so_far = figures["lost_usd"], into["lost_usd"]
+            into["lost_usd"] = None if usd is None or so_far is None else so_far + usd
     for figures in total.values():
         if figures["lost_usd"] is not None:
             figures["lost_usd"] = round(figures["lost_usd"], 6)
