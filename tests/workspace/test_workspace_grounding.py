@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from warmloop.messages import AssistantTurn, Message, ToolCall, ToolResult, UserText
 from warmloop.workspace import MAX_FILE_BYTES, Workspace
-from warmloop.workspace.grounding import bare, unread_answer
+from warmloop.workspace.grounding import unread_answer
+from warmloop.workspace.places import bare
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 

@@ -34,13 +34,13 @@ from warmloop.workspace.confined import ConfinedRoot, Place, reason
 from warmloop.workspace.files import Walk, kind, read_regular
 from warmloop.workspace.follow import find_definition
 from warmloop.workspace.grammar_paths import with_path_enums
-from warmloop.workspace.grounding import read_around
 from warmloop.workspace.map_build import MapBuild, build_map
 from warmloop.workspace.map_cache import MapCache
 from warmloop.workspace.names import parse_name, show_name
 from warmloop.workspace.nearby import DEFINITION, SearchedFile, nearby
 from warmloop.workspace.outline import Outline
 from warmloop.workspace.pattern import LinePattern, compile_pattern
+from warmloop.workspace.places import read_around
 
 Match = tuple[str, int, str, str | None]
 """A search match: the file as shown, the line number, the line stripped, and the

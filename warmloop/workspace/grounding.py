@@ -9,14 +9,16 @@ case-insensitive for a plain word and exact for a name of code (`parse_value`,
 whole-word at the answer's ends. An answer that is exactly a pattern the run searched for
 is refused too: it says nothing the files told (unless the task asks for a function, method
 or class and the run has seen that name defined: the map named it, the search found its
-`def`). Where the task asks for a function, method or class, the answer must be a
-definition the run has seen (a `def` line, or the `in NAME` of a hit or a read), not a file
-or a line, and a sentence is refused (that answer is a name: the one the sentence names, if
-the run has seen it defined, is offered). An answer that is a place a hit or a read showed
-(`decoder.py:85`, or a hit line copied whole, however long) is refused with what to submit
-instead: the definition the line is in, the file, or the read that shows the value. An
+`def`). Where the task asks for a function, method, class or exception, the answer must be
+a definition the run has seen (a `def` line, or the `in NAME` of a hit or a read; for an
+exception, also one the language defines), not a file or a line, and a sentence is refused
+(that answer is a name: the one the sentence names, if the run has seen it defined, is
+offered). An answer that is a place a hit or a read showed (`decoder.py:85`, or a hit line
+copied whole, however long) is refused with what to submit instead (`places.py`). An
 answer the seen lines contradict is refused with theirs: the definition a hit holding the
-task's quoted text is in, the file the run saw the asked name defined in. A refusal names
+task's quoted text is in, the file the run saw the asked name defined in. A definition whose
+name says fewer of the task's words than one the hits show beside it, taken without reading
+its lines, is refused with that one (`coverage.py`). A refusal names
 the read that would show the lines around the best hit (the line the answer is on, where it
 is on one). Every submit is checked alike: the agent's step budget ends a run, not a count
 of refusals. Pure and deterministic.
@@ -24,6 +26,7 @@ of refusals. Pure and deterministic.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from collections.abc import Sequence
@@ -34,7 +37,9 @@ from pydantic import BaseModel
 from warmloop.messages import AssistantTurn, Message, SystemText, ToolResult, UserText
 from warmloop.tools.gateway import SUBMIT
 from warmloop.workspace.code_map import map_lines
+from warmloop.workspace.coverage import fuller_seen
 from warmloop.workspace.nearby import DEFINITION
+from warmloop.workspace.places import bare, copied_place, follow_action, read_around
 from warmloop.workspace.seen import (
     FIND_DEFINITION,
     MAP,
@@ -49,6 +54,7 @@ from warmloop.workspace.seen import (
 )
 from warmloop.workspace.task_words import (
     ASKS_FOR_DEFINITION,
+    ASKS_FOR_EXCEPTION,
     ASKS_FOR_FILE,
     defined_name,
     exactly,
@@ -62,37 +68,16 @@ MAX_CHECKED_WORDS = 3
 """Longer answers are sentences: their wording is the model's own, so they are not checked
 against the files; but where the task asks for a function, method or class a sentence is
 refused, since that answer is a name."""
-LINES_BEFORE = 2
-LINES_AFTER = 10
-"""The read around a hit: a few lines before it, the body after it."""
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+"""The exceptions the language defines (`ValueError`): an answer to "which exception" that
+no file of the workspace defines, but a `raise` line shows."""
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*")
 """An identifier of two characters or more (not a number): what a search can look up."""
-
-
-PLACE = re.compile(
-    r"^(?P<path>[^\s:]+):(?P<line>\d+)(?: in (?P<within>[\w$.]+))?(?::(?P<text>.*))?$", re.S
-)
-"""An answer that says where a line is (`decoder.py:85`), maybe copied whole from a hit
-(`decoder.py:85 in py_scanstring: raise ...`): a place, not the value a task asks for."""
-
-
-def bare(answer: str) -> str:
-    """The value an answer holds: without surrounding white space, quotes, backticks or a
-    final full stop."""
-    value = answer.strip().removesuffix(".").strip()
-    while len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
-        value = value[1:-1].strip()
-    return value
-
-
-def read_around(path: str, line: int) -> dict[str, str | int]:
-    """read_file's arguments that show the lines around `line` of `path`."""
-    return {
-        "path": path,
-        "start_line": max(1, line - LINES_BEFORE),
-        "end_line": line + LINES_AFTER,
-    }
 
 
 def best_hit(value: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
@@ -132,45 +117,6 @@ def searched(messages: Sequence[Message]) -> set[str]:
                 if isinstance(pattern, str):
                     patterns.add(normal(bare(pattern)))
     return patterns
-
-
-def copied_place(name: str, value: str, seen: Seen, task: str, follows: bool = False) -> str | None:
-    """Why `value` is refused when it is a place a hit or a read showed (`path:line`, maybe
-    copied with the hit's `in NAME` and text), with what to submit instead: the definition
-    the line is in where `task` asks for a function or class, the path where it asks for a
-    file, else the value on the line, after reading it. None when it is not such a place."""
-    place = PLACE.match(bare(value))
-    if place is None or place["path"] not in seen.paths:
-        return None
-    path, line = place["path"], int(place["line"])
-    found = [
-        hit for observed in seen.hits for hit in observed if (hit.path, hit.line) == (path, line)
-    ]
-    within = place["within"] or next((hit.within for hit in found if hit.within), None)
-    copied = "a search hit copied whole" if place["text"] is not None else "a file and a line"
-    problem = (
-        f"Not accepted yet: {name} {json.dumps(bare(value), ensure_ascii=False)} is {copied}: "
-        "where a line is, not the answer."
-    )
-    if ASKS_FOR_DEFINITION.search(task) and within:
-        submit = {"tool": SUBMIT, "arguments": {name: within}}
-        return f"{problem} The line is in {within}; submit its name alone: {json.dumps(submit)}."
-    given = named_in(task)
-    if ASKS_FOR_FILE.search(task) and path not in given:
-        submit = {"tool": SUBMIT, "arguments": {name: path}}
-        return f"{problem} Submit the file alone: {json.dumps(submit)}."
-    text = place["text"] or next((hit.text for hit in found), "")
-    if ASKS_FOR_FILE.search(task) and (next_name := led_to(text, task)) is not None:
-        verb = "look it up" if follows else "search for it"
-        return (
-            f"{problem} The task names {path} itself; the line names {next_name}: {verb} "
-            f"next: {follow_action(next_name, follows)}."
-        )
-    read = {"tool": "read_file", "arguments": read_around(path, line)}
-    return (
-        f"{problem} Read the line first: {json.dumps(read, ensure_ascii=False)}, then submit "
-        "only the value the task asks for, as written there."
-    )
 
 
 def subject_hit(task: str, hits: Sequence[Sequence[Hit]]) -> Hit | None:
@@ -255,7 +201,7 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
             return f"{problem} If it is a name in the files, search for it first: {search}."
         return _read_first(problem, hit)
     if run.definition and not {spelled.removesuffix("()"), spelled.rsplit(".", 1)[-1]} & (
-        seen.defined
+        seen.defined | (BUILTIN_EXCEPTIONS if ASKS_FOR_EXCEPTION.search(task) else set())
     ):
         return _read_first(
             f"Not accepted yet: the task asks for a function, method or class, and {name} "
@@ -271,7 +217,7 @@ def _unread(name: str, value: str, run: _Run) -> str | None:
             f"Not accepted yet: the task asks for a file, and {name} {shown} is a name, "
             f"not a file. {verb} to see the file that defines it: {action}."
         )
-    return _contradicted(name, spelled, run)
+    return _contradicted(name, spelled, run) or _fuller_seen(name, spelled, run)
 
 
 def _contradicted(name: str, spelled: str, run: _Run) -> str | None:
@@ -303,6 +249,34 @@ def _contradicted(name: str, spelled: str, run: _Run) -> str | None:
         f"Not accepted yet: the task asks for the file that defines {asked}, and this run saw "
         f"{asked} defined in {', '.join(files)}, not in {shown}. Submit the file that "
         f"defines it: {json.dumps(submit)}."
+    )
+
+
+def _fuller_seen(name: str, spelled: str, run: _Run) -> str | None:
+    """Why a definition is refused where another the run's hits show names more of the
+    task's words (`coverage.fuller_seen`) and the run has not read the answer's own lines;
+    None where none does, or where the run has read them (what it chose, it chose knowing).
+    A task that quotes a line's text asks where that text is: `_contradicted` reads it."""
+    answer = spelled.removesuffix("()")
+    if not run.definition or answer in run.seen.looked or quoted_in(run.task):
+        return None
+    found = fuller_seen(answer, run.task, run.seen, named_in(run.task))
+    if found is None:
+        return None
+    other, theirs, mine = found
+    submit = {"tool": SUBMIT, "arguments": {name: other.rsplit(".", 1)[-1]}}
+    hit = best_hit(answer, run.seen.hits)
+    look = (
+        json.dumps({"tool": "read_file", "arguments": read_around(hit.path, hit.line)})
+        if hit is not None
+        else follow_action(answer, run.follows)
+    )
+    return (
+        f"Not accepted yet: {name} {json.dumps(answer)} names fewer of the task's words "
+        f"({', '.join(sorted(mine)) or 'none of them'}) than {other} "
+        f"({', '.join(sorted(theirs))}), which this run has also seen defined. If {other} is "
+        f"what the task asks for, submit it: {json.dumps(submit)}. If {answer} is, read its "
+        f"lines first: {look}."
     )
 
 
@@ -347,14 +321,6 @@ def _not_a_name(output: str, name: str, value: str, run: _Run) -> str:
         f"{problem} A search hit inside a definition names it: `path:line in NAME: text`.",
         best_hit(bare(value), run.seen.hits),
     )
-
-
-def follow_action(name: str, follows: bool) -> str:
-    """The call that leads on from `name`: find_definition where the run has it (it says
-    where the name is defined and what it is), else a search for it."""
-    if follows:
-        return json.dumps({"tool": FIND_DEFINITION, "arguments": {"name": name}})
-    return json.dumps({"tool": SEARCH, "arguments": {"pattern": name}})
 
 
 def _named_in_task(output: str, given: str, hit: Hit | None, run: _Run) -> str:

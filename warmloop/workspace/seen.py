@@ -78,6 +78,9 @@ class Seen:
     paths: frozenset[str] = frozenset()
     places: frozenset[tuple[str, str]] = frozenset()
     """Each definition seen, with the file it was seen defined in: (name, path)."""
+    looked: frozenset[str] = frozenset()
+    """The definitions whose own lines the run has read (read_file) or looked up
+    (find_definition): what it knows of them is more than their name."""
 
 
 def normal(text: str) -> str:
@@ -94,6 +97,7 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
     hits: list[list[Hit]] = []
     places: set[tuple[str, str]] = set()
     paths: set[str] = set()
+    looked: set[str] = set()
     for tool, observation in observations:
         hits.append([])
         where = ""  # the file the lines read now are of
@@ -108,16 +112,28 @@ def seen_text(observations: Sequence[tuple[str, str]]) -> Seen:
                 if tool == MAP and not line.startswith(" ") and shown:
                     where = shown[0]  # a file's line: its path
                 paths.update(filter(None, [where]))
-                places.update((name, where) for name in _defines(tool, line, shown))
+                found = _defines(tool, line, shown)
+                places.update((name, where) for name in found)
+                looked.update(found if tool == READ_FILE else ())
             elif (hit := HIT.match(line)) is not None:
                 hits[-1].append(Hit(hit["path"], int(hit["line"]), hit["text"], hit["within"]))
                 paths.add(hit["path"])
                 lines += [hit["path"], hit["text"], *filter(None, [hit["within"]])]
                 found = _defines(tool, line, [hit["text"]], hit["within"])
                 places.update((name, hit["path"]) for name in found)
+                if tool == FIND_DEFINITION and (header := DEFINITION.match(hit["text"])):
+                    looked.add(header[1] or header[2])
     exact = "\n".join(SPACE.sub(" ", line.translate(QUOTES)).strip() for line in lines)
     defined = frozenset(name for name, _ in places)
-    return Seen(exact.casefold(), exact, hits, defined, frozenset(paths), frozenset(places))
+    return Seen(
+        exact.casefold(),
+        exact,
+        hits,
+        defined,
+        frozenset(paths),
+        frozenset(places),
+        frozenset(looked),
+    )
 
 
 def _defines(tool: str, line: str, texts: list[str], within: str | None = None) -> list[str]:

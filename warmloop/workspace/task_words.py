@@ -20,13 +20,19 @@ from warmloop.workspace.nearby import DEFINITION
 CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 """A name as code writes it, maybe qualified (`JSONDecoder.raw_decode`)."""
 ASKS_FOR_DEFINITION = re.compile(
-    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class)\b", re.I
+    r"\b(?:which|what|name of the|name the)\s+(?:\w+\s+)?(?:function|method|class|exception)\b",
+    re.I,
 )
-"""A task that asks for a function, method or class: its answer is a definition's name."""
+"""A task that asks for a function, method or class (an exception is a class): its answer
+is a definition's name."""
+ASKS_FOR_EXCEPTION = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?exception\b", re.I)
+"""A task that asks for an exception: its answer may be one the language defines
+(`ValueError`), which no file of the workspace does."""
 ASKS_FOR_FILE = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:file|module)\b", re.I)
 """A task that asks for a file: its answer is a path."""
-QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|`[^`]*`")
-"""Quoted text in a task: a message or code to find, which its answer may repeat."""
+QUOTED = re.compile(r"(?<!\w)'(?:[^']|(?<=\w)'(?=\w))*'(?!\w)|\"[^\"]*\"|`[^`]*`")
+"""Quoted text in a task: a message or code to find, which its answer may repeat (an
+apostrophe between letters is part of it: 'Can't receive data')."""
 TASK_NAME = re.compile(r"[\w./]*[A-Za-z_][\w./]*")
 """A name or path a task writes (`ServerHandler`, `json/__init__.py`, `load`)."""
 DEFINES = re.compile(
