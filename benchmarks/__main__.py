@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "concurrency": ("concurrency", "one Agent: 200 runs in one loop and from 16 threads"),
     "audit_scale": ("audit_scale", "`warmloop audit` seconds and memory as a log grows"),
     "local_eval": ("local_eval", "embedded models: example and held-out questions"),
+    "check_replay": ("check_replay", "the answer check replayed over a logged eval, no model"),
     "prefill": ("prefill", "real llama.cpp prefill: append-only vs rebuilt prompts"),
     "local_startup": ("local_startup", "embedded model: first and second question of a process"),
     "warm_start": ("warm_start", "fresh `warmloop run`s: with and without the saved opening"),
