@@ -118,3 +118,21 @@ def test_what_is_offered_covers_all_the_answer_covers_and_more(
         assert all(
             len(covered(c, wanted)) <= len(theirs) for c in candidates if mine < covered(c, wanted)
         )
+
+
+def test_only_a_definition_of_the_kind_the_task_asks_for_is_offered() -> None:
+    task = "Which class in h11 writes a message body in chunks?"
+    hits = (
+        "h11/_readers.py:80: class ContentLengthReader:\n"
+        "h11/_connection.py:90: def _body_framing(request_method, event):"
+    )
+    assert asked(task, "ContentLengthReader", ("search", hits)) is None
+    writer = hits + "\nh11/_writers.py:70: class ChunkedWriter(BodyWriter):"
+    problem = asked(task, "ContentLengthReader", ("search", writer))
+    assert problem is not None
+    assert "than ChunkedWriter (chunk, writ)" in problem
+    function = "Which function writes a message body in chunks?"
+    reader = writer + "\nh11/_readers.py:9: def read_all(buf):"
+    problem = asked(function, "read_all", ("search", reader))
+    assert problem is not None
+    assert "than _body_framing (body)" in problem  # ChunkedWriter says more, but is a class

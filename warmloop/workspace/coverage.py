@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from warmloop.workspace.nearby import DEFINITION, PIECES, STOP_STEMS, stem, words
 from warmloop.workspace.seen import Hit, Seen
-from warmloop.workspace.task_words import QUOTED
+from warmloop.workspace.task_words import QUOTED, asked_kind
 
 SHORT_WORDS = frozenset(
     {"an", "as", "at", "be", "by", "do", "if", "in", "is", "it", "no", "of", "on", "or", "so"}
@@ -29,6 +29,7 @@ SHORT_WORDS = frozenset(
 )
 """Two-letter pieces that are English words, not abbreviations (`match_to_datetime`'s `to`
 does not start `tomllib`)."""
+CLASS_LINE = re.compile(r"\s*class\s")
 PATH = re.compile(r"[\w.]*[/.][\w./]*")
 """A path or dotted module a task writes (`json/decoder.py`, `zoneinfo._common`)."""
 
@@ -53,16 +54,22 @@ def covered(name: str, wanted: frozenset[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def hit_definitions(hits: Iterable[Iterable[Hit]]) -> list[str]:
+def hit_definitions(hits: Iterable[Iterable[Hit]], kind: str | None = None) -> list[str]:
     """The definitions the hits show, in order, without repeats: each hit's own `def` or
-    `class` line or constant, and the definition a hit is in."""
+    `class` line or constant, and the definition a hit is in. Of the `kind` a task asks
+    for: "class", those seen on a `class` line; "function", none seen on one."""
     names: list[str] = []
+    classes: set[str] = set()
     for hit in (hit for observed in hits for hit in observed):
         defined = DEFINITION.match(hit.text)
+        if defined is not None and defined[1] and CLASS_LINE.match(hit.text):
+            classes.add(defined[1])
         for name in (defined and (defined[1] or defined[2]), hit.within):
             if name and name not in names:
                 names.append(name)
-    return names
+    if kind is None:
+        return names
+    return [name for name in names if (name.rsplit(".", 1)[-1] in classes) == (kind == "class")]
 
 
 def fuller(
@@ -92,6 +99,8 @@ def fuller_seen(
     answer: str, task: str, seen: Seen, given: frozenset[str]
 ) -> tuple[str, frozenset[str], frozenset[str]] | None:
     """`fuller` over the definitions the run's hits show, for the words of `task` less the
-    names of the packages the run saw files of."""
+    names of the packages the run saw files of; only definitions of the kind it asks for
+    (a class for "which class", not one for "which function")."""
     packages = {path.split("/", 1)[0] for path in seen.paths if "/" in path}
-    return fuller(answer, task_words(task, packages), hit_definitions(seen.hits), given)
+    candidates = hit_definitions(seen.hits, asked_kind(task))
+    return fuller(answer, task_words(task, packages), candidates, given)

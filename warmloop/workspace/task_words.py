@@ -51,6 +51,15 @@ def exactly(value: str) -> bool:
     return CODE_NAME.fullmatch(value) is not None and re.search(r".[A-Z_0-9]", value) is not None
 
 
+def asked_kind(task: str) -> str | None:
+    """ "class" where `task` asks for a class (an exception is one), "function" where it
+    asks for a function or method; None where it asks for neither."""
+    asked = ASKS_FOR_DEFINITION.search(task)
+    if asked is None:
+        return None
+    return "function" if asked[0].lower().endswith(("function", "method")) else "class"
+
+
 def named_in(task: str) -> frozenset[str]:
     """The names and paths `task` itself writes outside its quoted text: what it asks
     about, so never its answer (`MemoryHandler` in "MemoryHandler subclasses a class; what
