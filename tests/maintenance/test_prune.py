@@ -9,12 +9,14 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from warmloop.maintenance.fold import fold_span
 from warmloop.maintenance.prune import (
     PLACEHOLDER_MARK,
     PrunePolicy,
     placeholder,
     plan_prune,
     tail_start,
+    unread,
 )
 from warmloop.messages import AssistantTurn, SystemText, ToolCall, ToolResult, UserText
 from warmloop.transcript import Transcript, check_pairing
@@ -61,6 +63,8 @@ def test_prune_properties_over_random_sessions(sizes: list[list[tuple[int, bool,
     # message count unchanged; pairing holds
     assert len(after) == len(before)
     check_pairing(after)
+    newest = max((i for i, m in enumerate(before) if isinstance(m, AssistantTurn)), default=-1)
+    assert all(index < newest for index in plan.edits)  # nothing the model has not read
     for index, (old, new) in enumerate(zip(before, after, strict=True)):
         if index >= plan.tail_start or not isinstance(old, ToolResult):
             assert new is old  # the tail, assistant turns, calls and ids: untouched
@@ -81,6 +85,21 @@ def test_prune_properties_over_random_sessions(sizes: list[list[tuple[int, bool,
     for index, original in rewrite.replaced:
         restored[index] = original
     assert restored == list(before)
+    # a fold up to the tail ends at the start of the tail's step: every call keeps its result
+    span = fold_span(transcript, plan.tail_start)
+    if span is not None:
+        assert span[1] <= plan.tail_start
+        transcript.fold(*span, "summary")
+        check_pairing([m for _, m in transcript.visible()])
+
+
+def test_a_fold_up_to_one_of_a_steps_results_ends_where_the_step_begins() -> None:
+    transcript = session([[(100, False, "read")], [(100, False, "read")] * 8, [(9, False, "read")]])
+    assert isinstance(transcript[8], ToolResult)  # one of the wide step's results
+    assert fold_span(transcript, 8) == (2, 4)  # its assistant turn is message 4
+    transcript.fold(2, 4, "summary of the first step")
+    check_pairing([m for _, m in transcript.visible()])
+    assert fold_span(transcript, 3) is None  # nothing before the first step to cover
 
 
 def test_the_tail_never_starts_on_a_tool_result() -> None:
@@ -89,6 +108,20 @@ def test_the_tail_never_starts_on_a_tool_result() -> None:
     for budget in range(0, 80):
         start = tail_start(visible, PrunePolicy(tail_tokens=budget, tail_messages=1), tokens)
         assert start == len(visible) or not isinstance(visible[start][1], ToolResult)
+
+
+def test_what_the_model_has_not_read_is_never_pruned() -> None:
+    # The newest step's results follow the newest assistant turn: no request the model
+    # answered held them, so no tail however small reaches into them.
+    transcript = session([[(100, False, "read")], [(100, False, "read")] * 5])
+    visible = list(transcript.visible())
+    assert unread(visible) == 5
+    for budget in range(0, 800, 7):
+        for messages in range(0, 9):
+            policy = PrunePolicy(tail_tokens=budget, tail_messages=messages, min_tokens=50)
+            assert tail_start(visible, policy, tokens) <= 5
+            assert set(plan_prune(transcript, policy, tokens).edits) <= {3}
+    assert unread(list(Transcript([SystemText("sys"), UserText("task")]).visible())) == 0
 
 
 def test_the_placeholder_names_the_tool_its_arguments_the_size_and_how_to_get_it_back() -> None:

@@ -131,7 +131,7 @@ def test_the_tail_taken_a_block_at_a_time_stops_where_one_at_a_time_does() -> No
     for block in (2, 3, 5):
         index = PruneIndex(block=block)
         for budget in range(0, 200, 3):
-            for messages in range(16):  # 0 with budget 0: an empty tail, pruning up to the end
+            for messages in range(16):  # 0 with budget 0: a tail of only what is unread
                 policy = PrunePolicy(tail_tokens=budget, tail_messages=messages)
                 kept = index.plan(transcript, policy, lambda chars: chars)
                 assert kept == plan_prune(transcript, policy, len), (block, budget, messages)

@@ -37,13 +37,16 @@ class Folded:
 
 def fold_span(transcript: Transcript, tail_start: int) -> tuple[int, int] | None:
     """The span a fold covers: from the first assistant turn (the opening system text and
-    task stay) to the protected tail; None when there is nothing to cover."""
+    task stay) to the start of the step the protected tail starts in; None when there is
+    nothing to cover. A fold hides messages from the prompt, so where `tail_start` is one
+    of a step's results it ends before that step's assistant turn and never parts a call
+    from its result (a prune, which keeps every call and result, need not care)."""
     start = next((i for i, m in transcript.visible() if isinstance(m, AssistantTurn)), None)
-    if start is None or start >= tail_start:
-        return None
     end = tail_start
-    if end < len(transcript) and isinstance(transcript[end], ToolResult):
-        return None  # a tail start never splits a step; refuse rather than guess
+    while 0 < end < len(transcript) and isinstance(transcript[end], ToolResult):
+        end -= 1  # a step's results follow its assistant turn, all together
+    if start is None or start >= end:
+        return None
     return start, end
 
 

@@ -2,8 +2,9 @@
 
 Pure and deterministic. A result is pruned only when it lies before the protected tail
 (the newest `tail_tokens`, at least `tail_messages` messages, never starting on a tool
-result), is at least `min_tokens` long, is not an error, is not from an excluded tool and
-is not a placeholder already, so a second pass plans nothing (idempotent). The placeholder
+result, and every message after the newest assistant turn: results the model has not read
+yet), is at least `min_tokens` long, is not an error, is not from an excluded tool and is
+not a placeholder already, so a second pass plans nothing (idempotent). The placeholder
 names the tool, its arguments and the size dropped, and says that calling the tool again
 returns the data. Assistant turns, tool calls and ids are never touched: `plan_prune`
 returns edits that `Transcript.replace_content` applies (and archives, through a store).
@@ -24,8 +25,10 @@ MAX_SHOWN_ARGUMENTS = 200
 
 @dataclass(frozen=True)
 class PrunePolicy:
-    """What may be pruned. Sizes are in tokens, as the caller's counter measures them;
-    `tail_tokens=None` protects a quarter of the context window (`for_window`)."""
+    """What may be pruned. Sizes are in tokens, as the caller's counter measures them.
+    The protected tail is the newest `tail_tokens` and at least `tail_messages` messages,
+    with every result the model has not read; `tail_tokens=None` protects a quarter of the
+    context window, at most `DEFAULT_TAIL_TOKENS` (`for_window`)."""
 
     tail_tokens: int | None = None
     tail_messages: int = 6
@@ -111,8 +114,9 @@ def tail_start(
     visible: Sequence[tuple[int, Message]], policy: PrunePolicy, tokens: Callable[[str], int]
 ) -> int:
     """Position (in `visible`) where the protected tail starts: it holds the newest
-    `tail_tokens` and at least `tail_messages` messages, and never starts on a tool result
-    (its assistant turn comes with it, so pairing is never split)."""
+    `tail_tokens` and at least `tail_messages` messages, never starts on a tool result
+    (its assistant turn comes with it), and holds everything the model has not read
+    (`unread`)."""
     start, size = len(visible), 0
     budget = policy.tail_tokens if policy.tail_tokens is not None else DEFAULT_TAIL_TOKENS
     while start > 0 and (size < budget or len(visible) - start < policy.tail_messages):
@@ -120,7 +124,17 @@ def tail_start(
         size += tokens(text_of(visible[start][1]))
     while 0 < start < len(visible) and isinstance(visible[start][1], ToolResult):
         start -= 1
-    return start
+    return min(start, unread(visible))
+
+
+def unread(visible: Sequence[tuple[int, Message]]) -> int:
+    """Position of the first message after the newest assistant turn (0 when there is
+    none): what follows it was never in a request the model answered, so its results are
+    never pruned, whatever the policy (a tail of no tokens and no messages included)."""
+    newest = (
+        p for p in range(len(visible) - 1, -1, -1) if isinstance(visible[p][1], AssistantTurn)
+    )
+    return next(newest, -1) + 1
 
 
 def placeholder(call: ToolCall | None, result: ToolResult) -> str:

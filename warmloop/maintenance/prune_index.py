@@ -73,6 +73,8 @@ class PruneIndex:
         self._prefix: list[int] = [0]
         """The sum of the first k visible messages' lengths."""
         self._results: list[bool] = []
+        self._unread = 0
+        """The position after the newest assistant turn (`prune.unread`)."""
         self._candidates: list[Candidate] = []
         self._positions: list[int] = []
         self._longest: list[int] = []
@@ -100,6 +102,7 @@ class PruneIndex:
                 self._bounds[-1] = (min(low, length), max(high, length))
             self._results.append(isinstance(message, ToolResult))
             if isinstance(message, AssistantTurn):
+                self._unread = position + 1
                 self._calls.update((c.id, c) for c in message.tool_calls)
             elif (
                 isinstance(message, ToolResult)
@@ -137,7 +140,7 @@ class PruneIndex:
             size += tokens(self._lengths[start])
         while 0 < start < total and self._results[start]:
             start -= 1
-        return start
+        return min(start, self._unread)
 
     def plan(
         self, transcript: Transcript, policy: PrunePolicy, tokens: Callable[[int], int]
