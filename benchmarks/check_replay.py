@@ -142,5 +142,8 @@ def main() -> None:
         "--width", type=int, default=0, help="characters a line keeps (0: the whole refusal)"
     )
     args = parser.parse_args()
+    missing = [str(log) for log in args.logs if not log.is_file()]
+    if missing:
+        parser.error(f"no such log: {', '.join(missing)} (write one with local_eval --verbose)")
     for line in replay(args.logs, args.width):
         print(line)
