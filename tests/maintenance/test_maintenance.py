@@ -4,6 +4,7 @@ forced maintenance point on a context overflow, and the cold resume."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from typing import Any
@@ -44,13 +45,24 @@ def last_tool_content(rendered: Rendered) -> str:
     return str(rendered.payload["messages"][-1]["content"])
 
 
+def read_paths(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """Each read's result content by its call's path, the call found by the result's id (a
+    placeholder does not name the call it stands for: the call stands beside it)."""
+    paths = {
+        made["id"]: json.loads(made["function"]["arguments"])["path"]
+        for m in messages
+        for made in m.get("tool_calls") or ()
+    }
+    return {paths[m["tool_call_id"]]: str(m["content"]) for m in messages if m["role"] == "tool"}
+
+
 def re_reader(rendered: Rendered) -> Reply:
     """Reads a..e, then, finding a's result pruned, reads it again and submits it."""
     messages = rendered.payload["messages"]
     contents = [str(m.get("content") or "") for m in messages]
     read_a = [c for c in contents if c.startswith("<a>")]
-    pruned_a = any(c.startswith(PLACEHOLDER_MARK) and '"a"' in c for c in contents)
-    done = [p for p in "abcde" if any(c.startswith(f"<{p}>") or f'"{p}"' in c for c in contents)]
+    done = read_paths(messages)
+    pruned_a = done.get("a", "").startswith(PLACEHOLDER_MARK)
     if len(done) < 5:
         return call("read", path="abcde"[len(done)])
     if pruned_a and not read_a:
@@ -69,7 +81,8 @@ def test_pruning_at_the_trigger_and_reading_the_data_again_behind_a_placeholder(
     assert all(e.reason == "trigger" for e in prunes)
     assert all(e.tokens_after < e.tokens_before for e in prunes)
     results = [m for m in run.transcript if isinstance(m, ToolResult) and m.name == "read"]
-    assert results[0].content.startswith(f'{PLACEHOLDER_MARK}read({{"path": "a"}}) returned')
+    placeholder = f"{PLACEHOLDER_MARK}2,403 characters; call the tool again to see them]"
+    assert results[0].content == placeholder
     assert results[-1].content == FILES["a"]  # the re-read brought the data back
     check_pairing(run.transcript.messages)
     assert all(r.prefix.bust is None for r in run.requests)

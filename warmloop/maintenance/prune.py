@@ -5,9 +5,13 @@ Pure and deterministic. A result is pruned only when it lies before the protecte
 result, and every message after the newest assistant turn: results the model has not read
 yet), is at least `min_tokens` long, is not an error, is not from an excluded tool and is
 not a placeholder already, so a second pass plans nothing (idempotent). The placeholder
-names the tool, its arguments and the size dropped, and says that calling the tool again
-returns the data. Assistant turns, tool calls and ids are never touched: `plan_prune`
-returns edits that `Transcript.replace_content` applies (and archives, through a store).
+says how much was dropped and that calling the tool again returns it. It does not repeat
+the call: the call stands beside it on every wire (a prune never touches assistant turns,
+tool calls or ids; a fold removes a call with its result), and every later request carries
+the placeholder, so naming the call again (up to 200 characters of arguments) cost a wide
+step's 60 placeholders about 2,000 tokens on each request after the prune (issue 48: the
+wide step at 0.7x file size 0.762 -> 0.740 of maintenance off). `plan_prune` returns edits
+that `Transcript.replace_content` applies (and archives, through a store).
 """
 
 from __future__ import annotations
@@ -15,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from warmloop.messages import AssistantTurn, Message, Notice, ToolCall, ToolResult
+from warmloop.messages import AssistantTurn, Message, Notice, ToolResult
 from warmloop.transcript import Transcript
 
 PLACEHOLDER_MARK = "[pruned: "
 DEFAULT_TAIL_TOKENS = 12_000
-MAX_SHOWN_ARGUMENTS = 200
 
 
 @dataclass(frozen=True)
@@ -137,16 +140,10 @@ def unread(visible: Sequence[tuple[int, Message]]) -> int:
     return next(newest, -1) + 1
 
 
-def placeholder(call: ToolCall | None, result: ToolResult) -> str:
-    """The one line that stands in for a pruned result."""
-    arguments = " ".join((call.arguments if call else "").split())
-    if len(arguments) > MAX_SHOWN_ARGUMENTS:
-        arguments = arguments[: MAX_SHOWN_ARGUMENTS - 1] + "…"
-    return (
-        f"{PLACEHOLDER_MARK}{result.name}({arguments}) returned {len(result.content):,} "
-        f"characters, dropped to save context; call {result.name} again with the same "
-        "arguments to get them]"
-    )
+def placeholder(result: ToolResult) -> str:
+    """The one line that stands in for a pruned result (the call it answers stands beside
+    it, so it is not named again)."""
+    return f"{PLACEHOLDER_MARK}{len(result.content):,} characters; call the tool again to see them]"
 
 
 def plan_prune(
@@ -155,20 +152,17 @@ def plan_prune(
     """The prune of every eligible result before the protected tail (nothing when none)."""
     visible = list(transcript.visible())
     cut = tail_start(visible, policy, tokens)
-    calls: dict[str, ToolCall] = {}
     edits: dict[int, str] = {}
     contents: list[str] = []
     for index, message in visible[:cut]:
-        if isinstance(message, AssistantTurn):
-            calls.update((c.id, c) for c in message.tool_calls)
-        elif (
+        if (
             isinstance(message, ToolResult)
             and not message.is_error
             and message.name not in policy.exclude_tools
             and not message.content.startswith(PLACEHOLDER_MARK)
             and tokens(message.content) >= policy.min_tokens
         ):
-            edits[index] = placeholder(calls.get(message.call_id), message)
+            edits[index] = placeholder(message)
             contents.append(message.content)
     dropped = tokens("".join(contents)) - tokens("".join(edits.values())) if edits else 0
     first = min(edits) if edits else None

@@ -30,7 +30,7 @@ from warmloop.maintenance.prune import (
     placeholder,
     text_of,
 )
-from warmloop.messages import AssistantTurn, ToolCall, ToolResult
+from warmloop.messages import AssistantTurn, ToolResult
 from warmloop.transcript import Transcript
 
 
@@ -82,7 +82,6 @@ class PruneIndex:
         self._sums = LengthSums()
         """The first `_priced` candidates' content and placeholder lengths, by length."""
         self._priced = 0
-        self._calls: dict[str, ToolCall] = {}
         self._bounds: list[tuple[int, int]] = []
         """Per block of `block` visible messages, the shortest and longest length."""
 
@@ -103,14 +102,13 @@ class PruneIndex:
             self._results.append(isinstance(message, ToolResult))
             if isinstance(message, AssistantTurn):
                 self._unread = position + 1
-                self._calls.update((c.id, c) for c in message.tool_calls)
             elif (
                 isinstance(message, ToolResult)
                 and not message.is_error
                 and not message.content.startswith(PLACEHOLDER_MARK)
                 and message.name not in self._exclude
             ):
-                text = placeholder(self._calls.get(message.call_id), message)
+                text = placeholder(message)
                 length = len(message.content)
                 self._candidates.append(Candidate(position, index, message.name, length, text))
                 self._positions.append(position)
