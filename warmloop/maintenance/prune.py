@@ -8,9 +8,9 @@ not a placeholder already, so a second pass plans nothing (idempotent). The plac
 says how much was dropped and that calling the tool again returns it. It does not repeat
 the call: the call stands beside it on every wire (a prune never touches assistant turns,
 tool calls or ids; a fold removes a call with its result), and every later request carries
-the placeholder, so naming the call again (up to 200 characters of arguments) cost a wide
-step's 60 placeholders about 2,000 tokens on each request after the prune (issue 48: the
-wide step at 0.7x file size 0.762 -> 0.740 of maintenance off). `plan_prune` returns edits
+the placeholder, so naming the call again (up to 200 characters of arguments) made a wide
+step's 60 placeholders 2,400 tokens on each request after the prune instead of 900 (issue
+48: the wide step at 0.7x file size 0.762 -> 0.740 of maintenance off). `plan_prune` returns edits
 that `Transcript.replace_content` applies (and archives, through a store).
 """
 
