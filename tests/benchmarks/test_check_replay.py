@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from benchmarks.check_replay import logged, replay
+import pytest
+
+from benchmarks.check_replay import logged, main, replay
 
 LOG = """local:qwen2.5-coder-1.5b
   BAD [search] Which function computes the order total? -> 'order_total'
@@ -36,3 +39,14 @@ def test_each_submit_of_a_logged_turn_is_checked_after_the_calls_before_it(tmp_p
         lines[1] == "[search] Which function computes the order total? | 'order_total' -> accepted"
     )
     assert lines[2].startswith("? [lookup] What is asked of no eval?")
+
+
+def test_a_log_that_is_not_there_is_a_usage_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "heldout.log"
+    monkeypatch.setattr(sys, "argv", ["check_replay", str(missing)])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 2
+    assert f"no such log: {missing}" in capsys.readouterr().err
